@@ -1,0 +1,70 @@
+//===- TrainOps.h - train dialect ops ---------------------------*- C++ -*-===//
+
+#ifndef DISTOPT_DIALECT_TRAIN_IR_TRAINOPS_H
+#define DISTOPT_DIALECT_TRAIN_IR_TRAINOPS_H
+
+#include "distopt/Dialect/Train/IR/TrainDialect.h"
+#include "distopt/Interfaces/CostOpInterface.h"
+#include "distopt/Interfaces/ShardingRuleOpInterface.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "distopt/Dialect/Train/IR/TrainEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "distopt/Dialect/Train/IR/TrainAttrs.h.inc"
+
+namespace mlir::train {
+
+/// Reports shape errors from `inferReturnTypes` as `'train.x' op <message>`
+/// at the op's location; silent when there is no location (builders).
+class ShapeDiagnostics {
+public:
+  ShapeDiagnostics(std::optional<Location> loc, StringRef opName)
+      : loc(loc), opName(opName) {}
+
+  template <typename... Args>
+  LogicalResult fail(Args &&...args) const {
+    if (loc) {
+      InFlightDiagnostic diag = mlir::emitError(*loc);
+      diag << "'" << opName << "' op ";
+      (diag << ... << std::forward<Args>(args));
+    }
+    return failure();
+  }
+
+private:
+  std::optional<Location> loc;
+  StringRef opName;
+};
+
+/// Infers the NumPy broadcast of `types`; the result element type is
+/// `elementType`, or the (common) operand element type when null.
+LogicalResult inferBroadcastTypes(const ShapeDiagnostics &diag,
+                                  TypeRange types, Type elementType,
+                                  SmallVectorImpl<Type> &inferred);
+/// Infers the type of a softmax-like op: all operands of one type, `dim` in
+/// range.
+LogicalResult inferSoftmaxTypes(const ShapeDiagnostics &diag, TypeRange types,
+                                int64_t dim, SmallVectorImpl<Type> &inferred);
+
+/// A rule pointwise over the shape of the first result, see
+/// `Train_PointwiseOp`.
+dist::ShardingRule getPointwiseRule(Operation *op);
+/// The rule of a softmax-like op: `dim` needs replication.
+dist::ShardingRule getSoftmaxRule(Operation *op, int64_t dim);
+/// Streaming cost with `flopsPerElement` operations per element of result 0.
+dist::OpCost getPointwiseCost(Operation *op, int64_t flopsPerElement);
+
+} // namespace mlir::train
+
+#define GET_OP_CLASSES
+#include "distopt/Dialect/Train/IR/TrainOps.h.inc"
+
+#endif // DISTOPT_DIALECT_TRAIN_IR_TRAINOPS_H

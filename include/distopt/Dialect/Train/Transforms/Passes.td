@@ -1,0 +1,60 @@
+//===- Passes.td - train dialect passes --------------------*- tablegen -*-===//
+
+#ifndef DISTOPT_DIALECT_TRAIN_TRANSFORMS_PASSES
+#define DISTOPT_DIALECT_TRAIN_TRANSFORMS_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// Verification
+//===----------------------------------------------------------------------===//
+
+def TrainVerifyPass : Pass<"train-verify", "ModuleOp"> {
+  let summary = "Check that training steps are well formed";
+  let description = [{
+    A training step is a `func.func` with at least one `train.role` on an
+    argument or result. For each step this pass checks that:
+
+    - every argument and result has a `train.role` and a `train.name`;
+    - argument names are unique, and result names are unique;
+    - every `param` / `opt_state` result names an argument of the same role
+      and the same type (the value it replaces);
+    - there is exactly one `loss` result, a float scalar (`tensor<f32>`).
+
+    Roles valid on arguments (param, opt_state, input, label, hyper) and on
+    results (param, opt_state, loss, metric) are checked by the dialect's
+    attribute verifier. The pass changes nothing; it fails with a diagnostic
+    at the offending function.
+
+    ```mlir
+    // error: result #1 'fc1.weight' (param) has type tensor<4x8xf32> but
+    //        argument #0 'fc1.weight' has tensor<8x4xf32>
+    ```
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Reporting
+//===----------------------------------------------------------------------===//
+
+def TrainSummaryPass : Pass<"train-summary", "ModuleOp"> {
+  let summary = "Print a summary of every training step";
+  let description = [{
+    Prints, for each training step: its arguments by role (count, elements,
+    bytes), its results, the number of ops of each kind, and the step's total
+    FLOPs and bytes read/written from `CostOpInterface`. The IR is unchanged.
+
+    ```
+    training step @train_step
+      param      4 tensors     101770 elements     407080 bytes
+      ...
+      flops      39403520
+    ```
+  }];
+  let options = [
+    Option<"outputFile", "output", "std::string", /*default=*/"\"-\"",
+           "Where to write the summary ('-' for stdout)">,
+  ];
+}
+
+#endif // DISTOPT_DIALECT_TRAIN_TRANSFORMS_PASSES

@@ -1,0 +1,43 @@
+//===- ShardingRuleOpInterface.td - factor rules for sharding -*- tablegen -*-===//
+
+#ifndef DISTOPT_INTERFACES_SHARDINGRULEOPINTERFACE
+#define DISTOPT_INTERFACES_SHARDINGRULEOPINTERFACE
+
+include "mlir/IR/OpBase.td"
+
+def ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
+  let cppNamespace = "::mlir::dist";
+  let description = [{
+    An op that states how its operands' and results' dimensions relate as an
+    einsum-like rule over *factors* (model: Shardy's `OpShardingRule`).
+
+    Every dimension of every operand and result maps to a list of factors
+    (major to minor; several for a compound dimension such as a reshape's
+    merged dims, none for a broadcast size-1 dimension). Each factor has a
+    size and a kind:
+
+    - `pass`: sharding the factor shards all tensors that map it, no
+      communication;
+    - `reduction`: results that do not map the factor become partial sums over
+      the mesh axes it is sharded on (matmul's contracting dim, the batch dim
+      of a loss or of a weight gradient);
+    - `need_replication`: the factor cannot be sharded (softmax's dim, a
+      convolution's spatial dims);
+    - `permutation`: the factor can be sharded but the op moves data along it.
+
+    Rules print as `([i, k], [k, j])->([i, j]) {i=8, j=16, k=4} reduction={k}`.
+    Sharding propagation and SPMD partitioning read only this rule, so they
+    never depend on op names. The `train-test-sharding-rule` pass writes the
+    rule of every op as a `train.sharding_rule` attribute for lit tests.
+  }];
+
+  let methods = [
+    InterfaceMethod<
+      /*desc=*/[{Returns the factor rule of this op for its current types.}],
+      /*retTy=*/"::mlir::dist::ShardingRule",
+      /*methodName=*/"getShardingRule",
+      /*args=*/(ins)>,
+  ];
+}
+
+#endif // DISTOPT_INTERFACES_SHARDINGRULEOPINTERFACE

@@ -1,0 +1,115 @@
+//===- TrainDialect.cpp - train dialect -----------------------------------===//
+
+#include "distopt/Dialect/Train/IR/TrainDialect.h"
+#include "distopt/Dialect/Train/IR/TrainOps.h"
+
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::train;
+
+#include "distopt/Dialect/Train/IR/TrainEnums.cpp.inc"
+#include "distopt/Dialect/Train/IR/TrainOpsDialect.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "distopt/Dialect/Train/IR/TrainAttrs.cpp.inc"
+
+void TrainDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "distopt/Dialect/Train/IR/TrainOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "distopt/Dialect/Train/IR/TrainAttrs.cpp.inc"
+      >();
+}
+
+static bool isArgumentRole(Role role) {
+  switch (role) {
+  case Role::param:
+  case Role::opt_state:
+  case Role::input:
+  case Role::label:
+  case Role::hyper:
+    return true;
+  case Role::loss:
+  case Role::metric:
+    return false;
+  }
+  llvm_unreachable("unknown role");
+}
+
+static bool isResultRole(Role role) {
+  return role == Role::param || role == Role::opt_state ||
+         role == Role::loss || role == Role::metric;
+}
+
+/// Checks `train.role` / `train.name` on argument or result `index` of `op`.
+static LogicalResult verifyValueAttribute(Operation *op, StringRef what,
+                                          unsigned index,
+                                          NamedAttribute attr) {
+  auto emit = [&]() {
+    return op->emitOpError() << what << " #" << index << ": ";
+  };
+  if (attr.getName() == TrainDialect::kRoleAttrName) {
+    auto role = dyn_cast<RoleAttr>(attr.getValue());
+    if (!role)
+      return emit() << "'" << TrainDialect::kRoleAttrName
+                    << "' must be a #train.role attribute, got "
+                    << attr.getValue();
+    bool valid = what == "argument" ? isArgumentRole(role.getValue())
+                                    : isResultRole(role.getValue());
+    if (!valid)
+      return emit() << "role '" << stringifyRole(role.getValue())
+                    << "' is not valid on a " << what << " (expected "
+                    << (what == "argument"
+                            ? "param, opt_state, input, label or hyper"
+                            : "param, opt_state, loss or metric")
+                    << ")";
+    return success();
+  }
+  if (attr.getName() == TrainDialect::kNameAttrName) {
+    auto name = dyn_cast<StringAttr>(attr.getValue());
+    if (!name || name.getValue().empty())
+      return emit() << "'" << TrainDialect::kNameAttrName
+                    << "' must be a non-empty string, got " << attr.getValue();
+    return success();
+  }
+  return emit() << "unknown attribute '" << attr.getName() << "'";
+}
+
+LogicalResult TrainDialect::verifyRegionArgAttribute(Operation *op, unsigned,
+                                                     unsigned argIndex,
+                                                     NamedAttribute attr) {
+  return verifyValueAttribute(op, "argument", argIndex, attr);
+}
+
+LogicalResult TrainDialect::verifyRegionResultAttribute(Operation *op,
+                                                        unsigned,
+                                                        unsigned resultIndex,
+                                                        NamedAttribute attr) {
+  return verifyValueAttribute(op, "result", resultIndex, attr);
+}
+
+LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
+                                                     NamedAttribute attr) {
+  if (attr.getName() == kShardingRuleAttrName) {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitOpError() << "'" << kShardingRuleAttrName
+                               << "' must be a string";
+    return success();
+  }
+  if (attr.getName() == kCostAttrName) {
+    if (!isa<DictionaryAttr>(attr.getValue()))
+      return op->emitOpError() << "'" << kCostAttrName
+                               << "' must be a dictionary";
+    return success();
+  }
+  return op->emitOpError() << "unknown attribute '" << attr.getName()
+                           << "' (train attributes on ops are '"
+                           << kShardingRuleAttrName << "' and '"
+                           << kCostAttrName << "'; roles and names belong "
+                           << "on function arguments and results)";
+}

@@ -1,0 +1,75 @@
+//===- TrainOps.cpp - train dialect ops -----------------------------------===//
+//
+// Verifiers of the ops whose result type is their specification (the others
+// verify through shape inference, see TrainShapeInference.cpp) and folders.
+//
+//===----------------------------------------------------------------------===//
+
+#include "distopt/Dialect/Train/IR/TrainOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::train;
+
+LogicalResult ConvertOp::verify() {
+  if (getOperand().getType().getShape() != getResult().getType().getShape())
+    return emitOpError("result shape must match the operand's, got ")
+           << getResult().getType() << " for " << getOperand().getType();
+  return success();
+}
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType operand = getOperand().getType();
+  RankedTensorType result = getResult().getType();
+  if (operand.getElementType() != result.getElementType())
+    return emitOpError("element type changes from ")
+           << operand.getElementType() << " to " << result.getElementType()
+           << " (use train.convert)";
+  if (operand.getNumElements() != result.getNumElements())
+    return emitOpError("cannot reshape ")
+           << operand << " (" << operand.getNumElements() << " elements) to "
+           << result << " (" << result.getNumElements() << " elements)";
+  return success();
+}
+
+LogicalResult BroadcastOp::verify() {
+  RankedTensorType operand = getOperand().getType();
+  RankedTensorType result = getResult().getType();
+  if (operand.getElementType() != result.getElementType())
+    return emitOpError("element type changes from ")
+           << operand.getElementType() << " to " << result.getElementType();
+  ArrayRef<int64_t> dims = getDims();
+  if (static_cast<int64_t>(dims.size()) != operand.getRank())
+    return emitOpError("dims has ")
+           << dims.size() << " entries for an operand of rank "
+           << operand.getRank();
+  for (auto [index, dim] : llvm::enumerate(dims)) {
+    if (dim < 0 || dim >= result.getRank())
+      return emitOpError("dims[") << index << "] = " << dim
+                                  << " is out of range for result rank "
+                                  << result.getRank();
+    if (index > 0 && dim <= dims[index - 1])
+      return emitOpError("dims must be strictly increasing");
+    int64_t size = operand.getDimSize(index);
+    if (size != 1 && size != result.getDimSize(dim))
+      return emitOpError("operand dim ")
+             << index << " of size " << size << " cannot broadcast to result "
+             << "dim " << dim << " of size " << result.getDimSize(dim);
+  }
+  return success();
+}
+
+LogicalResult IotaOp::verify() {
+  int64_t rank = getResult().getType().getRank();
+  int64_t dim = getDim();
+  if (dim < 0 || dim >= rank)
+    return emitOpError("dim ") << dim << " is out of range for rank " << rank;
+  return success();
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+#define GET_OP_CLASSES
+#include "distopt/Dialect/Train/IR/TrainOps.cpp.inc"

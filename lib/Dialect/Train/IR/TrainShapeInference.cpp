@@ -1,0 +1,856 @@
+//===- TrainShapeInference.cpp - result types of train ops ----------------===//
+//
+// Every op whose result type follows from its operands and attributes infers
+// it here; the checks double as the op's verifier (InferTypeOpInterface runs
+// inference when verifying), so each failure names the offending value.
+//
+//===----------------------------------------------------------------------===//
+
+#include "distopt/Dialect/Train/IR/TrainOps.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+using namespace mlir::train;
+
+static ArrayRef<int64_t> shapeOf(Type type) {
+  return cast<ShapedType>(type).getShape();
+}
+
+static RankedTensorType tensorOf(ArrayRef<int64_t> shape, Type element) {
+  return RankedTensorType::get(shape, element);
+}
+
+/// Prints a shape as `8x4` (`scalar` for rank 0) in diagnostics.
+static std::string fmt(ArrayRef<int64_t> shape) {
+  if (shape.empty())
+    return "scalar";
+  std::string result;
+  llvm::raw_string_ostream os(result);
+  llvm::interleave(shape, os, "x");
+  return result;
+}
+
+static FailureOr<SmallVector<int64_t>>
+broadcastShapes(const ShapeDiagnostics &diag, TypeRange types) {
+  size_t rank = 0;
+  for (Type type : types)
+    rank = std::max(rank, shapeOf(type).size());
+  SmallVector<int64_t> result(rank, 1);
+  for (auto [index, type] : llvm::enumerate(types)) {
+    ArrayRef<int64_t> shape = shapeOf(type);
+    size_t offset = rank - shape.size();
+    for (auto [dim, size] : llvm::enumerate(shape)) {
+      int64_t &out = result[offset + dim];
+      if (size == out || size == 1)
+        continue;
+      if (out != 1)
+        return diag.fail("operand #", index, " of shape ", fmt(shape),
+                         " does not broadcast: dim ", dim, " has size ", size,
+                         " where another operand has ", out);
+      out = size;
+    }
+  }
+  return result;
+}
+
+static LogicalResult checkSameElementType(const ShapeDiagnostics &diag,
+                                          TypeRange types, StringRef what) {
+  for (Type type : types.drop_front())
+    if (getElementTypeOrSelf(type) != getElementTypeOrSelf(types.front()))
+      return diag.fail(what, " have different element types ",
+                       getElementTypeOrSelf(types.front()), " and ",
+                       getElementTypeOrSelf(type));
+  return success();
+}
+
+LogicalResult mlir::train::inferBroadcastTypes(const ShapeDiagnostics &diag,
+                                               TypeRange types,
+                                               Type elementType,
+                                               SmallVectorImpl<Type> &inferred) {
+  if (!elementType) {
+    if (failed(checkSameElementType(diag, types, "operands")))
+      return failure();
+    elementType = getElementTypeOrSelf(types.front());
+  }
+  FailureOr<SmallVector<int64_t>> shape = broadcastShapes(diag, types);
+  if (failed(shape))
+    return failure();
+  inferred.push_back(tensorOf(*shape, elementType));
+  return success();
+}
+
+/// Checks `dim` indexes a dim of a rank-`rank` tensor; negative counts from
+/// the back. Returns the non-negative dim.
+static FailureOr<int64_t> normalizeDim(const ShapeDiagnostics &diag,
+                                       StringRef what, int64_t dim,
+                                       int64_t rank) {
+  if (dim < -rank || dim >= rank)
+    return diag.fail(what, " ", dim, " is out of range for rank ", rank);
+  return dim < 0 ? dim + rank : dim;
+}
+
+LogicalResult mlir::train::inferSoftmaxTypes(const ShapeDiagnostics &diag,
+                                             TypeRange types, int64_t dim,
+                                             SmallVectorImpl<Type> &inferred) {
+  for (Type type : types.drop_front())
+    if (type != types.front())
+      return diag.fail("operands must have one type, got ", types.front(),
+                       " and ", type);
+  if (failed(normalizeDim(diag, "dim", dim, shapeOf(types.front()).size())))
+    return failure();
+  inferred.push_back(types.front());
+  return success();
+}
+
+/// Checks that `type` has exactly `shape` and the element type `element`.
+static LogicalResult expectShape(const ShapeDiagnostics &diag, StringRef what,
+                                 Type type, ArrayRef<int64_t> shape,
+                                 Type element) {
+  if (shapeOf(type) != shape)
+    return diag.fail(what, " must have shape ", fmt(shape), ", got ",
+                     fmt(shapeOf(type)));
+  if (getElementTypeOrSelf(type) != element)
+    return diag.fail(what, " must have element type ", element, ", got ",
+                     getElementTypeOrSelf(type));
+  return success();
+}
+
+static LogicalResult expectRank(const ShapeDiagnostics &diag, StringRef what,
+                                Type type, int64_t rank) {
+  if (static_cast<int64_t>(shapeOf(type).size()) != rank)
+    return diag.fail(what, " must have rank ", rank, ", got ",
+                     shapeOf(type).size());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+LogicalResult CompareOp::inferReturnTypes(MLIRContext *context,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  ShapeDiagnostics diag(loc, getOperationName());
+  if (failed(checkSameElementType(diag, adaptor.getOperands().getTypes(),
+                                  "operands")))
+    return failure();
+  return inferBroadcastTypes(diag, adaptor.getOperands().getTypes(),
+                             IntegerType::get(context, 1), types);
+}
+
+LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  ShapeDiagnostics diag(loc, getOperationName());
+  Type onTrue = adaptor.getOnTrue().getType();
+  if (failed(checkSameElementType(
+          diag, {onTrue, adaptor.getOnFalse().getType()}, "on_true and on_false")))
+    return failure();
+  return inferBroadcastTypes(diag, adaptor.getOperands().getTypes(),
+                             getElementTypeOrSelf(onTrue), types);
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions and convolutions
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  ShapeDiagnostics diag(loc, getOperationName());
+  Type lhsType = adaptor.getLhs().getType(), rhsType = adaptor.getRhs().getType();
+  ArrayRef<int64_t> lhs = shapeOf(lhsType), rhs = shapeOf(rhsType);
+  if (lhs.size() < 2 || rhs.size() < 2)
+    return diag.fail("operands must have rank >= 2, got ", lhs.size(), " and ",
+                     rhs.size());
+  if (failed(checkSameElementType(diag, {lhsType, rhsType}, "operands")))
+    return failure();
+  ArrayRef<int64_t> lhsBatch = lhs.drop_back(2), rhsBatch = rhs.drop_back(2);
+  if (!lhsBatch.empty() && !rhsBatch.empty() && lhsBatch != rhsBatch)
+    return diag.fail("batch dims differ: lhs has ", fmt(lhsBatch),
+                     ", rhs has ", fmt(rhsBatch));
+  int64_t lr = lhs.size(), rr = rhs.size();
+  bool tl = adaptor.getTransposeLhs(), tr = adaptor.getTransposeRhs();
+  int64_t m = tl ? lhs[lr - 1] : lhs[lr - 2];
+  int64_t kl = tl ? lhs[lr - 2] : lhs[lr - 1];
+  int64_t kr = tr ? rhs[rr - 1] : rhs[rr - 2];
+  int64_t n = tr ? rhs[rr - 2] : rhs[rr - 1];
+  if (kl != kr)
+    return diag.fail("contracting dims differ: lhs dim ", tl ? lr - 2 : lr - 1,
+                     " has size ", kl, ", rhs dim ", tr ? rr - 1 : rr - 2,
+                     " has size ", kr);
+  SmallVector<int64_t> shape(lhsBatch.empty() ? rhsBatch : lhsBatch);
+  shape.append({m, n});
+  types.push_back(tensorOf(shape, getElementTypeOrSelf(lhsType)));
+  return success();
+}
+
+namespace {
+/// The attributes every convolution op shares.
+struct ConvParams {
+  ArrayRef<int64_t> strides, padding, dilations;
+  int64_t groups;
+};
+} // namespace
+
+/// Forward output size of spatial dim `d` (0 = h, 1 = w).
+static int64_t convOutputSize(const ConvParams &p, int64_t d, int64_t in,
+                              int64_t kernel) {
+  int64_t padded = in + p.padding[2 * d] + p.padding[2 * d + 1];
+  int64_t span = p.dilations[d] * (kernel - 1) + 1;
+  if (padded < span)
+    return 0;
+  return (padded - span) / p.strides[d] + 1;
+}
+
+/// Computes [oh, ow] for input [h, w] and kernel [kh, kw], failing when a
+/// window does not fit.
+static FailureOr<SmallVector<int64_t>>
+convOutputSpatial(const ShapeDiagnostics &diag, const ConvParams &p,
+                  ArrayRef<int64_t> in, ArrayRef<int64_t> kernel) {
+  SmallVector<int64_t> out;
+  for (int64_t d = 0; d < 2; ++d) {
+    int64_t size = convOutputSize(p, d, in[d], kernel[d]);
+    if (size < 1)
+      return diag.fail("spatial dim ", d == 0 ? "h" : "w", ": kernel ",
+                       kernel[d], " with dilation ", p.dilations[d],
+                       " does not fit input ", in[d], " padded by ",
+                       p.padding[2 * d], "+", p.padding[2 * d + 1]);
+    out.push_back(size);
+  }
+  return out;
+}
+
+static LogicalResult checkGroups(const ShapeDiagnostics &diag,
+                                 const ConvParams &p, int64_t channels,
+                                 int64_t features) {
+  if (channels % p.groups || features % p.groups)
+    return diag.fail("groups ", p.groups, " must divide the input channels (",
+                     channels, ") and output channels (", features, ")");
+  return success();
+}
+
+template <typename AdaptorT>
+static ConvParams getConvParams(AdaptorT adaptor) {
+  return {adaptor.getStrides(), adaptor.getPadding(), adaptor.getDilations(),
+          static_cast<int64_t>(adaptor.getGroups())};
+}
+
+LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  ShapeDiagnostics diag(loc, getOperationName());
+  Type inputType = adaptor.getInput().getType();
+  Type filterType = adaptor.getFilter().getType();
+  if (failed(expectRank(diag, "input", inputType, 4)) ||
+      failed(expectRank(diag, "filter", filterType, 4)) ||
+      failed(checkSameElementType(diag, {inputType, filterType}, "operands")))
+    return failure();
+  ConvParams p = getConvParams(adaptor);
+  ArrayRef<int64_t> in = shapeOf(inputType), filter = shapeOf(filterType);
+  if (failed(checkGroups(diag, p, in[1], filter[0])))
+    return failure();
+  if (filter[1] * p.groups != in[1])
+    return diag.fail("filter has ", filter[1], " input channels per group but "
+                     "input has ", in[1], " channels in ", p.groups,
+                     " group(s)");
+  FailureOr<SmallVector<int64_t>> out =
+      convOutputSpatial(diag, p, in.drop_front(2), filter.drop_front(2));
+  if (failed(out))
+    return failure();
+  types.push_back(tensorOf({in[0], filter[0], (*out)[0], (*out)[1]},
+                           getElementTypeOrSelf(inputType)));
+  return success();
+}
+
+LogicalResult Conv2dBackwardInputOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  ShapeDiagnostics diag(loc, getOperationName());
+  Type gradType = adaptor.getGradOutput().getType();
+  Type filterType = adaptor.getFilter().getType();
+  if (failed(expectRank(diag, "grad_output", gradType, 4)) ||
+      failed(expectRank(diag, "filter", filterType, 4)) ||
+      failed(checkSameElementType(diag, {gradType, filterType}, "operands")))
+    return failure();
+  ConvParams p = getConvParams(adaptor);
+  ArrayRef<int64_t> grad = shapeOf(gradType), filter = shapeOf(filterType);
+  if (filter[0] != grad[1])
+    return diag.fail("filter has ", filter[0], " output channels but "
+                     "grad_output has ", grad[1]);
+  int64_t channels = filter[1] * p.groups;
+  if (failed(checkGroups(diag, p, channels, filter[0])))
+    return failure();
+  FailureOr<SmallVector<int64_t>> out = convOutputSpatial(
+      diag, p, adaptor.getInputSize(), filter.drop_front(2));
+  if (failed(out))
+    return failure();
+  if (ArrayRef<int64_t>(*out) != grad.drop_front(2))
+    return diag.fail("input_size ", fmt(adaptor.getInputSize()),
+                     " gives a forward output of ", fmt(*out),
+                     " but grad_output has ", fmt(grad.drop_front(2)));
+  ArrayRef<int64_t> size = adaptor.getInputSize();
+  types.push_back(tensorOf({grad[0], channels, size[0], size[1]},
+                           getElementTypeOrSelf(gradType)));
+  return success();
+}
+
+LogicalResult Conv2dBackwardFilterOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  ShapeDiagnostics diag(loc, getOperationName());
+  Type inputType = adaptor.getInput().getType();
+  Type gradType = adaptor.getGradOutput().getType();
+  if (failed(expectRank(diag, "input", inputType, 4)) ||
+      failed(expectRank(diag, "grad_output", gradType, 4)) ||
+      failed(checkSameElementType(diag, {inputType, gradType}, "operands")))
+    return failure();
+  ConvParams p = getConvParams(adaptor);
+  ArrayRef<int64_t> in = shapeOf(inputType), grad = shapeOf(gradType);
+  if (in[0] != grad[0])
+    return diag.fail("input has batch ", in[0], " but grad_output has ",
+                     grad[0]);
+  if (failed(checkGroups(diag, p, in[1], grad[1])))
+    return failure();
+  ArrayRef<int64_t> kernel = adaptor.getKernelSize();
+  FailureOr<SmallVector<int64_t>> out =
+      convOutputSpatial(diag, p, in.drop_front(2), kernel);
+  if (failed(out))
+    return failure();
+  if (ArrayRef<int64_t>(*out) != grad.drop_front(2))
+    return diag.fail("kernel_size ", fmt(kernel), " gives a forward output of ",
+                     fmt(*out), " but grad_output has ",
+                     fmt(grad.drop_front(2)));
+  types.push_back(tensorOf({grad[1], in[1] / p.groups, kernel[0], kernel[1]},
+                           getElementTypeOrSelf(inputType)));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and normalizations
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  ShapeDiagnostics diag(loc, getOperationName());
+  Type type = adaptor.getOperand().getType();
+  ArrayRef<int64_t> shape = shapeOf(type);
+  int64_t rank = shape.size();
+  llvm::SmallSet<int64_t, 4> reduced;
+  for (int64_t dim : adaptor.getDims()) {
+    if (dim < 0 || dim >= rank)
+      return diag.fail("reduced dim ", dim, " is out of range for rank ", rank);
+    if (!reduced.insert(dim).second)
+      return diag.fail("reduced dim ", dim, " is listed twice");
+  }
+  if (adaptor.getKind() == ReduceKind::mean &&
+      !isa<FloatType>(getElementTypeOrSelf(type)))
+    return diag.fail("mean needs a float operand, got ",
+                     getElementTypeOrSelf(type));
+  SmallVector<int64_t> result;
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    if (!reduced.contains(dim))
+      result.push_back(shape[dim]);
+    else if (adaptor.getKeepdims())
+      result.push_back(1);
+  }
+  types.push_back(tensorOf(result, getElementTypeOrSelf(type)));
+  return success();
+}
+
+/// Checks a layer norm's `axis` and its weight-shaped operands; returns the
+/// leading (statistics) shape.
+static FailureOr<ArrayRef<int64_t>>
+checkLayerNorm(const ShapeDiagnostics &diag, Type input, int64_t axis,
+               ArrayRef<std::pair<StringRef, Type>> weights) {
+  ArrayRef<int64_t> shape = shapeOf(input);
+  int64_t rank = shape.size();
+  if (axis < 0 || axis >= rank)
+    return diag.fail("axis ", axis, " is out of range for rank ", rank);
+  for (auto [name, type] : weights)
+    if (failed(expectShape(diag, name, type, shape.drop_front(axis),
+                           getElementTypeOrSelf(input))))
+      return failure();
+  return shape.take_front(axis);
+}
+
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  ShapeDiagnostics diag(loc, getOperationName());
+  Type input = adaptor.getInput().getType();
+  FailureOr<ArrayRef<int64_t>> stats =
+      checkLayerNorm(diag, input, adaptor.getAxis(),
+                     {{"weight", adaptor.getWeight().getType()},
+                      {"bias", adaptor.getBias().getType()}});
+  if (failed(stats))
+    return failure();
+  Type statsType = tensorOf(*stats, getElementTypeOrSelf(input));
+  types.append({input, statsType, statsType});
+  return success();
+}
+
+LogicalResult LayerNormBackwardOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  ShapeDiagnostics diag(loc, getOperationName());
+  Type input = adaptor.getInput().getType();
+  if (adaptor.getGradOutput().getType() != input)
+    return diag.fail("grad_output type ", adaptor.getGradOutput().getType(),
+                     " does not match input type ", input);
+  Type weight = adaptor.getWeight().getType();
+  FailureOr<ArrayRef<int64_t>> stats =
+      checkLayerNorm(diag, input, adaptor.getAxis(), {{"weight", weight}});
+  if (failed(stats))
+    return failure();
+  Type element = getElementTypeOrSelf(input);
+  if (failed(expectShape(diag, "mean", adaptor.getMean().getType(), *stats,
+                         element)) ||
+      failed(expectShape(diag, "rstd", adaptor.getRstd().getType(), *stats,
+                         element)))
+    return failure();
+  types.append({input, weight, weight});
+  return success();
+}
+
+/// Checks a batch norm's input rank and its per-channel operands.
+static LogicalResult
+checkBatchNorm(const ShapeDiagnostics &diag, Type input,
+               ArrayRef<std::pair<StringRef, Type>> perChannel) {
+  ArrayRef<int64_t> shape = shapeOf(input);
+  if (shape.size() < 2)
+    return diag.fail("input must have rank >= 2 (batch, channels, ...), got ",
+                     shape.size());
+  for (auto [name, type] : perChannel)
+    if (failed(expectShape(diag, name, type, {shape[1]},
+                           getElementTypeOrSelf(input))))
+      return failure();
+  return success();
+}
+
+LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  ShapeDiagnostics diag(loc, getOperationName());
+  Type input = adaptor.getInput().getType();
+  Type weight = adaptor.getWeight().getType();
+  if (failed(checkBatchNorm(diag, input,
+                            {{"weight", weight},
+                             {"bias", adaptor.getBias().getType()}})))
+    return failure();
+  types.append({input, weight, weight});
+  return success();
+}
+
+LogicalResult BatchNormBackwardOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  ShapeDiagnostics diag(loc, getOperationName());
+  Type input = adaptor.getInput().getType();
+  Type weight = adaptor.getWeight().getType();
+  if (adaptor.getGradOutput().getType() != input)
+    return diag.fail("grad_output type ", adaptor.getGradOutput().getType(),
+                     " does not match input type ", input);
+  if (failed(checkBatchNorm(diag, input,
+                            {{"mean", adaptor.getMean().getType()},
+                             {"var", adaptor.getVar().getType()},
+                             {"weight", weight}})))
+    return failure();
+  types.append({input, weight, weight});
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+/// Computes the pooled type of `input` and checks the window attributes.
+template <typename AdaptorT>
+static FailureOr<Type> inferPooledType(const ShapeDiagnostics &diag,
+                                       AdaptorT adaptor) {
+  Type input = adaptor.getInput().getType();
+  if (failed(expectRank(diag, "input", input, 4)))
+    return failure();
+  ArrayRef<int64_t> kernel = adaptor.getKernelSize();
+  ArrayRef<int64_t> padding = adaptor.getPadding();
+  for (int64_t i = 0; i < 4; ++i)
+    if (2 * padding[i] > kernel[i / 2])
+      return diag.fail("padding ", padding[i], " exceeds half the kernel size ",
+                       kernel[i / 2]);
+  SmallVector<int64_t> one = {1, 1};
+  ConvParams p{adaptor.getStrides(), padding, one, 1};
+  ArrayRef<int64_t> shape = shapeOf(input);
+  FailureOr<SmallVector<int64_t>> out =
+      convOutputSpatial(diag, p, shape.drop_front(2), kernel);
+  if (failed(out))
+    return failure();
+  return Type(tensorOf({shape[0], shape[1], (*out)[0], (*out)[1]},
+                       getElementTypeOrSelf(input)));
+}
+
+template <typename AdaptorT>
+static LogicalResult inferPoolBackward(const ShapeDiagnostics &diag,
+                                       AdaptorT adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  FailureOr<Type> pooled = inferPooledType(diag, adaptor);
+  if (failed(pooled))
+    return failure();
+  if (adaptor.getGradOutput().getType() != *pooled)
+    return diag.fail("grad_output type ", adaptor.getGradOutput().getType(),
+                     " does not match the pooled type ", *pooled);
+  types.push_back(adaptor.getInput().getType());
+  return success();
+}
+
+static LogicalResult pushPooled(FailureOr<Type> type,
+                                SmallVectorImpl<Type> &types) {
+  if (failed(type))
+    return failure();
+  types.push_back(*type);
+  return success();
+}
+
+LogicalResult MaxPool2dOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  ShapeDiagnostics diag(loc, getOperationName());
+  return pushPooled(inferPooledType(diag, adaptor), types);
+}
+
+LogicalResult AvgPool2dOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  ShapeDiagnostics diag(loc, getOperationName());
+  return pushPooled(inferPooledType(diag, adaptor), types);
+}
+
+LogicalResult MaxPool2dBackwardOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  return inferPoolBackward(ShapeDiagnostics(loc, getOperationName()), adaptor,
+                           types);
+}
+
+LogicalResult AvgPool2dBackwardOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  return inferPoolBackward(ShapeDiagnostics(loc, getOperationName()), adaptor,
+                           types);
+}
+
+//===----------------------------------------------------------------------===//
+// Loss
+//===----------------------------------------------------------------------===//
+
+static LogicalResult checkLogitsAndLabels(const ShapeDiagnostics &diag,
+                                          Type logits, Type labels) {
+  ArrayRef<int64_t> shape = shapeOf(logits);
+  if (shape.size() < 2)
+    return diag.fail("logits must have rank >= 2 (batch..., classes), got ",
+                     shape.size());
+  if (shapeOf(labels) != shape.drop_back())
+    return diag.fail("labels must have shape ", fmt(shape.drop_back()),
+                     " (the logits without the class dim), got ",
+                     fmt(shapeOf(labels)));
+  return success();
+}
+
+LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,
+                                               std::optional<Location> loc,
+                                               Adaptor adaptor,
+                                               SmallVectorImpl<Type> &types) {
+  ShapeDiagnostics diag(loc, getOperationName());
+  Type logits = adaptor.getLogits().getType();
+  if (failed(checkLogitsAndLabels(diag, logits, adaptor.getLabels().getType())))
+    return failure();
+  types.push_back(tensorOf({}, getElementTypeOrSelf(logits)));
+  return success();
+}
+
+LogicalResult CrossEntropyBackwardOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  ShapeDiagnostics diag(loc, getOperationName());
+  Type logits = adaptor.getLogits().getType();
+  if (failed(checkLogitsAndLabels(diag, logits, adaptor.getLabels().getType())) ||
+      failed(checkSameElementType(diag, {adaptor.getGradLoss().getType(), logits},
+                                  "grad_loss and logits")))
+    return failure();
+  types.push_back(logits);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  ShapeDiagnostics diag(loc, getOperationName());
+  Type type = adaptor.getOperand().getType();
+  ArrayRef<int64_t> shape = shapeOf(type);
+  ArrayRef<int64_t> perm = adaptor.getPermutation();
+  if (perm.size() != shape.size())
+    return diag.fail("permutation has ", perm.size(),
+                     " entries for an operand of rank ", shape.size());
+  SmallVector<bool> seen(shape.size(), false);
+  SmallVector<int64_t> result;
+  for (int64_t dim : perm) {
+    if (dim < 0 || dim >= static_cast<int64_t>(shape.size()) || seen[dim])
+      return diag.fail("permutation ", fmt(perm), " is not a permutation of "
+                       "0..", shape.size() - 1);
+    seen[dim] = true;
+    result.push_back(shape[dim]);
+  }
+  types.push_back(tensorOf(result, getElementTypeOrSelf(type)));
+  return success();
+}
+
+static LogicalResult checkPerDim(const ShapeDiagnostics &diag, StringRef what,
+                                 ArrayRef<int64_t> values, size_t rank) {
+  if (values.size() != rank)
+    return diag.fail(what, " has ", values.size(),
+                     " entries for an operand of rank ", rank);
+  return success();
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  ShapeDiagnostics diag(loc, getOperationName());
+  Type type = adaptor.getOperand().getType();
+  ArrayRef<int64_t> shape = shapeOf(type);
+  ArrayRef<int64_t> start = adaptor.getStart(), limit = adaptor.getLimit();
+  SmallVector<int64_t> strides(shape.size(), 1);
+  if (std::optional<ArrayRef<int64_t>> given = adaptor.getStrides()) {
+    if (failed(checkPerDim(diag, "strides", *given, shape.size())))
+      return failure();
+    strides.assign(given->begin(), given->end());
+  }
+  if (failed(checkPerDim(diag, "start", start, shape.size())) ||
+      failed(checkPerDim(diag, "limit", limit, shape.size())))
+    return failure();
+  SmallVector<int64_t> result;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (start[d] < 0 || start[d] > limit[d] || limit[d] > shape[d])
+      return diag.fail("dim ", d, ": need 0 <= start <= limit <= ", shape[d],
+                       ", got start ", start[d], " and limit ", limit[d]);
+    if (strides[d] < 1)
+      return diag.fail("dim ", d, ": stride must be positive, got ",
+                       strides[d]);
+    result.push_back((limit[d] - start[d] + strides[d] - 1) / strides[d]);
+  }
+  types.push_back(tensorOf(result, getElementTypeOrSelf(type)));
+  return success();
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  ShapeDiagnostics diag(loc, getOperationName());
+  TypeRange inputs = adaptor.getInputs().getTypes();
+  if (inputs.empty())
+    return diag.fail("needs at least one input");
+  if (failed(checkSameElementType(diag, inputs, "inputs")))
+    return failure();
+  SmallVector<int64_t> result(shapeOf(inputs.front()));
+  int64_t dim = adaptor.getDim();
+  if (dim < 0 || dim >= static_cast<int64_t>(result.size()))
+    return diag.fail("dim ", dim, " is out of range for rank ", result.size());
+  for (auto [index, type] : llvm::enumerate(inputs.drop_front())) {
+    ArrayRef<int64_t> shape = shapeOf(type);
+    if (shape.size() != result.size())
+      return diag.fail("input #", index + 1, " has rank ", shape.size(),
+                       ", input #0 has rank ", result.size());
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (static_cast<int64_t>(d) != dim && shape[d] != result[d])
+        return diag.fail("input #", index + 1, " has size ", shape[d],
+                         " in dim ", d, ", input #0 has ", result[d]);
+    result[dim] += shape[dim];
+  }
+  types.push_back(tensorOf(result, getElementTypeOrSelf(inputs.front())));
+  return success();
+}
+
+LogicalResult PadOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  ShapeDiagnostics diag(loc, getOperationName());
+  Type type = adaptor.getOperand().getType();
+  ArrayRef<int64_t> shape = shapeOf(type);
+  ArrayRef<int64_t> low = adaptor.getLow(), high = adaptor.getHigh();
+  if (failed(checkPerDim(diag, "low", low, shape.size())) ||
+      failed(checkPerDim(diag, "high", high, shape.size())))
+    return failure();
+  SmallVector<int64_t> result;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (low[d] < 0 || high[d] < 0)
+      return diag.fail("dim ", d, ": padding must be non-negative, got low ",
+                       low[d], " and high ", high[d]);
+    result.push_back(shape[d] + low[d] + high[d]);
+  }
+  types.push_back(tensorOf(result, getElementTypeOrSelf(type)));
+  return success();
+}
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  ShapeDiagnostics diag(loc, getOperationName());
+  Type table = adaptor.getTable().getType();
+  if (shapeOf(table).empty())
+    return diag.fail("table must have rank >= 1");
+  SmallVector<int64_t> result(shapeOf(adaptor.getIndices().getType()));
+  llvm::append_range(result, shapeOf(table).drop_front());
+  types.push_back(tensorOf(result, getElementTypeOrSelf(table)));
+  return success();
+}
+
+LogicalResult ScatterAddOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &types) {
+  ShapeDiagnostics diag(loc, getOperationName());
+  Type init = adaptor.getInit().getType();
+  if (shapeOf(init).empty())
+    return diag.fail("init must have rank >= 1");
+  SmallVector<int64_t> expected(shapeOf(adaptor.getIndices().getType()));
+  llvm::append_range(expected, shapeOf(init).drop_front());
+  if (failed(expectShape(diag, "updates", adaptor.getUpdates().getType(),
+                         expected, getElementTypeOrSelf(init))))
+    return failure();
+  types.push_back(init);
+  return success();
+}
+
+LogicalResult ConstantOp::inferReturnTypes(MLIRContext *,
+                                           std::optional<Location> loc,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &types) {
+  types.push_back(adaptor.getValue().getType());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Dropout and optimizers
+//===----------------------------------------------------------------------===//
+
+LogicalResult DropoutOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  ShapeDiagnostics diag(loc, getOperationName());
+  Type type = adaptor.getOperand().getType();
+  ArrayRef<int64_t> shape = shapeOf(type);
+  double rate = adaptor.getRate().convertToDouble();
+  if (rate < 0.0 || rate >= 1.0)
+    return diag.fail("rate must be in [0, 1), got ", rate);
+  std::optional<ArrayRef<int64_t>> global = adaptor.getGlobalShape();
+  size_t numOffsets = adaptor.getOffsets().size();
+  if (global.has_value() != (numOffsets != 0))
+    return diag.fail("offsets and global_shape must be given together");
+  if (global) {
+    if (numOffsets != shape.size() || global->size() != shape.size())
+      return diag.fail("needs one offset and one global_shape entry per dim "
+                       "(rank ", shape.size(), "), got ", numOffsets,
+                       " and ", global->size());
+    for (size_t d = 0; d < shape.size(); ++d)
+      if ((*global)[d] < shape[d])
+        return diag.fail("global_shape ", fmt(*global),
+                         " is smaller than the operand's ", fmt(shape));
+  }
+  types.push_back(type);
+  return success();
+}
+
+static LogicalResult expectSameType(const ShapeDiagnostics &diag,
+                                    StringRef what, Type type, Type param) {
+  if (type != param)
+    return diag.fail(what, " type ", type, " does not match param type ",
+                     param);
+  return success();
+}
+
+LogicalResult SgdOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  ShapeDiagnostics diag(loc, getOperationName());
+  Type param = adaptor.getParam().getType();
+  double momentum = adaptor.getMomentum().convertToDouble();
+  if (momentum < 0 || adaptor.getWeightDecay().convertToDouble() < 0)
+    return diag.fail("momentum and weight_decay must be non-negative");
+  if (failed(expectSameType(diag, "grad", adaptor.getGrad().getType(), param)))
+    return failure();
+  Value buffer = adaptor.getMomentumBuffer();
+  if ((momentum > 0) != static_cast<bool>(buffer))
+    return diag.fail(momentum > 0
+                         ? "momentum > 0 needs a momentum_buffer operand"
+                         : "a momentum_buffer operand needs momentum > 0");
+  if (adaptor.getNesterov() && momentum == 0)
+    return diag.fail("nesterov needs momentum > 0");
+  types.push_back(param);
+  if (buffer) {
+    if (failed(expectSameType(diag, "momentum_buffer", buffer.getType(), param)))
+      return failure();
+    types.push_back(param);
+  }
+  return success();
+}
+
+template <typename AdaptorT>
+static LogicalResult inferAdamTypes(const ShapeDiagnostics &diag,
+                                    AdaptorT adaptor,
+                                    SmallVectorImpl<Type> &types) {
+  Type param = adaptor.getParam().getType();
+  for (double beta : {adaptor.getBeta1().convertToDouble(),
+                      adaptor.getBeta2().convertToDouble()})
+    if (beta < 0 || beta >= 1)
+      return diag.fail("beta1 and beta2 must be in [0, 1), got ", beta);
+  if (adaptor.getEpsilon().convertToDouble() <= 0 ||
+      adaptor.getWeightDecay().convertToDouble() < 0)
+    return diag.fail("epsilon must be positive and weight_decay "
+                     "non-negative");
+  if (failed(expectSameType(diag, "grad", adaptor.getGrad().getType(), param)) ||
+      failed(expectSameType(diag, "exp_avg", adaptor.getExpAvg().getType(),
+                            param)) ||
+      failed(expectSameType(diag, "exp_avg_sq",
+                            adaptor.getExpAvgSq().getType(), param)))
+    return failure();
+  types.append({param, param, param, adaptor.getStep().getType()});
+  return success();
+}
+
+LogicalResult AdamOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  return inferAdamTypes(ShapeDiagnostics(loc, getOperationName()), adaptor,
+                        types);
+}
+
+LogicalResult AdamWOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  return inferAdamTypes(ShapeDiagnostics(loc, getOperationName()), adaptor,
+                        types);
+}

@@ -1,0 +1,43 @@
+//===- dist-opt.cpp - DistOpt's mlir-opt ----------------------------------===//
+//
+// Parses, verifies, transforms and prints MLIR with DistOpt's dialects and
+// passes and the upstream dialects training steps are combined with.
+//
+//===----------------------------------------------------------------------===//
+
+#include "distopt/Dialect/Train/IR/TrainDialect.h"
+#include "distopt/Dialect/Train/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace mlir::train::test {
+void registerTestInterfacePasses();
+} // namespace mlir::train::test
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::train::TrainDialect, mlir::arith::ArithDialect,
+                  mlir::func::FuncDialect, mlir::linalg::LinalgDialect,
+                  mlir::math::MathDialect, mlir::scf::SCFDialect,
+                  mlir::shard::ShardDialect, mlir::tensor::TensorDialect>();
+
+  mlir::train::registerTrainPasses();
+  mlir::train::test::registerTestInterfacePasses();
+  // Generic upstream passes users run between ours.
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  mlir::registerInlinerPass();
+  mlir::registerSymbolDCEPass();
+
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "DistOpt optimizer driver\n", registry));
+}
