@@ -63,7 +63,8 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef what,
                                     : isResultRole(role.getValue());
     if (!valid)
       return emit() << "role '" << stringifyRole(role.getValue())
-                    << "' is not valid on a " << what << " (expected "
+                    << "' is not valid on " << (what == "argument" ? "an " : "a ")
+                    << what << " (expected "
                     << (what == "argument"
                             ? "param, opt_state, input, label or hyper"
                             : "param, opt_state, loss or metric")
@@ -77,7 +78,7 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef what,
                     << "' must be a non-empty string, got " << attr.getValue();
     return success();
   }
-  return emit() << "unknown attribute '" << attr.getName() << "'";
+  return emit() << "unknown attribute '" << attr.getName().getValue() << "'";
 }
 
 LogicalResult TrainDialect::verifyRegionArgAttribute(Operation *op, unsigned,
@@ -107,8 +108,8 @@ LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
                                << "' must be a dictionary";
     return success();
   }
-  return op->emitOpError() << "unknown attribute '" << attr.getName()
-                           << "' (train attributes on ops are '"
+  return op->emitOpError() << "unknown attribute '"
+                           << attr.getName().getValue() << "' (train attributes on ops are '"
                            << kShardingRuleAttrName << "' and '"
                            << kCostAttrName << "'; roles and names belong "
                            << "on function arguments and results)";

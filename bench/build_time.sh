@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Times a clean build (ccache disabled), a clean build with a warm ccache and
+# the rebuild after touching one file, in a scratch build directory.
+#
+#   bash bench/build_time.sh [BUILD_DIR]
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${1:-/tmp/distopt-build-time}
+llvm=/usr/lib/llvm-22
+
+configure() {
+  rm -rf "$build"
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DMLIR_DIR=$llvm/lib/cmake/mlir -DLLVM_EXTERNAL_LIT=$llvm/bin/lit \
+    -DPython3_EXECUTABLE=/usr/bin/python3 \
+    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+    >/dev/null
+}
+
+seconds() { # runs "$@" and prints the wall time in seconds
+  local start end
+  start=$(date +%s.%N)
+  "$@" >/dev/null
+  end=$(date +%s.%N)
+  python3 -c "print(f'{$end - $start:.1f}')"
+}
+
+echo "machine: $(nproc) cores, $(g++ --version | head -1)"
+configure
+echo "clean build, no ccache:        $(CCACHE_DISABLE=1 seconds ninja -C "$build")s"
+configure
+echo "clean build, warm ccache:      $(seconds ninja -C "$build")s"
+touch "$root/lib/Dialect/Train/IR/TrainOps.cpp"
+echo "rebuild after touching TrainOps.cpp: $(seconds ninja -C "$build")s"
+touch "$root/tools/dist-opt/dist-opt.cpp"
+echo "rebuild after touching dist-opt.cpp: $(seconds ninja -C "$build")s"

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# DistOpt set-up: installs what is missing (apt), configures (Ninja, ccache,
+# the shared libMLIR.so), builds, then runs one job:
+#
+#   scripts/setup.sh example   dist-opt on examples/mlp.mlir: the IR and a summary
+#   scripts/setup.sh test      every test (ctest: lit + gtest + docs check)
+#   scripts/setup.sh build     only build
+#
+# Idempotent and fast when everything is present. Environment:
+#   DISTOPT_BUILD_DIR  build directory (default: <repo>/build)
+#   DISTOPT_JOBS       parallel build jobs (default: all cores)
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${DISTOPT_BUILD_DIR:-$root/build}
+jobs=${DISTOPT_JOBS:-$(nproc)}
+job=${1:-build}
+llvm=/usr/lib/llvm-22
+
+case "$job" in
+  example|test|build) ;;
+  *) echo "usage: $0 [example|test|build]" >&2; exit 2 ;;
+esac
+
+# --- system packages --------------------------------------------------------
+packages=(cmake ninja-build ccache g++ python3 libgtest-dev
+          llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "== installing: ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+fi
+
+# --- configure and build ----------------------------------------------------
+if [ ! -f "$build/build.ninja" ]; then
+  echo "== configuring $build"
+  cmake -S "$root" -B "$build" -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DMLIR_DIR=$llvm/lib/cmake/mlir \
+    -DLLVM_EXTERNAL_LIT=$llvm/bin/lit \
+    -DPython3_EXECUTABLE=/usr/bin/python3 \
+    -DCMAKE_C_COMPILER_LAUNCHER=ccache \
+    -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+fi
+echo "== building"
+cmake --build "$build" -j "$jobs"
+
+# --- the job ----------------------------------------------------------------
+case "$job" in
+  example)
+    echo "== dist-opt --train-verify examples/mlp.mlir"
+    "$build/bin/dist-opt" --train-verify "$root/examples/mlp.mlir"
+    echo "== dist-opt --train-summary examples/mlp.mlir"
+    "$build/bin/dist-opt" --train-verify --train-summary "$root/examples/mlp.mlir" -o /dev/null
+    ;;
+  test)
+    echo "== ctest"
+    ctest --test-dir "$build" --output-on-failure -j "$jobs"
+    ;;
+esac

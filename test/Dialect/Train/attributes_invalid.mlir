@@ -1,0 +1,74 @@
+// RUN: dist-opt %s -split-input-file -verify-diagnostics
+
+// A result role on an argument.
+// expected-error @+1 {{'func.func' op argument #0: role 'loss' is not valid on an argument (expected param, opt_state, input, label or hyper)}}
+func.func @loss_argument(%x: tensor<f32> {train.role = #train.role<loss>}) {
+  return
+}
+
+// -----
+
+// An argument role on a result.
+// expected-error @+1 {{'func.func' op result #0: role 'input' is not valid on a result (expected param, opt_state, loss or metric)}}
+func.func @input_result(%x: tensor<f32>) -> (tensor<f32> {train.role = #train.role<input>}) {
+  return %x : tensor<f32>
+}
+
+// -----
+
+// A role given as a string.
+// expected-error @+1 {{'func.func' op argument #0: 'train.role' must be a #train.role attribute, got "param"}}
+func.func @string_role(%x: tensor<f32> {train.role = "param"}) {
+  return
+}
+
+// -----
+
+// An unknown role keyword.
+// expected-error @+2 {{expected ::mlir::train::Role to be one of: param, opt_state, input, label, hyper, loss, metric}}
+// expected-error @+1 {{failed to parse Train_RoleAttr parameter 'value'}}
+func.func @unknown_role(%x: tensor<f32> {train.role = #train.role<weights>}) {
+  return
+}
+
+// -----
+
+// An empty name.
+// expected-error @+1 {{'func.func' op argument #0: 'train.name' must be a non-empty string, got ""}}
+func.func @empty_name(%x: tensor<f32> {train.name = ""}) {
+  return
+}
+
+// -----
+
+// A name that is not a string.
+// expected-error @+1 {{'func.func' op result #0: 'train.name' must be a non-empty string, got 3 : i64}}
+func.func @integer_name(%x: tensor<f32>) -> (tensor<f32> {train.name = 3}) {
+  return %x : tensor<f32>
+}
+
+// -----
+
+// An unknown train attribute on an argument.
+// expected-error @+1 {{'func.func' op argument #0: unknown attribute 'train.rol'}}
+func.func @typo(%x: tensor<f32> {train.rol = #train.role<param>}) {
+  return
+}
+
+// -----
+
+// An unknown train attribute on an op.
+func.func @op_attribute(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'train.neg' op unknown attribute 'train.role' (train attributes on ops are 'train.sharding_rule' and 'train.cost'; roles and names belong on function arguments and results)}}
+  %0 = train.neg %x {train.role = #train.role<param>} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// The test passes' attributes must have their types.
+func.func @bad_rule_attribute(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'train.neg' op 'train.sharding_rule' must be a string}}
+  %0 = train.neg %x {train.sharding_rule = 1} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
