@@ -235,6 +235,29 @@ static LogicalResult checkGroups(const ShapeDiagnostics &diag,
   return success();
 }
 
+/// Checks the two operands of a convolution op: rank 4, one element type.
+static LogicalResult checkConvOperands(const ShapeDiagnostics &diag,
+                                       StringRef firstName, Type first,
+                                       StringRef secondName, Type second) {
+  if (failed(expectRank(diag, firstName, first, 4)) ||
+      failed(expectRank(diag, secondName, second, 4)))
+    return failure();
+  return checkSameElementType(diag, {first, second}, "operands");
+}
+
+/// Checks that the forward output size `[oh, ow]` implied by `given` (the
+/// backward op's `what` attribute) is the spatial size of `grad`.
+static LogicalResult checkForwardOutput(const ShapeDiagnostics &diag,
+                                        StringRef what,
+                                        ArrayRef<int64_t> given,
+                                        ArrayRef<int64_t> out,
+                                        ArrayRef<int64_t> grad) {
+  if (out != grad.drop_front(2))
+    return diag.fail(what, " ", fmt(given), " gives a forward output of ",
+                     fmt(out), " but grad_output has ", fmt(grad.drop_front(2)));
+  return success();
+}
+
 template <typename AdaptorT>
 static ConvParams getConvParams(AdaptorT adaptor) {
   return {adaptor.getStrides(), adaptor.getPadding(), adaptor.getDilations(),
@@ -248,9 +271,7 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
   ShapeDiagnostics diag(loc, getOperationName());
   Type inputType = adaptor.getInput().getType();
   Type filterType = adaptor.getFilter().getType();
-  if (failed(expectRank(diag, "input", inputType, 4)) ||
-      failed(expectRank(diag, "filter", filterType, 4)) ||
-      failed(checkSameElementType(diag, {inputType, filterType}, "operands")))
+  if (failed(checkConvOperands(diag, "input", inputType, "filter", filterType)))
     return failure();
   ConvParams p = getConvParams(adaptor);
   ArrayRef<int64_t> in = shapeOf(inputType), filter = shapeOf(filterType);
@@ -275,9 +296,8 @@ LogicalResult Conv2dBackwardInputOp::inferReturnTypes(
   ShapeDiagnostics diag(loc, getOperationName());
   Type gradType = adaptor.getGradOutput().getType();
   Type filterType = adaptor.getFilter().getType();
-  if (failed(expectRank(diag, "grad_output", gradType, 4)) ||
-      failed(expectRank(diag, "filter", filterType, 4)) ||
-      failed(checkSameElementType(diag, {gradType, filterType}, "operands")))
+  if (failed(checkConvOperands(diag, "grad_output", gradType, "filter",
+                               filterType)))
     return failure();
   ConvParams p = getConvParams(adaptor);
   ArrayRef<int64_t> grad = shapeOf(gradType), filter = shapeOf(filterType);
@@ -289,12 +309,10 @@ LogicalResult Conv2dBackwardInputOp::inferReturnTypes(
     return failure();
   FailureOr<SmallVector<int64_t>> out = convOutputSpatial(
       diag, p, adaptor.getInputSize(), filter.drop_front(2));
-  if (failed(out))
+  if (failed(out) || failed(checkForwardOutput(diag, "input_size",
+                                               adaptor.getInputSize(), *out,
+                                               grad)))
     return failure();
-  if (ArrayRef<int64_t>(*out) != grad.drop_front(2))
-    return diag.fail("input_size ", fmt(adaptor.getInputSize()),
-                     " gives a forward output of ", fmt(*out),
-                     " but grad_output has ", fmt(grad.drop_front(2)));
   ArrayRef<int64_t> size = adaptor.getInputSize();
   types.push_back(tensorOf({grad[0], channels, size[0], size[1]},
                            getElementTypeOrSelf(gradType)));
@@ -307,9 +325,8 @@ LogicalResult Conv2dBackwardFilterOp::inferReturnTypes(
   ShapeDiagnostics diag(loc, getOperationName());
   Type inputType = adaptor.getInput().getType();
   Type gradType = adaptor.getGradOutput().getType();
-  if (failed(expectRank(diag, "input", inputType, 4)) ||
-      failed(expectRank(diag, "grad_output", gradType, 4)) ||
-      failed(checkSameElementType(diag, {inputType, gradType}, "operands")))
+  if (failed(checkConvOperands(diag, "input", inputType, "grad_output",
+                               gradType)))
     return failure();
   ConvParams p = getConvParams(adaptor);
   ArrayRef<int64_t> in = shapeOf(inputType), grad = shapeOf(gradType);
@@ -321,12 +338,9 @@ LogicalResult Conv2dBackwardFilterOp::inferReturnTypes(
   ArrayRef<int64_t> kernel = adaptor.getKernelSize();
   FailureOr<SmallVector<int64_t>> out =
       convOutputSpatial(diag, p, in.drop_front(2), kernel);
-  if (failed(out))
+  if (failed(out) ||
+      failed(checkForwardOutput(diag, "kernel_size", kernel, *out, grad)))
     return failure();
-  if (ArrayRef<int64_t>(*out) != grad.drop_front(2))
-    return diag.fail("kernel_size ", fmt(kernel), " gives a forward output of ",
-                     fmt(*out), " but grad_output has ",
-                     fmt(grad.drop_front(2)));
   types.push_back(tensorOf({grad[1], in[1] / p.groups, kernel[0], kernel[1]},
                            getElementTypeOrSelf(inputType)));
   return success();
