@@ -30,8 +30,8 @@ enum class FactorKind {
   /// The factor cannot be sharded: tensors mapping it must be replicated
   /// along it (softmax's class dim, a convolution's spatial dims).
   NeedReplication,
-  /// The factor can be sharded, but the op permutes data along it (concat's
-  /// dim), so sharding it needs communication.
+  /// The factor can be sharded, but the op moves data along it (a reverse or
+  /// a cyclic shift), so sharding it needs communication.
   Permutation,
 };
 
@@ -67,7 +67,7 @@ public:
 
   /// Prints the rule as
   /// `([i, k], [k, j])->([i, j]) {i=8, j=16, k=4} reduction={k}`.
-  /// Factors are named i, j, k, ..., z then z_1, z_2, ...; a dimension with
+  /// Factors are named i, j, ..., z, a, ..., h, then z_1, z_2, ...; a dimension with
   /// no factor prints as `1`; a compound dimension concatenates its factors.
   void print(raw_ostream &os) const;
   std::string str() const;

@@ -23,7 +23,8 @@ def ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
       of a loss or of a weight gradient);
     - `need_replication`: the factor cannot be sharded (softmax's dim, a
       convolution's spatial dims);
-    - `permutation`: the factor can be sharded but the op moves data along it.
+    - `permutation`: the factor can be sharded but the op moves data along it
+      (a reverse or a cyclic shift), so sharding it needs communication.
 
     Rules print as `([i, k], [k, j])->([i, j]) {i=8, j=16, k=4} reduction={k}`.
     Sharding propagation and SPMD partitioning read only this rule, so they

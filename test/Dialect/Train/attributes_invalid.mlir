@@ -72,3 +72,30 @@ func.func @bad_rule_attribute(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = train.neg %x {train.sharding_rule = 1} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// A misspelled attribute is an error, not silently ignored.
+func.func @misspelled_attribute(%x: tensor<1x1x8x8xf32>, %w: tensor<1x1x3x3xf32>) -> tensor<1x1x6x6xf32> {
+  // expected-error @+1 {{'train.conv2d' op unknown attribute 'stride' (the op's attributes are: dilations, groups, padding, strides)}}
+  %0 = train.conv2d %x, %w {stride = array<i64: 2, 2>} : (tensor<1x1x8x8xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x6x6xf32>
+  return %0 : tensor<1x1x6x6xf32>
+}
+
+// -----
+
+// An attribute of another op is an error too.
+func.func @foreign_attribute(%x: tensor<1x1x8x8xf32>) -> tensor<1x1x4x4xf32> {
+  // expected-error @+1 {{'train.max_pool2d' op unknown attribute 'count_include_pad' (the op's attributes are: kernel_size, padding, strides)}}
+  %0 = train.max_pool2d %x {kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>, count_include_pad = false} : (tensor<1x1x8x8xf32>) -> tensor<1x1x4x4xf32>
+  return %0 : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// An op without attributes says so.
+func.func @no_attributes(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'train.neg' op unknown attribute 'fast' (the op's attributes are: none)}}
+  %0 = train.neg %x {fast} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -190,7 +190,7 @@ func.func @conv2d_channel_mismatch(%x: tensor<2x3x8x8xf32>, %w: tensor<4x5x3x3xf
 
 // A kernel taller than the unpadded input.
 func.func @conv2d_kernel_too_large(%x: tensor<1x3x4x8xf32>, %w: tensor<2x3x5x5xf32>) {
-  // expected-error @+2 {{'train.conv2d' op spatial dim h: kernel 5 with dilation 1 does not fit input 4 padded by 0+0}}
+  // expected-error @+2 {{'train.conv2d' op spatial dim h: kernel 5 does not fit input 4 padded by 0+0}}
   // expected-error @+1 {{failed to infer returned types}}
   %r = train.conv2d %x, %w : (tensor<1x3x4x8xf32>, tensor<2x3x5x5xf32>) -> tensor<1x2x0x4xf32>
   return
@@ -210,7 +210,7 @@ func.func @conv2d_dilated_kernel_too_large(%x: tensor<1x3x8x8xf32>, %w: tensor<2
 
 // Padding that is one short of fitting a 5-wide kernel on a 3-wide input.
 func.func @conv2d_kernel_too_large_padded(%x: tensor<1x1x3x3xf32>, %w: tensor<1x1x5x5xf32>) {
-  // expected-error @+2 {{'train.conv2d' op spatial dim h: kernel 5 with dilation 1 does not fit input 3 padded by 1+0}}
+  // expected-error @+2 {{'train.conv2d' op spatial dim h: kernel 5 does not fit input 3 padded by 1+0}}
   // expected-error @+1 {{failed to infer returned types}}
   %r = train.conv2d %x, %w {padding = array<i64: 1, 0, 1, 1>} : (tensor<1x1x3x3xf32>, tensor<1x1x5x5xf32>) -> tensor<1x1x1x1xf32>
   return
@@ -364,7 +364,7 @@ func.func @conv2d_backward_input_size_stride(%g: tensor<1x8x4x4xf32>, %w: tensor
 
 // An input_size the kernel does not fit.
 func.func @conv2d_backward_input_size_too_small(%g: tensor<2x4x6x6xf32>, %w: tensor<4x3x3x3xf32>) {
-  // expected-error @+2 {{'train.conv2d_backward_input' op spatial dim h: kernel 3 with dilation 1 does not fit input 2 padded by 0+0}}
+  // expected-error @+2 {{'train.conv2d_backward_input' op spatial dim h: kernel 3 does not fit input 2 padded by 0+0}}
   // expected-error @+1 {{failed to infer returned types}}
   %r = train.conv2d_backward_input %g, %w {input_size = array<i64: 2, 8>} : (tensor<2x4x6x6xf32>, tensor<4x3x3x3xf32>) -> tensor<2x3x2x8xf32>
   return
@@ -399,8 +399,7 @@ func.func @conv2d_backward_input_size_zero(%g: tensor<2x4x6x6xf32>, %w: tensor<4
 
 // -----
 
-// A declared input gradient with all channels per group times one group
-// (groups = 2 makes it 2 * 2 = 4 channels).
+// A declared input gradient that ignores groups (2 per group x 2 groups = 4 channels).
 func.func @conv2d_backward_input_result_channels(%g: tensor<1x4x5x5xf32>, %w: tensor<4x2x1x1xf32>) {
   // expected-error @+2 {{'train.conv2d_backward_input' op inferred type(s) 'tensor<1x4x5x5xf32>' are incompatible with return type(s) of operation 'tensor<1x2x5x5xf32>'}}
   // expected-error @+1 {{failed to infer returned types}}
@@ -482,7 +481,7 @@ func.func @conv2d_backward_filter_kernel_padding(%x: tensor<2x3x8x8xf32>, %g: te
 
 // A kernel_size larger than the input.
 func.func @conv2d_backward_filter_kernel_too_large(%x: tensor<2x3x8x8xf32>, %g: tensor<2x4x6x6xf32>) {
-  // expected-error @+2 {{'train.conv2d_backward_filter' op spatial dim h: kernel 9 with dilation 1 does not fit input 8 padded by 0+0}}
+  // expected-error @+2 {{'train.conv2d_backward_filter' op spatial dim h: kernel 9 does not fit input 8 padded by 0+0}}
   // expected-error @+1 {{failed to infer returned types}}
   %r = train.conv2d_backward_filter %x, %g {kernel_size = array<i64: 9, 3>} : (tensor<2x3x8x8xf32>, tensor<2x4x6x6xf32>) -> tensor<4x3x9x3xf32>
   return
@@ -513,5 +512,16 @@ func.func @conv2d_backward_filter_result_groups(%x: tensor<1x4x5x5xf32>, %g: ten
   // expected-error @+2 {{'train.conv2d_backward_filter' op inferred type(s) 'tensor<6x2x1x1xf32>' are incompatible with return type(s) of operation 'tensor<6x4x1x1xf32>'}}
   // expected-error @+1 {{failed to infer returned types}}
   %r = train.conv2d_backward_filter %x, %g {kernel_size = array<i64: 1, 1>, groups = 2 : i64} : (tensor<1x4x5x5xf32>, tensor<1x6x5x5xf32>) -> tensor<6x4x1x1xf32>
+  return
+}
+
+// -----
+
+// Padding so large that the padded size overflows int64 is rejected, not
+// wrapped around.
+func.func @conv2d_padding_overflow(%x: tensor<1x1x8x8xf32>, %w: tensor<1x1x3x3xf32>) {
+  // expected-error @+2 {{'train.conv2d' op spatial dim h: padding 9223372036854775807+9223372036854775807 or dilation 1 overflows the size arithmetic}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %r = train.conv2d %x, %w {padding = array<i64: 9223372036854775807, 9223372036854775807, 0, 0>} : (tensor<1x1x8x8xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x4x6xf32>
   return
 }

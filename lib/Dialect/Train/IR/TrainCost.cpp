@@ -83,7 +83,10 @@ OpCost MaxPool2dBackwardOp::getCost() {
   return getPoolCost(*this, getGradOutput());
 }
 OpCost AvgPool2dBackwardOp::getCost() {
-  return getPoolCost(*this, getGradOutput());
+  // The forward input only gives the shape: its values are not read.
+  OpCost cost = getPoolCost(*this, getGradOutput());
+  cost.bytesRead = dist::getTensorBytes(getGradOutput().getType());
+  return cost;
 }
 
 OpCost CrossEntropyOp::getCost() {

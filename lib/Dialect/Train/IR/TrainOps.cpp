@@ -13,6 +13,23 @@
 using namespace mlir;
 using namespace mlir::train;
 
+LogicalResult mlir::OpTrait::train::verifyStrictAttributes(Operation *op) {
+  for (NamedAttribute attr : op->getDiscardableAttrs())
+    if (!attr.getName().getValue().contains('.'))
+      return op->emitOpError("unknown attribute '")
+             << attr.getName().getValue() << "' (the op's attributes are: "
+             << [&]() {
+                  std::string names;
+                  llvm::raw_string_ostream os(names);
+                  llvm::interleaveComma(
+                      op->getRegisteredInfo()->getAttributeNames(), os,
+                      [&](StringAttr name) { os << name.getValue(); });
+                  return names.empty() ? std::string("none") : names;
+                }()
+             << ")";
+  return success();
+}
+
 LogicalResult ConvertOp::verify() {
   if (getOperand().getType().getShape() != getResult().getType().getShape())
     return emitOpError("result shape must match the operand's, got ")
@@ -66,6 +83,8 @@ LogicalResult IotaOp::verify() {
   int64_t dim = getDim();
   if (dim < 0 || dim >= rank)
     return emitOpError("dim ") << dim << " is out of range for rank " << rank;
+  if (getResult().getType().getElementType().isInteger(1))
+    return emitOpError("cannot count in i1");
   return success();
 }
 

@@ -10,6 +10,9 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/Support/CheckedArithmetic.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::train;
@@ -102,6 +105,43 @@ LogicalResult mlir::train::inferSoftmaxTypes(const ShapeDiagnostics &diag,
     return failure();
   inferred.push_back(types.front());
   return success();
+}
+
+/// Checks `0 <= value` (NaN fails).
+static LogicalResult checkNonNegative(const ShapeDiagnostics &diag,
+                                      StringRef name, const APFloat &value) {
+  double v = value.convertToDouble();
+  if (!(v >= 0))
+    return diag.fail(name, " must be non-negative, got ", v);
+  return success();
+}
+
+/// Checks `0 < value < inf` (NaN fails).
+static LogicalResult checkPositive(const ShapeDiagnostics &diag,
+                                   StringRef name, const APFloat &value) {
+  double v = value.convertToDouble();
+  if (!(v > 0 && std::isfinite(v)))
+    return diag.fail(name, " must be positive and finite, got ", v);
+  return success();
+}
+
+/// Checks `0 <= value < 1` (NaN fails).
+static LogicalResult checkProbability(const ShapeDiagnostics &diag,
+                                      StringRef name, const APFloat &value) {
+  double v = value.convertToDouble();
+  if (!(v >= 0 && v < 1))
+    return diag.fail(name, " must be in [0, 1), got ", v);
+  return success();
+}
+
+/// Prints a list of integers as `[1, 2]` in diagnostics.
+static std::string fmtList(ArrayRef<int64_t> values) {
+  std::string result;
+  llvm::raw_string_ostream os(result);
+  os << '[';
+  llvm::interleaveComma(values, os);
+  os << ']';
+  return result;
 }
 
 /// Checks that `type` has exactly `shape` and the element type `element`.
@@ -198,14 +238,19 @@ struct ConvParams {
 };
 } // namespace
 
-/// Forward output size of spatial dim `d` (0 = h, 1 = w).
-static int64_t convOutputSize(const ConvParams &p, int64_t d, int64_t in,
-                              int64_t kernel) {
-  int64_t padded = in + p.padding[2 * d] + p.padding[2 * d + 1];
-  int64_t span = p.dilations[d] * (kernel - 1) + 1;
-  if (padded < span)
+/// Forward output size of spatial dim `d` (0 = h, 1 = w): 0 when the
+/// window does not fit, nullopt when the arithmetic overflows.
+static std::optional<int64_t> convOutputSize(const ConvParams &p, int64_t d,
+                                             int64_t in, int64_t kernel) {
+  std::optional<int64_t> padded = llvm::checkedAdd(in, p.padding[2 * d]);
+  if (padded)
+    padded = llvm::checkedAdd(*padded, p.padding[2 * d + 1]);
+  std::optional<int64_t> span = llvm::checkedMul(p.dilations[d], kernel - 1);
+  if (!padded || !span)
+    return std::nullopt;
+  if (*padded < *span + 1)
     return 0;
-  return (padded - span) / p.strides[d] + 1;
+  return (*padded - *span - 1) / p.strides[d] + 1;
 }
 
 /// Computes [oh, ow] for input [h, w] and kernel [kh, kw], failing when a
@@ -215,13 +260,22 @@ convOutputSpatial(const ShapeDiagnostics &diag, const ConvParams &p,
                   ArrayRef<int64_t> in, ArrayRef<int64_t> kernel) {
   SmallVector<int64_t> out;
   for (int64_t d = 0; d < 2; ++d) {
-    int64_t size = convOutputSize(p, d, in[d], kernel[d]);
-    if (size < 1)
-      return diag.fail("spatial dim ", d == 0 ? "h" : "w", ": kernel ",
-                       kernel[d], " with dilation ", p.dilations[d],
+    StringRef name = d == 0 ? "h" : "w";
+    std::optional<int64_t> size = convOutputSize(p, d, in[d], kernel[d]);
+    if (!size)
+      return diag.fail("spatial dim ", name, ": padding ", p.padding[2 * d],
+                       "+", p.padding[2 * d + 1], " or dilation ",
+                       p.dilations[d], " overflows the size arithmetic");
+    if (*size < 1) {
+      std::string dilation =
+          p.dilations[d] == 1
+              ? std::string()
+              : (" with dilation " + Twine(p.dilations[d])).str();
+      return diag.fail("spatial dim ", name, ": kernel ", kernel[d], dilation,
                        " does not fit input ", in[d], " padded by ",
                        p.padding[2 * d], "+", p.padding[2 * d + 1]);
-    out.push_back(size);
+    }
+    out.push_back(*size);
   }
   return out;
 }
@@ -402,6 +456,8 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
                                             SmallVectorImpl<Type> &types) {
   ShapeDiagnostics diag(loc, getOperationName());
   Type input = adaptor.getInput().getType();
+  if (failed(checkNonNegative(diag, "epsilon", adaptor.getEpsilon())))
+    return failure();
   FailureOr<ArrayRef<int64_t>> stats =
       checkLayerNorm(diag, input, adaptor.getAxis(),
                      {{"weight", adaptor.getWeight().getType()},
@@ -458,6 +514,8 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
   ShapeDiagnostics diag(loc, getOperationName());
   Type input = adaptor.getInput().getType();
   Type weight = adaptor.getWeight().getType();
+  if (failed(checkNonNegative(diag, "epsilon", adaptor.getEpsilon())))
+    return failure();
   if (failed(checkBatchNorm(diag, input,
                             {{"weight", weight},
                              {"bias", adaptor.getBias().getType()}})))
@@ -475,6 +533,8 @@ LogicalResult BatchNormBackwardOp::inferReturnTypes(
   if (adaptor.getGradOutput().getType() != input)
     return diag.fail("grad_output type ", adaptor.getGradOutput().getType(),
                      " does not match input type ", input);
+  if (failed(checkNonNegative(diag, "epsilon", adaptor.getEpsilon())))
+    return failure();
   if (failed(checkBatchNorm(diag, input,
                             {{"mean", adaptor.getMean().getType()},
                              {"var", adaptor.getVar().getType()},
@@ -498,7 +558,7 @@ static FailureOr<Type> inferPooledType(const ShapeDiagnostics &diag,
   ArrayRef<int64_t> kernel = adaptor.getKernelSize();
   ArrayRef<int64_t> padding = adaptor.getPadding();
   for (int64_t i = 0; i < 4; ++i)
-    if (2 * padding[i] > kernel[i / 2])
+    if (padding[i] > kernel[i / 2] / 2)
       return diag.fail("padding ", padding[i], " exceeds half the kernel size ",
                        kernel[i / 2]);
   SmallVector<int64_t> one = {1, 1};
@@ -625,7 +685,7 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
   SmallVector<int64_t> result;
   for (int64_t dim : perm) {
     if (dim < 0 || dim >= static_cast<int64_t>(shape.size()) || seen[dim])
-      return diag.fail("permutation ", fmt(perm), " is not a permutation of "
+      return diag.fail("permutation ", fmtList(perm), " is not a permutation of "
                        "0..", shape.size() - 1);
     seen[dim] = true;
     result.push_back(shape[dim]);
@@ -720,6 +780,16 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
                        low[d], " and high ", high[d]);
     result.push_back(shape[d] + low[d] + high[d]);
   }
+  // The fill value must be representable in an integer element type.
+  if (auto intType = dyn_cast<IntegerType>(getElementTypeOrSelf(type))) {
+    double value = adaptor.getValue().convertToDouble();
+    unsigned width = intType.getWidth();
+    double lo = width == 1 ? 0 : -std::ldexp(1.0, width - 1);
+    double hi = std::ldexp(1.0, width) - 1;
+    if (!(value == std::trunc(value) && value >= lo && value <= hi))
+      return diag.fail("padding value ", value, " is not representable in ",
+                       intType);
+  }
   types.push_back(tensorOf(result, getElementTypeOrSelf(type)));
   return success();
 }
@@ -774,13 +844,12 @@ LogicalResult DropoutOp::inferReturnTypes(MLIRContext *,
   ShapeDiagnostics diag(loc, getOperationName());
   Type type = adaptor.getOperand().getType();
   ArrayRef<int64_t> shape = shapeOf(type);
-  double rate = adaptor.getRate().convertToDouble();
-  if (rate < 0.0 || rate >= 1.0)
-    return diag.fail("rate must be in [0, 1), got ", rate);
+  if (failed(checkProbability(diag, "rate", adaptor.getRate())))
+    return failure();
   std::optional<ArrayRef<int64_t>> global = adaptor.getGlobalShape();
   size_t numOffsets = adaptor.getOffsets().size();
-  if (global.has_value() != (numOffsets != 0))
-    return diag.fail("offsets and global_shape must be given together");
+  if (!global && numOffsets != 0)
+    return diag.fail("offsets need a global_shape");
   if (global) {
     if (numOffsets != shape.size() || global->size() != shape.size())
       return diag.fail("needs one offset and one global_shape entry per dim "
@@ -809,9 +878,10 @@ LogicalResult SgdOp::inferReturnTypes(MLIRContext *,
                                       SmallVectorImpl<Type> &types) {
   ShapeDiagnostics diag(loc, getOperationName());
   Type param = adaptor.getParam().getType();
+  if (failed(checkNonNegative(diag, "momentum", adaptor.getMomentum())) ||
+      failed(checkNonNegative(diag, "weight_decay", adaptor.getWeightDecay())))
+    return failure();
   double momentum = adaptor.getMomentum().convertToDouble();
-  if (momentum < 0 || adaptor.getWeightDecay().convertToDouble() < 0)
-    return diag.fail("momentum and weight_decay must be non-negative");
   if (failed(expectSameType(diag, "grad", adaptor.getGrad().getType(), param)))
     return failure();
   Value buffer = adaptor.getMomentumBuffer();
@@ -835,14 +905,11 @@ static LogicalResult inferAdamTypes(const ShapeDiagnostics &diag,
                                     AdaptorT adaptor,
                                     SmallVectorImpl<Type> &types) {
   Type param = adaptor.getParam().getType();
-  for (double beta : {adaptor.getBeta1().convertToDouble(),
-                      adaptor.getBeta2().convertToDouble()})
-    if (beta < 0 || beta >= 1)
-      return diag.fail("beta1 and beta2 must be in [0, 1), got ", beta);
-  if (adaptor.getEpsilon().convertToDouble() <= 0 ||
-      adaptor.getWeightDecay().convertToDouble() < 0)
-    return diag.fail("epsilon must be positive and weight_decay "
-                     "non-negative");
+  if (failed(checkProbability(diag, "beta1", adaptor.getBeta1())) ||
+      failed(checkProbability(diag, "beta2", adaptor.getBeta2())) ||
+      failed(checkPositive(diag, "epsilon", adaptor.getEpsilon())) ||
+      failed(checkNonNegative(diag, "weight_decay", adaptor.getWeightDecay())))
+    return failure();
   if (failed(expectSameType(diag, "grad", adaptor.getGrad().getType(), param)) ||
       failed(expectSameType(diag, "exp_avg", adaptor.getExpAvg().getType(),
                             param)) ||

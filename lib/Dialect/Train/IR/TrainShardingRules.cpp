@@ -395,16 +395,19 @@ ShardingRule ReshapeOp::getShardingRule() {
         0, o, builder.addFactor(restOut, FactorKind::NeedReplication));
     advanceIn();
     advanceOut();
+    // Size-1 dims map no factor, as everywhere else.
     while (prodIn != prodOut) {
       if (prodIn < prodOut) {
         prodIn *= restIn;
-        builder.mapOperand(
-            0, i, builder.addFactor(restIn, FactorKind::NeedReplication));
+        if (restIn != 1)
+          builder.mapOperand(
+              0, i, builder.addFactor(restIn, FactorKind::NeedReplication));
         advanceIn();
       } else {
         prodOut *= restOut;
-        builder.mapResult(
-            0, o, builder.addFactor(restOut, FactorKind::NeedReplication));
+        if (restOut != 1)
+          builder.mapResult(
+              0, o, builder.addFactor(restOut, FactorKind::NeedReplication));
         advanceOut();
       }
     }

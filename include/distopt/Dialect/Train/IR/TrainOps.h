@@ -20,6 +20,21 @@
 #define GET_ATTRDEF_CLASSES
 #include "distopt/Dialect/Train/IR/TrainAttrs.h.inc"
 
+namespace mlir::OpTrait::train {
+/// Fails on discardable attributes whose name has no dialect prefix.
+LogicalResult verifyStrictAttributes(Operation *op);
+
+/// Rejects unknown (misspelled) attributes: a train op accepts only its own
+/// attributes and dialect-prefixed discardable ones.
+template <typename ConcreteType>
+class StrictAttributes : public TraitBase<ConcreteType, StrictAttributes> {
+public:
+  static LogicalResult verifyTrait(Operation *op) {
+    return verifyStrictAttributes(op);
+  }
+};
+} // namespace mlir::OpTrait::train
+
 namespace mlir::train {
 
 /// Reports shape errors from `inferReturnTypes` as `'train.x' op <message>`

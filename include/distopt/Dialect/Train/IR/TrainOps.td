@@ -13,10 +13,17 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 // Base classes
 //===----------------------------------------------------------------------===//
 
-// Every train op is pure, states a sharding rule and a cost. Ops print as
-// `train.op %operands {attrs} : (operand types) -> result types`.
+// Rejects discardable attributes without a dialect prefix, so a misspelled
+// attribute (`stride` for `strides`) is an error instead of being ignored.
+def Train_StrictAttributes : NativeOpTrait<"StrictAttributes"> {
+  let cppNamespace = "::mlir::OpTrait::train";
+}
+
+// Every train op is pure, states a sharding rule and a cost, and accepts only
+// its own attributes (plus dialect-prefixed ones such as `train.cost`). Ops
+// print as `train.op %operands {attrs} : (operand types) -> result types`.
 class Train_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Train_Dialect, mnemonic, !listconcat([Pure,
+    : Op<Train_Dialect, mnemonic, !listconcat([Pure, Train_StrictAttributes,
           DeclareOpInterfaceMethods<ShardingRuleOpInterface>,
           DeclareOpInterfaceMethods<CostOpInterface>], traits)> {
   let assemblyFormat =
@@ -196,10 +203,14 @@ defvar convDocs = [{
     (floor). `groups` splits the channels into independent groups (both
     channel counts must divide by it).
 
-    Sharding rule: batch and output channels are pass factors, input channels
-    a reduction factor (with `groups > 1` the channel dims are compound: group
-    x channels per group), spatial and kernel dims need replication. Cost:
-    `2 * n * f * oh * ow * (c / groups) * kh * kw` FLOPs.
+    Sharding rule: one factor each for the batch `n`, the output channels per
+    group `f` and the input channels per group `c`; the one summed over is a
+    reduction factor (`c` for `conv2d`, `f` for `conv2d_backward_input`, `n`
+    for `conv2d_backward_filter`), the others pass. With `groups > 1` the
+    channel dims are compound (group x channels per group). Spatial and
+    kernel dims need replication, with separate factors for the input, filter
+    and output. Cost: `2 * n * f * oh * ow * (c / groups) * kh * kw` FLOPs
+    for each of the three ops.
 }];
 
 def Train_Conv2dOp : Train_Op<"conv2d", [InferTypeOpAdaptor]> {
@@ -361,9 +372,10 @@ def Train_LayerNormBackwardOp
   let description = [{
     Given `grad_output`, the forward `input`, the `mean` and `rstd` that
     `layer_norm` returned and its `weight`, returns the gradients of input,
-    weight and bias. Sharding rule: the leading dims pass for `grad_input`
-    and are reduction factors for the weight and bias gradients (partial sums
-    under data parallelism); the normalized dims need replication.
+    weight and bias. Sharding rule: the leading dims are reduction factors:
+    they shard `grad_input` and leave the weight and bias gradients partial
+    sums (as under data parallelism); the normalized dims need replication.
+    Cost: 12 operations per input element.
   }];
   let arguments = (ins Train_FloatTensor:$grad_output,
                        Train_FloatTensor:$input, Train_FloatTensor:$mean,
@@ -400,7 +412,8 @@ def Train_BatchNormBackwardOp
   let description = [{
     Given `grad_output`, the forward `input`, the batch `mean` and `var` that
     `batch_norm` returned and its `weight`, returns the gradients of input,
-    weight and bias (`[c]`). `epsilon` must be the forward op's.
+    weight and bias (`[c]`). `epsilon` must be the forward op's. Sharding
+    rule: as `batch_norm`. Cost: 12 operations per input element.
   }];
   let arguments = (ins Train_FloatTensor:$grad_output,
                        Train_FloatTensor:$input, Train_FloatTensor:$mean,
@@ -420,7 +433,8 @@ defvar poolDocs = [{
     `[top, bottom, left, right]` (each at most half the kernel); output size
     per spatial dim is `(in + pad_lo + pad_hi - kernel) / stride + 1`
     (floor). Sharding rule: batch and channels pass, spatial dims need
-    replication. Cost: one operation per window element per output.
+    replication (tensors with the same spatial shape share those factors).
+    Cost: one operation per window element per pooled element.
 }];
 
 defvar poolAttrs = (ins Train_PositivePair:$kernel_size,
@@ -477,8 +491,8 @@ def Train_AvgPool2dBackwardOp : Train_PoolBackwardOp<"avg_pool2d_backward",
 def Train_CrossEntropyOp : Train_Op<"cross_entropy", [InferTypeOpAdaptor]> {
   let summary = "softmax cross-entropy from logits, mean over the batch";
   let description = [{
-    `logits` is `[..., classes]` and `labels` (i32 or i64) has the leading
-    dims of `logits`; returns the scalar mean over every label of
+    `logits` is `[batch..., classes]` with at least one batch dim and
+    `labels` (i32 or i64) has the batch dims of `logits`; returns the scalar mean over every label of
     `-log_softmax(logits)[label]`. Labels must be in `[0, classes)`.
 
     Sharding rule: the batch dims are reduction factors (the loss of a shard
@@ -501,6 +515,8 @@ def Train_CrossEntropyBackwardOp
     Given the scalar gradient of the loss, the `logits` and the `labels`,
     returns `grad_loss * (softmax(logits) - one_hot(labels)) / count`, where
     `count` is the number of labels. The result has the type of `logits`.
+    Sharding rule: the batch dims pass, the class dim needs replication.
+    Cost: 5 operations per logit.
   }];
   let arguments = (ins Train_FloatScalar:$grad_loss,
                        Train_FloatTensor:$logits, Train_IndexTensor:$labels);
@@ -574,7 +590,8 @@ def Train_ConcatOp : Train_Op<"concat", [InferTypeOpAdaptor]> {
   let description = [{
     Concatenates one or more operands of one rank and element type along
     `dim`; the other dims must match. Sharding rule: the other dims pass;
-    `dim` needs replication.
+    `dim` needs replication (unless every operand has the result's size in
+    it: a one-operand concat is the identity).
   }];
   let arguments = (ins Variadic<Train_Tensor>:$inputs, I64Attr:$dim);
   let results = (outs Train_Tensor:$result);
@@ -584,7 +601,8 @@ def Train_PadOp : Train_Op<"pad", [InferTypeOpAdaptor]> {
   let summary = "pad with a constant";
   let description = [{
     Adds `low[d]` elements before and `high[d]` after every dim (both
-    non-negative), filled with `value`. Sharding rule: unpadded dims pass;
+    non-negative), filled with `value` (which must be representable in an
+    integer element type). Sharding rule: unpadded dims pass;
     padded dims need replication.
   }];
   let arguments = (ins Train_Tensor:$operand, DenseI64ArrayAttr:$low,
@@ -616,7 +634,8 @@ def Train_ScatterAddOp : Train_Op<"scatter_add", [InferTypeOpAdaptor]> {
     row `indices[i...]` (repeated indices accumulate).
 
     Sharding rule: `v` and `d` pass; index dims are reduction factors (each
-    shard of the updates adds a partial sum).
+    shard of the updates adds a partial sum). Cost: one add per update
+    element.
   }];
   let arguments = (ins Train_Tensor:$init, Train_IndexTensor:$indices,
                        Train_Tensor:$updates);
@@ -626,8 +645,8 @@ def Train_ScatterAddOp : Train_Op<"scatter_add", [InferTypeOpAdaptor]> {
 def Train_IotaOp : Train_Op<"iota"> {
   let summary = "0, 1, 2, ... along one dim";
   let description = [{
-    Fills the result (its type is the specification) with the index along
-    `dim`. Sharding rule: the other dims pass; `dim` needs replication.
+    Fills the result (its type is the specification; integer or float, not
+    i1) with the index along `dim`. Sharding rule: the other dims pass; `dim` needs replication.
   }];
   let arguments = (ins I64Attr:$dim);
   let results = (outs Train_Tensor:$result);
@@ -638,7 +657,8 @@ def Train_ConstantOp : Train_Op<"constant",
     [ConstantLike, InferTypeOpAdaptor]> {
   let summary = "constant tensor";
   let description = [{
-    A tensor given by a dense elements attribute; the result has its type.
+    A tensor given by an elements attribute (dense, splat or a dense
+    resource); the result has its type.
 
     ```mlir
     %c = train.constant dense<0.5> : tensor<128xf32>
