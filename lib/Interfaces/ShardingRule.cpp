@@ -87,9 +87,9 @@ ShardingRule::verify(ArrayRef<ArrayRef<int64_t>> operandShapes,
       for (const DimMapping &dim : tensor)
         for (int64_t factor : dim) {
           if (seen[factor])
-            return emitError() << "sharding rule maps factor '"
-                               << getFactorName(factor)
-                               << "' twice in one tensor";
+            return emitError()
+                   << "sharding rule maps factor '" << getFactorName(factor)
+                   << "' twice in one tensor";
           seen[factor] = used[factor] = true;
         }
     }
@@ -121,11 +121,10 @@ void ShardingRule::print(raw_ostream &os) const {
   os << "->";
   printTensorMappings(os, results);
   os << " {";
-  llvm::interleaveComma(llvm::seq<int64_t>(0, getNumFactors()), os,
-                        [&](int64_t factor) {
-                          os << getFactorName(factor) << '='
-                             << factorSizes[factor];
-                        });
+  llvm::interleaveComma(
+      llvm::seq<int64_t>(0, getNumFactors()), os, [&](int64_t factor) {
+        os << getFactorName(factor) << '=' << factorSizes[factor];
+      });
   os << '}';
   for (FactorKind kind : {FactorKind::Reduction, FactorKind::NeedReplication,
                           FactorKind::Permutation}) {
@@ -136,9 +135,8 @@ void ShardingRule::print(raw_ostream &os) const {
     if (ofKind.empty())
       continue;
     os << ' ' << stringifyFactorKind(kind) << "={";
-    llvm::interleaveComma(ofKind, os, [&](int64_t factor) {
-      os << getFactorName(factor);
-    });
+    llvm::interleaveComma(ofKind, os,
+                          [&](int64_t factor) { os << getFactorName(factor); });
     os << '}';
   }
 }
@@ -168,16 +166,14 @@ int64_t ShardingRuleBuilder::addFactor(int64_t size, FactorKind kind) {
   return rule.factorSizes.size() - 1;
 }
 
-ShardingRuleBuilder &ShardingRuleBuilder::mapOperand(int64_t operand,
-                                                     int64_t dim,
-                                                     int64_t factor) {
+ShardingRuleBuilder &
+ShardingRuleBuilder::mapOperand(int64_t operand, int64_t dim, int64_t factor) {
   assert(factor < rule.getNumFactors() && "unknown factor");
   rule.operands[operand][dim].push_back(factor);
   return *this;
 }
 
-ShardingRuleBuilder &ShardingRuleBuilder::mapResult(int64_t result,
-                                                    int64_t dim,
+ShardingRuleBuilder &ShardingRuleBuilder::mapResult(int64_t result, int64_t dim,
                                                     int64_t factor) {
   assert(factor < rule.getNumFactors() && "unknown factor");
   rule.results[result][dim].push_back(factor);

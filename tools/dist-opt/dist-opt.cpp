@@ -38,6 +38,6 @@ int main(int argc, char **argv) {
   mlir::registerInlinerPass();
   mlir::registerSymbolDCEPass();
 
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "DistOpt optimizer driver\n", registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "DistOpt optimizer driver\n", registry));
 }

@@ -78,8 +78,9 @@ TEST(ShardingRuleTest, CompoundDimsConcatenateFactors) {
   ShardingRule rule = builder.build();
   EXPECT_EQ(rule.str(), "([i, j])->([ij]) {i=6, j=4}");
   EXPECT_EQ(verifyMessage(rule, {{6, 4}}, {{24}}), "");
-  EXPECT_EQ(verifyMessage(rule, {{6, 4}}, {{25}}),
-            "sharding rule gives dim 0 of result #0 size 24 but it has size 25");
+  EXPECT_EQ(
+      verifyMessage(rule, {{6, 4}}, {{25}}),
+      "sharding rule gives dim 0 of result #0 size 24 but it has size 25");
 }
 
 TEST(ShardingRuleTest, KindsPrintGrouped) {

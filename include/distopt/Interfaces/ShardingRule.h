@@ -67,8 +67,9 @@ public:
 
   /// Prints the rule as
   /// `([i, k], [k, j])->([i, j]) {i=8, j=16, k=4} reduction={k}`.
-  /// Factors are named i, j, ..., z, a, ..., h, then z_1, z_2, ...; a dimension with
-  /// no factor prints as `1`; a compound dimension concatenates its factors.
+  /// Factors are named i, j, ..., z, a, ..., h, then z_1, z_2, ...; a dimension
+  /// with no factor prints as `1`; a compound dimension concatenates its
+  /// factors.
   void print(raw_ostream &os) const;
   std::string str() const;
 

@@ -61,9 +61,8 @@ struct TestCostPass
                           "flops", builder.getI64IntegerAttr(cost.flops)),
                       builder.getNamedAttr(
                           "read", builder.getI64IntegerAttr(cost.bytesRead)),
-                      builder.getNamedAttr(
-                          "written",
-                          builder.getI64IntegerAttr(cost.bytesWritten)),
+                      builder.getNamedAttr("written", builder.getI64IntegerAttr(
+                                                          cost.bytesWritten)),
                   }));
     });
   }

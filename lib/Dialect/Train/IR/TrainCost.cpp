@@ -19,8 +19,8 @@ static int64_t numElements(Value value) {
 }
 
 OpCost mlir::train::getPointwiseCost(Operation *op, int64_t flopsPerElement) {
-  return dist::getStreamingCost(op,
-                                flopsPerElement * numElements(op->getResult(0)));
+  return dist::getStreamingCost(op, flopsPerElement *
+                                        numElements(op->getResult(0)));
 }
 
 OpCost MatmulOp::getCost() {
@@ -70,8 +70,7 @@ OpCost BatchNormBackwardOp::getCost() {
 }
 
 /// One operation per window element per pooled element.
-template <typename PoolOp>
-static OpCost getPoolCost(PoolOp op, Value pooled) {
+template <typename PoolOp> static OpCost getPoolCost(PoolOp op, Value pooled) {
   ArrayRef<int64_t> kernel = op.getKernelSize();
   return dist::getStreamingCost(op,
                                 numElements(pooled) * kernel[0] * kernel[1]);

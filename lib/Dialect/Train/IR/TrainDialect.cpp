@@ -42,14 +42,13 @@ static bool isArgumentRole(Role role) {
 }
 
 static bool isResultRole(Role role) {
-  return role == Role::param || role == Role::opt_state ||
-         role == Role::loss || role == Role::metric;
+  return role == Role::param || role == Role::opt_state || role == Role::loss ||
+         role == Role::metric;
 }
 
 /// Checks `train.role` / `train.name` on argument or result `index` of `op`.
 static LogicalResult verifyValueAttribute(Operation *op, StringRef what,
-                                          unsigned index,
-                                          NamedAttribute attr) {
+                                          unsigned index, NamedAttribute attr) {
   auto emit = [&]() {
     return op->emitOpError() << what << " #" << index << ": ";
   };
@@ -63,8 +62,9 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef what,
                                     : isResultRole(role.getValue());
     if (!valid)
       return emit() << "role '" << stringifyRole(role.getValue())
-                    << "' is not valid on " << (what == "argument" ? "an " : "a ")
-                    << what << " (expected "
+                    << "' is not valid on "
+                    << (what == "argument" ? "an " : "a ") << what
+                    << " (expected "
                     << (what == "argument"
                             ? "param, opt_state, input, label or hyper"
                             : "param, opt_state, loss or metric")
@@ -87,8 +87,7 @@ LogicalResult TrainDialect::verifyRegionArgAttribute(Operation *op, unsigned,
   return verifyValueAttribute(op, "argument", argIndex, attr);
 }
 
-LogicalResult TrainDialect::verifyRegionResultAttribute(Operation *op,
-                                                        unsigned,
+LogicalResult TrainDialect::verifyRegionResultAttribute(Operation *op, unsigned,
                                                         unsigned resultIndex,
                                                         NamedAttribute attr) {
   return verifyValueAttribute(op, "result", resultIndex, attr);
@@ -98,18 +97,18 @@ LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
                                                      NamedAttribute attr) {
   if (attr.getName() == kShardingRuleAttrName) {
     if (!isa<StringAttr>(attr.getValue()))
-      return op->emitOpError() << "'" << kShardingRuleAttrName
-                               << "' must be a string";
+      return op->emitOpError()
+             << "'" << kShardingRuleAttrName << "' must be a string";
     return success();
   }
   if (attr.getName() == kCostAttrName) {
     if (!isa<DictionaryAttr>(attr.getValue()))
-      return op->emitOpError() << "'" << kCostAttrName
-                               << "' must be a dictionary";
+      return op->emitOpError()
+             << "'" << kCostAttrName << "' must be a dictionary";
     return success();
   }
-  return op->emitOpError() << "unknown attribute '"
-                           << attr.getName().getValue() << "' (train attributes on ops are '"
+  return op->emitOpError() << "unknown attribute '" << attr.getName().getValue()
+                           << "' (train attributes on ops are '"
                            << kShardingRuleAttrName << "' and '"
                            << kCostAttrName << "'; roles and names belong "
                            << "on function arguments and results)";

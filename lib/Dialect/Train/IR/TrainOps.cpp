@@ -17,15 +17,15 @@ LogicalResult mlir::OpTrait::train::verifyStrictAttributes(Operation *op) {
   for (NamedAttribute attr : op->getDiscardableAttrs())
     if (!attr.getName().getValue().contains('.'))
       return op->emitOpError("unknown attribute '")
-             << attr.getName().getValue() << "' (the op's attributes are: "
-             << [&]() {
-                  std::string names;
-                  llvm::raw_string_ostream os(names);
-                  llvm::interleaveComma(
-                      op->getRegisteredInfo()->getAttributeNames(), os,
-                      [&](StringAttr name) { os << name.getValue(); });
-                  return names.empty() ? std::string("none") : names;
-                }()
+             << attr.getName().getValue() << "' (the op's attributes are: " <<
+             [&]() {
+               std::string names;
+               llvm::raw_string_ostream os(names);
+               llvm::interleaveComma(
+                   op->getRegisteredInfo()->getAttributeNames(), os,
+                   [&](StringAttr name) { os << name.getValue(); });
+               return names.empty() ? std::string("none") : names;
+             }()
              << ")";
   return success();
 }
@@ -64,9 +64,9 @@ LogicalResult BroadcastOp::verify() {
            << operand.getRank();
   for (auto [index, dim] : llvm::enumerate(dims)) {
     if (dim < 0 || dim >= result.getRank())
-      return emitOpError("dims[") << index << "] = " << dim
-                                  << " is out of range for result rank "
-                                  << result.getRank();
+      return emitOpError("dims[")
+             << index << "] = " << dim << " is out of range for result rank "
+             << result.getRank();
     if (index > 0 && dim <= dims[index - 1])
       return emitOpError("dims must be strictly increasing");
     int64_t size = operand.getDimSize(index);

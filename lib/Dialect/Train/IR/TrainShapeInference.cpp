@@ -1,4 +1,4 @@
-//===- TrainShapeInference.cpp - result types of train ops ----------------===//
+//===- TrainShapeInference.cpp - result types of compute ops --------------===//
 //
 // Every op whose result type follows from its operands and attributes infers
 // it here; the checks double as the op's verifier (InferTypeOpInterface runs
@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "distopt/Dialect/Train/IR/TrainOps.h"
+#include "ShapeChecks.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
@@ -16,24 +16,7 @@
 
 using namespace mlir;
 using namespace mlir::train;
-
-static ArrayRef<int64_t> shapeOf(Type type) {
-  return cast<ShapedType>(type).getShape();
-}
-
-static RankedTensorType tensorOf(ArrayRef<int64_t> shape, Type element) {
-  return RankedTensorType::get(shape, element);
-}
-
-/// Prints a shape as `8x4` (`scalar` for rank 0) in diagnostics.
-static std::string fmt(ArrayRef<int64_t> shape) {
-  if (shape.empty())
-    return "scalar";
-  std::string result;
-  llvm::raw_string_ostream os(result);
-  llvm::interleave(shape, os, "x");
-  return result;
-}
+using namespace mlir::train::detail;
 
 static FailureOr<SmallVector<int64_t>>
 broadcastShapes(const ShapeDiagnostics &diag, TypeRange types) {
@@ -49,7 +32,7 @@ broadcastShapes(const ShapeDiagnostics &diag, TypeRange types) {
       if (size == out || size == 1)
         continue;
       if (out != 1)
-        return diag.fail("operand #", index, " of shape ", fmt(shape),
+        return diag.fail("operand #", index, " of shape ", fmtShape(shape),
                          " does not broadcast: dim ", dim, " has size ", size,
                          " where another operand has ", out);
       out = size;
@@ -58,20 +41,10 @@ broadcastShapes(const ShapeDiagnostics &diag, TypeRange types) {
   return result;
 }
 
-static LogicalResult checkSameElementType(const ShapeDiagnostics &diag,
-                                          TypeRange types, StringRef what) {
-  for (Type type : types.drop_front())
-    if (getElementTypeOrSelf(type) != getElementTypeOrSelf(types.front()))
-      return diag.fail(what, " have different element types ",
-                       getElementTypeOrSelf(types.front()), " and ",
-                       getElementTypeOrSelf(type));
-  return success();
-}
-
-LogicalResult mlir::train::inferBroadcastTypes(const ShapeDiagnostics &diag,
-                                               TypeRange types,
-                                               Type elementType,
-                                               SmallVectorImpl<Type> &inferred) {
+LogicalResult
+mlir::train::inferBroadcastTypes(const ShapeDiagnostics &diag, TypeRange types,
+                                 Type elementType,
+                                 SmallVectorImpl<Type> &inferred) {
   if (!elementType) {
     if (failed(checkSameElementType(diag, types, "operands")))
       return failure();
@@ -107,64 +80,6 @@ LogicalResult mlir::train::inferSoftmaxTypes(const ShapeDiagnostics &diag,
   return success();
 }
 
-/// Checks `0 <= value` (NaN fails).
-static LogicalResult checkNonNegative(const ShapeDiagnostics &diag,
-                                      StringRef name, const APFloat &value) {
-  double v = value.convertToDouble();
-  if (!(v >= 0))
-    return diag.fail(name, " must be non-negative, got ", v);
-  return success();
-}
-
-/// Checks `0 < value < inf` (NaN fails).
-static LogicalResult checkPositive(const ShapeDiagnostics &diag,
-                                   StringRef name, const APFloat &value) {
-  double v = value.convertToDouble();
-  if (!(v > 0 && std::isfinite(v)))
-    return diag.fail(name, " must be positive and finite, got ", v);
-  return success();
-}
-
-/// Checks `0 <= value < 1` (NaN fails).
-static LogicalResult checkProbability(const ShapeDiagnostics &diag,
-                                      StringRef name, const APFloat &value) {
-  double v = value.convertToDouble();
-  if (!(v >= 0 && v < 1))
-    return diag.fail(name, " must be in [0, 1), got ", v);
-  return success();
-}
-
-/// Prints a list of integers as `[1, 2]` in diagnostics.
-static std::string fmtList(ArrayRef<int64_t> values) {
-  std::string result;
-  llvm::raw_string_ostream os(result);
-  os << '[';
-  llvm::interleaveComma(values, os);
-  os << ']';
-  return result;
-}
-
-/// Checks that `type` has exactly `shape` and the element type `element`.
-static LogicalResult expectShape(const ShapeDiagnostics &diag, StringRef what,
-                                 Type type, ArrayRef<int64_t> shape,
-                                 Type element) {
-  if (shapeOf(type) != shape)
-    return diag.fail(what, " must have shape ", fmt(shape), ", got ",
-                     fmt(shapeOf(type)));
-  if (getElementTypeOrSelf(type) != element)
-    return diag.fail(what, " must have element type ", element, ", got ",
-                     getElementTypeOrSelf(type));
-  return success();
-}
-
-static LogicalResult expectRank(const ShapeDiagnostics &diag, StringRef what,
-                                Type type, int64_t rank) {
-  if (static_cast<int64_t>(shapeOf(type).size()) != rank)
-    return diag.fail(what, " must have rank ", rank, ", got ",
-                     shapeOf(type).size());
-  return success();
-}
-
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
@@ -187,8 +102,9 @@ LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
                                          SmallVectorImpl<Type> &types) {
   ShapeDiagnostics diag(loc, getOperationName());
   Type onTrue = adaptor.getOnTrue().getType();
-  if (failed(checkSameElementType(
-          diag, {onTrue, adaptor.getOnFalse().getType()}, "on_true and on_false")))
+  if (failed(checkSameElementType(diag,
+                                  {onTrue, adaptor.getOnFalse().getType()},
+                                  "on_true and on_false")))
     return failure();
   return inferBroadcastTypes(diag, adaptor.getOperands().getTypes(),
                              getElementTypeOrSelf(onTrue), types);
@@ -203,7 +119,8 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
   ShapeDiagnostics diag(loc, getOperationName());
-  Type lhsType = adaptor.getLhs().getType(), rhsType = adaptor.getRhs().getType();
+  Type lhsType = adaptor.getLhs().getType(),
+       rhsType = adaptor.getRhs().getType();
   ArrayRef<int64_t> lhs = shapeOf(lhsType), rhs = shapeOf(rhsType);
   if (lhs.size() < 2 || rhs.size() < 2)
     return diag.fail("operands must have rank >= 2, got ", lhs.size(), " and ",
@@ -212,8 +129,8 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
     return failure();
   ArrayRef<int64_t> lhsBatch = lhs.drop_back(2), rhsBatch = rhs.drop_back(2);
   if (!lhsBatch.empty() && !rhsBatch.empty() && lhsBatch != rhsBatch)
-    return diag.fail("batch dims differ: lhs has ", fmt(lhsBatch),
-                     ", rhs has ", fmt(rhsBatch));
+    return diag.fail("batch dims differ: lhs has ", fmtShape(lhsBatch),
+                     ", rhs has ", fmtShape(rhsBatch));
   int64_t lr = lhs.size(), rr = rhs.size();
   bool tl = adaptor.getTransposeLhs(), tr = adaptor.getTransposeRhs();
   int64_t m = tl ? lhs[lr - 1] : lhs[lr - 2];
@@ -302,18 +219,17 @@ static LogicalResult checkConvOperands(const ShapeDiagnostics &diag,
 /// Checks that the forward output size `[oh, ow]` implied by `given` (the
 /// backward op's `what` attribute) is the spatial size of `grad`.
 static LogicalResult checkForwardOutput(const ShapeDiagnostics &diag,
-                                        StringRef what,
-                                        ArrayRef<int64_t> given,
+                                        StringRef what, ArrayRef<int64_t> given,
                                         ArrayRef<int64_t> out,
                                         ArrayRef<int64_t> grad) {
   if (out != grad.drop_front(2))
-    return diag.fail(what, " ", fmt(given), " gives a forward output of ",
-                     fmt(out), " but grad_output has ", fmt(grad.drop_front(2)));
+    return diag.fail(what, " ", fmtShape(given), " gives a forward output of ",
+                     fmtShape(out), " but grad_output has ",
+                     fmtShape(grad.drop_front(2)));
   return success();
 }
 
-template <typename AdaptorT>
-static ConvParams getConvParams(AdaptorT adaptor) {
+template <typename AdaptorT> static ConvParams getConvParams(AdaptorT adaptor) {
   return {adaptor.getStrides(), adaptor.getPadding(), adaptor.getDilations(),
           static_cast<int64_t>(adaptor.getGroups())};
 }
@@ -332,9 +248,10 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
   if (failed(checkGroups(diag, p, in[1], filter[0])))
     return failure();
   if (filter[1] * p.groups != in[1])
-    return diag.fail("filter has ", filter[1], " input channels per group but "
-                     "input has ", in[1], " channels in ", p.groups,
-                     " group(s)");
+    return diag.fail("filter has ", filter[1],
+                     " input channels per group but "
+                     "input has ",
+                     in[1], " channels in ", p.groups, " group(s)");
   FailureOr<SmallVector<int64_t>> out =
       convOutputSpatial(diag, p, in.drop_front(2), filter.drop_front(2));
   if (failed(out))
@@ -356,16 +273,18 @@ LogicalResult Conv2dBackwardInputOp::inferReturnTypes(
   ConvParams p = getConvParams(adaptor);
   ArrayRef<int64_t> grad = shapeOf(gradType), filter = shapeOf(filterType);
   if (filter[0] != grad[1])
-    return diag.fail("filter has ", filter[0], " output channels but "
-                     "grad_output has ", grad[1]);
+    return diag.fail("filter has ", filter[0],
+                     " output channels but "
+                     "grad_output has ",
+                     grad[1]);
   int64_t channels = filter[1] * p.groups;
   if (failed(checkGroups(diag, p, channels, filter[0])))
     return failure();
-  FailureOr<SmallVector<int64_t>> out = convOutputSpatial(
-      diag, p, adaptor.getInputSize(), filter.drop_front(2));
-  if (failed(out) || failed(checkForwardOutput(diag, "input_size",
-                                               adaptor.getInputSize(), *out,
-                                               grad)))
+  FailureOr<SmallVector<int64_t>> out =
+      convOutputSpatial(diag, p, adaptor.getInputSize(), filter.drop_front(2));
+  if (failed(out) ||
+      failed(checkForwardOutput(diag, "input_size", adaptor.getInputSize(),
+                                *out, grad)))
     return failure();
   ArrayRef<int64_t> size = adaptor.getInputSize();
   types.push_back(tensorOf({grad[0], channels, size[0], size[1]},
@@ -379,8 +298,8 @@ LogicalResult Conv2dBackwardFilterOp::inferReturnTypes(
   ShapeDiagnostics diag(loc, getOperationName());
   Type inputType = adaptor.getInput().getType();
   Type gradType = adaptor.getGradOutput().getType();
-  if (failed(checkConvOperands(diag, "input", inputType, "grad_output",
-                               gradType)))
+  if (failed(
+          checkConvOperands(diag, "input", inputType, "grad_output", gradType)))
     return failure();
   ConvParams p = getConvParams(adaptor);
   ArrayRef<int64_t> in = shapeOf(inputType), grad = shapeOf(gradType);
@@ -516,9 +435,9 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
   Type weight = adaptor.getWeight().getType();
   if (failed(checkNonNegative(diag, "epsilon", adaptor.getEpsilon())))
     return failure();
-  if (failed(checkBatchNorm(diag, input,
-                            {{"weight", weight},
-                             {"bias", adaptor.getBias().getType()}})))
+  if (failed(checkBatchNorm(
+          diag, input,
+          {{"weight", weight}, {"bias", adaptor.getBias().getType()}})))
     return failure();
   types.append({input, weight, weight});
   return success();
@@ -635,9 +554,9 @@ static LogicalResult checkLogitsAndLabels(const ShapeDiagnostics &diag,
     return diag.fail("logits must have rank >= 2 (batch..., classes), got ",
                      shape.size());
   if (shapeOf(labels) != shape.drop_back())
-    return diag.fail("labels must have shape ", fmt(shape.drop_back()),
+    return diag.fail("labels must have shape ", fmtShape(shape.drop_back()),
                      " (the logits without the class dim), got ",
-                     fmt(shapeOf(labels)));
+                     fmtShape(shapeOf(labels)));
   return success();
 }
 
@@ -658,280 +577,12 @@ LogicalResult CrossEntropyBackwardOp::inferReturnTypes(
     SmallVectorImpl<Type> &types) {
   ShapeDiagnostics diag(loc, getOperationName());
   Type logits = adaptor.getLogits().getType();
-  if (failed(checkLogitsAndLabels(diag, logits, adaptor.getLabels().getType())) ||
-      failed(checkSameElementType(diag, {adaptor.getGradLoss().getType(), logits},
+  if (failed(
+          checkLogitsAndLabels(diag, logits, adaptor.getLabels().getType())) ||
+      failed(checkSameElementType(diag,
+                                  {adaptor.getGradLoss().getType(), logits},
                                   "grad_loss and logits")))
     return failure();
   types.push_back(logits);
   return success();
-}
-
-//===----------------------------------------------------------------------===//
-// Data movement
-//===----------------------------------------------------------------------===//
-
-LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
-                                            std::optional<Location> loc,
-                                            Adaptor adaptor,
-                                            SmallVectorImpl<Type> &types) {
-  ShapeDiagnostics diag(loc, getOperationName());
-  Type type = adaptor.getOperand().getType();
-  ArrayRef<int64_t> shape = shapeOf(type);
-  ArrayRef<int64_t> perm = adaptor.getPermutation();
-  if (perm.size() != shape.size())
-    return diag.fail("permutation has ", perm.size(),
-                     " entries for an operand of rank ", shape.size());
-  SmallVector<bool> seen(shape.size(), false);
-  SmallVector<int64_t> result;
-  for (int64_t dim : perm) {
-    if (dim < 0 || dim >= static_cast<int64_t>(shape.size()) || seen[dim])
-      return diag.fail("permutation ", fmtList(perm), " is not a permutation of "
-                       "0..", shape.size() - 1);
-    seen[dim] = true;
-    result.push_back(shape[dim]);
-  }
-  types.push_back(tensorOf(result, getElementTypeOrSelf(type)));
-  return success();
-}
-
-static LogicalResult checkPerDim(const ShapeDiagnostics &diag, StringRef what,
-                                 ArrayRef<int64_t> values, size_t rank) {
-  if (values.size() != rank)
-    return diag.fail(what, " has ", values.size(),
-                     " entries for an operand of rank ", rank);
-  return success();
-}
-
-LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
-                                        std::optional<Location> loc,
-                                        Adaptor adaptor,
-                                        SmallVectorImpl<Type> &types) {
-  ShapeDiagnostics diag(loc, getOperationName());
-  Type type = adaptor.getOperand().getType();
-  ArrayRef<int64_t> shape = shapeOf(type);
-  ArrayRef<int64_t> start = adaptor.getStart(), limit = adaptor.getLimit();
-  SmallVector<int64_t> strides(shape.size(), 1);
-  if (std::optional<ArrayRef<int64_t>> given = adaptor.getStrides()) {
-    if (failed(checkPerDim(diag, "strides", *given, shape.size())))
-      return failure();
-    strides.assign(given->begin(), given->end());
-  }
-  if (failed(checkPerDim(diag, "start", start, shape.size())) ||
-      failed(checkPerDim(diag, "limit", limit, shape.size())))
-    return failure();
-  SmallVector<int64_t> result;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (start[d] < 0 || start[d] > limit[d] || limit[d] > shape[d])
-      return diag.fail("dim ", d, ": need 0 <= start <= limit <= ", shape[d],
-                       ", got start ", start[d], " and limit ", limit[d]);
-    if (strides[d] < 1)
-      return diag.fail("dim ", d, ": stride must be positive, got ",
-                       strides[d]);
-    result.push_back((limit[d] - start[d] + strides[d] - 1) / strides[d]);
-  }
-  types.push_back(tensorOf(result, getElementTypeOrSelf(type)));
-  return success();
-}
-
-LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
-                                         std::optional<Location> loc,
-                                         Adaptor adaptor,
-                                         SmallVectorImpl<Type> &types) {
-  ShapeDiagnostics diag(loc, getOperationName());
-  TypeRange inputs = adaptor.getInputs().getTypes();
-  if (inputs.empty())
-    return diag.fail("needs at least one input");
-  if (failed(checkSameElementType(diag, inputs, "inputs")))
-    return failure();
-  SmallVector<int64_t> result(shapeOf(inputs.front()));
-  int64_t dim = adaptor.getDim();
-  if (dim < 0 || dim >= static_cast<int64_t>(result.size()))
-    return diag.fail("dim ", dim, " is out of range for rank ", result.size());
-  for (auto [index, type] : llvm::enumerate(inputs.drop_front())) {
-    ArrayRef<int64_t> shape = shapeOf(type);
-    if (shape.size() != result.size())
-      return diag.fail("input #", index + 1, " has rank ", shape.size(),
-                       ", input #0 has rank ", result.size());
-    for (size_t d = 0; d < shape.size(); ++d)
-      if (static_cast<int64_t>(d) != dim && shape[d] != result[d])
-        return diag.fail("input #", index + 1, " has size ", shape[d],
-                         " in dim ", d, ", input #0 has ", result[d]);
-    result[dim] += shape[dim];
-  }
-  types.push_back(tensorOf(result, getElementTypeOrSelf(inputs.front())));
-  return success();
-}
-
-LogicalResult PadOp::inferReturnTypes(MLIRContext *,
-                                      std::optional<Location> loc,
-                                      Adaptor adaptor,
-                                      SmallVectorImpl<Type> &types) {
-  ShapeDiagnostics diag(loc, getOperationName());
-  Type type = adaptor.getOperand().getType();
-  ArrayRef<int64_t> shape = shapeOf(type);
-  ArrayRef<int64_t> low = adaptor.getLow(), high = adaptor.getHigh();
-  if (failed(checkPerDim(diag, "low", low, shape.size())) ||
-      failed(checkPerDim(diag, "high", high, shape.size())))
-    return failure();
-  SmallVector<int64_t> result;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (low[d] < 0 || high[d] < 0)
-      return diag.fail("dim ", d, ": padding must be non-negative, got low ",
-                       low[d], " and high ", high[d]);
-    result.push_back(shape[d] + low[d] + high[d]);
-  }
-  // The fill value must be representable in an integer element type.
-  if (auto intType = dyn_cast<IntegerType>(getElementTypeOrSelf(type))) {
-    double value = adaptor.getValue().convertToDouble();
-    unsigned width = intType.getWidth();
-    double lo = width == 1 ? 0 : -std::ldexp(1.0, width - 1);
-    double hi = std::ldexp(1.0, width) - 1;
-    if (!(value == std::trunc(value) && value >= lo && value <= hi))
-      return diag.fail("padding value ", value, " is not representable in ",
-                       intType);
-  }
-  types.push_back(tensorOf(result, getElementTypeOrSelf(type)));
-  return success();
-}
-
-LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
-                                         std::optional<Location> loc,
-                                         Adaptor adaptor,
-                                         SmallVectorImpl<Type> &types) {
-  ShapeDiagnostics diag(loc, getOperationName());
-  Type table = adaptor.getTable().getType();
-  if (shapeOf(table).empty())
-    return diag.fail("table must have rank >= 1");
-  SmallVector<int64_t> result(shapeOf(adaptor.getIndices().getType()));
-  llvm::append_range(result, shapeOf(table).drop_front());
-  types.push_back(tensorOf(result, getElementTypeOrSelf(table)));
-  return success();
-}
-
-LogicalResult ScatterAddOp::inferReturnTypes(MLIRContext *,
-                                             std::optional<Location> loc,
-                                             Adaptor adaptor,
-                                             SmallVectorImpl<Type> &types) {
-  ShapeDiagnostics diag(loc, getOperationName());
-  Type init = adaptor.getInit().getType();
-  if (shapeOf(init).empty())
-    return diag.fail("init must have rank >= 1");
-  SmallVector<int64_t> expected(shapeOf(adaptor.getIndices().getType()));
-  llvm::append_range(expected, shapeOf(init).drop_front());
-  if (failed(expectShape(diag, "updates", adaptor.getUpdates().getType(),
-                         expected, getElementTypeOrSelf(init))))
-    return failure();
-  types.push_back(init);
-  return success();
-}
-
-LogicalResult ConstantOp::inferReturnTypes(MLIRContext *,
-                                           std::optional<Location> loc,
-                                           Adaptor adaptor,
-                                           SmallVectorImpl<Type> &types) {
-  types.push_back(adaptor.getValue().getType());
-  return success();
-}
-
-//===----------------------------------------------------------------------===//
-// Dropout and optimizers
-//===----------------------------------------------------------------------===//
-
-LogicalResult DropoutOp::inferReturnTypes(MLIRContext *,
-                                          std::optional<Location> loc,
-                                          Adaptor adaptor,
-                                          SmallVectorImpl<Type> &types) {
-  ShapeDiagnostics diag(loc, getOperationName());
-  Type type = adaptor.getOperand().getType();
-  ArrayRef<int64_t> shape = shapeOf(type);
-  if (failed(checkProbability(diag, "rate", adaptor.getRate())))
-    return failure();
-  std::optional<ArrayRef<int64_t>> global = adaptor.getGlobalShape();
-  size_t numOffsets = adaptor.getOffsets().size();
-  if (!global && numOffsets != 0)
-    return diag.fail("offsets need a global_shape");
-  if (global) {
-    if (numOffsets != shape.size() || global->size() != shape.size())
-      return diag.fail("needs one offset and one global_shape entry per dim "
-                       "(rank ", shape.size(), "), got ", numOffsets,
-                       " and ", global->size());
-    for (size_t d = 0; d < shape.size(); ++d)
-      if ((*global)[d] < shape[d])
-        return diag.fail("global_shape ", fmt(*global),
-                         " is smaller than the operand's ", fmt(shape));
-  }
-  types.push_back(type);
-  return success();
-}
-
-static LogicalResult expectSameType(const ShapeDiagnostics &diag,
-                                    StringRef what, Type type, Type param) {
-  if (type != param)
-    return diag.fail(what, " type ", type, " does not match param type ",
-                     param);
-  return success();
-}
-
-LogicalResult SgdOp::inferReturnTypes(MLIRContext *,
-                                      std::optional<Location> loc,
-                                      Adaptor adaptor,
-                                      SmallVectorImpl<Type> &types) {
-  ShapeDiagnostics diag(loc, getOperationName());
-  Type param = adaptor.getParam().getType();
-  if (failed(checkNonNegative(diag, "momentum", adaptor.getMomentum())) ||
-      failed(checkNonNegative(diag, "weight_decay", adaptor.getWeightDecay())))
-    return failure();
-  double momentum = adaptor.getMomentum().convertToDouble();
-  if (failed(expectSameType(diag, "grad", adaptor.getGrad().getType(), param)))
-    return failure();
-  Value buffer = adaptor.getMomentumBuffer();
-  if ((momentum > 0) != static_cast<bool>(buffer))
-    return diag.fail(momentum > 0
-                         ? "momentum > 0 needs a momentum_buffer operand"
-                         : "a momentum_buffer operand needs momentum > 0");
-  if (adaptor.getNesterov() && momentum == 0)
-    return diag.fail("nesterov needs momentum > 0");
-  types.push_back(param);
-  if (buffer) {
-    if (failed(expectSameType(diag, "momentum_buffer", buffer.getType(), param)))
-      return failure();
-    types.push_back(param);
-  }
-  return success();
-}
-
-template <typename AdaptorT>
-static LogicalResult inferAdamTypes(const ShapeDiagnostics &diag,
-                                    AdaptorT adaptor,
-                                    SmallVectorImpl<Type> &types) {
-  Type param = adaptor.getParam().getType();
-  if (failed(checkProbability(diag, "beta1", adaptor.getBeta1())) ||
-      failed(checkProbability(diag, "beta2", adaptor.getBeta2())) ||
-      failed(checkPositive(diag, "epsilon", adaptor.getEpsilon())) ||
-      failed(checkNonNegative(diag, "weight_decay", adaptor.getWeightDecay())))
-    return failure();
-  if (failed(expectSameType(diag, "grad", adaptor.getGrad().getType(), param)) ||
-      failed(expectSameType(diag, "exp_avg", adaptor.getExpAvg().getType(),
-                            param)) ||
-      failed(expectSameType(diag, "exp_avg_sq",
-                            adaptor.getExpAvgSq().getType(), param)))
-    return failure();
-  types.append({param, param, param, adaptor.getStep().getType()});
-  return success();
-}
-
-LogicalResult AdamOp::inferReturnTypes(MLIRContext *,
-                                       std::optional<Location> loc,
-                                       Adaptor adaptor,
-                                       SmallVectorImpl<Type> &types) {
-  return inferAdamTypes(ShapeDiagnostics(loc, getOperationName()), adaptor,
-                        types);
-}
-
-LogicalResult AdamWOp::inferReturnTypes(MLIRContext *,
-                                        std::optional<Location> loc,
-                                        Adaptor adaptor,
-                                        SmallVectorImpl<Type> &types) {
-  return inferAdamTypes(ShapeDiagnostics(loc, getOperationName()), adaptor,
-                        types);
 }

@@ -104,8 +104,8 @@ ShardingRule MatmulOp::getShardingRule() {
   bool tl = getTransposeLhs(), tr = getTransposeRhs();
   int64_t m = builder.addFactor(result[batch]);
   int64_t n = builder.addFactor(result[batch + 1]);
-  int64_t k = builder.addFactor(tl ? lhs[lr - 2] : lhs[lr - 1],
-                                FactorKind::Reduction);
+  int64_t k =
+      builder.addFactor(tl ? lhs[lr - 2] : lhs[lr - 1], FactorKind::Reduction);
   builder.mapOperand(0, tl ? lr - 1 : lr - 2, m)
       .mapOperand(0, tl ? lr - 2 : lr - 1, k)
       .mapOperand(1, tr ? rr - 1 : rr - 2, k)
@@ -164,24 +164,23 @@ static ShardingRule getConvRule(Operation *op, const ConvTensors &tensors,
 }
 
 ShardingRule Conv2dOp::getShardingRule() {
-  return getConvRule(*this,
-                     {operand(0), operand(1), result(0),
-                      ConvTensors::Reduced::Channels},
-                     getGroups());
+  return getConvRule(
+      *this,
+      {operand(0), operand(1), result(0), ConvTensors::Reduced::Channels},
+      getGroups());
 }
 
 ShardingRule Conv2dBackwardInputOp::getShardingRule() {
-  return getConvRule(*this,
-                     {result(0), operand(1), operand(0),
-                      ConvTensors::Reduced::Features},
-                     getGroups());
+  return getConvRule(
+      *this,
+      {result(0), operand(1), operand(0), ConvTensors::Reduced::Features},
+      getGroups());
 }
 
 ShardingRule Conv2dBackwardFilterOp::getShardingRule() {
-  return getConvRule(*this,
-                     {operand(0), result(0), operand(1),
-                      ConvTensors::Reduced::Batch},
-                     getGroups());
+  return getConvRule(
+      *this, {operand(0), result(0), operand(1), ConvTensors::Reduced::Batch},
+      getGroups());
 }
 
 //===----------------------------------------------------------------------===//
@@ -210,12 +209,11 @@ ShardingRule ReduceOp::getShardingRule() {
 /// dims of `full` tensors and all dims of `stats` tensors; the normalized
 /// dims (need replication) map the trailing dims of `full` tensors and all
 /// dims of `weights` tensors. `shape` is the input's.
-static ShardingRule
-getLayerNormRule(Operation *op, ArrayRef<int64_t> shape, int64_t axis,
-                 FactorKind leadingKind,
-                 ArrayRef<TensorRef> full,
-                 ArrayRef<TensorRef> stats,
-                 ArrayRef<TensorRef> weights) {
+static ShardingRule getLayerNormRule(Operation *op, ArrayRef<int64_t> shape,
+                                     int64_t axis, FactorKind leadingKind,
+                                     ArrayRef<TensorRef> full,
+                                     ArrayRef<TensorRef> stats,
+                                     ArrayRef<TensorRef> weights) {
   ShardingRuleBuilder builder = makeBuilder(op);
   for (int64_t d = 0, e = shape.size(); d < e; ++d) {
     bool leading = d < axis;
@@ -232,26 +230,23 @@ getLayerNormRule(Operation *op, ArrayRef<int64_t> shape, int64_t axis,
 ShardingRule LayerNormOp::getShardingRule() {
   // Operands: input, weight, bias; results: output, mean, rstd.
   return getLayerNormRule(*this, shapeOf(getInput()), getAxis(),
-                          FactorKind::Pass,
-                          {operand(0), result(0)}, {result(1), result(2)},
-                          {operand(1), operand(2)});
+                          FactorKind::Pass, {operand(0), result(0)},
+                          {result(1), result(2)}, {operand(1), operand(2)});
 }
 
 ShardingRule LayerNormBackwardOp::getShardingRule() {
   // Operands: grad_output, input, mean, rstd, weight; results: grad_input,
   // grad_weight, grad_bias.
-  return getLayerNormRule(*this, shapeOf(getInput()), getAxis(),
-                          FactorKind::Reduction,
-                          {operand(0), operand(1), result(0)},
-                          {operand(2), operand(3)},
-                          {operand(4), result(1), result(2)});
+  return getLayerNormRule(
+      *this, shapeOf(getInput()), getAxis(), FactorKind::Reduction,
+      {operand(0), operand(1), result(0)}, {operand(2), operand(3)},
+      {operand(4), result(1), result(2)});
 }
 
 /// Batch norm and its backward op: channel dim 1 of `full` tensors and the
 /// only dim of `perChannel` tensors pass; the other dims need replication.
-static ShardingRule
-getBatchNormRule(Operation *op, ArrayRef<TensorRef> full,
-                 ArrayRef<TensorRef> perChannel) {
+static ShardingRule getBatchNormRule(Operation *op, ArrayRef<TensorRef> full,
+                                     ArrayRef<TensorRef> perChannel) {
   ArrayRef<int64_t> shape = shapeOf(op->getResult(0));
   ShardingRuleBuilder builder = makeBuilder(op);
   for (int64_t d = 0, e = shape.size(); d < e; ++d) {
@@ -327,8 +322,7 @@ ShardingRule AvgPool2dBackwardOp::getShardingRule() {
 /// one; the batch dims have kind `batchKind` and map to `gradResult` too
 /// when it is set; the class dim needs replication.
 static ShardingRule getCrossEntropyRule(Operation *op, int64_t logitsIndex,
-                                        FactorKind batchKind,
-                                        bool gradResult) {
+                                        FactorKind batchKind, bool gradResult) {
   ArrayRef<int64_t> logits = shapeOf(op->getOperand(logitsIndex));
   int64_t rank = logits.size();
   ShardingRuleBuilder builder = makeBuilder(op);
@@ -389,10 +383,10 @@ ShardingRule ReshapeOp::getShardingRule() {
     // Coprime remainders: consume dims on both sides until the products of
     // the consumed parts agree, giving each part its own factor.
     int64_t prodIn = restIn, prodOut = restOut;
-    builder.mapOperand(
-        0, i, builder.addFactor(restIn, FactorKind::NeedReplication));
-    builder.mapResult(
-        0, o, builder.addFactor(restOut, FactorKind::NeedReplication));
+    builder.mapOperand(0, i,
+                       builder.addFactor(restIn, FactorKind::NeedReplication));
+    builder.mapResult(0, o,
+                      builder.addFactor(restOut, FactorKind::NeedReplication));
     advanceIn();
     advanceOut();
     // Size-1 dims map no factor, as everywhere else.
@@ -449,9 +443,8 @@ static ShardingRule getPointwiseIfSizesMatchRule(Operation *op) {
   ArrayRef<int64_t> result = shapeOf(op->getResult(0));
   ShardingRuleBuilder builder = makeBuilder(op);
   for (int64_t d = 0, e = result.size(); d < e; ++d) {
-    bool match = llvm::all_of(op->getOperands(), [&](Value v) {
-      return shapeOf(v)[d] == result[d];
-    });
+    bool match = llvm::all_of(
+        op->getOperands(), [&](Value v) { return shapeOf(v)[d] == result[d]; });
     if (match) {
       int64_t factor = builder.addFactor(result[d]);
       for (unsigned i = 0; i < op->getNumOperands(); ++i)
@@ -463,8 +456,8 @@ static ShardingRule getPointwiseIfSizesMatchRule(Operation *op) {
       builder.mapOperand(i, d,
                          builder.addFactor(shapeOf(op->getOperand(i))[d],
                                            FactorKind::NeedReplication));
-    builder.mapResult(0, d,
-                      builder.addFactor(result[d], FactorKind::NeedReplication));
+    builder.mapResult(
+        0, d, builder.addFactor(result[d], FactorKind::NeedReplication));
   }
   return builder.build();
 }
@@ -482,10 +475,8 @@ ShardingRule PadOp::getShardingRule() {
 /// Embedding ops: `table` `[v, d...]`, `indices` `[i...]`, `rows`
 /// `[i..., d...]`; `v` and the index dims have the
 /// given kinds.
-static ShardingRule getEmbeddingRule(Operation *op,
-                                     ArrayRef<TensorRef> tables,
-                                     int64_t indicesOperand,
-                                     TensorRef rows,
+static ShardingRule getEmbeddingRule(Operation *op, ArrayRef<TensorRef> tables,
+                                     int64_t indicesOperand, TensorRef rows,
                                      FactorKind rowKind, FactorKind indexKind) {
   ShardingRuleBuilder builder = makeBuilder(op);
   ArrayRef<int64_t> table = shapeOf(op, tables.front());
@@ -521,11 +512,11 @@ ShardingRule IotaOp::getShardingRule() {
   ArrayRef<int64_t> shape = shapeOf(getResult());
   ShardingRuleBuilder builder = makeBuilder(*this);
   for (int64_t d = 0, e = shape.size(); d < e; ++d)
-    builder.mapResult(0, d,
-                      builder.addFactor(shape[d],
-                                        d == static_cast<int64_t>(getDim())
-                                            ? FactorKind::NeedReplication
-                                            : FactorKind::Pass));
+    builder.mapResult(
+        0, d,
+        builder.addFactor(shape[d], d == static_cast<int64_t>(getDim())
+                                        ? FactorKind::NeedReplication
+                                        : FactorKind::Pass));
   return builder.build();
 }
 

@@ -76,8 +76,8 @@ struct TrainSummaryPass
     std::unique_ptr<llvm::ToolOutputFile> output =
         openOutputFile(outputFile, &error);
     if (!output) {
-      getOperation().emitError() << "cannot open summary output '"
-                                 << outputFile << "': " << error;
+      getOperation().emitError()
+          << "cannot open summary output '" << outputFile << "': " << error;
       return signalPassFailure();
     }
     getOperation().walk([&](FunctionOpInterface func) {

@@ -78,9 +78,9 @@ static LogicalResult verifyStep(const TrainingStep &step) {
              << " does not name an argument: updated state must replace "
                 "the argument of the same name";
     if (argument->role != result.role)
-      return func.emitOpError() << describe("result", result)
-                                << " replaces " << describe("argument", *argument)
-                                << " of another role";
+      return func.emitOpError()
+             << describe("result", result) << " replaces "
+             << describe("argument", *argument) << " of another role";
     if (argument->type != result.type)
       return func.emitOpError()
              << describe("result", result) << " has type " << result.type

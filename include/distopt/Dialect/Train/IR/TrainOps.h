@@ -44,8 +44,7 @@ public:
   ShapeDiagnostics(std::optional<Location> loc, StringRef opName)
       : loc(loc), opName(opName) {}
 
-  template <typename... Args>
-  LogicalResult fail(Args &&...args) const {
+  template <typename... Args> LogicalResult fail(Args &&...args) const {
     if (loc) {
       InFlightDiagnostic diag = mlir::emitError(*loc);
       diag << "'" << opName << "' op ";
@@ -61,8 +60,8 @@ private:
 
 /// Infers the NumPy broadcast of `types`; the result element type is
 /// `elementType`, or the (common) operand element type when null.
-LogicalResult inferBroadcastTypes(const ShapeDiagnostics &diag,
-                                  TypeRange types, Type elementType,
+LogicalResult inferBroadcastTypes(const ShapeDiagnostics &diag, TypeRange types,
+                                  Type elementType,
                                   SmallVectorImpl<Type> &inferred);
 /// Infers the type of a softmax-like op: all operands of one type, `dim` in
 /// range.
