@@ -36,5 +36,7 @@ echo "clean build, warm ccache:            $(seconds ninja -C "$build")s"
 # Touched files must really recompile: bypass the cache.
 touch "$root/lib/Dialect/Train/IR/TrainOps.cpp"
 echo "rebuild after touching TrainOps.cpp: $(CCACHE_DISABLE=1 seconds ninja -C "$build")s"
+touch "$root/lib/Dialect/Train/IR/TrainShardingRules.cpp"
+echo "rebuild after touching TrainShardingRules.cpp: $(CCACHE_DISABLE=1 seconds ninja -C "$build")s"
 touch "$root/tools/dist-opt/dist-opt.cpp"
 echo "rebuild after touching dist-opt.cpp: $(CCACHE_DISABLE=1 seconds ninja -C "$build")s"
