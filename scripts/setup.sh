@@ -39,6 +39,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # --- configure and build ----------------------------------------------------
+# Paths below the repository hash relative, so clones elsewhere (CI) hit the
+# same ccache entries.
+export CCACHE_BASEDIR="$root"
 if [ ! -f "$build/build.ninja" ]; then
   echo "== configuring $build"
   cmake -S "$root" -B "$build" -G Ninja \
