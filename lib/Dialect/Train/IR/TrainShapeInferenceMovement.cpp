@@ -135,17 +135,29 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+/// The shape of the rows an embedding op gathers or scatters:
+/// `[indices..., table.shape[1:]...]`.
+static FailureOr<SmallVector<int64_t>>
+getRowsShape(const ShapeDiagnostics &diag, StringRef tableName, Type table,
+             Type indices) {
+  if (shapeOf(table).empty())
+    return diag.fail(tableName, " must have rank >= 1");
+  SmallVector<int64_t> rows(shapeOf(indices));
+  llvm::append_range(rows, shapeOf(table).drop_front());
+  return rows;
+}
+
 LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
   ShapeDiagnostics diag(loc, getOperationName());
   Type table = adaptor.getTable().getType();
-  if (shapeOf(table).empty())
-    return diag.fail("table must have rank >= 1");
-  SmallVector<int64_t> result(shapeOf(adaptor.getIndices().getType()));
-  llvm::append_range(result, shapeOf(table).drop_front());
-  types.push_back(tensorOf(result, getElementTypeOrSelf(table)));
+  FailureOr<SmallVector<int64_t>> rows =
+      getRowsShape(diag, "table", table, adaptor.getIndices().getType());
+  if (failed(rows))
+    return failure();
+  types.push_back(tensorOf(*rows, getElementTypeOrSelf(table)));
   return success();
 }
 
@@ -155,12 +167,11 @@ LogicalResult ScatterAddOp::inferReturnTypes(MLIRContext *,
                                              SmallVectorImpl<Type> &types) {
   ShapeDiagnostics diag(loc, getOperationName());
   Type init = adaptor.getInit().getType();
-  if (shapeOf(init).empty())
-    return diag.fail("init must have rank >= 1");
-  SmallVector<int64_t> expected(shapeOf(adaptor.getIndices().getType()));
-  llvm::append_range(expected, shapeOf(init).drop_front());
-  if (failed(expectShape(diag, "updates", adaptor.getUpdates().getType(),
-                         expected, getElementTypeOrSelf(init))))
+  FailureOr<SmallVector<int64_t>> rows =
+      getRowsShape(diag, "init", init, adaptor.getIndices().getType());
+  if (failed(rows) ||
+      failed(expectShape(diag, "updates", adaptor.getUpdates().getType(),
+                         *rows, getElementTypeOrSelf(init))))
     return failure();
   types.push_back(init);
   return success();
