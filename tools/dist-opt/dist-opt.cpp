@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "distopt/Dialect/Dist/IR/DistDialect.h"
 #include "distopt/Dialect/Train/IR/TrainDialect.h"
 #include "distopt/Dialect/Train/Transforms/Passes.h"
 
@@ -25,7 +26,7 @@ void registerTestInterfacePasses();
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  registry.insert<mlir::train::TrainDialect, mlir::arith::ArithDialect,
+  registry.insert<mlir::train::TrainDialect, mlir::dist::DistDialect, mlir::arith::ArithDialect,
                   mlir::func::FuncDialect, mlir::linalg::LinalgDialect,
                   mlir::math::MathDialect, mlir::scf::SCFDialect,
                   mlir::shard::ShardDialect, mlir::tensor::TensorDialect>();

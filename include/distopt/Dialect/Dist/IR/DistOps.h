@@ -1,0 +1,44 @@
+//===- DistOps.h - dist dialect ops and attributes --------------*- C++ -*-===//
+
+#ifndef DISTOPT_DIALECT_DIST_IR_DISTOPS_H
+#define DISTOPT_DIALECT_DIST_IR_DISTOPS_H
+
+#include "distopt/Dialect/Dist/IR/DistDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "distopt/Dialect/Dist/IR/DistEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "distopt/Dialect/Dist/IR/DistAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "distopt/Dialect/Dist/IR/DistOps.h.inc"
+
+namespace mlir::dist {
+
+/// Looks up the mesh `name` from `from`; reports through `emitError` when it
+/// does not exist.
+FailureOr<MeshOp> lookupMesh(Operation *from, FlatSymbolRefAttr name,
+                             function_ref<InFlightDiagnostic()> emitError);
+
+/// Checks that `sharding` fits a tensor of type `type` on `mesh`: same rank,
+/// axes exist, every dim divides by the product of its axes' sizes.
+/// `what` names the value in messages ("argument #0").
+LogicalResult verifyShardingFor(ShardingAttr sharding, Type type, MeshOp mesh,
+                                StringRef what,
+                                function_ref<InFlightDiagnostic()> emitError);
+
+/// The local (per-device) shape of `shape` under `sharding` on `mesh`.
+SmallVector<int64_t> getLocalShape(ArrayRef<int64_t> shape,
+                                   ShardingAttr sharding, MeshOp mesh);
+
+} // namespace mlir::dist
+
+#endif // DISTOPT_DIALECT_DIST_IR_DISTOPS_H

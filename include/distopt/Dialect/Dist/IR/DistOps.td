@@ -1,0 +1,198 @@
+//===- DistOps.td - dist dialect ops ------------------------*- tablegen -*-===//
+
+#ifndef DISTOPT_DIALECT_DIST_IR_DISTOPS
+#define DISTOPT_DIALECT_DIST_IR_DISTOPS
+
+include "distopt/Dialect/Dist/IR/DistBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class Dist_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Dist_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Mesh and annotations
+//===----------------------------------------------------------------------===//
+
+def Dist_MeshOp : Dist_Op<"mesh", [Symbol]> {
+  let summary = "a logical N-D mesh of devices with named axes";
+  let description = [{
+    Declares a mesh of `product(shape)` devices, numbered row-major, with one
+    named axis per dim. The optional topology feeds the cost model:
+    `host_axes` lists the axes that cross hosts (the others stay within a
+    host), and `bandwidths` (GB/s) and `latencies` (microseconds) give one
+    link figure per axis.
+
+    ```mlir
+    dist.mesh @mesh {axes = ["hosts", "devices"], shape = array<i64: 2, 4>,
+                     host_axes = ["hosts"], bandwidths = [25.0, 300.0]}
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$axes,
+                       DenseI64ArrayAttr:$shape,
+                       OptionalAttr<StrArrayAttr>:$host_axes,
+                       OptionalAttr<F64ArrayAttr>:$bandwidths,
+                       OptionalAttr<F64ArrayAttr>:$latencies);
+  let assemblyFormat = "$sym_name attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getRank() { return getShape().size(); }
+    /// The index of axis `name`, or nullopt.
+    std::optional<int64_t> getAxisIndex(::llvm::StringRef name);
+    /// The number of devices along `name` (the axis must exist).
+    int64_t getAxisSize(::llvm::StringRef name);
+    /// The product of the sizes of `axes` (which must exist).
+    int64_t getGroupSize(::mlir::ArrayAttr axes);
+    int64_t getNumDevices();
+  }];
+}
+
+def Dist_AnnotateOp : Dist_Op<"annotate", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "pin a sharding on a value";
+  let description = [{
+    Returns its operand, which must have `sharding`. Sharding propagation
+    treats the annotation as a user decision (it wins over inferred
+    shardings); partitioning replaces the op by the resharding it needs.
+
+    ```mlir
+    %w = dist.annotate %w0 {sharding = #dist.sharding<@mesh, [[], [model]]>}
+        : tensor<512x2048xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, Dist_ShardingAttr:$sharding);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives (SPMD, on local shapes)
+//===----------------------------------------------------------------------===//
+
+// Every collective runs over the group of devices that differ only in the
+// coordinates of `axes` on `mesh`; the group size is the product of those
+// axes' sizes.
+class Dist_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : Dist_Op<mnemonic, !listconcat(traits, [
+          DeclareOpInterfaceMethods<SymbolUserOpInterface>])> {
+  dag commonArgs = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes);
+  code commonDecls = [{
+    /// The number of devices taking part: the product of the axes' sizes.
+    /// Only valid once the op verified.
+    int64_t getGroupSize();
+  }];
+}
+
+def Dist_AllReduceOp : Dist_CollectiveOp<"all_reduce",
+    [Pure, AllTypesMatch<["inputs", "results"]>]> {
+  let summary = "reduce every input over the group, result everywhere";
+  let description = [{
+    Combines each input across the devices of the group with `reduction`
+    and gives every device the result. Variadic, so that one gradient bucket
+    is one op (the runtime packs the tensors into one buffer).
+
+    ```mlir
+    %g0, %g1 = dist.all_reduce %a, %b on @mesh axes = ["data"] reduction = <sum>
+        : tensor<512x128xf32>, tensor<128xf32>
+    ```
+  }];
+  let arguments = !con((ins Variadic<AnyRankedTensor>:$inputs,
+                            DefaultValuedAttr<Dist_ReductionKindAttr,
+                              "::mlir::dist::ReductionKind::sum">:$reduction),
+                       commonArgs);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $inputs `on` $mesh `axes` `=` $axes (`reduction` `=` $reduction^)?
+    attr-dict `:` type($inputs)
+  }];
+  let extraClassDeclaration = commonDecls;
+}
+
+def Dist_ReduceScatterOp : Dist_CollectiveOp<"reduce_scatter", [Pure]> {
+  let summary = "reduce over the group and keep one slice of `scatter_dim`";
+  let description = [{
+    Sums (or `reduction`s) the input across the group and gives device `i`
+    of the group the `i`-th of `group_size` equal slices along
+    `scatter_dim`, which must divide.
+  }];
+  let arguments = !con((ins AnyRankedTensor:$input, I64Attr:$scatter_dim,
+                            DefaultValuedAttr<Dist_ReductionKindAttr,
+                              "::mlir::dist::ReductionKind::sum">:$reduction),
+                       commonArgs);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh `axes` `=` $axes `scatter_dim` `=` $scatter_dim
+    (`reduction` `=` $reduction^)? attr-dict `:` type($input) `->` type($result)
+  }];
+  let extraClassDeclaration = commonDecls;
+}
+
+def Dist_AllGatherOp : Dist_CollectiveOp<"all_gather", [Pure]> {
+  let summary = "concatenate every device's input along `gather_dim`";
+  let description = [{
+    Gives every device the concatenation, in group order, of all inputs
+    along `gather_dim` (the result dim is `group_size` times the input's).
+  }];
+  let arguments = !con((ins AnyRankedTensor:$input, I64Attr:$gather_dim),
+                       commonArgs);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh `axes` `=` $axes `gather_dim` `=` $gather_dim
+    attr-dict `:` type($input) `->` type($result)
+  }];
+  let extraClassDeclaration = commonDecls;
+}
+
+def Dist_AllToAllOp : Dist_CollectiveOp<"all_to_all", [Pure]> {
+  let summary = "move the sharding from one dim to another";
+  let description = [{
+    Splits the input into `group_size` slices along `split_dim`, sends slice
+    `j` to device `j` of the group and concatenates what it receives along
+    `concat_dim`: a tensor sharded along `concat_dim` becomes sharded along
+    `split_dim`.
+  }];
+  let arguments = !con((ins AnyRankedTensor:$input, I64Attr:$split_dim,
+                            I64Attr:$concat_dim), commonArgs);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh `axes` `=` $axes `split_dim` `=` $split_dim
+    `concat_dim` `=` $concat_dim attr-dict `:` type($input) `->` type($result)
+  }];
+  let extraClassDeclaration = commonDecls;
+}
+
+def Dist_BroadcastOp : Dist_CollectiveOp<"broadcast",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "copy the input of one device of the group to all";
+  let description = [{
+    Every device of the group receives the input of the device whose linear
+    index in the group is `root`.
+  }];
+  let arguments = !con((ins AnyRankedTensor:$input, I64Attr:$root),
+                       commonArgs);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh `axes` `=` $axes `root` `=` $root attr-dict
+    `:` type($input)
+  }];
+  let extraClassDeclaration = commonDecls;
+}
+
+def Dist_LocalSliceOp : Dist_CollectiveOp<"local_slice", [Pure]> {
+  let summary = "keep this device's slice of a replicated tensor";
+  let description = [{
+    The replicated -> sharded resharding, without communication: device `i`
+    of the group keeps the `i`-th of `group_size` equal slices along `dim`.
+  }];
+  let arguments = !con((ins AnyRankedTensor:$input, I64Attr:$dim),
+                       commonArgs);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh `axes` `=` $axes `dim` `=` $dim attr-dict
+    `:` type($input) `->` type($result)
+  }];
+  let extraClassDeclaration = commonDecls;
+}
+
+#endif // DISTOPT_DIALECT_DIST_IR_DISTOPS

@@ -1,0 +1,173 @@
+//===- DistDialect.cpp - dist dialect and #dist.sharding ------------------===//
+
+#include "distopt/Dialect/Dist/IR/DistDialect.h"
+#include "distopt/Dialect/Dist/IR/DistOps.h"
+
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::dist;
+
+#include "distopt/Dialect/Dist/IR/DistEnums.cpp.inc"
+#include "distopt/Dialect/Dist/IR/DistOpsDialect.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "distopt/Dialect/Dist/IR/DistAttrs.cpp.inc"
+
+void DistDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "distopt/Dialect/Dist/IR/DistOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "distopt/Dialect/Dist/IR/DistAttrs.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// ShardingAttr
+//===----------------------------------------------------------------------===//
+
+/// Parses `[axis, "axis", ...]` (bare identifiers or strings).
+static FailureOr<ArrayAttr> parseAxisList(AsmParser &parser) {
+  SmallVector<Attribute> axes;
+  auto parseAxis = [&]() -> ParseResult {
+    std::string name;
+    if (parser.parseKeywordOrString(&name))
+      return failure();
+    axes.push_back(parser.getBuilder().getStringAttr(name));
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseAxis))
+    return failure();
+  return parser.getBuilder().getArrayAttr(axes);
+}
+
+Attribute ShardingAttr::parse(AsmParser &parser, Type) {
+  FlatSymbolRefAttr mesh;
+  SmallVector<ArrayAttr> dims;
+  ArrayAttr partial = parser.getBuilder().getArrayAttr({});
+  auto parseDim = [&]() -> ParseResult {
+    FailureOr<ArrayAttr> axes = parseAxisList(parser);
+    if (failed(axes))
+      return failure();
+    dims.push_back(*axes);
+    return success();
+  };
+  if (parser.parseLess() || parser.parseAttribute(mesh) ||
+      parser.parseComma() ||
+      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseDim))
+    return {};
+  if (succeeded(parser.parseOptionalComma())) {
+    if (parser.parseKeyword("partial") || parser.parseEqual())
+      return {};
+    FailureOr<ArrayAttr> axes = parseAxisList(parser);
+    if (failed(axes))
+      return {};
+    partial = *axes;
+  }
+  if (parser.parseGreater())
+    return {};
+  return parser.getChecked<ShardingAttr>(parser.getContext(), mesh, dims,
+                                         partial);
+}
+
+static void printAxisList(AsmPrinter &printer, ArrayAttr axes) {
+  printer << '[';
+  llvm::interleaveComma(axes, printer, [&](Attribute axis) {
+    printer.printKeywordOrString(cast<StringAttr>(axis).getValue());
+  });
+  printer << ']';
+}
+
+void ShardingAttr::print(AsmPrinter &printer) const {
+  printer << '<' << getMesh() << ", [";
+  llvm::interleaveComma(getDims(), printer,
+                        [&](ArrayAttr axes) { printAxisList(printer, axes); });
+  printer << ']';
+  if (isPartial()) {
+    printer << ", partial = ";
+    printAxisList(printer, getPartial());
+  }
+  printer << '>';
+}
+
+LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   FlatSymbolRefAttr mesh,
+                                   ArrayRef<ArrayAttr> dims,
+                                   ArrayAttr partial) {
+  llvm::SmallSet<StringRef, 8> seen;
+  auto check = [&](ArrayAttr axes) -> LogicalResult {
+    for (Attribute axis : axes) {
+      auto name = dyn_cast<StringAttr>(axis);
+      if (!name || name.getValue().empty())
+        return emitError() << "mesh axes must be non-empty names, got "
+                           << axis;
+      if (!seen.insert(name.getValue()).second)
+        return emitError() << "mesh axis '" << name.getValue()
+                           << "' is used twice in one sharding";
+    }
+    return success();
+  };
+  for (ArrayAttr axes : dims)
+    if (failed(check(axes)))
+      return failure();
+  return check(partial);
+}
+
+bool ShardingAttr::isReplicated() const {
+  return !isPartial() &&
+         llvm::all_of(getDims(), [](ArrayAttr axes) { return axes.empty(); });
+}
+
+SmallVector<StringAttr> ShardingAttr::getUsedAxes() const {
+  SmallVector<StringAttr> axes;
+  for (ArrayAttr dim : getDims())
+    for (Attribute axis : dim)
+      axes.push_back(cast<StringAttr>(axis));
+  for (Attribute axis : getPartial())
+    axes.push_back(cast<StringAttr>(axis));
+  return axes;
+}
+
+//===----------------------------------------------------------------------===//
+// Function argument and result attributes
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyValueSharding(Operation *op, StringRef what,
+                                         unsigned index, NamedAttribute attr) {
+  auto emit = [&]() {
+    return op->emitOpError() << what << " #" << index << ": ";
+  };
+  if (attr.getName() != DistDialect::kShardingAttrName)
+    return emit() << "unknown attribute '" << attr.getName().getValue() << "'";
+  auto sharding = dyn_cast<ShardingAttr>(attr.getValue());
+  if (!sharding)
+    return emit() << "'" << DistDialect::kShardingAttrName
+                  << "' must be a #dist.sharding, got " << attr.getValue();
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!func)
+    return success();
+  Type type = what == "argument" ? func.getArgumentTypes()[index]
+                                 : func.getResultTypes()[index];
+  FailureOr<MeshOp> mesh = lookupMesh(op, sharding.getMesh(), emit);
+  if (failed(mesh))
+    return failure();
+  return verifyShardingFor(sharding, type, *mesh, "", emit);
+}
+
+LogicalResult DistDialect::verifyRegionArgAttribute(Operation *op, unsigned,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attr) {
+  return verifyValueSharding(op, "argument", argIndex, attr);
+}
+
+LogicalResult DistDialect::verifyRegionResultAttribute(Operation *op, unsigned,
+                                                       unsigned resultIndex,
+                                                       NamedAttribute attr) {
+  return verifyValueSharding(op, "result", resultIndex, attr);
+}
