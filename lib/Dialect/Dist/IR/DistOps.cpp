@@ -249,10 +249,8 @@ LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &tables) {
     return failure();
   RankedTensorType input = getInput().getType(), result = getResult().getType();
   int64_t split = getSplitDim(), concat = getConcatDim();
-  if (failed(checkResized(*this, input, result, split, "split_dim", 1,
-                          *group)) ||
-      failed(checkResized(*this, input, result, concat, "concat_dim", *group,
-                          1)))
+  if (failed(checkResized(*this, input, result, split, "split_dim")) ||
+      failed(checkResized(*this, input, result, concat, "concat_dim")))
     return failure();
   if (split == concat)
     return emitOpError("split_dim and concat_dim must differ");
