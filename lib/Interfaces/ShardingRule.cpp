@@ -139,6 +139,13 @@ void ShardingRule::print(raw_ostream &os) const {
                           [&](int64_t factor) { os << getFactorName(factor); });
     os << '}';
   }
+  if (!meanFactors.empty()) {
+    os << " mean={";
+    llvm::interleaveComma(meanFactors, os, [&](int64_t factor) {
+      os << getFactorName(factor);
+    });
+    os << '}';
+  }
 }
 
 std::string ShardingRule::str() const {
@@ -164,6 +171,13 @@ int64_t ShardingRuleBuilder::addFactor(int64_t size, FactorKind kind) {
   rule.factorSizes.push_back(size);
   rule.factorKinds.push_back(kind);
   return rule.factorSizes.size() - 1;
+}
+
+ShardingRuleBuilder &ShardingRuleBuilder::markMean(int64_t factor) {
+  assert(factor < rule.getNumFactors() && "unknown factor");
+  if (!rule.isMeanFactor(factor))
+    rule.meanFactors.push_back(factor);
+  return *this;
 }
 
 ShardingRuleBuilder &

@@ -432,20 +432,21 @@ func.func @reduce_sum(%a: tensor<3x5x7xf32>) -> tensor<3x7xf32> {
 
 // -----
 
-// keepdims: the kept size-1 dims map no factor.
+// keepdims: the kept size-1 dims map no factor; max/min reductions cannot
+// leave partial sums, so their reduced dims need replication.
 // CHECK-LABEL: func.func @reduce_max_keepdims
 func.func @reduce_max_keepdims(%a: tensor<3x5x7xf32>) -> tensor<1x5x1xf32> {
-  // CHECK: train.reduce {{.*}}train.sharding_rule = "([i, j, k])->([1, j, 1]) {i=3, j=5, k=7} reduction={i, k}"
+  // CHECK: train.reduce {{.*}}train.sharding_rule = "([i, j, k])->([1, j, 1]) {i=3, j=5, k=7} need_replication={i, k}"
   %0 = train.reduce %a {dims = array<i64: 0, 2>, keepdims, kind = #train.reduce_kind<max>} : (tensor<3x5x7xf32>) -> tensor<1x5x1xf32>
   return %0 : tensor<1x5x1xf32>
 }
 
 // -----
 
-// dims in any order.
+// dims in any order; a mean averages over its reduced factors.
 // CHECK-LABEL: func.func @reduce_mean_unordered_dims
 func.func @reduce_mean_unordered_dims(%a: tensor<3x5x7xf16>) -> tensor<5xf16> {
-  // CHECK: train.reduce {{.*}}train.sharding_rule = "([i, j, k])->([j]) {i=3, j=5, k=7} reduction={i, k}"
+  // CHECK: train.reduce {{.*}}train.sharding_rule = "([i, j, k])->([j]) {i=3, j=5, k=7} reduction={i, k} mean={i, k}"
   %0 = train.reduce %a {dims = array<i64: 2, 0>, kind = #train.reduce_kind<mean>} : (tensor<3x5x7xf16>) -> tensor<5xf16>
   return %0 : tensor<5xf16>
 }
@@ -455,7 +456,7 @@ func.func @reduce_mean_unordered_dims(%a: tensor<3x5x7xf16>) -> tensor<5xf16> {
 // Reducing every dim gives a scalar.
 // CHECK-LABEL: func.func @reduce_min_all
 func.func @reduce_min_all(%a: tensor<4x6xi32>) -> tensor<i32> {
-  // CHECK: train.reduce {{.*}}train.sharding_rule = "([i, j])->([]) {i=4, j=6} reduction={i, j}"
+  // CHECK: train.reduce {{.*}}train.sharding_rule = "([i, j])->([]) {i=4, j=6} need_replication={i, j}"
   %0 = train.reduce %a {dims = array<i64: 0, 1>, kind = #train.reduce_kind<min>} : (tensor<4x6xi32>) -> tensor<i32>
   return %0 : tensor<i32>
 }
@@ -666,7 +667,7 @@ func.func @avg_pool2d_backward(%dy: tensor<3x2x4x5xf32>, %x: tensor<3x2x7x13xf32
 // nothing), the class dim needs replication.
 // CHECK-LABEL: func.func @cross_entropy
 func.func @cross_entropy(%logits: tensor<6x10xf32>, %labels: tensor<6xi32>) -> tensor<f32> {
-  // CHECK: train.cross_entropy {{.*}}train.sharding_rule = "([i, j], [i])->([]) {i=6, j=10} reduction={i} need_replication={j}"
+  // CHECK: train.cross_entropy {{.*}}train.sharding_rule = "([i, j], [i])->([]) {i=6, j=10} reduction={i} need_replication={j} mean={i}"
   %0 = train.cross_entropy %logits, %labels : (tensor<6x10xf32>, tensor<6xi32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
@@ -676,17 +677,18 @@ func.func @cross_entropy(%logits: tensor<6x10xf32>, %labels: tensor<6xi32>) -> t
 // cross_entropy with two batch dims and i64 labels.
 // CHECK-LABEL: func.func @cross_entropy_two_batch_dims
 func.func @cross_entropy_two_batch_dims(%logits: tensor<2x3x5xf32>, %labels: tensor<2x3xi64>) -> tensor<f32> {
-  // CHECK: train.cross_entropy {{.*}}train.sharding_rule = "([i, j, k], [i, j])->([]) {i=2, j=3, k=5} reduction={i, j} need_replication={k}"
+  // CHECK: train.cross_entropy {{.*}}train.sharding_rule = "([i, j, k], [i, j])->([]) {i=2, j=3, k=5} reduction={i, j} need_replication={k} mean={i, j}"
   %0 = train.cross_entropy %logits, %labels : (tensor<2x3x5xf32>, tensor<2x3xi64>) -> tensor<f32>
   return %0 : tensor<f32>
 }
 
 // -----
 
-// cross_entropy_backward: the gradient maps the batch dim, so it passes.
+// cross_entropy_backward: the gradient maps the batch dim, so it passes; the
+// op divides by the number of labels, so the batch dim is a mean factor.
 // CHECK-LABEL: func.func @cross_entropy_backward
 func.func @cross_entropy_backward(%dl: tensor<f32>, %logits: tensor<6x10xf32>, %labels: tensor<6xi32>) -> tensor<6x10xf32> {
-  // CHECK: train.cross_entropy_backward {{.*}}train.sharding_rule = "([], [i, j], [i])->([i, j]) {i=6, j=10} need_replication={j}"
+  // CHECK: train.cross_entropy_backward {{.*}}train.sharding_rule = "([], [i, j], [i])->([i, j]) {i=6, j=10} need_replication={j} mean={i}"
   %0 = train.cross_entropy_backward %dl, %logits, %labels : (tensor<f32>, tensor<6x10xf32>, tensor<6xi32>) -> tensor<6x10xf32>
   return %0 : tensor<6x10xf32>
 }

@@ -57,6 +57,14 @@ public:
   /// Factors that no result maps.
   SmallVector<int64_t> getFactorsMissingFromResults() const;
 
+  /// Factors the op averages over: it divides by their size, so when such a
+  /// factor is sharded over `k` devices each shard's result must be scaled
+  /// by `1 / k` (a partial mean, or a gradient of a mean).
+  ArrayRef<int64_t> getMeanFactors() const { return meanFactors; }
+  bool isMeanFactor(int64_t factor) const {
+    return llvm::is_contained(meanFactors, factor);
+  }
+
   /// Checks that the rule is consistent with the given operand and result
   /// shapes: one mapping per tensor and per dimension, and the product of the
   /// sizes of the factors of every dimension equals its size. Reports through
@@ -66,7 +74,8 @@ public:
                        function_ref<InFlightDiagnostic()> emitError) const;
 
   /// Prints the rule as
-  /// `([i, k], [k, j])->([i, j]) {i=8, j=16, k=4} reduction={k}`.
+  /// `([i, k], [k, j])->([i, j]) {i=8, j=16, k=4} reduction={k}`, followed
+  /// by `mean={...}` when the op averages over some factors.
   /// Factors are named i, j, ..., z, a, ..., h, then z_1, z_2, ...; a dimension
   /// with no factor prints as `1`; a compound dimension concatenates its
   /// factors.
@@ -82,6 +91,7 @@ private:
   SmallVector<FactorKind> factorKinds;
   SmallVector<TensorMapping> operands;
   SmallVector<TensorMapping> results;
+  SmallVector<int64_t> meanFactors;
 };
 
 /// Fluent builder for `ShardingRule`s, created with the ranks of the operands
@@ -112,6 +122,9 @@ public:
   addBroadcastPointwise(ArrayRef<int64_t> shape,
                         ArrayRef<ArrayRef<int64_t>> operandShapes,
                         ArrayRef<ArrayRef<int64_t>> resultShapes);
+
+  /// Marks `factor` as one the op averages over (see getMeanFactors).
+  ShardingRuleBuilder &markMean(int64_t factor);
 
   ShardingRule build() { return std::move(rule); }
 

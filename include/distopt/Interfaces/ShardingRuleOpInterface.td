@@ -26,7 +26,12 @@ def ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
     - `permutation`: the factor can be sharded but the op moves data along it
       (a reverse or a cyclic shift), so sharding it needs communication.
 
-    Rules print as `([i, k], [k, j])->([i, j]) {i=8, j=16, k=4} reduction={k}`.
+    A rule may also list *mean factors*: the op divides by their size (a
+    mean, a mean's gradient), so a shard's result is scaled by `1 / k` when
+    such a factor is split over `k` devices.
+
+    Rules print as `([i, k], [k, j])->([i, j]) {i=8, j=16, k=4} reduction={k}`
+    (plus `mean={...}`).
     Sharding propagation and SPMD partitioning read only this rule, so they
     never depend on op names. The `train-test-sharding-rule` pass writes the
     rule of every op as a `train.sharding_rule` attribute for lit tests.

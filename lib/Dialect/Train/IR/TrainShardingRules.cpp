@@ -192,10 +192,17 @@ ShardingRule ReduceOp::getShardingRule() {
   ArrayRef<int64_t> reduced = getDims();
   ShardingRuleBuilder builder = makeBuilder(*this);
   int64_t resultDim = 0;
+  // A sharded max/min would leave a partial max/min, which shardings do not
+  // express (partial means a pending sum): those dims need replication.
+  bool summable = getKind() == ReduceKind::sum || getKind() == ReduceKind::mean;
+  FactorKind reducedKind =
+      summable ? FactorKind::Reduction : FactorKind::NeedReplication;
   for (int64_t d = 0, e = shape.size(); d < e; ++d) {
     bool isReduced = llvm::is_contained(reduced, d);
-    int64_t factor = builder.addFactor(
-        shape[d], isReduced ? FactorKind::Reduction : FactorKind::Pass);
+    int64_t factor =
+        builder.addFactor(shape[d], isReduced ? reducedKind : FactorKind::Pass);
+    if (isReduced && getKind() == ReduceKind::mean)
+      builder.markMean(factor);
     builder.mapOperand(0, d, factor);
     if (!isReduced)
       builder.mapResult(0, resultDim, factor);
@@ -330,6 +337,9 @@ static ShardingRule getCrossEntropyRule(Operation *op, int64_t logitsIndex,
     bool isClass = d == rank - 1;
     int64_t factor = builder.addFactor(
         logits[d], isClass ? FactorKind::NeedReplication : batchKind);
+    // Both ops divide by the number of labels.
+    if (!isClass)
+      builder.markMean(factor);
     builder.mapOperand(logitsIndex, d, factor);
     if (!isClass)
       builder.mapOperand(logitsIndex + 1, d, factor);

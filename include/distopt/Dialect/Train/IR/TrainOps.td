@@ -266,8 +266,11 @@ def Train_ReduceOp : Train_Op<"reduce", [InferTypeOpAdaptor]> {
     The result drops the reduced dims, or keeps them with size 1 when
     `keepdims` is set. Reducing over no dims is the identity.
 
-    Sharding rule: reduced dims are reduction factors (a sharded reduction
-    leaves a partial sum / max / min), the others pass. Cost: one operation
+    Sharding rule: for `sum` and `mean` the reduced dims are reduction
+    factors (a sharded reduction leaves a partial sum; `mean` marks them as
+    mean factors, so each shard's partial mean is scaled by its share); for
+    `max` and `min` they need replication (shardings express pending sums
+    only). The other dims pass. Cost: one operation
     per input element.
 
     ```mlir
@@ -495,8 +498,9 @@ def Train_CrossEntropyOp : Train_Op<"cross_entropy", [InferTypeOpAdaptor]> {
     `labels` (i32 or i64) has the batch dims of `logits`; returns the scalar mean over every label of
     `-log_softmax(logits)[label]`. Labels must be in `[0, classes)`.
 
-    Sharding rule: the batch dims are reduction factors (the loss of a shard
-    is a partial sum), the class dim needs replication. Cost: 6 operations
+    Sharding rule: the batch dims are reduction factors and mean factors
+    (the loss of a shard, scaled by its share of the labels, is a partial
+    sum), the class dim needs replication. Cost: 6 operations
     per logit.
 
     ```mlir
@@ -515,8 +519,9 @@ def Train_CrossEntropyBackwardOp
     Given the scalar gradient of the loss, the `logits` and the `labels`,
     returns `grad_loss * (softmax(logits) - one_hot(labels)) / count`, where
     `count` is the number of labels. The result has the type of `logits`.
-    Sharding rule: the batch dims pass, the class dim needs replication.
-    Cost: 5 operations per logit.
+    Sharding rule: the batch dims pass and are mean factors (a shard's
+    gradient is scaled by its share of the labels), the class dim needs
+    replication. Cost: 5 operations per logit.
   }];
   let arguments = (ins Train_FloatScalar:$grad_loss,
                        Train_FloatTensor:$logits, Train_IndexTensor:$labels);
