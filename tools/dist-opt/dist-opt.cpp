@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "distopt/Dialect/Dist/IR/DistDialect.h"
+#include "distopt/Dialect/Dist/Transforms/Passes.h"
 #include "distopt/Dialect/Train/IR/TrainDialect.h"
 #include "distopt/Dialect/Train/Transforms/Passes.h"
 
@@ -32,6 +33,8 @@ int main(int argc, char **argv) {
                   mlir::shard::ShardDialect, mlir::tensor::TensorDialect>();
 
   mlir::train::registerTrainPasses();
+  mlir::dist::registerDistPasses();
+  mlir::dist::registerStrategyPipelines();
   mlir::train::test::registerTestInterfacePasses();
   // Generic upstream passes users run between ours.
   mlir::registerCanonicalizerPass();

@@ -157,7 +157,31 @@ static LogicalResult verifyValueSharding(Operation *op, StringRef what,
   FailureOr<MeshOp> mesh = lookupMesh(op, sharding.getMesh(), emit);
   if (failed(mesh))
     return failure();
+  // A partitioned function has local types: the sharding describes how the
+  // global array was split.
+  if (op->hasAttr(DistDialect::kPartitionedAttrName))
+    return success();
   return verifyShardingFor(sharding, type, *mesh, "", emit);
+}
+
+LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  if (attr.getName() == kPartitionedAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
+      return op->emitOpError() << "'" << kPartitionedAttrName
+                               << "' must be a unit attribute on a function";
+    return success();
+  }
+  if (attr.getName() != kResultShardingsAttrName)
+    return op->emitOpError() << "unknown attribute '"
+                             << attr.getName().getValue() << "'";
+  auto shardings = dyn_cast<ArrayAttr>(attr.getValue());
+  if (!shardings || shardings.size() != op->getNumResults() ||
+      !llvm::all_of(shardings, llvm::IsaPred<ShardingAttr>))
+    return op->emitOpError() << "'" << kResultShardingsAttrName
+                             << "' must hold one #dist.sharding per result ("
+                             << op->getNumResults() << ")";
+  return success();
 }
 
 LogicalResult DistDialect::verifyRegionArgAttribute(Operation *op, unsigned,

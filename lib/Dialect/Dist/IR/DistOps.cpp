@@ -135,6 +135,37 @@ SmallVector<int64_t> mlir::dist::getLocalShape(ArrayRef<int64_t> shape,
   return local;
 }
 
+TensorSharding mlir::dist::toTensorSharding(ShardingAttr attr, MeshOp mesh) {
+  auto indices = [&](ArrayAttr axes) {
+    AxisIndices result;
+    for (Attribute axis : axes)
+      result.push_back(*mesh.getAxisIndex(cast<StringAttr>(axis).getValue()));
+    return result;
+  };
+  TensorSharding sharding;
+  for (ArrayAttr axes : attr.getDims())
+    sharding.dims.push_back(indices(axes));
+  sharding.partial = indices(attr.getPartial());
+  return sharding;
+}
+
+ShardingAttr mlir::dist::toShardingAttr(const TensorSharding &sharding,
+                                        MeshOp mesh) {
+  MLIRContext *context = mesh.getContext();
+  auto names = [&](ArrayRef<int64_t> axes) {
+    SmallVector<Attribute> result;
+    for (int64_t axis : axes)
+      result.push_back(mesh.getAxes()[axis]);
+    return ArrayAttr::get(context, result);
+  };
+  SmallVector<ArrayAttr> dims;
+  for (const AxisIndices &axes : sharding.dims)
+    dims.push_back(names(axes));
+  return ShardingAttr::get(context,
+                           FlatSymbolRefAttr::get(mesh.getSymNameAttr()), dims,
+                           names(sharding.partial));
+}
+
 //===----------------------------------------------------------------------===//
 // AnnotateOp
 //===----------------------------------------------------------------------===//

@@ -28,9 +28,17 @@ def Dist_Dialect : Dialect {
   let useDefaultAttributePrinterParser = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
+  let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     /// The argument / result attribute holding a `#dist.sharding`.
     static constexpr ::llvm::StringLiteral kShardingAttrName = "dist.sharding";
+    /// The shardings of an op's results (an array of `#dist.sharding`), as
+    /// propagation records them.
+    static constexpr ::llvm::StringLiteral kResultShardingsAttrName =
+        "dist.shardings";
+    /// Marks a function rewritten to local (per-device) shapes.
+    static constexpr ::llvm::StringLiteral kPartitionedAttrName =
+        "dist.partitioned";
   }];
 }
 

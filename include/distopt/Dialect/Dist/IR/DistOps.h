@@ -3,6 +3,7 @@
 #ifndef DISTOPT_DIALECT_DIST_IR_DISTOPS_H
 #define DISTOPT_DIALECT_DIST_IR_DISTOPS_H
 
+#include "distopt/Analysis/Sharding.h"
 #include "distopt/Dialect/Dist/IR/DistDialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -38,6 +39,11 @@ LogicalResult verifyShardingFor(ShardingAttr sharding, Type type, MeshOp mesh,
 /// The local (per-device) shape of `shape` under `sharding` on `mesh`.
 SmallVector<int64_t> getLocalShape(ArrayRef<int64_t> shape,
                                    ShardingAttr sharding, MeshOp mesh);
+
+/// The sharding `attr` (on `mesh`, whose axes it must use) as axis indices.
+TensorSharding toTensorSharding(ShardingAttr attr, MeshOp mesh);
+/// The attribute form of `sharding` on `mesh`.
+ShardingAttr toShardingAttr(const TensorSharding &sharding, MeshOp mesh);
 
 } // namespace mlir::dist
 

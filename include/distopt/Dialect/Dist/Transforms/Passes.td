@@ -1,0 +1,109 @@
+//===- Passes.td - dist dialect passes ---------------------*- tablegen -*-===//
+
+#ifndef DISTOPT_DIALECT_DIST_TRANSFORMS_PASSES
+#define DISTOPT_DIALECT_DIST_TRANSFORMS_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// Strategies: annotate a training step
+//===----------------------------------------------------------------------===//
+
+def DistAnnotateMirroredPass : Pass<"dist-annotate-mirrored", "ModuleOp"> {
+  let summary = "MirroredStrategy: split the batch, replicate the state";
+  let description = [{
+    Declares a 1-D mesh `@mesh` with axis `data` of `replicas` devices (or
+    reuses one with that name and shape) and annotates every training step:
+    `input` and `label` arguments are split along dim 0 over `data`;
+    parameters, optimizer state, hyper-parameters and every result are
+    replicated. Propagation then shards the activations by batch and leaves
+    the gradients partial sums, which partitioning all-reduces before the
+    optimizer update; the loss is the mean over the global batch.
+
+    Before:
+    ```mlir
+    func.func @step(%w: tensor<128x784xf32> {train.role = #train.role<param>, ...},
+                    %x: tensor<64x784xf32> {train.role = #train.role<input>, ...}, ...)
+    ```
+    After (`replicas=4`):
+    ```mlir
+    dist.mesh @mesh {axes = ["data"], shape = array<i64: 4>}
+    func.func @step(%w: tensor<128x784xf32> {dist.sharding = #dist.sharding<@mesh, [[], []]>, ...},
+                    %x: tensor<64x784xf32> {dist.sharding = #dist.sharding<@mesh, [[data], []]>, ...}, ...)
+    ```
+    A batch that does not divide by `replicas` is an error naming the
+    argument.
+  }];
+  let options = [
+    Option<"replicas", "replicas", "int64_t", /*default=*/"0",
+           "Number of data-parallel replicas (devices)">,
+  ];
+  let dependentDialects = ["::mlir::dist::DistDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// Core engines
+//===----------------------------------------------------------------------===//
+
+def DistPropagateShardingPass : Pass<"dist-propagate-sharding", "ModuleOp"> {
+  let summary = "Infer a sharding for every value from the annotations";
+  let description = [{
+    Starting from the user's shardings (function arguments with
+    `dist.sharding`, `dist.annotate` ops), propagates shardings along the
+    def-use graph through each op's `ShardingRuleOpInterface` rule: the
+    shardings of an op's tensors give each factor its mesh axes, which are
+    projected onto the op's other tensors (a result that does not map a
+    sharded reduction factor becomes partial over its axes). A worklist
+    visits each op again only when one of its values gained a sharding, so
+    the pass is linear in the graph; it is deterministic.
+
+    User annotations are never changed and win over inferred shardings.
+    Annotations that assign different axes to one factor of an op are an
+    error at the op. Values left without information are replicated.
+
+    The result is recorded as `dist.shardings` (one `#dist.sharding` per
+    result) on every op and `dist.sharding` on every function argument and
+    result.
+
+    ```mlir
+    // Before: only %x is annotated.
+    %h = train.matmul %x, %w {transpose_rhs} : ...
+    // After:
+    %h = train.matmul %x, %w {dist.shardings = [#dist.sharding<@mesh, [[data], []]>], transpose_rhs} : ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::dist::DistDialect"];
+}
+
+def DistPartitionPass : Pass<"dist-partition", "ModuleOp"> {
+  let summary = "Rewrite a sharded program into the per-device SPMD program";
+  let description = [{
+    Rewrites every function whose values carry shardings (see
+    `dist-propagate-sharding`) into the program each device runs: tensors
+    get their local shapes, and wherever an op needs its operands sharded
+    differently from how they are, the resharding planner inserts the
+    cheapest collectives (`partial -> replicated`: all_reduce, `partial ->
+    sharded`: reduce_scatter, `sharded -> replicated`: all_gather, between
+    dims: all_to_all, `replicated -> sharded`: local_slice) on N-D meshes.
+    Partial sums stay partial until an op needs them whole. When an op
+    averages over a sharded factor (a mean factor of its rule), its local
+    result is scaled by the shard's share. The function gets the unit
+    attribute `dist.partitioned` (its `dist.sharding` attributes then
+    describe how the global arrays were split).
+
+    A dimension that does not divide by its axes is an error naming the
+    value, the dim, its size and the axes.
+
+    ```mlir
+    // Before (mirrored, 2 replicas): %dw is partial over "data".
+    %new = train.sgd %w, %dw, %lr : ...
+    // After:
+    %r = dist.all_reduce %dw on @mesh axes = ["data"] : tensor<128x784xf32>
+    %new = train.sgd %w, %r, %lr : ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::dist::DistDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+#endif // DISTOPT_DIALECT_DIST_TRANSFORMS_PASSES

@@ -1,0 +1,399 @@
+//===- Partition.cpp - rewrite a sharded program into its SPMD program ----===//
+
+#include "distopt/Dialect/Dist/IR/DistOps.h"
+#include "distopt/Dialect/Dist/Transforms/Passes.h"
+#include "distopt/Interfaces/ShardingRuleOpInterface.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
+
+namespace mlir::dist {
+#define GEN_PASS_DEF_DISTPARTITIONPASS
+#include "distopt/Dialect/Dist/Transforms/Passes.h.inc"
+} // namespace mlir::dist
+
+using namespace mlir;
+using namespace mlir::dist;
+
+namespace {
+/// Rewrites one function; values are rewritten in place (their types become
+/// local), and `current` tracks how each local value is sharded.
+class Partitioner {
+public:
+  Partitioner(func::FuncOp func, MeshOp mesh)
+      : func(func), mesh(mesh), meshShape(mesh.getShape()),
+        builder(func.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  /// Emits the collectives that move `value` (sharded as `current[value]`,
+  /// global shape `shape`) to `target`, before `before`; returns the new
+  /// local value.
+  FailureOr<Value> reshard(Value value, ArrayRef<int64_t> shape,
+                           const TensorSharding &target, Operation *user);
+  Value emitStep(Value value, const ReshardStep &step, Location loc);
+  ArrayAttr axisNames(ArrayRef<int64_t> axes);
+  RankedTensorType localType(RankedTensorType global,
+                             const TensorSharding &sharding);
+  LogicalResult checkDivisible(Value value, RankedTensorType global,
+                               const TensorSharding &sharding,
+                               Operation *where);
+  LogicalResult partitionOp(Operation *op);
+  LogicalResult partitionReturn(func::ReturnOp ret);
+  TensorSharding recorded(Value value, int64_t rank);
+
+  func::FuncOp func;
+  MeshOp mesh;
+  ArrayRef<int64_t> meshShape;
+  OpBuilder builder;
+  /// Global types and shardings, read before anything is rewritten.
+  llvm::DenseMap<Value, RankedTensorType> globalTypes;
+  llvm::DenseMap<Value, TensorSharding> current;
+  llvm::DenseMap<Operation *, ShardingRule> rules;
+};
+} // namespace
+
+ArrayAttr Partitioner::axisNames(ArrayRef<int64_t> axes) {
+  SmallVector<Attribute> names;
+  for (int64_t axis : axes)
+    names.push_back(mesh.getAxes()[axis]);
+  return builder.getArrayAttr(names);
+}
+
+RankedTensorType Partitioner::localType(RankedTensorType global,
+                                        const TensorSharding &sharding) {
+  return global.clone(getLocalShape(global.getShape(), sharding, meshShape));
+}
+
+LogicalResult Partitioner::checkDivisible(Value value, RankedTensorType global,
+                                          const TensorSharding &sharding,
+                                          Operation *where) {
+  for (auto [dim, axes] : llvm::enumerate(sharding.dims)) {
+    int64_t group = getGroupSize(meshShape, axes);
+    if (global.getDimSize(dim) % group == 0)
+      continue;
+    std::string name;
+    llvm::raw_string_ostream os(name);
+    value.printAsOperand(os, OpPrintingFlags());
+    return where->emitOpError("cannot shard ")
+           << name << ": dim " << dim << " of size " << global.getDimSize(dim)
+           << " does not divide over mesh axes " << axisNames(axes) << " ("
+           << group << " devices)";
+  }
+  return success();
+}
+
+Value Partitioner::emitStep(Value value, const ReshardStep &step,
+                            Location loc) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  int64_t group = getGroupSize(meshShape, step.axes);
+  StringRef meshRef = mesh.getSymName();
+  ArrayAttr axes = axisNames(step.axes);
+  switch (step.kind) {
+  case ReshardStep::Kind::AllReduce:
+    return AllReduceOp::create(builder, loc, TypeRange{type}, ValueRange{value},
+                               ReductionKind::sum, meshRef, axes)
+        .getResult(0);
+  case ReshardStep::Kind::ReduceScatter:
+    shape[step.dim] /= group;
+    return ReduceScatterOp::create(builder, loc, type.clone(shape), value,
+                                   step.dim, ReductionKind::sum, meshRef, axes);
+  case ReshardStep::Kind::AllGather:
+    shape[step.dim] *= group;
+    return AllGatherOp::create(builder, loc, type.clone(shape), value, step.dim,
+                               meshRef, axes);
+  case ReshardStep::Kind::AllToAll:
+    shape[step.dim] *= group;
+    shape[step.toDim] /= group;
+    return AllToAllOp::create(builder, loc, type.clone(shape), value,
+                              step.toDim, step.dim, meshRef, axes);
+  case ReshardStep::Kind::LocalSlice:
+    shape[step.dim] /= group;
+    return LocalSliceOp::create(builder, loc, type.clone(shape), value,
+                                step.dim, meshRef, axes);
+  }
+  llvm_unreachable("unknown step");
+}
+
+FailureOr<Value> Partitioner::reshard(Value value, ArrayRef<int64_t> shape,
+                                      const TensorSharding &target,
+                                      Operation *user) {
+  const TensorSharding &from = current.at(value);
+  if (from == target)
+    return value;
+  std::string reason;
+  FailureOr<SmallVector<ReshardStep>> steps =
+      planResharding(from, target, &reason);
+  if (failed(steps))
+    return user->emitOpError("cannot reshard an operand from ")
+           << toShardingAttr(from, mesh) << " to "
+           << toShardingAttr(target, mesh) << ": " << reason;
+  Value result = value;
+  TensorSharding sharding = from;
+  RankedTensorType global = globalTypes.at(value);
+  for (const ReshardStep &step : *steps) {
+    result = emitStep(result, step, user->getLoc());
+    applyReshardStep(sharding, step);
+    current[result] = sharding;
+    globalTypes[result] = global;
+  }
+  return result;
+}
+
+TensorSharding Partitioner::recorded(Value value, int64_t rank) {
+  Operation *def = value.getDefiningOp();
+  auto shardings = def ? def->getAttrOfType<ArrayAttr>(
+                             DistDialect::kResultShardingsAttrName)
+                       : ArrayAttr();
+  if (!shardings)
+    return TensorSharding::replicated(rank);
+  return toTensorSharding(
+      cast<ShardingAttr>(shardings[cast<OpResult>(value).getResultNumber()]),
+      mesh);
+}
+
+/// Multiplies `value` by `scale` (an arith.mulf with a splat constant).
+static Value scaleBy(OpBuilder &builder, Location loc, Value value,
+                     double scale) {
+  auto type = cast<RankedTensorType>(value.getType());
+  auto element = cast<FloatType>(type.getElementType());
+  auto splat = DenseElementsAttr::get(
+      type, builder.getFloatAttr(element, scale).getValue());
+  Value constant = arith::ConstantOp::create(builder, loc, type, splat);
+  return arith::MulFOp::create(builder, loc, value, constant);
+}
+
+LogicalResult Partitioner::partitionOp(Operation *op) {
+  auto ruleIt = rules.find(op);
+  SmallVector<TensorSharding> operandTargets, produced;
+  FactorAxes factors;
+  if (ruleIt != rules.end()) {
+    const ShardingRule &rule = ruleIt->second;
+    // The factors follow the results' recorded shardings, then the operands'
+    // for the factors no result maps (the reductions).
+    SmallVector<std::optional<AxisIndices>> chosen(rule.getNumFactors());
+    auto take = [&](Value value, const TensorMapping &mapping,
+                    const TensorSharding &sharding) {
+      auto candidates = getFactorAxesOf(rule, mapping, sharding, meshShape);
+      for (auto [f, axes] : llvm::enumerate(candidates))
+        if (axes && !chosen[f] &&
+            rule.getFactorKinds()[f] != FactorKind::NeedReplication)
+          chosen[f] = *axes;
+    };
+    for (auto [i, result] : llvm::enumerate(op->getResults()))
+      take(result, rule.getResultMappings()[i],
+           recorded(result, globalTypes.at(result).getRank()));
+    for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+      if (current.count(operand))
+        take(operand, rule.getOperandMappings()[i], current.at(operand));
+    llvm::SmallDenseSet<int64_t> used;
+    factors.resize(rule.getNumFactors());
+    for (auto [f, axes] : llvm::enumerate(chosen))
+      if (axes)
+        for (int64_t axis : *axes) {
+          if (!used.insert(axis).second)
+            break;
+          factors[f].push_back(axis);
+        }
+    for (unsigned i = 0; i < op->getNumOperands(); ++i)
+      operandTargets.push_back(projectOperand(rule, factors, i));
+    for (unsigned i = 0; i < op->getNumResults(); ++i)
+      produced.push_back(projectResult(rule, factors, i));
+  } else {
+    // An op without a rule runs on whole values.
+    for (Value operand : op->getOperands())
+      if (auto type = dyn_cast<RankedTensorType>(operand.getType()))
+        operandTargets.push_back(TensorSharding::replicated(type.getRank()));
+      else
+        operandTargets.push_back({});
+    for (Value result : op->getResults())
+      if (auto type = dyn_cast<RankedTensorType>(result.getType()))
+        produced.push_back(TensorSharding::replicated(type.getRank()));
+      else
+        produced.push_back({});
+  }
+
+  // What propagation decided for the results, read before the op changes.
+  SmallVector<TensorSharding> wanted;
+  for (Value result : op->getResults())
+    if (auto type = dyn_cast<RankedTensorType>(result.getType()))
+      wanted.push_back(recorded(result, type.getRank()));
+    else
+      wanted.push_back({});
+
+  builder.setInsertionPoint(op);
+  for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+    if (!current.count(operand))
+      continue;
+    RankedTensorType global = globalTypes.at(operand);
+    if (failed(checkDivisible(operand, global, operandTargets[i], op)))
+      return failure();
+    FailureOr<Value> local =
+        reshard(operand, global.getShape(), operandTargets[i], op);
+    if (failed(local))
+      return failure();
+    op->setOperand(i, *local);
+  }
+  for (auto [i, result] : llvm::enumerate(op->getResults())) {
+    auto global = dyn_cast<RankedTensorType>(result.getType());
+    if (!global)
+      continue;
+    if (failed(checkDivisible(result, global, produced[i], op)))
+      return failure();
+    result.setType(localType(global, produced[i]));
+    current[result] = produced[i];
+  }
+  op->removeAttr(DistDialect::kResultShardingsAttrName);
+  if (failed(mlir::verify(op)))
+    return op->emitOpError("cannot run on local shapes after partitioning");
+
+  // Scale the results of ops that average over a sharded factor, then bring
+  // each result to its recorded sharding.
+  builder.setInsertionPointAfter(op);
+  for (OpResult result : op->getResults()) {
+    if (!current.count(result))
+      continue;
+    // The uses to redirect, taken before new users of `result` appear.
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : result.getUses())
+      uses.push_back(&use);
+    Value value = result;
+    if (ruleIt != rules.end()) {
+      int64_t shards = 1;
+      for (int64_t f : ruleIt->second.getMeanFactors())
+        shards *= getGroupSize(meshShape, factors[f]);
+      if (shards > 1) {
+        value = scaleBy(builder, op->getLoc(), value, 1.0 / shards);
+        current[value] = current.at(result);
+        globalTypes[value] = globalTypes.at(result);
+      }
+    }
+    FailureOr<Value> local = reshard(
+        value, globalTypes.at(result).getShape(),
+        wanted[result.getResultNumber()], op);
+    if (failed(local))
+      return failure();
+    for (OpOperand *use : uses)
+      use->set(*local);
+    builder.setInsertionPointAfterValue(*local);
+  }
+  return success();
+}
+
+LogicalResult Partitioner::partitionReturn(func::ReturnOp ret) {
+  builder.setInsertionPoint(ret);
+  SmallVector<Type> resultTypes;
+  for (auto [i, operand] : llvm::enumerate(ret.getOperands())) {
+    auto attr =
+        func.getResultAttrOfType<ShardingAttr>(i, DistDialect::kShardingAttrName);
+    if (!attr || !current.count(operand)) {
+      resultTypes.push_back(operand.getType());
+      continue;
+    }
+    TensorSharding target = toTensorSharding(attr, mesh);
+    RankedTensorType global = globalTypes.at(operand);
+    if (failed(checkDivisible(operand, global, target, ret)))
+      return failure();
+    FailureOr<Value> local = reshard(operand, global.getShape(), target, ret);
+    if (failed(local))
+      return failure();
+    ret.setOperand(i, *local);
+    resultTypes.push_back(localType(global, target));
+  }
+  func.setType(FunctionType::get(func.getContext(),
+                                 func.getArgumentTypes(), resultTypes));
+  return success();
+}
+
+LogicalResult Partitioner::run() {
+  // Read everything global first: rules depend on the global types.
+  func.walk([&](Operation *op) {
+    for (Value result : op->getResults())
+      if (auto type = dyn_cast<RankedTensorType>(result.getType()))
+        globalTypes[result] = type;
+    if (auto ruleOp = dyn_cast<ShardingRuleOpInterface>(op))
+      rules.try_emplace(op, ruleOp.getShardingRule());
+  });
+  SmallVector<Type> argTypes;
+  for (BlockArgument arg : func.getArguments()) {
+    auto global = dyn_cast<RankedTensorType>(arg.getType());
+    if (!global) {
+      argTypes.push_back(arg.getType());
+      continue;
+    }
+    globalTypes[arg] = global;
+    auto attr = func.getArgAttrOfType<ShardingAttr>(
+        arg.getArgNumber(), DistDialect::kShardingAttrName);
+    TensorSharding sharding = attr ? toTensorSharding(attr, mesh)
+                                   : TensorSharding::replicated(global.getRank());
+    if (failed(checkDivisible(arg, global, sharding, func)))
+      return failure();
+    current[arg] = sharding;
+    arg.setType(localType(global, sharding));
+    argTypes.push_back(arg.getType());
+  }
+  func.setType(FunctionType::get(func.getContext(), argTypes,
+                                 func.getResultTypes()));
+
+  SmallVector<Operation *> ops;
+  for (Operation &op : func.getBody().front())
+    ops.push_back(&op);
+  for (Operation *op : ops) {
+    if (auto annotate = dyn_cast<AnnotateOp>(op)) {
+      builder.setInsertionPoint(op);
+      Value input = annotate.getInput();
+      FailureOr<Value> local =
+          reshard(input, globalTypes.at(annotate.getResult()).getShape(),
+                  toTensorSharding(annotate.getSharding(), mesh), op);
+      if (failed(local))
+        return failure();
+      annotate.getResult().replaceAllUsesWith(*local);
+      op->erase();
+      continue;
+    }
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      if (failed(partitionReturn(ret)))
+        return failure();
+      continue;
+    }
+    if (op->getNumRegions() != 0)
+      return op->emitOpError("ops with regions cannot be partitioned yet");
+    if (failed(partitionOp(op)))
+      return failure();
+  }
+  func->setAttr(DistDialect::kPartitionedAttrName, builder.getUnitAttr());
+  return success();
+}
+
+namespace {
+struct DistPartitionPass
+    : public mlir::dist::impl::DistPartitionPassBase<DistPartitionPass> {
+  void runOnOperation() override {
+    WalkResult result = getOperation().walk([&](func::FuncOp func) {
+      if (func.isExternal() || func->hasAttr(DistDialect::kPartitionedAttrName))
+        return WalkResult::advance();
+      // The mesh of the function's shardings, if any.
+      ShardingAttr any;
+      for (unsigned i = 0; i < func.getNumArguments() && !any; ++i)
+        any = func.getArgAttrOfType<ShardingAttr>(
+            i, DistDialect::kShardingAttrName);
+      if (!any)
+        return WalkResult::advance();
+      FailureOr<MeshOp> mesh = lookupMesh(func, any.getMesh(),
+                                          [&] { return func.emitOpError(); });
+      if (failed(mesh))
+        return WalkResult::interrupt();
+      Partitioner partitioner(func, *mesh);
+      return failed(partitioner.run()) ? WalkResult::interrupt()
+                                       : WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+} // namespace

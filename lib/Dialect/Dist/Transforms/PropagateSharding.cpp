@@ -1,0 +1,284 @@
+//===- PropagateSharding.cpp - infer a sharding for every value -----------===//
+
+#include "distopt/Dialect/Dist/IR/DistOps.h"
+#include "distopt/Dialect/Dist/Transforms/Passes.h"
+#include "distopt/Interfaces/ShardingRuleOpInterface.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::dist {
+#define GEN_PASS_DEF_DISTPROPAGATESHARDINGPASS
+#include "distopt/Dialect/Dist/Transforms/Passes.h.inc"
+} // namespace mlir::dist
+
+using namespace mlir;
+using namespace mlir::dist;
+
+/// Finds the one mesh the shardings of `func` use; nullptr when there are
+/// none. Reports functions that mix meshes.
+static FailureOr<MeshOp> findMesh(func::FuncOp func) {
+  FlatSymbolRefAttr name;
+  Operation *where = nullptr;
+  auto visit = [&](ShardingAttr sharding, Operation *op) -> LogicalResult {
+    if (!name) {
+      name = sharding.getMesh();
+      where = op;
+      return success();
+    }
+    if (sharding.getMesh() != name)
+      return op->emitOpError("uses mesh ")
+             << sharding.getMesh() << " but the function already uses "
+             << name << "; one function runs on one mesh";
+    return success();
+  };
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (auto s = func.getArgAttrOfType<ShardingAttr>(
+            i, DistDialect::kShardingAttrName))
+      if (failed(visit(s, func)))
+        return failure();
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    if (auto s = func.getResultAttrOfType<ShardingAttr>(
+            i, DistDialect::kShardingAttrName))
+      if (failed(visit(s, func)))
+        return failure();
+  WalkResult walk = func.walk([&](AnnotateOp op) {
+    return failed(visit(op.getSharding(), op)) ? WalkResult::interrupt()
+                                               : WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  if (!name)
+    return MeshOp();
+  return lookupMesh(where, name, [&] { return where->emitOpError(); });
+}
+
+namespace {
+/// The propagation state of one function.
+class Propagation {
+public:
+  Propagation(MeshOp mesh) : mesh(mesh), meshShape(mesh.getShape()) {}
+
+  LogicalResult run(func::FuncOp func);
+
+private:
+  /// Visits one op; returns the values whose sharding it set.
+  FailureOr<SmallVector<Value>> visit(ShardingRuleOpInterface op);
+  /// Sets `value`'s sharding when it has none.
+  bool offer(Value value, TensorSharding sharding);
+  void record(func::FuncOp func);
+
+  MeshOp mesh;
+  ArrayRef<int64_t> meshShape;
+  llvm::DenseMap<Value, TensorSharding> shardings;
+  llvm::DenseSet<Value> annotated;
+};
+} // namespace
+
+bool Propagation::offer(Value value, TensorSharding sharding) {
+  if (!isa<RankedTensorType>(value.getType()) || shardings.count(value))
+    return false;
+  shardings[value] = std::move(sharding);
+  return true;
+}
+
+/// Prints `[data]` for the axes of a factor in messages.
+static std::string axisNames(MeshOp mesh, ArrayRef<int64_t> axes) {
+  std::string text = "[";
+  for (auto [i, axis] : llvm::enumerate(axes)) {
+    if (i)
+      text += ", ";
+    text += cast<StringAttr>(mesh.getAxes()[axis]).getValue();
+  }
+  return text + "]";
+}
+
+FailureOr<SmallVector<Value>>
+Propagation::visit(ShardingRuleOpInterface op) {
+  ShardingRule rule = op.getShardingRule();
+  int64_t numFactors = rule.getNumFactors();
+  // Candidates per factor: from annotated values (which must agree) and from
+  // inferred ones (the first non-empty wins).
+  SmallVector<std::optional<AxisIndices>> fromAnnotation(numFactors),
+      inferred(numFactors);
+  SmallVector<std::string> annotationSource(numFactors);
+  auto consider = [&](Value value, const TensorMapping &mapping,
+                      StringRef what, unsigned index) -> LogicalResult {
+    auto it = shardings.find(value);
+    if (it == shardings.end())
+      return success();
+    SmallVector<std::optional<AxisIndices>> candidates =
+        getFactorAxesOf(rule, mapping, it->second, meshShape);
+    bool isAnnotated = annotated.contains(value);
+    for (int64_t f = 0; f < numFactors; ++f) {
+      if (!candidates[f] ||
+          rule.getFactorKinds()[f] == FactorKind::NeedReplication)
+        continue;
+      std::string source = (what + " #" + Twine(index)).str();
+      if (isAnnotated) {
+        if (!fromAnnotation[f]) {
+          fromAnnotation[f] = candidates[f];
+          annotationSource[f] = source;
+        } else if (*fromAnnotation[f] != *candidates[f]) {
+          return op->emitOpError("conflicting shardings for factor '")
+                 << ShardingRule::getFactorName(f) << "' (size "
+                 << rule.getFactorSizes()[f] << "): "
+                 << annotationSource[f] << " is annotated "
+                 << axisNames(mesh, *fromAnnotation[f]) << ", " << source
+                 << " is annotated " << axisNames(mesh, *candidates[f])
+                 << "; annotate one of them again to reshard it";
+        }
+      } else if (!inferred[f] || (inferred[f]->empty() && !candidates[f]->empty())) {
+        inferred[f] = candidates[f];
+      }
+    }
+    return success();
+  };
+  for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+    if (failed(consider(operand, rule.getOperandMappings()[i], "operand", i)))
+      return failure();
+  for (auto [i, result] : llvm::enumerate(op->getResults()))
+    if (failed(consider(result, rule.getResultMappings()[i], "result", i)))
+      return failure();
+
+  // Decide each factor; an axis goes to the first factor that claims it.
+  FactorAxes factors(numFactors);
+  llvm::SmallDenseSet<int64_t> used;
+  for (int64_t f = 0; f < numFactors; ++f) {
+    const std::optional<AxisIndices> &choice =
+        fromAnnotation[f] ? fromAnnotation[f] : inferred[f];
+    if (!choice)
+      continue;
+    for (int64_t axis : *choice) {
+      if (!used.insert(axis).second)
+        break; // Keep the major axes that are still free.
+      factors[f].push_back(axis);
+    }
+  }
+  // Drop factor splits that do not divide (a later factor took a major
+  // axis): keep the program valid rather than guessing.
+  SmallVector<Value> changed;
+  for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+    if (offer(operand, projectOperand(rule, factors, i)))
+      changed.push_back(operand);
+  for (auto [i, result] : llvm::enumerate(op->getResults()))
+    if (offer(result, projectResult(rule, factors, i)))
+      changed.push_back(result);
+  return changed;
+}
+
+LogicalResult Propagation::run(func::FuncOp func) {
+  // The user's shardings.
+  for (BlockArgument arg : func.getArguments())
+    if (auto s = func.getArgAttrOfType<ShardingAttr>(
+            arg.getArgNumber(), DistDialect::kShardingAttrName)) {
+      shardings[arg] = toTensorSharding(s, mesh);
+      annotated.insert(arg);
+    }
+  func.walk([&](AnnotateOp op) {
+    shardings[op.getResult()] = toTensorSharding(op.getSharding(), mesh);
+    annotated.insert(op.getResult());
+  });
+
+  // Worklist over ops in program order; an op is revisited when one of its
+  // values gains a sharding.
+  llvm::SetVector<Operation *> worklist;
+  func.walk([&](Operation *op) {
+    if (isa<ShardingRuleOpInterface, AnnotateOp, func::ReturnOp>(op))
+      worklist.insert(op);
+  });
+  auto enqueueNeighbours = [&](Value value) {
+    if (Operation *def = value.getDefiningOp())
+      worklist.insert(def);
+    for (Operation *user : value.getUsers())
+      worklist.insert(user);
+  };
+  while (!worklist.empty()) {
+    Operation *op = worklist.front();
+    worklist.remove(op);
+    SmallVector<Value> changed;
+    if (auto annotate = dyn_cast<AnnotateOp>(op)) {
+      // The operand is a hint: it takes the annotation when it has nothing.
+      TensorSharding hint = shardings[annotate.getResult()];
+      hint.partial.clear();
+      if (offer(annotate.getInput(), hint))
+        changed.push_back(annotate.getInput());
+    } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      for (auto [i, value] : llvm::enumerate(ret.getOperands()))
+        if (auto s = func.getResultAttrOfType<ShardingAttr>(
+                i, DistDialect::kShardingAttrName))
+          if (offer(value, toTensorSharding(s, mesh)))
+            changed.push_back(value);
+    } else {
+      FailureOr<SmallVector<Value>> set =
+          visit(cast<ShardingRuleOpInterface>(op));
+      if (failed(set))
+        return failure();
+      changed = std::move(*set);
+    }
+    for (Value value : changed)
+      enqueueNeighbours(value);
+  }
+  record(func);
+  return success();
+}
+
+void Propagation::record(func::FuncOp func) {
+  auto shardingOf = [&](Value value) {
+    auto it = shardings.find(value);
+    int64_t rank = cast<RankedTensorType>(value.getType()).getRank();
+    return toShardingAttr(it == shardings.end()
+                              ? TensorSharding::replicated(rank)
+                              : it->second,
+                          mesh);
+  };
+  for (BlockArgument arg : func.getArguments())
+    if (isa<RankedTensorType>(arg.getType()))
+      func.setArgAttr(arg.getArgNumber(), DistDialect::kShardingAttrName,
+                      shardingOf(arg));
+  func.walk([&](Operation *op) {
+    if (op->getNumResults() == 0 || isa<AnnotateOp>(op) ||
+        !llvm::all_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>))
+      return;
+    SmallVector<Attribute> results;
+    for (Value result : op->getResults())
+      results.push_back(shardingOf(result));
+    op->setAttr(DistDialect::kResultShardingsAttrName,
+                ArrayAttr::get(op->getContext(), results));
+  });
+  // Results without a sharding are returned as the value is laid out, with
+  // pending sums reduced.
+  auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
+  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    if (!isa<RankedTensorType>(value.getType()) ||
+        func.getResultAttr(i, DistDialect::kShardingAttrName))
+      continue;
+    TensorSharding sharding = toTensorSharding(shardingOf(value), mesh);
+    sharding.partial.clear();
+    func.setResultAttr(i, DistDialect::kShardingAttrName,
+                       toShardingAttr(sharding, mesh));
+  }
+}
+
+namespace {
+struct DistPropagateShardingPass
+    : public mlir::dist::impl::DistPropagateShardingPassBase<
+          DistPropagateShardingPass> {
+  void runOnOperation() override {
+    WalkResult result = getOperation().walk([&](func::FuncOp func) {
+      FailureOr<MeshOp> mesh = findMesh(func);
+      if (failed(mesh))
+        return WalkResult::interrupt();
+      if (!*mesh || func.isExternal())
+        return WalkResult::advance();
+      Propagation propagation(*mesh);
+      return failed(propagation.run(func)) ? WalkResult::interrupt()
+                                           : WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+} // namespace
