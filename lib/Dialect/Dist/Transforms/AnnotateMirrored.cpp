@@ -113,6 +113,13 @@ struct MirroredPipelineOptions
     : public PassPipelineOptions<MirroredPipelineOptions> {
   Option<int64_t> replicas{*this, "replicas",
                            llvm::cl::desc("Number of data-parallel replicas")};
+  Option<double> bucketMb{*this, "bucket-mb",
+                          llvm::cl::desc("Gradient bucket capacity in MiB"),
+                          llvm::cl::init(25.0)};
+  Option<double> firstBucketMb{
+      *this, "first-bucket-mb",
+      llvm::cl::desc("Capacity of the first gradient bucket in MiB"),
+      llvm::cl::init(1.0)};
 };
 } // namespace
 
@@ -120,11 +127,15 @@ void mlir::dist::registerStrategyPipelines() {
   PassPipelineRegistration<MirroredPipelineOptions>(
       "dist-mirrored",
       "MirroredStrategy: annotate (batch split over `replicas`, state "
-      "replicated), propagate shardings, partition",
+      "replicated), propagate shardings, partition, bucket the gradient "
+      "all-reduces",
       [](OpPassManager &pm, const MirroredPipelineOptions &options) {
         pm.addPass(createDistAnnotateMirroredPass(
             DistAnnotateMirroredPassOptions{options.replicas}));
         pm.addPass(createDistPropagateShardingPass());
         pm.addPass(createDistPartitionPass());
+        pm.addPass(createDistBucketCollectivesPass(
+            DistBucketCollectivesPassOptions{options.bucketMb,
+                                             options.firstBucketMb}));
       });
 }

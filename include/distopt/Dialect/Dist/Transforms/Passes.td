@@ -106,4 +106,38 @@ def DistPartitionPass : Pass<"dist-partition", "ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Communication optimization
+//===----------------------------------------------------------------------===//
+
+def DistBucketCollectivesPass : Pass<"dist-bucket-collectives", "ModuleOp"> {
+  let summary = "Fuse gradient all-reduces into buckets";
+  let description = [{
+    Fuses consecutive `dist.all_reduce` ops with the same mesh, axes and
+    reduction into variadic all-reduces of at most `bucket-mb` MiB each (the
+    first bucket at most `first-bucket-mb`, so that communication starts
+    early), in program order, which for a training step is the order the
+    backward pass produces gradients: PyTorch DDP's and tf.distribute's
+    packing. Each all-reduce first moves up to where its input is ready (so
+    program order is the order gradients are produced); a fused op sits
+    where its last member was; the users of earlier members move after it. An all-reduce whose input depends on an earlier
+    member's result starts a new bucket. A single tensor larger than a
+    bucket gets a bucket of its own.
+
+    ```mlir
+    // Before:
+    %a = dist.all_reduce %ga on @mesh axes = ["data"] : tensor<128xf32>
+    %b = dist.all_reduce %gb on @mesh axes = ["data"] : tensor<10xf32>
+    // After:
+    %a, %b = dist.all_reduce %ga, %gb on @mesh axes = ["data"] : tensor<128xf32>, tensor<10xf32>
+    ```
+  }];
+  let options = [
+    Option<"bucketMb", "bucket-mb", "double", /*default=*/"25.0",
+           "Capacity of a bucket in MiB">,
+    Option<"firstBucketMb", "first-bucket-mb", "double", /*default=*/"1.0",
+           "Capacity of the first bucket in MiB">,
+  ];
+}
+
 #endif // DISTOPT_DIALECT_DIST_TRANSFORMS_PASSES

@@ -1,0 +1,169 @@
+//===- BucketCollectives.cpp - fuse gradient all-reduces into buckets -----===//
+
+#include "distopt/Dialect/Dist/IR/DistOps.h"
+#include "distopt/Dialect/Dist/Transforms/Passes.h"
+#include "distopt/Interfaces/OpCost.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir::dist {
+#define GEN_PASS_DEF_DISTBUCKETCOLLECTIVESPASS
+#include "distopt/Dialect/Dist/Transforms/Passes.h.inc"
+} // namespace mlir::dist
+
+using namespace mlir;
+using namespace mlir::dist;
+
+/// True when `a` and `b` may share one collective.
+static bool sameGroup(AllReduceOp a, AllReduceOp b) {
+  return a.getMeshAttr() == b.getMeshAttr() && a.getAxes() == b.getAxes() &&
+         a.getReduction() == b.getReduction();
+}
+
+static int64_t bytesOf(AllReduceOp op) {
+  int64_t bytes = 0;
+  for (Type type : op.getInputs().getTypes())
+    bytes += getTensorBytes(type);
+  return bytes;
+}
+
+/// Replaces `members` (in program order, one block) by one variadic
+/// all-reduce at the last member's place; ops between that use the earlier
+/// members' results (transitively) move after it.
+static void fuse(ArrayRef<AllReduceOp> members) {
+  if (members.size() < 2)
+    return;
+  AllReduceOp last = members.back();
+  llvm::DenseSet<Value> tainted;
+  for (AllReduceOp member : members.drop_back())
+    for (Value result : member.getResults())
+      tainted.insert(result);
+  SmallVector<Operation *> toMove;
+  for (Operation *op = members.front()->getNextNode(); op != last;
+       op = op->getNextNode()) {
+    if (!llvm::any_of(op->getOperands(),
+                      [&](Value v) { return tainted.contains(v); }))
+      continue;
+    toMove.push_back(op);
+    for (Value result : op->getResults())
+      tainted.insert(result);
+  }
+  SmallVector<Value> inputs;
+  SmallVector<Type> types;
+  for (AllReduceOp member : members) {
+    llvm::append_range(inputs, member.getInputs());
+    llvm::append_range(types, member.getResultTypes());
+  }
+  OpBuilder builder(last);
+  builder.setInsertionPointAfter(last);
+  auto fused = AllReduceOp::create(builder, last.getLoc(), types, inputs,
+                                   last.getReductionAttr(), last.getMeshAttr(),
+                                   last.getAxes());
+  Operation *insertAfter = fused;
+  for (Operation *op : toMove) {
+    op->moveAfter(insertAfter);
+    insertAfter = op;
+  }
+  unsigned next = 0;
+  for (AllReduceOp member : members) {
+    for (Value result : member.getResults())
+      result.replaceAllUsesWith(fused.getResult(next++));
+    member.erase();
+  }
+}
+
+namespace {
+struct DistBucketCollectivesPass
+    : public mlir::dist::impl::DistBucketCollectivesPassBase<
+          DistBucketCollectivesPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (!(bucketMb > 0) || !(firstBucketMb > 0)) {
+      getOperation().emitError("dist-bucket-collectives needs positive "
+                               "bucket-mb and first-bucket-mb, got ")
+          << bucketMb << " and " << firstBucketMb;
+      return signalPassFailure();
+    }
+    getOperation().walk([&](Block *block) { bucketBlock(*block); });
+  }
+
+  /// Moves `op` right after the last definition of its inputs in `block`:
+  /// the all-reduce then sits where its gradient becomes ready, so program
+  /// order is backward order.
+  static void hoist(AllReduceOp op, Block &block) {
+    Operation *after = nullptr;
+    for (Value input : op.getInputs()) {
+      Operation *def = input.getDefiningOp();
+      if (!def || def->getBlock() != &block)
+        continue;
+      if (!after || after->isBeforeInBlock(def))
+        after = def;
+    }
+    if (after)
+      op->moveAfter(after);
+    else
+      op->moveBefore(&block.front());
+  }
+
+  void bucketBlock(Block &block) {
+    SmallVector<AllReduceOp> candidates;
+    for (Operation &op : block)
+      if (auto allReduce = dyn_cast<AllReduceOp>(op))
+        candidates.push_back(allReduce);
+    for (AllReduceOp op : candidates)
+      hoist(op, block);
+    candidates.clear();
+    for (Operation &op : block)
+      if (auto allReduce = dyn_cast<AllReduceOp>(op))
+        candidates.push_back(allReduce);
+    if (candidates.size() < 2)
+      return;
+    SmallVector<SmallVector<AllReduceOp>> buckets;
+    SmallVector<AllReduceOp> bucket;
+    int64_t bucketBytes = 0;
+    bool first = true;
+    llvm::DenseSet<Value> tainted;
+    Operation *scanned = nullptr;
+    auto close = [&]() {
+      if (!bucket.empty()) {
+        buckets.push_back(bucket);
+        first = false;
+      }
+      bucket.clear();
+      bucketBytes = 0;
+      tainted.clear();
+      scanned = nullptr;
+    };
+    for (AllReduceOp op : candidates) {
+      double capacity = (first ? firstBucketMb : bucketMb) * 1024 * 1024;
+      // Track what depends on the bucket's results up to this op.
+      if (!bucket.empty()) {
+        for (Operation *it = scanned->getNextNode(); it != op;
+             it = it->getNextNode()) {
+          if (llvm::any_of(it->getOperands(),
+                           [&](Value v) { return tainted.contains(v); }))
+            for (Value result : it->getResults())
+              tainted.insert(result);
+        }
+        bool dependent = llvm::any_of(op.getInputs(), [&](Value v) {
+          return tainted.contains(v);
+        });
+        if (dependent || !sameGroup(bucket.front(), op) ||
+            bucketBytes + bytesOf(op) > capacity)
+          close();
+      }
+      bucket.push_back(op);
+      bucketBytes += bytesOf(op);
+      for (Value result : op.getResults())
+        tainted.insert(result);
+      scanned = op;
+    }
+    close();
+    for (ArrayRef<AllReduceOp> members : buckets)
+      fuse(members);
+  }
+};
+} // namespace
