@@ -12,6 +12,7 @@
 
 namespace mlir::dist {
 #define GEN_PASS_DEF_DISTANNOTATEMIRROREDPASS
+#define GEN_PASS_DEF_DISTANNOTATEMULTIWORKERMIRROREDPASS
 #include "distopt/Dialect/Dist/Transforms/Passes.h.inc"
 } // namespace mlir::dist
 
@@ -23,12 +24,16 @@ using namespace mlir::dist;
 /// another shape.
 static FailureOr<MeshOp> getOrCreateMesh(ModuleOp module, StringRef name,
                                          ArrayRef<StringRef> axes,
-                                         ArrayRef<int64_t> shape) {
+                                         ArrayRef<int64_t> shape,
+                                         ArrayRef<StringRef> hostAxes) {
   OpBuilder builder(module.getContext());
-  SmallVector<Attribute> axisAttrs;
-  for (StringRef axis : axes)
-    axisAttrs.push_back(builder.getStringAttr(axis));
-  ArrayAttr axesAttr = builder.getArrayAttr(axisAttrs);
+  auto names = [&](ArrayRef<StringRef> list) {
+    SmallVector<Attribute> attrs;
+    for (StringRef axis : list)
+      attrs.push_back(builder.getStringAttr(axis));
+    return builder.getArrayAttr(attrs);
+  };
+  ArrayAttr axesAttr = names(axes);
   if (auto mesh = module.lookupSymbol<MeshOp>(name)) {
     if (mesh.getAxes() != axesAttr || mesh.getShape() != shape)
       return mesh.emitOpError("exists with another shape than the strategy's ")
@@ -37,18 +42,54 @@ static FailureOr<MeshOp> getOrCreateMesh(ModuleOp module, StringRef name,
   }
   builder.setInsertionPointToStart(module.getBody());
   return MeshOp::create(builder, module.getLoc(), name, axesAttr,
-                        builder.getDenseI64ArrayAttr(shape), nullptr, nullptr,
+                        builder.getDenseI64ArrayAttr(shape),
+                        hostAxes.empty() ? nullptr : names(hostAxes), nullptr,
                         nullptr);
 }
 
-/// A sharding of a rank-`rank` tensor on `mesh` with `dims` split over the
-/// given axes.
-static ShardingAttr makeSharding(MeshOp mesh, int64_t rank,
-                                 ArrayRef<std::pair<int64_t, int64_t>> dims) {
-  TensorSharding sharding = TensorSharding::replicated(rank);
-  for (auto [dim, axis] : dims)
-    sharding.dims[dim].push_back(axis);
-  return toShardingAttr(sharding, mesh);
+/// Annotates every training step for data parallelism over `batchAxes` of
+/// `mesh` (`replicas` devices in all): batch arguments split along dim 0,
+/// everything else replicated.
+static LogicalResult annotateDataParallel(ModuleOp module, MeshOp mesh,
+                                          ArrayRef<int64_t> batchAxes,
+                                          int64_t replicas) {
+  TensorSharding batchSharding;
+  bool failedAny = false;
+  module.walk([&](func::FuncOp func) {
+    if (!train::TrainingStep::isTrainingStep(func))
+      return;
+    train::TrainingStep step = train::TrainingStep::get(func);
+    for (const train::StepValue &arg : step.arguments) {
+      auto type = dyn_cast<RankedTensorType>(arg.type);
+      if (!type)
+        continue;
+      bool batch =
+          arg.role == train::Role::input || arg.role == train::Role::label;
+      TensorSharding sharding = TensorSharding::replicated(type.getRank());
+      if (batch) {
+        if (type.getRank() == 0 || type.getDimSize(0) % replicas) {
+          func.emitOpError("argument #")
+              << arg.index << " '" << arg.name.getValue() << "' ("
+              << train::stringifyRole(*arg.role) << ") has "
+              << (type.getRank() == 0
+                      ? std::string("no batch dim")
+                      : "batch " + std::to_string(type.getDimSize(0)))
+              << ", which does not divide over " << replicas << " replicas";
+          failedAny = true;
+          return;
+        }
+        sharding.dims[0].assign(batchAxes.begin(), batchAxes.end());
+      }
+      func.setArgAttr(arg.index, DistDialect::kShardingAttrName,
+                      toShardingAttr(sharding, mesh));
+    }
+    for (const train::StepValue &result : step.results)
+      if (auto type = dyn_cast<RankedTensorType>(result.type))
+        func.setResultAttr(
+            result.index, DistDialect::kShardingAttrName,
+            toShardingAttr(TensorSharding::replicated(type.getRank()), mesh));
+  });
+  return failure(failedAny);
 }
 
 namespace {
@@ -65,50 +106,33 @@ struct DistAnnotateMirroredPass
       return signalPassFailure();
     }
     FailureOr<MeshOp> mesh =
-        getOrCreateMesh(module, "mesh", {"data"}, {replicas});
-    if (failed(mesh))
+        getOrCreateMesh(module, "mesh", {"data"}, {replicas}, {});
+    if (failed(mesh) || failed(annotateDataParallel(module, *mesh, {0},
+                                                    replicas)))
       return signalPassFailure();
-    bool failedAny = false;
-    module.walk([&](func::FuncOp func) {
-      if (!train::TrainingStep::isTrainingStep(func))
-        return;
-      train::TrainingStep step = train::TrainingStep::get(func);
-      for (const train::StepValue &arg : step.arguments) {
-        auto type = dyn_cast<RankedTensorType>(arg.type);
-        if (!type)
-          continue;
-        bool batch = arg.role == train::Role::input ||
-                     arg.role == train::Role::label;
-        if (batch && type.getRank() == 0) {
-          func.emitOpError("argument #")
-              << arg.index << " is a scalar " << train::stringifyRole(*arg.role)
-              << "; mirrored splits batch arguments along dim 0";
-          failedAny = true;
-          return;
-        }
-        ShardingAttr sharding =
-            batch ? makeSharding(*mesh, type.getRank(), {{0, 0}})
-                  : makeSharding(*mesh, type.getRank(), {});
-        if (batch && type.getDimSize(0) % replicas) {
-          func.emitOpError("argument #")
-              << arg.index << " '" << arg.name.getValue() << "' has batch "
-              << type.getDimSize(0) << ", which does not divide over "
-              << replicas << " replicas";
-          failedAny = true;
-          return;
-        }
-        func.setArgAttr(arg.index, DistDialect::kShardingAttrName, sharding);
-      }
-      for (const train::StepValue &result : step.results)
-        if (auto type = dyn_cast<RankedTensorType>(result.type))
-          func.setResultAttr(result.index, DistDialect::kShardingAttrName,
-                             makeSharding(*mesh, type.getRank(), {}));
-    });
-    if (failedAny)
-      signalPassFailure();
   }
 };
 
+struct DistAnnotateMultiWorkerMirroredPass
+    : public mlir::dist::impl::DistAnnotateMultiWorkerMirroredPassBase<
+          DistAnnotateMultiWorkerMirroredPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (hosts < 1 || devices < 1) {
+      module.emitError("dist-annotate-multi-worker-mirrored needs hosts >= 1 "
+                       "and devices >= 1, got ")
+          << hosts << " and " << devices;
+      return signalPassFailure();
+    }
+    FailureOr<MeshOp> mesh = getOrCreateMesh(
+        module, "mesh", {"hosts", "devices"}, {hosts, devices}, {"hosts"});
+    if (failed(mesh) || failed(annotateDataParallel(module, *mesh, {0, 1},
+                                                    hosts * devices)))
+      return signalPassFailure();
+  }
+};
 struct MirroredPipelineOptions
     : public PassPipelineOptions<MirroredPipelineOptions> {
   Option<int64_t> replicas{*this, "replicas",
@@ -122,6 +146,20 @@ struct MirroredPipelineOptions
       llvm::cl::init(1.0)};
 };
 } // namespace
+
+struct MultiWorkerPipelineOptions
+    : public PassPipelineOptions<MultiWorkerPipelineOptions> {
+  Option<int64_t> hosts{*this, "hosts", llvm::cl::desc("Number of hosts")};
+  Option<int64_t> devices{*this, "devices",
+                          llvm::cl::desc("Devices per host")};
+  Option<double> bucketMb{*this, "bucket-mb",
+                          llvm::cl::desc("Gradient bucket capacity in MiB"),
+                          llvm::cl::init(25.0)};
+  Option<double> firstBucketMb{
+      *this, "first-bucket-mb",
+      llvm::cl::desc("Capacity of the first gradient bucket in MiB"),
+      llvm::cl::init(1.0)};
+};
 
 void mlir::dist::registerStrategyPipelines() {
   PassPipelineRegistration<MirroredPipelineOptions>(
@@ -137,5 +175,22 @@ void mlir::dist::registerStrategyPipelines() {
         pm.addPass(createDistBucketCollectivesPass(
             DistBucketCollectivesPassOptions{options.bucketMb,
                                              options.firstBucketMb}));
+      });
+  PassPipelineRegistration<MultiWorkerPipelineOptions>(
+      "dist-multi-worker-mirrored",
+      "MultiWorkerMirroredStrategy: batch split over hosts x devices, state "
+      "replicated, bucketed gradient all-reduces decomposed hierarchically "
+      "(reduce-scatter within a host, all-reduce across hosts, all-gather "
+      "within a host)",
+      [](OpPassManager &pm, const MultiWorkerPipelineOptions &options) {
+        pm.addPass(createDistAnnotateMultiWorkerMirroredPass(
+            DistAnnotateMultiWorkerMirroredPassOptions{options.hosts,
+                                                       options.devices}));
+        pm.addPass(createDistPropagateShardingPass());
+        pm.addPass(createDistPartitionPass());
+        pm.addPass(createDistBucketCollectivesPass(
+            DistBucketCollectivesPassOptions{options.bucketMb,
+                                             options.firstBucketMb}));
+        pm.addPass(createDistHierarchicalAllReducePass());
       });
 }

@@ -41,6 +41,31 @@ def DistAnnotateMirroredPass : Pass<"dist-annotate-mirrored", "ModuleOp"> {
   let dependentDialects = ["::mlir::dist::DistDialect"];
 }
 
+def DistAnnotateMultiWorkerMirroredPass
+    : Pass<"dist-annotate-multi-worker-mirrored", "ModuleOp"> {
+  let summary = "MultiWorkerMirroredStrategy: hosts x devices data parallelism";
+  let description = [{
+    Declares a 2-D mesh `@mesh` with axes `hosts` (`hosts` devices, marked as
+    crossing hosts) and `devices` (`devices` per host) and annotates every
+    training step like `dist-annotate-mirrored`, with the batch split along
+    dim 0 over both axes. After propagation and partitioning the gradients
+    are all-reduced over `["hosts", "devices"]`, which
+    `dist-hierarchical-all-reduce` decomposes.
+
+    After (`hosts=2 devices=4`):
+    ```mlir
+    dist.mesh @mesh {axes = ["hosts", "devices"], host_axes = ["hosts"], shape = array<i64: 2, 4>}
+    func.func @step(%x: tensor<64x784xf32> {dist.sharding = #dist.sharding<@mesh, [[hosts, devices], []]>, ...}, ...)
+    ```
+  }];
+  let options = [
+    Option<"hosts", "hosts", "int64_t", /*default=*/"0", "Number of hosts">,
+    Option<"devices", "devices", "int64_t", /*default=*/"0",
+           "Number of devices per host">,
+  ];
+  let dependentDialects = ["::mlir::dist::DistDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Core engines
 //===----------------------------------------------------------------------===//
@@ -138,6 +163,30 @@ def DistBucketCollectivesPass : Pass<"dist-bucket-collectives", "ModuleOp"> {
     Option<"firstBucketMb", "first-bucket-mb", "double", /*default=*/"1.0",
            "Capacity of the first bucket in MiB">,
   ];
+}
+
+def DistHierarchicalAllReducePass
+    : Pass<"dist-hierarchical-all-reduce", "ModuleOp"> {
+  let summary = "Split all-reduces across hosts into intra/inter-host steps";
+  let description = [{
+    Rewrites every sum `dist.all_reduce` whose axes include both axes that
+    cross hosts (the mesh's `host_axes`) and axes within a host into the
+    hierarchical form multi-worker training uses: for each tensor a
+    reduce-scatter over the intra-host axes (along its first dim that
+    divides), one (variadic) all-reduce of the slices over the host axes, and
+    an all-gather over the intra-host axes. Only 1/D of each tensor crosses
+    hosts (D devices per host). A tensor with no dim divisible by D is
+    all-reduced within the host and then across hosts (a remark says so).
+
+    ```mlir
+    // Before (mesh hosts x devices = 2 x 4):
+    %g = dist.all_reduce %dw on @mesh axes = ["hosts", "devices"] : tensor<128x784xf32>
+    // After:
+    %s = dist.reduce_scatter %dw on @mesh axes = ["devices"] scatter_dim = 0 : tensor<128x784xf32> -> tensor<32x784xf32>
+    %r = dist.all_reduce %s on @mesh axes = ["hosts"] : tensor<32x784xf32>
+    %g = dist.all_gather %r on @mesh axes = ["devices"] gather_dim = 0 : tensor<32x784xf32> -> tensor<128x784xf32>
+    ```
+  }];
 }
 
 #endif // DISTOPT_DIALECT_DIST_TRANSFORMS_PASSES

@@ -1,0 +1,94 @@
+//===- HierarchicalAllReduce.cpp - intra/inter-host all-reduce ------------===//
+
+#include "distopt/Dialect/Dist/IR/DistOps.h"
+#include "distopt/Dialect/Dist/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::dist {
+#define GEN_PASS_DEF_DISTHIERARCHICALALLREDUCEPASS
+#include "distopt/Dialect/Dist/Transforms/Passes.h.inc"
+} // namespace mlir::dist
+
+using namespace mlir;
+using namespace mlir::dist;
+
+/// Splits `axes` into those crossing hosts and those within a host.
+static std::pair<ArrayAttr, ArrayAttr> splitAxes(MeshOp mesh, ArrayAttr axes) {
+  SmallVector<Attribute> inter, intra;
+  std::optional<ArrayAttr> hostAxes = mesh.getHostAxes();
+  for (Attribute axis : axes)
+    (hostAxes && llvm::is_contained(*hostAxes, axis) ? inter : intra)
+        .push_back(axis);
+  MLIRContext *context = mesh.getContext();
+  return {ArrayAttr::get(context, inter), ArrayAttr::get(context, intra)};
+}
+
+static LogicalResult decompose(AllReduceOp op) {
+  auto mesh =
+      SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
+  auto [inter, intra] = splitAxes(mesh, op.getAxes());
+  if (inter.empty() || intra.empty() ||
+      op.getReduction() != ReductionKind::sum)
+    return success();
+  int64_t local = mesh.getGroupSize(intra);
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  StringRef meshName = mesh.getSymName();
+
+  // Intra-host reduce-scatter of every tensor that has a divisible dim.
+  SmallVector<Value> slices;
+  SmallVector<std::optional<int64_t>> scatterDims;
+  for (Value input : op.getInputs()) {
+    auto type = cast<RankedTensorType>(input.getType());
+    std::optional<int64_t> dim;
+    for (int64_t d = 0; d < type.getRank() && !dim; ++d)
+      if (type.getDimSize(d) % local == 0)
+        dim = d;
+    scatterDims.push_back(dim);
+    if (!dim) {
+      op.emitRemark("tensor of type ")
+          << type << " has no dim divisible by the " << local
+          << " devices of a host: all-reduced within the host, then across "
+             "hosts";
+      slices.push_back(AllReduceOp::create(builder, loc, TypeRange{type},
+                                           ValueRange{input},
+                                           ReductionKind::sum, meshName, intra)
+                           .getResult(0));
+      continue;
+    }
+    SmallVector<int64_t> shape(type.getShape());
+    shape[*dim] /= local;
+    slices.push_back(ReduceScatterOp::create(builder, loc, type.clone(shape),
+                                             input, *dim, ReductionKind::sum,
+                                             meshName, intra));
+  }
+  // One inter-host all-reduce of all slices.
+  auto across = AllReduceOp::create(builder, loc, ValueRange(slices).getTypes(),
+                                    slices, ReductionKind::sum, meshName, inter);
+  // Intra-host all-gather back to whole tensors.
+  for (auto [i, result] : llvm::enumerate(op.getResults())) {
+    Value value = across.getResult(i);
+    if (std::optional<int64_t> dim = scatterDims[i])
+      value = AllGatherOp::create(builder, loc, result.getType(), value, *dim,
+                                  meshName, intra);
+    result.replaceAllUsesWith(value);
+  }
+  op.erase();
+  return success();
+}
+
+namespace {
+struct DistHierarchicalAllReducePass
+    : public mlir::dist::impl::DistHierarchicalAllReducePassBase<
+          DistHierarchicalAllReducePass> {
+  void runOnOperation() override {
+    SmallVector<AllReduceOp> ops;
+    getOperation().walk([&](AllReduceOp op) { ops.push_back(op); });
+    for (AllReduceOp op : ops)
+      if (failed(decompose(op)))
+        return signalPassFailure();
+  }
+};
+} // namespace
