@@ -13,6 +13,7 @@
 namespace mlir::dist {
 #define GEN_PASS_DEF_DISTANNOTATEMIRROREDPASS
 #define GEN_PASS_DEF_DISTANNOTATEMULTIWORKERMIRROREDPASS
+#define GEN_PASS_DEF_DISTANNOTATEZEROPASS
 #include "distopt/Dialect/Dist/Transforms/Passes.h.inc"
 } // namespace mlir::dist
 
@@ -133,6 +134,115 @@ struct DistAnnotateMultiWorkerMirroredPass
       return signalPassFailure();
   }
 };
+/// Inserts `dist.annotate` of `value` with `sharding` before `user` and makes
+/// `user` use it.
+static void annotateUse(OpOperand &use, ShardingAttr sharding) {
+  OpBuilder builder(use.getOwner());
+  auto annotate = AnnotateOp::create(builder, use.getOwner()->getLoc(),
+                                     use.get(), sharding);
+  use.set(annotate);
+}
+
+/// Applies ZeRO `stage` to the parameter `param` (argument) whose update op
+/// defines result `resultIndex` of `func`.
+static void shardParameter(func::FuncOp func, MeshOp mesh, int64_t stage,
+                           int64_t replicas, const train::TrainingStep &step,
+                           const train::StepValue &param,
+                           const train::StepValue &updated) {
+  auto type = cast<RankedTensorType>(param.type);
+  Value arg = func.getArgument(param.index);
+  auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
+  Operation *update = ret.getOperand(updated.index).getDefiningOp();
+  if (!update)
+    return; // Returned unchanged: nothing to update.
+  std::optional<int64_t> dim;
+  for (int64_t d = 0; d < type.getRank() && !dim; ++d)
+    if (type.getDimSize(d) % replicas == 0)
+      dim = d;
+  if (!dim) {
+    func.emitRemark("parameter '")
+        << param.name.getValue() << "' of type " << type
+        << " stays replicated: no dim divides over " << replicas
+        << " replicas";
+    return;
+  }
+  TensorSharding split = TensorSharding::replicated(type.getRank());
+  split.dims[*dim].push_back(0);
+  ShardingAttr sharded = toShardingAttr(split, mesh);
+  ShardingAttr whole =
+      toShardingAttr(TensorSharding::replicated(type.getRank()), mesh);
+
+  for (OpOperand &operand : update->getOpOperands()) {
+    Value value = operand.get();
+    if (value.getType() != type)
+      continue;
+    auto blockArg = dyn_cast<BlockArgument>(value);
+    if (value == arg) {
+      annotateUse(operand, sharded);
+    } else if (blockArg && blockArg.getOwner()->getParentOp() == func) {
+      // Optimizer state of this parameter, sharded at the boundary.
+      const train::StepValue &state = step.arguments[blockArg.getArgNumber()];
+      if (state.role != train::Role::opt_state)
+        continue;
+      func.setArgAttr(state.index, DistDialect::kShardingAttrName, sharded);
+      for (const train::StepValue &result : step.results)
+        if (result.name == state.name)
+          func.setResultAttr(result.index, DistDialect::kShardingAttrName,
+                             sharded);
+    } else {
+      // The gradient: whole then sliced (stage 1) or reduce-scattered.
+      if (stage == 1)
+        annotateUse(operand, whole);
+      annotateUse(operand, sharded);
+    }
+  }
+  if (stage < 3)
+    return;
+  func.setArgAttr(param.index, DistDialect::kShardingAttrName, sharded);
+  func.setResultAttr(updated.index, DistDialect::kShardingAttrName, sharded);
+  SmallVector<OpOperand *> otherUses;
+  for (OpOperand &use : arg.getUses())
+    if (use.getOwner() != update && !isa<AnnotateOp>(use.getOwner()))
+      otherUses.push_back(&use);
+  for (OpOperand *use : otherUses)
+    annotateUse(*use, whole);
+}
+
+namespace {
+struct DistAnnotateZeroPass
+    : public mlir::dist::impl::DistAnnotateZeroPassBase<DistAnnotateZeroPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (replicas < 1 || stage < 1 || stage > 3) {
+      module.emitError("dist-annotate-zero needs stage 1, 2 or 3 and "
+                       "replicas >= 1, got stage ")
+          << stage << " and replicas " << replicas;
+      return signalPassFailure();
+    }
+    FailureOr<MeshOp> mesh =
+        getOrCreateMesh(module, "mesh", {"data"}, {replicas}, {});
+    if (failed(mesh) ||
+        failed(annotateDataParallel(module, *mesh, {0}, replicas)))
+      return signalPassFailure();
+    module.walk([&](func::FuncOp func) {
+      if (!train::TrainingStep::isTrainingStep(func))
+        return;
+      train::TrainingStep step = train::TrainingStep::get(func);
+      for (const train::StepValue &result : step.results) {
+        if (result.role != train::Role::param)
+          continue;
+        for (const train::StepValue &arg : step.arguments)
+          if (arg.role == train::Role::param && arg.name == result.name &&
+              isa<RankedTensorType>(arg.type))
+            shardParameter(func, *mesh, stage, replicas, step, arg, result);
+      }
+    });
+  }
+};
+} // namespace
+
 struct MirroredPipelineOptions
     : public PassPipelineOptions<MirroredPipelineOptions> {
   Option<int64_t> replicas{*this, "replicas",
@@ -161,7 +271,34 @@ struct MultiWorkerPipelineOptions
       llvm::cl::init(1.0)};
 };
 
+struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
+  Option<int64_t> stage{*this, "stage", llvm::cl::desc("ZeRO stage: 1, 2 or 3"),
+                        llvm::cl::init(1)};
+  Option<int64_t> replicas{*this, "replicas",
+                           llvm::cl::desc("Number of data-parallel replicas")};
+  Option<double> bucketMb{*this, "bucket-mb",
+                          llvm::cl::desc("Gradient bucket capacity in MiB"),
+                          llvm::cl::init(25.0)};
+  Option<double> firstBucketMb{
+      *this, "first-bucket-mb",
+      llvm::cl::desc("Capacity of the first gradient bucket in MiB"),
+      llvm::cl::init(1.0)};
+};
+
 void mlir::dist::registerStrategyPipelines() {
+  PassPipelineRegistration<ZeroPipelineOptions>(
+      "dist-zero",
+      "ZeRO: data parallelism with sharded optimizer state (stage 1), "
+      "gradients (stage 2) and parameters (stage 3)",
+      [](OpPassManager &pm, const ZeroPipelineOptions &options) {
+        pm.addPass(createDistAnnotateZeroPass(
+            DistAnnotateZeroPassOptions{options.stage, options.replicas}));
+        pm.addPass(createDistPropagateShardingPass());
+        pm.addPass(createDistPartitionPass());
+        pm.addPass(createDistBucketCollectivesPass(
+            DistBucketCollectivesPassOptions{options.bucketMb,
+                                             options.firstBucketMb}));
+      });
   PassPipelineRegistration<MirroredPipelineOptions>(
       "dist-mirrored",
       "MirroredStrategy: annotate (batch split over `replicas`, state "

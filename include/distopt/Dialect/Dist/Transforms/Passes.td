@@ -66,6 +66,42 @@ def DistAnnotateMultiWorkerMirroredPass
   let dependentDialects = ["::mlir::dist::DistDialect"];
 }
 
+def DistAnnotateZeroPass : Pass<"dist-annotate-zero", "ModuleOp"> {
+  let summary = "ZeRO stages 1-3: shard optimizer state, gradients, params";
+  let description = [{
+    Data parallelism over a 1-D mesh `@mesh` (axis `data`, `replicas`
+    devices), as `dist-annotate-mirrored`, plus ZeRO sharding of every
+    parameter `P` that has a dim divisible by `replicas` (the first such dim
+    `d`; a parameter without one stays replicated and a remark names it).
+    The update op of `P` (the op defining the result named like `P`) runs on
+    the `1/replicas` shard along `d`:
+
+    - stage 1: the optimizer state of `P` (the update op's operands of `P`'s
+      type that are `opt_state` arguments) is sharded along `d` at the
+      function boundary; the gradient is all-reduced whole and sliced; the
+      updated shard is all-gathered into the returned parameter;
+    - stage 2: also the gradient: it is reduce-scattered instead;
+    - stage 3: also the parameter itself: it is sharded at the boundary and
+      all-gathered before each use in forward and backward; the updated
+      shard is returned as is.
+
+    ```mlir
+    // stage 2, replicas 4: the update of fc1.weight becomes
+    %g = dist.reduce_scatter %dw on @mesh axes = ["data"] scatter_dim = 0 : tensor<128x784xf32> -> tensor<32x784xf32>
+    %p = dist.local_slice %w on @mesh axes = ["data"] dim = 0 : tensor<128x784xf32> -> tensor<32x784xf32>
+    %new, %m = train.sgd %p, %g, %lr, %buf {momentum = 9.000000e-01 : f64} : ...
+    %full = dist.all_gather %new on @mesh axes = ["data"] gather_dim = 0 : tensor<32x784xf32> -> tensor<128x784xf32>
+    ```
+  }];
+  let options = [
+    Option<"stage", "stage", "int64_t", /*default=*/"1",
+           "ZeRO stage: 1 (optimizer state), 2 (+ gradients), 3 (+ params)">,
+    Option<"replicas", "replicas", "int64_t", /*default=*/"0",
+           "Number of data-parallel replicas (devices)">,
+  ];
+  let dependentDialects = ["::mlir::dist::DistDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Core engines
 //===----------------------------------------------------------------------===//
