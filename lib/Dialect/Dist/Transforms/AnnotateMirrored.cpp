@@ -143,8 +143,8 @@ static void annotateUse(OpOperand &use, ShardingAttr sharding) {
   use.set(annotate);
 }
 
-/// Applies ZeRO `stage` to the parameter `param` (argument) whose update op
-/// defines result `resultIndex` of `func`.
+/// Applies ZeRO `stage` to the parameter `param` (an argument) that the
+/// optimizer update defining result `updated` of `func` updates.
 static void shardParameter(func::FuncOp func, MeshOp mesh, int64_t stage,
                            int64_t replicas, const train::TrainingStep &step,
                            const train::StepValue &param,
@@ -152,9 +152,18 @@ static void shardParameter(func::FuncOp func, MeshOp mesh, int64_t stage,
   auto type = cast<RankedTensorType>(param.type);
   Value arg = func.getArgument(param.index);
   auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
-  Operation *update = ret.getOperand(updated.index).getDefiningOp();
-  if (!update)
+  Value returned = ret.getOperand(updated.index);
+  auto update = returned.getDefiningOp<train::OptimizerOpInterface>();
+  if (returned == arg)
     return; // Returned unchanged: nothing to update.
+  if (!update || update.getNewParam() != returned ||
+      update.getParam() != arg) {
+    func.emitRemark("parameter '")
+        << param.name.getValue()
+        << "' stays replicated: its result is not the update of the "
+           "argument by an optimizer op";
+    return;
+  }
   std::optional<int64_t> dim;
   for (int64_t d = 0; d < type.getRank() && !dim; ++d)
     if (type.getDimSize(d) % replicas == 0)
@@ -172,29 +181,36 @@ static void shardParameter(func::FuncOp func, MeshOp mesh, int64_t stage,
   ShardingAttr whole =
       toShardingAttr(TensorSharding::replicated(type.getRank()), mesh);
 
+  SmallVector<Value> state = update.getParamShapedState();
+  Value grad = update.getGrad();
   for (OpOperand &operand : update->getOpOperands()) {
     Value value = operand.get();
-    if (value.getType() != type)
-      continue;
-    auto blockArg = dyn_cast<BlockArgument>(value);
     if (value == arg) {
       annotateUse(operand, sharded);
-    } else if (blockArg && blockArg.getOwner()->getParentOp() == func) {
-      // Optimizer state of this parameter, sharded at the boundary.
-      const train::StepValue &state = step.arguments[blockArg.getArgNumber()];
-      if (state.role != train::Role::opt_state)
-        continue;
-      func.setArgAttr(state.index, DistDialect::kShardingAttrName, sharded);
-      for (const train::StepValue &result : step.results)
-        if (result.name == state.name)
-          func.setResultAttr(result.index, DistDialect::kShardingAttrName,
-                             sharded);
-    } else {
-      // The gradient: whole then sliced (stage 1) or reduce-scattered.
+      continue;
+    }
+    if (value == grad) {
+      // Whole then sliced (stage 1) or reduce-scattered (stages 2, 3).
       if (stage == 1)
         annotateUse(operand, whole);
       annotateUse(operand, sharded);
+      continue;
     }
+    if (!llvm::is_contained(state, value))
+      continue;
+    // Optimizer state of this parameter: sharded at the boundary when it is
+    // an argument (and so is its returned update), else where it is used.
+    auto blockArg = dyn_cast<BlockArgument>(value);
+    if (!blockArg || blockArg.getOwner()->getParentOp() != func) {
+      annotateUse(operand, sharded);
+      continue;
+    }
+    const train::StepValue &stateArg = step.arguments[blockArg.getArgNumber()];
+    func.setArgAttr(stateArg.index, DistDialect::kShardingAttrName, sharded);
+    for (const train::StepValue &result : step.results)
+      if (result.name && result.name == stateArg.name)
+        func.setResultAttr(result.index, DistDialect::kShardingAttrName,
+                           sharded);
   }
   if (stage < 3)
     return;

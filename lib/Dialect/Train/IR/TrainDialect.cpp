@@ -9,6 +9,7 @@
 using namespace mlir;
 using namespace mlir::train;
 
+#include "distopt/Dialect/Train/IR/OptimizerOpInterface.cpp.inc"
 #include "distopt/Dialect/Train/IR/TrainEnums.cpp.inc"
 #include "distopt/Dialect/Train/IR/TrainOpsDialect.cpp.inc"
 

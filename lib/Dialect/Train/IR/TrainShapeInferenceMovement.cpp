@@ -290,3 +290,17 @@ LogicalResult AdamWOp::inferReturnTypes(MLIRContext *,
   return inferAdamTypes(ShapeDiagnostics(loc, getOperationName()), adaptor,
                         types);
 }
+
+SmallVector<Value> SgdOp::getParamShapedState() {
+  if (Value buffer = getMomentumBuffer())
+    return {buffer};
+  return {};
+}
+
+SmallVector<Value> AdamOp::getParamShapedState() {
+  return {getExpAvg(), getExpAvgSq()};
+}
+
+SmallVector<Value> AdamWOp::getParamShapedState() {
+  return {getExpAvg(), getExpAvgSq()};
+}

@@ -225,4 +225,43 @@ def DistHierarchicalAllReducePass
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Reporting
+//===----------------------------------------------------------------------===//
+
+def DistCostReportPass : Pass<"dist-cost-report", "ModuleOp"> {
+  let summary = "Report per-rank FLOPs, communication and memory";
+  let description = [{
+    For every function (normally after `dist-partition`, when shapes are per
+    rank) reports:
+
+    - `flops_per_rank`: the sum of the ops' `CostOpInterface` FLOPs;
+    - every collective: kind, mesh axes, group size `n`, payload bytes `S`
+      (the whole tensor: the input of all_reduce, reduce_scatter and
+      all_to_all, the output of all_gather) and bus bytes per rank under a
+      ring: all_reduce `2(n-1)/n * S`, reduce_scatter, all_gather and
+      all_to_all `(n-1)/n * S`, broadcast `S`; `local_slice` moves nothing;
+    - `comm_bytes_per_rank` (the sum of bus bytes) and `collective_count`
+      (a variadic all-reduce counts once);
+    - memory per rank: `param_bytes`, `opt_state_bytes` and `input_bytes`
+      (arguments by `train.role`), `gradient_bytes` (each update op's
+      gradient as the data-parallel reduction delivers it: the result of the
+      last communicating collective on its path, else the operand itself),
+      `model_state_bytes_per_rank` (params + gradients + optimizer state, the
+      quantity of the ZeRO paper), `activation_peak_bytes` (the largest sum
+      of live intermediate values, in program order) and
+      `peak_memory_bytes_per_rank` (arguments + activation peak).
+
+    `format=text` prints a readable table, `format=json` one JSON object per
+    function (`{"functions": [...]}`); `output` names the file (`-`: stdout).
+    The IR is unchanged.
+  }];
+  let options = [
+    Option<"format", "format", "std::string", /*default=*/"\"text\"",
+           "Report format: text or json">,
+    Option<"outputFile", "output", "std::string", /*default=*/"\"-\"",
+           "Where to write the report ('-' for stdout)">,
+  ];
+}
+
 #endif // DISTOPT_DIALECT_DIST_TRANSFORMS_PASSES

@@ -15,6 +15,7 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "distopt/Dialect/Train/IR/OptimizerOpInterface.h.inc"
 #include "distopt/Dialect/Train/IR/TrainEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES

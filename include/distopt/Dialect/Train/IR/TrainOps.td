@@ -3,6 +3,7 @@
 #ifndef DISTOPT_DIALECT_TRAIN_IR_TRAINOPS
 #define DISTOPT_DIALECT_TRAIN_IR_TRAINOPS
 
+include "distopt/Dialect/Train/IR/OptimizerOpInterface.td"
 include "distopt/Dialect/Train/IR/TrainBase.td"
 include "distopt/Interfaces/CostOpInterface.td"
 include "distopt/Interfaces/ShardingRuleOpInterface.td"
@@ -709,7 +710,9 @@ def Train_DropoutOp : Train_PointwiseOp<"dropout", 4, [InferTypeOpAdaptor]> {
 // Optimizer updates
 //===----------------------------------------------------------------------===//
 
-def Train_SgdOp : Train_PointwiseOp<"sgd", 5, [InferTypeOpAdaptor]> {
+def Train_SgdOp : Train_PointwiseOp<"sgd", 5, [InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_OptimizerOpInterface,
+                              ["getParamShapedState"]>]> {
   let summary = "SGD update with momentum, Nesterov and weight decay";
   let description = [{
     PyTorch's `torch.optim.SGD` step (dampening 0):
@@ -739,7 +742,9 @@ def Train_SgdOp : Train_PointwiseOp<"sgd", 5, [InferTypeOpAdaptor]> {
 
 class Train_AdamBase<string mnemonic, string summaryText, string decay,
                      string defaultDecay>
-    : Train_PointwiseOp<mnemonic, 12, [InferTypeOpAdaptor]> {
+    : Train_PointwiseOp<mnemonic, 12, [InferTypeOpAdaptor,
+        DeclareOpInterfaceMethods<Train_OptimizerOpInterface,
+                                  ["getParamShapedState"]>]> {
   let summary = summaryText;
   let description = [{
     One step of PyTorch's `torch.optim.}] # !if(!eq(mnemonic, "adam"),

@@ -1,0 +1,103 @@
+//===- CostModel.h - per-rank compute, communication, memory ----*- C++ -*-===//
+//
+// The cost of one SPMD training step on one rank: FLOPs from each op's
+// CostOpInterface, every collective with its ring bus bytes, and a memory
+// estimate (state by role, gradients, activations by liveness). The
+// `dist-cost-report` pass prints it; strategies and benchmarks compare it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DISTOPT_ANALYSIS_COSTMODEL_H
+#define DISTOPT_ANALYSIS_COSTMODEL_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Location.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace mlir::dist {
+
+/// The communicating collectives of the dist dialect.
+enum class CollectiveKind { AllReduce, ReduceScatter, AllGather, AllToAll,
+                            Broadcast };
+
+/// `all_reduce`, `reduce_scatter`, ...
+StringRef stringifyCollectiveKind(CollectiveKind kind);
+
+/// Bytes each rank sends (and receives) when a ring implementation runs a
+/// collective of `payloadBytes` (the whole tensor: the input of an
+/// all-reduce, reduce-scatter or all-to-all, the output of an all-gather)
+/// over `groupSize` ranks: all_reduce `2(n-1)/n * S`, reduce_scatter,
+/// all_gather and all_to_all `(n-1)/n * S`, broadcast `S` (0 when n = 1).
+double getRingBusBytes(CollectiveKind kind, int64_t groupSize,
+                       int64_t payloadBytes);
+
+/// A value live from program point `begin` to `end` (inclusive).
+struct LiveInterval {
+  int64_t begin;
+  int64_t end;
+  int64_t bytes;
+};
+
+/// The largest total of `bytes` over intervals live at one program point.
+int64_t getPeakLiveBytes(ArrayRef<LiveInterval> intervals);
+
+/// One collective of a step.
+struct CollectiveCost {
+  CollectiveKind kind;
+  Location loc;
+  SmallVector<std::string> axes;
+  int64_t groupSize;
+  /// Tensors moved by the op (a gradient bucket moves several).
+  int64_t tensors;
+  int64_t payloadBytes;
+  double busBytes;
+};
+
+/// The per-rank cost of one function (a training step after partitioning).
+struct StepCost {
+  std::string function;
+  int64_t flops = 0;
+  /// Bytes read and written by the compute ops.
+  int64_t bytesAccessed = 0;
+  SmallVector<CollectiveCost> collectives;
+  double commBytes = 0;
+
+  // Memory per rank, in bytes.
+  int64_t paramBytes = 0;
+  int64_t optStateBytes = 0;
+  /// Inputs and labels.
+  int64_t inputBytes = 0;
+  /// Hyper-parameters and arguments without a role.
+  int64_t otherArgumentBytes = 0;
+  /// Each update's gradient as the data-parallel reduction delivers it.
+  int64_t gradientBytes = 0;
+  int64_t activationPeakBytes = 0;
+
+  /// Params + gradients + optimizer state (the ZeRO paper's model states).
+  int64_t getModelStateBytes() const {
+    return paramBytes + gradientBytes + optStateBytes;
+  }
+  /// Every argument plus the activation peak.
+  int64_t getPeakMemoryBytes() const {
+    return paramBytes + optStateBytes + inputBytes + otherArgumentBytes +
+           activationPeakBytes;
+  }
+};
+
+/// Computes the cost of `func`, whose body must be one block.
+StepCost analyzeStepCost(func::FuncOp func);
+
+/// The JSON form: totals `flops_per_rank`, `comm_bytes_per_rank`,
+/// `collective_count`, `peak_memory_bytes_per_rank`, a `memory` object and a
+/// `collectives` list.
+llvm::json::Value toJSON(const StepCost &cost);
+
+/// A readable table of `cost`.
+void printStepCostTable(const StepCost &cost, raw_ostream &os);
+
+} // namespace mlir::dist
+
+#endif // DISTOPT_ANALYSIS_COSTMODEL_H

@@ -1,0 +1,276 @@
+//===- CostModel.cpp - per-rank compute, communication, memory ------------===//
+
+#include "distopt/Analysis/CostModel.h"
+#include "distopt/Dialect/Dist/IR/DistOps.h"
+#include "distopt/Dialect/Train/IR/TrainingStep.h"
+#include "distopt/Interfaces/CostOpInterface.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::dist;
+
+StringRef mlir::dist::stringifyCollectiveKind(CollectiveKind kind) {
+  switch (kind) {
+  case CollectiveKind::AllReduce:
+    return "all_reduce";
+  case CollectiveKind::ReduceScatter:
+    return "reduce_scatter";
+  case CollectiveKind::AllGather:
+    return "all_gather";
+  case CollectiveKind::AllToAll:
+    return "all_to_all";
+  case CollectiveKind::Broadcast:
+    return "broadcast";
+  }
+  llvm_unreachable("unknown collective kind");
+}
+
+double mlir::dist::getRingBusBytes(CollectiveKind kind, int64_t groupSize,
+                                   int64_t payloadBytes) {
+  if (groupSize <= 1)
+    return 0;
+  double share = double(groupSize - 1) / double(groupSize);
+  switch (kind) {
+  case CollectiveKind::AllReduce:
+    return 2 * share * payloadBytes;
+  case CollectiveKind::ReduceScatter:
+  case CollectiveKind::AllGather:
+  case CollectiveKind::AllToAll:
+    return share * payloadBytes;
+  case CollectiveKind::Broadcast:
+    return payloadBytes;
+  }
+  llvm_unreachable("unknown collective kind");
+}
+
+int64_t mlir::dist::getPeakLiveBytes(ArrayRef<LiveInterval> intervals) {
+  // +bytes at begin, -bytes after end; at equal points births come first.
+  SmallVector<std::pair<int64_t, int64_t>> events;
+  for (const LiveInterval &interval : intervals) {
+    events.push_back({interval.begin, interval.bytes});
+    events.push_back({interval.end + 1, -interval.bytes});
+  }
+  llvm::sort(events, [](auto a, auto b) {
+    return a.first != b.first ? a.first < b.first : a.second < b.second;
+  });
+  int64_t live = 0, peak = 0;
+  for (auto [point, delta] : events) {
+    live += delta;
+    peak = std::max(peak, live);
+  }
+  return peak;
+}
+
+/// The collective `op` is, with its payload, or nullopt for other ops.
+static std::optional<std::pair<CollectiveKind, int64_t>>
+classifyCollective(Operation *op) {
+  using Result = std::optional<std::pair<CollectiveKind, int64_t>>;
+  return llvm::TypeSwitch<Operation *, Result>(op)
+      .Case([](AllReduceOp op) -> Result {
+        int64_t bytes = 0;
+        for (Type type : op.getInputs().getTypes())
+          bytes += getTensorBytes(type);
+        return std::make_pair(CollectiveKind::AllReduce, bytes);
+      })
+      .Case([](ReduceScatterOp op) -> Result {
+        return std::make_pair(CollectiveKind::ReduceScatter,
+                              getTensorBytes(op.getInput().getType()));
+      })
+      .Case([](AllGatherOp op) -> Result {
+        return std::make_pair(CollectiveKind::AllGather,
+                              getTensorBytes(op.getResult().getType()));
+      })
+      .Case([](AllToAllOp op) -> Result {
+        return std::make_pair(CollectiveKind::AllToAll,
+                              getTensorBytes(op.getInput().getType()));
+      })
+      .Case([](BroadcastOp op) -> Result {
+        return std::make_pair(CollectiveKind::Broadcast,
+                              getTensorBytes(op.getInput().getType()));
+      })
+      .Default([](Operation *) -> Result { return std::nullopt; });
+}
+
+/// The gradient as the reduction delivers it: through local slices up to
+/// the last communicating collective, else the value itself.
+static int64_t getDeliveredGradientBytes(Value grad) {
+  Value value = grad;
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto slice = dyn_cast<LocalSliceOp>(def)) {
+      value = slice.getInput();
+      continue;
+    }
+    if (classifyCollective(def))
+      return getTensorBytes(value.getType());
+    break;
+  }
+  return getTensorBytes(grad.getType());
+}
+
+static void addArgumentBytes(func::FuncOp func, StepCost &cost) {
+  train::TrainingStep step = train::TrainingStep::get(func);
+  for (const train::StepValue &arg : step.arguments) {
+    int64_t bytes = getTensorBytes(arg.type);
+    if (!arg.role) {
+      cost.otherArgumentBytes += bytes;
+      continue;
+    }
+    switch (*arg.role) {
+    case train::Role::param:
+      cost.paramBytes += bytes;
+      break;
+    case train::Role::opt_state:
+      cost.optStateBytes += bytes;
+      break;
+    case train::Role::input:
+    case train::Role::label:
+      cost.inputBytes += bytes;
+      break;
+    default:
+      cost.otherArgumentBytes += bytes;
+      break;
+    }
+  }
+}
+
+StepCost mlir::dist::analyzeStepCost(func::FuncOp func) {
+  StepCost cost;
+  cost.function = func.getSymName().str();
+  addArgumentBytes(func, cost);
+
+  Block &body = func.getBody().front();
+  llvm::DenseMap<Operation *, int64_t> position;
+  for (auto [i, op] : llvm::enumerate(body))
+    position[&op] = i;
+  SmallVector<LiveInterval> intervals;
+  for (Operation &op : body) {
+    int64_t begin = position.lookup(&op);
+    for (Value result : op.getResults()) {
+      int64_t end = begin;
+      for (Operation *user : result.getUsers())
+        if (Operation *inBody = body.findAncestorOpInBlock(*user))
+          end = std::max(end, position.lookup(inBody));
+      intervals.push_back({begin, end, getTensorBytes(result.getType())});
+    }
+    if (auto costOp = dyn_cast<CostOpInterface>(op)) {
+      OpCost opCost = costOp.getCost();
+      cost.flops += opCost.flops;
+      cost.bytesAccessed += opCost.bytesRead + opCost.bytesWritten;
+    }
+    if (auto update = dyn_cast<train::OptimizerOpInterface>(op))
+      cost.gradientBytes += getDeliveredGradientBytes(update.getGrad());
+    std::optional<std::pair<CollectiveKind, int64_t>> collective =
+        classifyCollective(&op);
+    if (!collective)
+      continue;
+    auto [kind, payload] = *collective;
+    CollectiveCost entry{kind, op.getLoc(), {}, 1, 0, payload, 0};
+    for (Attribute axis : op.getAttrOfType<ArrayAttr>("axes"))
+      entry.axes.push_back(cast<StringAttr>(axis).str());
+    auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
+        &op, op.getAttrOfType<FlatSymbolRefAttr>("mesh"));
+    if (mesh)
+      entry.groupSize = mesh.getGroupSize(op.getAttrOfType<ArrayAttr>("axes"));
+    entry.tensors = op.getNumOperands();
+    entry.busBytes = getRingBusBytes(kind, entry.groupSize, payload);
+    cost.commBytes += entry.busBytes;
+    cost.collectives.push_back(std::move(entry));
+  }
+  cost.activationPeakBytes = getPeakLiveBytes(intervals);
+  return cost;
+}
+
+static std::string formatLocation(Location loc) {
+  if (auto fileLoc = dyn_cast<FileLineColLoc>(loc))
+    return llvm::formatv("{0}:{1}:{2}", fileLoc.getFilename().getValue(),
+                         fileLoc.getLine(), fileLoc.getColumn());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  loc.print(os);
+  return text;
+}
+
+llvm::json::Value mlir::dist::toJSON(const StepCost &cost) {
+  llvm::json::Array collectives;
+  for (const CollectiveCost &c : cost.collectives) {
+    llvm::json::Array axes;
+    for (const std::string &axis : c.axes)
+      axes.push_back(axis);
+    collectives.push_back(llvm::json::Object{
+        {"kind", stringifyCollectiveKind(c.kind)},
+        {"axes", std::move(axes)},
+        {"group_size", c.groupSize},
+        {"tensors", c.tensors},
+        {"payload_bytes", c.payloadBytes},
+        {"bus_bytes", c.busBytes},
+        {"loc", formatLocation(c.loc)},
+    });
+  }
+  return llvm::json::Object{
+      {"function", cost.function},
+      {"flops_per_rank", cost.flops},
+      {"bytes_accessed_per_rank", cost.bytesAccessed},
+      {"comm_bytes_per_rank", cost.commBytes},
+      {"collective_count", int64_t(cost.collectives.size())},
+      {"peak_memory_bytes_per_rank", cost.getPeakMemoryBytes()},
+      {"memory",
+       llvm::json::Object{
+           {"param_bytes", cost.paramBytes},
+           {"gradient_bytes", cost.gradientBytes},
+           {"opt_state_bytes", cost.optStateBytes},
+           {"model_state_bytes_per_rank", cost.getModelStateBytes()},
+           {"input_bytes", cost.inputBytes},
+           {"other_argument_bytes", cost.otherArgumentBytes},
+           {"activation_peak_bytes", cost.activationPeakBytes},
+       }},
+      {"collectives", std::move(collectives)},
+  };
+}
+
+/// `1234567` as `1.23 M`.
+static std::string human(double value) {
+  const char *units[] = {"", " K", " M", " G", " T", " P"};
+  int unit = 0;
+  while (std::abs(value) >= 1000 && unit < 5) {
+    value /= 1000;
+    ++unit;
+  }
+  return llvm::formatv("{0:F2}{1}", value, units[unit]);
+}
+
+void mlir::dist::printStepCostTable(const StepCost &cost, raw_ostream &os) {
+  auto row = [&](StringRef name, double value) {
+    os << llvm::formatv("  {0,-28} {1,18:F0}  ({2})\n", name, value,
+                        human(value));
+  };
+  os << "cost of @" << cost.function << " per rank\n";
+  row("flops", cost.flops);
+  row("bytes accessed", cost.bytesAccessed);
+  row("comm bytes (ring bus)", cost.commBytes);
+  row("params", cost.paramBytes);
+  row("gradients", cost.gradientBytes);
+  row("optimizer state", cost.optStateBytes);
+  row("model state", cost.getModelStateBytes());
+  row("inputs and labels", cost.inputBytes);
+  row("other arguments", cost.otherArgumentBytes);
+  row("activation peak", cost.activationPeakBytes);
+  row("peak memory", cost.getPeakMemoryBytes());
+  os << llvm::formatv("  {0,-28} {1,18}\n", "collectives",
+                      cost.collectives.size());
+  if (cost.collectives.empty())
+    return;
+  os << llvm::formatv("  {0,-15} {1,-20} {2,5} {3,7} {4,14} {5,16}  {6}\n",
+                      "collective", "axes", "group", "tensors",
+                      "payload bytes", "bus bytes", "location");
+  for (const CollectiveCost &c : cost.collectives)
+    os << llvm::formatv("  {0,-15} {1,-20} {2,5} {3,7} {4,14} {5,16:F1}  {6}\n",
+                        stringifyCollectiveKind(c.kind),
+                        "[" + llvm::join(c.axes, ", ") + "]", c.groupSize,
+                        c.tensors, c.payloadBytes, c.busBytes,
+                        formatLocation(c.loc));
+}
