@@ -146,6 +146,8 @@ void ShardingRule::print(raw_ostream &os) const {
     });
     os << '}';
   }
+  if (linear)
+    os << " linear";
 }
 
 std::string ShardingRule::str() const {

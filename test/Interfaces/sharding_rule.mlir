@@ -9,10 +9,11 @@
 // Elementwise binary ops
 //===----------------------------------------------------------------------===//
 
-// Operands of the result's shape share one pass factor per dim.
+// Operands of the result's shape share one pass factor per dim; add, sub and
+// neg are linear (partial sums pass through them).
 // CHECK-LABEL: func.func @add_same_shape
 func.func @add_same_shape(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
-  // CHECK: train.add {{.*}}train.sharding_rule = "([i, j], [i, j])->([i, j]) {i=2, j=3}"
+  // CHECK: train.add {{.*}}train.sharding_rule = "([i, j], [i, j])->([i, j]) {i=2, j=3} linear"
   %0 = train.add %a, %b : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
@@ -22,7 +23,7 @@ func.func @add_same_shape(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x
 // A lower-rank operand aligns with the trailing dims of the result.
 // CHECK-LABEL: func.func @add_bias
 func.func @add_bias(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
-  // CHECK: train.add {{.*}}train.sharding_rule = "([i, j], [j])->([i, j]) {i=2, j=3}"
+  // CHECK: train.add {{.*}}train.sharding_rule = "([i, j], [j])->([i, j]) {i=2, j=3} linear"
   %0 = train.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
@@ -32,7 +33,7 @@ func.func @add_bias(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
 // Size-1 dims broadcast against larger ones map no factor.
 // CHECK-LABEL: func.func @sub_broadcast_size_one
 func.func @sub_broadcast_size_one(%a: tensor<5x1x7xf32>, %b: tensor<3x1xf32>) -> tensor<5x3x7xf32> {
-  // CHECK: train.sub {{.*}}train.sharding_rule = "([i, 1, k], [j, 1])->([i, j, k]) {i=5, j=3, k=7}"
+  // CHECK: train.sub {{.*}}train.sharding_rule = "([i, 1, k], [j, 1])->([i, j, k]) {i=5, j=3, k=7} linear"
   %0 = train.sub %a, %b : (tensor<5x1x7xf32>, tensor<3x1xf32>) -> tensor<5x3x7xf32>
   return %0 : tensor<5x3x7xf32>
 }
@@ -96,7 +97,7 @@ func.func @pow(%a: tensor<3x2xbf16>, %b: tensor<2xbf16>) -> tensor<3x2xbf16> {
 // Unary ops: one pass factor per dim.
 // CHECK-LABEL: func.func @neg
 func.func @neg(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
-  // CHECK: train.neg {{.*}}train.sharding_rule = "([i, j])->([i, j]) {i=2, j=3}"
+  // CHECK: train.neg {{.*}}train.sharding_rule = "([i, j])->([i, j]) {i=2, j=3} linear"
   %0 = train.neg %a : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
@@ -106,7 +107,7 @@ func.func @neg(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
 // A unary op on a scalar has no factor at all.
 // CHECK-LABEL: func.func @neg_scalar
 func.func @neg_scalar(%a: tensor<f32>) -> tensor<f32> {
-  // CHECK: train.neg {{.*}}train.sharding_rule = "([])->([]) {}"
+  // CHECK: train.neg {{.*}}train.sharding_rule = "([])->([]) {} linear"
   %0 = train.neg %a : (tensor<f32>) -> tensor<f32>
   return %0 : tensor<f32>
 }

@@ -65,6 +65,11 @@ public:
     return llvm::is_contained(meanFactors, factor);
   }
 
+  /// True when the op is linear in its operands jointly (add, sub, neg):
+  /// applied to partial sums over the same axes it gives their partial sum,
+  /// so pending reductions can wait until after it.
+  bool isLinear() const { return linear; }
+
   /// Checks that the rule is consistent with the given operand and result
   /// shapes: one mapping per tensor and per dimension, and the product of the
   /// sizes of the factors of every dimension equals its size. Reports through
@@ -92,6 +97,7 @@ private:
   SmallVector<TensorMapping> operands;
   SmallVector<TensorMapping> results;
   SmallVector<int64_t> meanFactors;
+  bool linear = false;
 };
 
 /// Fluent builder for `ShardingRule`s, created with the ranks of the operands
@@ -125,6 +131,12 @@ public:
 
   /// Marks `factor` as one the op averages over (see getMeanFactors).
   ShardingRuleBuilder &markMean(int64_t factor);
+
+  /// Marks the op as linear in its operands jointly (see isLinear).
+  ShardingRuleBuilder &markLinear() {
+    rule.linear = true;
+    return *this;
+  }
 
   ShardingRule build() { return std::move(rule); }
 

@@ -32,9 +32,12 @@ public:
 private:
   /// Emits the collectives that move `value` (sharded as `current[value]`,
   /// global shape `shape`) to `target`, before `before`; returns the new
-  /// local value.
+  /// local value. Unless `reuse` is false (a `dist.annotate`, which asks
+  /// for a resharding at its place), an earlier identical resharding of
+  /// `value` is reused.
   FailureOr<Value> reshard(Value value, ArrayRef<int64_t> shape,
-                           const TensorSharding &target, Operation *user);
+                           const TensorSharding &target, Operation *user,
+                           bool reuse = true);
   Value emitStep(Value value, const ReshardStep &step, Location loc);
   ArrayAttr axisNames(ArrayRef<int64_t> axes);
   RankedTensorType localType(RankedTensorType global,
@@ -43,6 +46,9 @@ private:
                                const TensorSharding &sharding,
                                Operation *where);
   LogicalResult partitionOp(Operation *op);
+  /// The partial axes all of `op`'s operands share, when they are all
+  /// pending sums over the same axes.
+  std::optional<AxisIndices> getCommonPartial(Operation *op);
   LogicalResult partitionReturn(func::ReturnOp ret);
   TensorSharding recorded(Value value, int64_t rank);
 
@@ -54,6 +60,10 @@ private:
   llvm::DenseMap<Value, RankedTensorType> globalTypes;
   llvm::DenseMap<Value, TensorSharding> current;
   llvm::DenseMap<Operation *, ShardingRule> rules;
+  /// Reshardings already emitted per value (target, result), so that a
+  /// value used by several ops is communicated once.
+  llvm::DenseMap<Value, SmallVector<std::pair<TensorSharding, Value>, 1>>
+      reshardings;
 };
 } // namespace
 
@@ -122,10 +132,14 @@ Value Partitioner::emitStep(Value value, const ReshardStep &step,
 
 FailureOr<Value> Partitioner::reshard(Value value, ArrayRef<int64_t> shape,
                                       const TensorSharding &target,
-                                      Operation *user) {
+                                      Operation *user, bool reuse) {
   const TensorSharding &from = current.at(value);
   if (from == target)
     return value;
+  if (reuse)
+    for (const auto &[done, result] : reshardings.lookup(value))
+      if (done == target)
+        return result;
   std::string reason;
   FailureOr<SmallVector<ReshardStep>> steps =
       planResharding(from, target, &reason);
@@ -142,6 +156,8 @@ FailureOr<Value> Partitioner::reshard(Value value, ArrayRef<int64_t> shape,
     current[result] = sharding;
     globalTypes[result] = global;
   }
+  if (reuse)
+    reshardings[value].push_back({target, result});
   return result;
 }
 
@@ -168,8 +184,22 @@ static Value scaleBy(OpBuilder &builder, Location loc, Value value,
   return arith::MulFOp::create(builder, loc, value, constant);
 }
 
+std::optional<AxisIndices> Partitioner::getCommonPartial(Operation *op) {
+  std::optional<AxisIndices> common;
+  for (Value operand : op->getOperands()) {
+    auto it = current.find(operand);
+    if (it == current.end() || it->second.partial.empty())
+      return std::nullopt;
+    if (common && *common != it->second.partial)
+      return std::nullopt;
+    common = it->second.partial;
+  }
+  return common;
+}
+
 LogicalResult Partitioner::partitionOp(Operation *op) {
   auto ruleIt = rules.find(op);
+  bool keepPartial = false;
   SmallVector<TensorSharding> operandTargets, produced;
   FactorAxes factors;
   if (ruleIt != rules.end()) {
@@ -204,6 +234,17 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
       operandTargets.push_back(projectOperand(rule, factors, i));
     for (unsigned i = 0; i < op->getNumResults(); ++i)
       produced.push_back(projectResult(rule, factors, i));
+    // A linear op of partial sums over the same axes is their partial sum:
+    // the reduction waits for a user that needs the value whole.
+    if (std::optional<AxisIndices> partial = getCommonPartial(op)) {
+      if (rule.isLinear()) {
+        for (TensorSharding &target : operandTargets)
+          target.partial = *partial;
+        for (TensorSharding &result : produced)
+          result.partial = *partial;
+        keepPartial = true;
+      }
+    }
   } else {
     // An op without a rule runs on whole values.
     for (Value operand : op->getOperands())
@@ -273,6 +314,8 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
         globalTypes[value] = globalTypes.at(result);
       }
     }
+    if (keepPartial)
+      continue; // Users reduce it when they need it whole.
     FailureOr<Value> local = reshard(
         value, globalTypes.at(result).getShape(),
         wanted[result.getResultNumber()], op);
@@ -349,7 +392,8 @@ LogicalResult Partitioner::run() {
       Value input = annotate.getInput();
       FailureOr<Value> local =
           reshard(input, globalTypes.at(annotate.getResult()).getShape(),
-                  toTensorSharding(annotate.getSharding(), mesh), op);
+                  toTensorSharding(annotate.getSharding(), mesh), op,
+                  /*reuse=*/false);
       if (failed(local))
         return failure();
       annotate.getResult().replaceAllUsesWith(*local);

@@ -60,11 +60,13 @@ static void map(ShardingRuleBuilder &builder, TensorRef t, int64_t dim,
     builder.mapOperand(t.index, dim, factor);
 }
 
-ShardingRule mlir::train::getPointwiseRule(Operation *op) {
+ShardingRule mlir::train::getPointwiseRule(Operation *op, bool linear) {
   ShardingRuleBuilder builder = makeBuilder(op);
   builder.addBroadcastPointwise(shapeOf(op->getResult(0)),
                                 shapesOf(op->getOperands()),
                                 shapesOf(op->getResults()));
+  if (linear)
+    builder.markLinear();
   return builder.build();
 }
 

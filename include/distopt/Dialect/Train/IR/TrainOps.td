@@ -36,11 +36,12 @@ class Train_Op<string mnemonic, list<Trait> traits = []>
 // operands are not mapped) and whose cost is `flopsPerElement` operations per
 // element of the first result.
 class Train_PointwiseOp<string mnemonic, int flopsPerElement,
-                        list<Trait> traits = []>
+                        list<Trait> traits = [], bit linear = 0>
     : Train_Op<mnemonic, traits> {
   code pointwiseDefinitions = [{
     ::mlir::dist::ShardingRule $cppClass::getShardingRule() {
-      return ::mlir::train::getPointwiseRule(getOperation());
+      return ::mlir::train::getPointwiseRule(getOperation(), }]
+      # !if(linear, "true", "false") # [{);
     }
     ::mlir::dist::OpCost $cppClass::getCost() {
       return ::mlir::train::getPointwiseCost(getOperation(), }]
@@ -55,8 +56,9 @@ class Train_PointwiseOp<string mnemonic, int flopsPerElement,
 //===----------------------------------------------------------------------===//
 
 class Train_BinaryOp<string mnemonic, int flopsPerElement,
-                     Type operandType, string semantics>
-    : Train_PointwiseOp<mnemonic, flopsPerElement, [InferTypeOpAdaptor]> {
+                     Type operandType, string semantics, bit linear = 0>
+    : Train_PointwiseOp<mnemonic, flopsPerElement, [InferTypeOpAdaptor],
+                        linear> {
   let summary = "elementwise " # semantics # " with broadcasting";
   let description = [{
     Computes `}] # semantics # [{` elementwise. The operands broadcast by
@@ -81,8 +83,10 @@ class Train_BinaryOp<string mnemonic, int flopsPerElement,
   }];
 }
 
-def Train_AddOp : Train_BinaryOp<"add", 1, Train_Tensor, "lhs + rhs">;
-def Train_SubOp : Train_BinaryOp<"sub", 1, Train_Tensor, "lhs - rhs">;
+def Train_AddOp : Train_BinaryOp<"add", 1, Train_Tensor, "lhs + rhs",
+                                 /*linear=*/1>;
+def Train_SubOp : Train_BinaryOp<"sub", 1, Train_Tensor, "lhs - rhs",
+                                 /*linear=*/1>;
 def Train_MulOp : Train_BinaryOp<"mul", 1, Train_Tensor, "lhs * rhs">;
 def Train_DivOp : Train_BinaryOp<"div", 1, Train_Tensor, "lhs / rhs">;
 def Train_MaxOp : Train_BinaryOp<"max", 1, Train_Tensor, "max(lhs, rhs)">;
@@ -90,9 +94,10 @@ def Train_MinOp : Train_BinaryOp<"min", 1, Train_Tensor, "min(lhs, rhs)">;
 def Train_PowOp : Train_BinaryOp<"pow", 1, Train_FloatTensor, "lhs ^ rhs">;
 
 class Train_UnaryOp<string mnemonic, int flopsPerElement, Type operandType,
-                    string semantics>
+                    string semantics, bit linear = 0>
     : Train_PointwiseOp<mnemonic, flopsPerElement,
-                        [SameOperandsAndResultType, InferTypeOpInterface]> {
+                        [SameOperandsAndResultType, InferTypeOpInterface],
+                        linear> {
   let summary = "elementwise " # semantics;
   let description = [{
     Computes `}] # semantics # [{` elementwise; the result has the operand's
@@ -103,7 +108,7 @@ class Train_UnaryOp<string mnemonic, int flopsPerElement, Type operandType,
   let results = (outs operandType:$result);
 }
 
-def Train_NegOp : Train_UnaryOp<"neg", 1, Train_Tensor, "-x">;
+def Train_NegOp : Train_UnaryOp<"neg", 1, Train_Tensor, "-x", /*linear=*/1>;
 def Train_AbsOp : Train_UnaryOp<"abs", 1, Train_Tensor, "|x|">;
 def Train_ExpOp : Train_UnaryOp<"exp", 1, Train_FloatTensor, "e^x">;
 def Train_LogOp : Train_UnaryOp<"log", 1, Train_FloatTensor, "ln(x)">;

@@ -1,0 +1,358 @@
+//===- AnnotateTensorParallel.cpp - Megatron tensor parallelism, hybrid ---===//
+//
+// Finds Megatron's column-then-row pairs of contraction weights through the
+// sharding-rule interface: a weight whose output feature is split
+// (column-parallel) gives a split activation; the split follows the forward
+// pass through the ops' rules until it meets a contraction that reduces
+// over it with another weight (row-parallel), whose result is a partial sum
+// that partitioning all-reduces once. No op names are involved.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Strategies.h"
+
+#include "distopt/Dialect/Dist/Transforms/Passes.h"
+#include "distopt/Interfaces/ShardingRuleOpInterface.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace mlir::dist {
+#define GEN_PASS_DEF_DISTANNOTATETENSORPARALLELPASS
+#define GEN_PASS_DEF_DISTANNOTATEHYBRIDPASS
+#include "distopt/Dialect/Dist/Transforms/Passes.h.inc"
+} // namespace mlir::dist
+
+using namespace mlir;
+using namespace mlir::dist;
+
+namespace {
+/// How operand `operand` of a contraction is a weight: its dim `inDim` maps
+/// the reduction factor `inFactor` that another operand maps too, its dim
+/// `outDim` the factor `outFactor` that only it and result 0 map.
+struct WeightUse {
+  unsigned operand;
+  int64_t inFactor, outFactor;
+  int64_t inDim, outDim;
+};
+
+/// Megatron's plan for one training step.
+struct TensorParallelPlan {
+  /// Parameter argument -> its sharding (weights and the parameters that
+  /// follow them, such as the biases of column-parallel layers).
+  llvm::MapVector<unsigned, TensorSharding> params;
+};
+
+/// Plans one function.
+class TensorParallelPlanner {
+public:
+  TensorParallelPlanner(func::FuncOp func, MeshOp mesh, int64_t modelAxis)
+      : func(func), step(train::TrainingStep::get(func)),
+        meshShape(mesh.getShape()), modelAxis(modelAxis) {}
+
+  TensorParallelPlan run();
+
+private:
+  /// The parameter argument `value` is, or nullopt.
+  std::optional<unsigned> getParamIndex(Value value);
+  std::optional<WeightUse> getWeightUse(const ShardingRule &rule,
+                                        Operation *op, unsigned operand);
+  /// Follows the split of `result` (sharded as `sharding`) through the
+  /// forward ops to the row-parallel contractions; fails with `reason`.
+  LogicalResult followSplit(Value result, TensorSharding sharding,
+                            llvm::DenseSet<Value> &reached,
+                            SmallVector<std::pair<Operation *, WeightUse>> &rows,
+                            llvm::MapVector<unsigned, TensorSharding> &params,
+                            std::string &reason);
+
+  func::FuncOp func;
+  train::TrainingStep step;
+  ArrayRef<int64_t> meshShape;
+  int64_t modelAxis;
+  llvm::DenseSet<Operation *> forward;
+};
+} // namespace
+
+std::optional<unsigned> TensorParallelPlanner::getParamIndex(Value value) {
+  auto arg = dyn_cast<BlockArgument>(value);
+  if (!arg || arg.getOwner()->getParentOp() != func ||
+      step.arguments[arg.getArgNumber()].role != train::Role::param)
+    return std::nullopt;
+  return arg.getArgNumber();
+}
+
+std::optional<WeightUse>
+TensorParallelPlanner::getWeightUse(const ShardingRule &rule, Operation *op,
+                                    unsigned operand) {
+  const TensorMapping &mapping = rule.getOperandMappings()[operand];
+  if (mapping.size() != 2 || rule.getResultMappings().empty())
+    return std::nullopt;
+  auto mapsFactor = [](const TensorMapping &tensor, int64_t factor) {
+    return llvm::any_of(tensor, [&](const DimMapping &dim) {
+      return llvm::is_contained(dim, factor);
+    });
+  };
+  auto otherOperandMaps = [&](int64_t factor) {
+    for (auto [i, other] : llvm::enumerate(rule.getOperandMappings()))
+      if (i != operand && mapsFactor(other, factor))
+        return true;
+    return false;
+  };
+  std::optional<WeightUse> use;
+  for (int64_t inDim = 0; inDim < 2; ++inDim) {
+    int64_t outDim = 1 - inDim;
+    if (mapping[inDim].size() != 1 || mapping[outDim].size() != 1)
+      return std::nullopt;
+    int64_t in = mapping[inDim][0], out = mapping[outDim][0];
+    if (rule.getFactorKinds()[in] == FactorKind::Reduction &&
+        otherOperandMaps(in) &&
+        rule.getFactorKinds()[out] == FactorKind::Pass &&
+        !otherOperandMaps(out) && mapsFactor(rule.getResultMappings()[0], out))
+      use = WeightUse{operand, in, out, inDim, outDim};
+  }
+  return use;
+}
+
+/// The number of axes a sharding splits dims over.
+static int64_t countSplitAxes(const TensorSharding &sharding) {
+  int64_t count = 0;
+  for (const AxisIndices &axes : sharding.dims)
+    count += axes.size();
+  return count;
+}
+
+LogicalResult TensorParallelPlanner::followSplit(
+    Value result, TensorSharding sharding, llvm::DenseSet<Value> &reached,
+    SmallVector<std::pair<Operation *, WeightUse>> &rows,
+    llvm::MapVector<unsigned, TensorSharding> &params, std::string &reason) {
+  SmallVector<std::pair<Value, TensorSharding>> worklist;
+  worklist.push_back({result, std::move(sharding)});
+  reached.insert(result);
+  auto fail = [&](Operation *op, const Twine &why) {
+    reason = ("'" + op->getName().getStringRef() + "' at " +
+              [&] {
+                std::string loc;
+                llvm::raw_string_ostream os(loc);
+                op->getLoc().print(os);
+                return loc;
+              }() +
+              " " + why)
+                 .str();
+    return failure();
+  };
+  while (!worklist.empty()) {
+    auto [value, split] = worklist.pop_back_val();
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (!forward.contains(user))
+        continue; // The backward pass follows the forward pass's shardings.
+      auto ruleOp = dyn_cast<ShardingRuleOpInterface>(user);
+      if (!ruleOp)
+        return fail(user, "has no sharding rule");
+      ShardingRule rule = ruleOp.getShardingRule();
+      SmallVector<std::optional<AxisIndices>> axes = getFactorAxesOf(
+          rule, rule.getOperandMappings()[use.getOperandNumber()], split,
+          meshShape);
+      FactorAxes factors(rule.getNumFactors());
+      int64_t kept = 0;
+      std::optional<WeightUse> row;
+      for (auto [f, factorAxes] : llvm::enumerate(axes)) {
+        if (!factorAxes || factorAxes->empty())
+          continue;
+        kept += factorAxes->size();
+        switch (rule.getFactorKinds()[f]) {
+        case FactorKind::NeedReplication:
+        case FactorKind::Permutation:
+          return fail(user, "needs the split dim whole");
+        case FactorKind::Reduction:
+          for (unsigned j = 0; j < user->getNumOperands() && !row; ++j)
+            if (getParamIndex(user->getOperand(j)))
+              if (std::optional<WeightUse> w = getWeightUse(rule, user, j))
+                if (w->inFactor == int64_t(f))
+                  row = w;
+          if (!row)
+            return fail(user, "reduces over the split dim without a weight");
+          break;
+        case FactorKind::Pass:
+          break;
+        }
+        factors[f] = *factorAxes;
+      }
+      if (kept != countSplitAxes(split))
+        return fail(user, "cannot keep the split (a dim does not divide)");
+      if (row) {
+        rows.push_back({user, *row});
+        continue; // A partial sum: partitioning all-reduces it.
+      }
+      // Parameters the split reaches (a column-parallel layer's bias).
+      for (unsigned j = 0; j < user->getNumOperands(); ++j)
+        if (std::optional<unsigned> param = getParamIndex(user->getOperand(j))) {
+          TensorSharding operandSharding = projectOperand(rule, factors, j);
+          if (countSplitAxes(operandSharding) != 0)
+            params.insert({*param, operandSharding});
+        }
+      for (unsigned i = 0; i < user->getNumResults(); ++i) {
+        TensorSharding next = projectResult(rule, factors, i);
+        Value out = user->getResult(i);
+        if (countSplitAxes(next) != 0 && reached.insert(out).second)
+          worklist.push_back({out, std::move(next)});
+      }
+    }
+  }
+  if (rows.empty())
+    return failure(); // Reason set by the caller.
+  return success();
+}
+
+TensorParallelPlan TensorParallelPlanner::run() {
+  TensorParallelPlan plan;
+  // The forward pass: every op the loss depends on.
+  auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
+  SmallVector<Operation *> stack;
+  for (const train::StepValue &result : step.results)
+    if (result.role == train::Role::loss)
+      if (Operation *def = ret.getOperand(result.index).getDefiningOp())
+        stack.push_back(def);
+  while (!stack.empty()) {
+    Operation *op = stack.pop_back_val();
+    if (!forward.insert(op).second)
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        stack.push_back(def);
+  }
+
+  llvm::DenseSet<Value> split;
+  llvm::DenseSet<Operation *> rowOps;
+  for (Operation &op : func.getBody().front()) {
+    auto ruleOp = dyn_cast<ShardingRuleOpInterface>(op);
+    if (!ruleOp || !forward.contains(&op) || rowOps.contains(&op))
+      continue;
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return split.contains(v); }))
+      continue; // Downstream of a column-parallel weight.
+    ShardingRule rule = ruleOp.getShardingRule();
+    for (unsigned j = 0; j < op.getNumOperands(); ++j) {
+      std::optional<unsigned> param = getParamIndex(op.getOperand(j));
+      if (!param || plan.params.count(*param))
+        continue;
+      const train::StepValue &arg = step.arguments[*param];
+      std::optional<WeightUse> weight = getWeightUse(rule, &op, j);
+      if (!weight) {
+        if (cast<RankedTensorType>(arg.type).getRank() >= 2)
+          op.emitRemark("tensor parallelism leaves parameter '")
+              << arg.name.getValue()
+              << "' replicated: it is not the weight of a contraction "
+                 "(vocabulary-parallel embeddings are not supported yet)";
+        continue;
+      }
+      int64_t size = cast<RankedTensorType>(arg.type).getDimSize(
+          weight->outDim);
+      int64_t group = meshShape[modelAxis];
+      if (size % group) {
+        op.emitRemark("tensor parallelism leaves parameter '")
+            << arg.name.getValue() << "' replicated: its output dim "
+            << weight->outDim << " of size " << size
+            << " does not divide over " << group << " devices";
+        continue;
+      }
+      FactorAxes factors(rule.getNumFactors());
+      factors[weight->outFactor] = {modelAxis};
+      llvm::DenseSet<Value> reached;
+      SmallVector<std::pair<Operation *, WeightUse>> rows;
+      llvm::MapVector<unsigned, TensorSharding> reachedParams;
+      std::string reason =
+          "its split output never meets a contraction with another weight";
+      if (failed(followSplit(op.getResult(0), projectResult(rule, factors, 0),
+                             reached, rows, reachedParams, reason))) {
+        op.emitRemark("tensor parallelism leaves parameter '")
+            << arg.name.getValue()
+            << "' replicated: the split of its output dim " << weight->outDim
+            << " stops: " << reason;
+        continue;
+      }
+      auto splitDim = [&](unsigned index, int64_t dim) {
+        TensorSharding sharding = TensorSharding::replicated(
+            cast<RankedTensorType>(step.arguments[index].type).getRank());
+        sharding.dims[dim].push_back(modelAxis);
+        return sharding;
+      };
+      plan.params.insert({*param, splitDim(*param, weight->outDim)});
+      for (auto [rowOp, rowWeight] : rows) {
+        rowOps.insert(rowOp);
+        unsigned rowParam =
+            *getParamIndex(rowOp->getOperand(rowWeight.operand));
+        plan.params.insert({rowParam, splitDim(rowParam, rowWeight.inDim)});
+      }
+      for (auto &[index, sharding] : reachedParams)
+        plan.params.insert({index, sharding});
+      split.insert(reached.begin(), reached.end());
+      break;
+    }
+  }
+  return plan;
+}
+
+/// Annotates every training step of `module` with Megatron's plan over axis
+/// `modelAxis` of `mesh`.
+static void annotateTensorParallel(ModuleOp module, MeshOp mesh,
+                                   int64_t modelAxis) {
+  module.walk([&](func::FuncOp func) {
+    if (!train::TrainingStep::isTrainingStep(func) || func.isExternal())
+      return;
+    TensorParallelPlan plan =
+        TensorParallelPlanner(func, mesh, modelAxis).run();
+    train::TrainingStep step = train::TrainingStep::get(func);
+    for (auto &[index, sharding] : plan.params)
+      setStateSharding(func, step, step.arguments[index],
+                       toShardingAttr(sharding, mesh));
+  });
+}
+
+namespace {
+struct DistAnnotateTensorParallelPass
+    : public mlir::dist::impl::DistAnnotateTensorParallelPassBase<
+          DistAnnotateTensorParallelPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (size < 1) {
+      module.emitError("dist-annotate-tensor-parallel needs size >= 1, got ")
+          << size;
+      return signalPassFailure();
+    }
+    FailureOr<MeshOp> mesh =
+        getOrCreateMesh(module, "mesh", {"model"}, {size}, {});
+    if (failed(mesh))
+      return signalPassFailure();
+    annotateTensorParallel(module, *mesh, /*modelAxis=*/0);
+  }
+};
+
+struct DistAnnotateHybridPass
+    : public mlir::dist::impl::DistAnnotateHybridPassBase<
+          DistAnnotateHybridPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (dp < 1 || tp < 1 || zero < 0 || zero > 3) {
+      module.emitError("dist-annotate-hybrid needs dp >= 1, tp >= 1 and zero "
+                       "0, 1, 2 or 3, got dp ")
+          << dp << ", tp " << tp << " and zero " << zero;
+      return signalPassFailure();
+    }
+    FailureOr<MeshOp> mesh =
+        getOrCreateMesh(module, "mesh", {"data", "model"}, {dp, tp}, {});
+    if (failed(mesh))
+      return signalPassFailure();
+    annotateTensorParallel(module, *mesh, /*modelAxis=*/1);
+    if (failed(annotateDataParallel(module, *mesh, {0}, dp,
+                                    /*replicateState=*/false)))
+      return signalPassFailure();
+    if (zero > 0)
+      applyZero(module, *mesh, zero, /*dataAxis=*/0, dp);
+  }
+};
+} // namespace

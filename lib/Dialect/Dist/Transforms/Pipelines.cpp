@@ -1,0 +1,127 @@
+//===- Pipelines.cpp - one-flag strategy pipelines ------------------------===//
+//
+// Each strategy is `annotate -> propagate -> partition -> buckets` (plus the
+// hierarchical decomposition for multi-worker), named after tf.distribute.
+//
+//===----------------------------------------------------------------------===//
+
+#include "distopt/Dialect/Dist/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+using namespace mlir::dist;
+
+namespace {
+/// The gradient-bucket options every strategy pipeline has.
+template <typename Derived>
+struct BucketOptions : public PassPipelineOptions<Derived> {
+  mlir::detail::PassOptions::Option<double> bucketMb{
+      *this, "bucket-mb", llvm::cl::desc("Gradient bucket capacity in MiB"),
+      llvm::cl::init(25.0)};
+  mlir::detail::PassOptions::Option<double> firstBucketMb{
+      *this, "first-bucket-mb",
+      llvm::cl::desc("Capacity of the first gradient bucket in MiB"),
+      llvm::cl::init(1.0)};
+};
+
+struct MirroredPipelineOptions : public BucketOptions<MirroredPipelineOptions> {
+  Option<int64_t> replicas{*this, "replicas",
+                           llvm::cl::desc("Number of data-parallel replicas")};
+};
+
+struct MultiWorkerPipelineOptions
+    : public BucketOptions<MultiWorkerPipelineOptions> {
+  Option<int64_t> hosts{*this, "hosts", llvm::cl::desc("Number of hosts")};
+  Option<int64_t> devices{*this, "devices",
+                          llvm::cl::desc("Devices per host")};
+};
+
+struct ZeroPipelineOptions : public BucketOptions<ZeroPipelineOptions> {
+  Option<int64_t> stage{*this, "stage", llvm::cl::desc("ZeRO stage: 1, 2 or 3"),
+                        llvm::cl::init(1)};
+  Option<int64_t> replicas{*this, "replicas",
+                           llvm::cl::desc("Number of data-parallel replicas")};
+};
+
+struct TensorParallelPipelineOptions
+    : public BucketOptions<TensorParallelPipelineOptions> {
+  Option<int64_t> size{*this, "size",
+                       llvm::cl::desc("Number of tensor-parallel devices")};
+};
+
+struct HybridPipelineOptions : public BucketOptions<HybridPipelineOptions> {
+  Option<int64_t> dp{*this, "dp",
+                     llvm::cl::desc("Number of data-parallel replicas"),
+                     llvm::cl::init(1)};
+  Option<int64_t> tp{*this, "tp",
+                     llvm::cl::desc("Number of tensor-parallel devices"),
+                     llvm::cl::init(1)};
+  Option<int64_t> zero{*this, "zero",
+                       llvm::cl::desc("ZeRO stage over the data axis (0: none)"),
+                       llvm::cl::init(0)};
+};
+} // namespace
+
+/// Propagation, partitioning and buckets: the tail every strategy shares.
+template <typename Options>
+static void addEngine(OpPassManager &pm, const Options &options) {
+  pm.addPass(createDistPropagateShardingPass());
+  pm.addPass(createDistPartitionPass());
+  pm.addPass(createDistBucketCollectivesPass(DistBucketCollectivesPassOptions{
+      options.bucketMb, options.firstBucketMb}));
+}
+
+void mlir::dist::registerStrategyPipelines() {
+  PassPipelineRegistration<MirroredPipelineOptions>(
+      "dist-mirrored",
+      "MirroredStrategy: annotate (batch split over `replicas`, state "
+      "replicated), propagate shardings, partition, bucket the gradient "
+      "all-reduces",
+      [](OpPassManager &pm, const MirroredPipelineOptions &options) {
+        pm.addPass(createDistAnnotateMirroredPass(
+            DistAnnotateMirroredPassOptions{options.replicas}));
+        addEngine(pm, options);
+      });
+  PassPipelineRegistration<MultiWorkerPipelineOptions>(
+      "dist-multi-worker-mirrored",
+      "MultiWorkerMirroredStrategy: batch split over hosts x devices, state "
+      "replicated, bucketed gradient all-reduces decomposed hierarchically "
+      "(reduce-scatter within a host, all-reduce across hosts, all-gather "
+      "within a host)",
+      [](OpPassManager &pm, const MultiWorkerPipelineOptions &options) {
+        pm.addPass(createDistAnnotateMultiWorkerMirroredPass(
+            DistAnnotateMultiWorkerMirroredPassOptions{options.hosts,
+                                                       options.devices}));
+        addEngine(pm, options);
+        pm.addPass(createDistHierarchicalAllReducePass());
+      });
+  PassPipelineRegistration<ZeroPipelineOptions>(
+      "dist-zero",
+      "ZeRO: data parallelism with sharded optimizer state (stage 1), "
+      "gradients (stage 2) and parameters (stage 3)",
+      [](OpPassManager &pm, const ZeroPipelineOptions &options) {
+        pm.addPass(createDistAnnotateZeroPass(
+            DistAnnotateZeroPassOptions{options.stage, options.replicas}));
+        addEngine(pm, options);
+      });
+  PassPipelineRegistration<TensorParallelPipelineOptions>(
+      "dist-tensor-parallel",
+      "Megatron tensor parallelism: column-then-row weight pairs over "
+      "`size` devices, one all-reduce per block in forward and in backward",
+      [](OpPassManager &pm, const TensorParallelPipelineOptions &options) {
+        pm.addPass(createDistAnnotateTensorParallelPass(
+            DistAnnotateTensorParallelPassOptions{options.size}));
+        addEngine(pm, options);
+      });
+  PassPipelineRegistration<HybridPipelineOptions>(
+      "dist-hybrid",
+      "Data x tensor parallelism on a `dp` x `tp` mesh, with an optional "
+      "ZeRO stage over the data axis",
+      [](OpPassManager &pm, const HybridPipelineOptions &options) {
+        pm.addPass(createDistAnnotateHybridPass(DistAnnotateHybridPassOptions{
+            options.dp, options.tp, options.zero}));
+        addEngine(pm, options);
+      });
+}

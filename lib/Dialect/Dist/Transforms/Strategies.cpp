@@ -1,0 +1,202 @@
+//===- Strategies.cpp - shared pieces of the strategy passes --------------===//
+
+#include "Strategies.h"
+
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace mlir::dist;
+
+FailureOr<MeshOp> mlir::dist::getOrCreateMesh(ModuleOp module, StringRef name,
+                                              ArrayRef<StringRef> axes,
+                                              ArrayRef<int64_t> shape,
+                                              ArrayRef<StringRef> hostAxes) {
+  OpBuilder builder(module.getContext());
+  auto names = [&](ArrayRef<StringRef> list) {
+    SmallVector<Attribute> attrs;
+    for (StringRef axis : list)
+      attrs.push_back(builder.getStringAttr(axis));
+    return builder.getArrayAttr(attrs);
+  };
+  ArrayAttr axesAttr = names(axes);
+  if (auto mesh = module.lookupSymbol<MeshOp>(name)) {
+    if (mesh.getAxes() != axesAttr || mesh.getShape() != shape)
+      return mesh.emitOpError("exists with another shape than the strategy's ")
+             << axesAttr << " x " << builder.getDenseI64ArrayAttr(shape);
+    return mesh;
+  }
+  builder.setInsertionPointToStart(module.getBody());
+  return MeshOp::create(builder, module.getLoc(), name, axesAttr,
+                        builder.getDenseI64ArrayAttr(shape),
+                        hostAxes.empty() ? nullptr : names(hostAxes), nullptr,
+                        nullptr);
+}
+
+void mlir::dist::setStateSharding(func::FuncOp func,
+                                  const train::TrainingStep &step,
+                                  const train::StepValue &arg,
+                                  ShardingAttr sharding) {
+  func.setArgAttr(arg.index, DistDialect::kShardingAttrName, sharding);
+  for (const train::StepValue &result : step.results)
+    if (result.name && result.name == arg.name)
+      func.setResultAttr(result.index, DistDialect::kShardingAttrName,
+                         sharding);
+}
+
+LogicalResult mlir::dist::annotateDataParallel(ModuleOp module, MeshOp mesh,
+                                               ArrayRef<int64_t> batchAxes,
+                                               int64_t replicas,
+                                               bool replicateState) {
+  bool failedAny = false;
+  module.walk([&](func::FuncOp func) {
+    if (!train::TrainingStep::isTrainingStep(func))
+      return;
+    train::TrainingStep step = train::TrainingStep::get(func);
+    for (const train::StepValue &arg : step.arguments) {
+      auto type = dyn_cast<RankedTensorType>(arg.type);
+      if (!type)
+        continue;
+      bool batch =
+          arg.role == train::Role::input || arg.role == train::Role::label;
+      if (!batch && !replicateState)
+        continue;
+      TensorSharding sharding = TensorSharding::replicated(type.getRank());
+      if (batch) {
+        if (type.getRank() == 0 || type.getDimSize(0) % replicas) {
+          func.emitOpError("argument #")
+              << arg.index << " '" << arg.name.getValue() << "' ("
+              << train::stringifyRole(*arg.role) << ") has "
+              << (type.getRank() == 0
+                      ? std::string("no batch dim")
+                      : "batch " + std::to_string(type.getDimSize(0)))
+              << ", which does not divide over " << replicas << " replicas";
+          failedAny = true;
+          return;
+        }
+        sharding.dims[0].assign(batchAxes.begin(), batchAxes.end());
+      }
+      func.setArgAttr(arg.index, DistDialect::kShardingAttrName,
+                      toShardingAttr(sharding, mesh));
+    }
+    if (!replicateState)
+      return;
+    for (const train::StepValue &result : step.results)
+      if (auto type = dyn_cast<RankedTensorType>(result.type))
+        func.setResultAttr(
+            result.index, DistDialect::kShardingAttrName,
+            toShardingAttr(TensorSharding::replicated(type.getRank()), mesh));
+  });
+  return failure(failedAny);
+}
+
+/// Inserts `dist.annotate` of `use`'s value with `sharding` before its
+/// owner and makes the owner use it.
+static void annotateUse(OpOperand &use, ShardingAttr sharding) {
+  OpBuilder builder(use.getOwner());
+  auto annotate = AnnotateOp::create(builder, use.getOwner()->getLoc(),
+                                     use.get(), sharding);
+  use.set(annotate);
+}
+
+/// Applies ZeRO `stage` to the parameter `param` (an argument) that the
+/// optimizer update defining result `updated` of `func` updates.
+static void shardParameter(func::FuncOp func, MeshOp mesh, int64_t stage,
+                           int64_t dataAxis, int64_t replicas,
+                           const train::TrainingStep &step,
+                           const train::StepValue &param,
+                           const train::StepValue &updated) {
+  auto type = cast<RankedTensorType>(param.type);
+  Value arg = func.getArgument(param.index);
+  auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
+  Value returned = ret.getOperand(updated.index);
+  if (returned == arg)
+    return; // Returned unchanged: nothing to update.
+  auto update = returned.getDefiningOp<train::OptimizerOpInterface>();
+  if (!update || update.getNewParam() != returned ||
+      update.getParam() != arg) {
+    func.emitRemark("parameter '")
+        << param.name.getValue()
+        << "' stays replicated: its result is not the update of the "
+           "argument by an optimizer op";
+    return;
+  }
+  // What the parameter looks like without ZeRO (tensor parallelism may have
+  // split it already), and the first dim whose local size still divides.
+  auto baseAttr =
+      func.getArgAttrOfType<ShardingAttr>(param.index,
+                                          DistDialect::kShardingAttrName);
+  TensorSharding base = baseAttr ? toTensorSharding(baseAttr, mesh)
+                                 : TensorSharding::replicated(type.getRank());
+  SmallVector<int64_t> local =
+      getLocalShape(type.getShape(), base, mesh.getShape());
+  std::optional<int64_t> dim;
+  for (int64_t d = 0; d < type.getRank() && !dim; ++d)
+    if (local[d] % replicas == 0)
+      dim = d;
+  if (!dim) {
+    func.emitRemark("parameter '")
+        << param.name.getValue() << "' of type " << type
+        << " stays replicated: no dim divides over " << replicas
+        << " replicas";
+    return;
+  }
+  TensorSharding split = base;
+  split.dims[*dim].push_back(dataAxis);
+  ShardingAttr sharded = toShardingAttr(split, mesh);
+  ShardingAttr whole = toShardingAttr(base, mesh);
+
+  SmallVector<Value> state = update.getParamShapedState();
+  Value grad = update.getGrad();
+  for (OpOperand &operand : update->getOpOperands()) {
+    Value value = operand.get();
+    if (value == arg) {
+      annotateUse(operand, sharded);
+      continue;
+    }
+    if (value == grad) {
+      // Whole then sliced (stage 1) or reduce-scattered (stages 2, 3).
+      if (stage == 1)
+        annotateUse(operand, whole);
+      annotateUse(operand, sharded);
+      continue;
+    }
+    if (!llvm::is_contained(state, value))
+      continue;
+    // Optimizer state of this parameter: sharded at the boundary when it is
+    // an argument (and so is its returned update), else where it is used.
+    auto blockArg = dyn_cast<BlockArgument>(value);
+    if (!blockArg || blockArg.getOwner()->getParentOp() != func) {
+      annotateUse(operand, sharded);
+      continue;
+    }
+    setStateSharding(func, step, step.arguments[blockArg.getArgNumber()],
+                     sharded);
+  }
+  if (stage < 3)
+    return;
+  setStateSharding(func, step, param, sharded);
+  SmallVector<OpOperand *> otherUses;
+  for (OpOperand &use : arg.getUses())
+    if (use.getOwner() != update && !isa<AnnotateOp>(use.getOwner()))
+      otherUses.push_back(&use);
+  for (OpOperand *use : otherUses)
+    annotateUse(*use, whole);
+}
+
+void mlir::dist::applyZero(ModuleOp module, MeshOp mesh, int64_t stage,
+                           int64_t dataAxis, int64_t replicas) {
+  module.walk([&](func::FuncOp func) {
+    if (!train::TrainingStep::isTrainingStep(func))
+      return;
+    train::TrainingStep step = train::TrainingStep::get(func);
+    for (const train::StepValue &result : step.results) {
+      if (result.role != train::Role::param)
+        continue;
+      for (const train::StepValue &arg : step.arguments)
+        if (arg.role == train::Role::param && arg.name == result.name &&
+            isa<RankedTensorType>(arg.type))
+          shardParameter(func, mesh, stage, dataAxis, replicas, step, arg,
+                         result);
+    }
+  });
+}

@@ -1,0 +1,55 @@
+//===- Strategies.h - shared pieces of the strategy passes ------*- C++ -*-===//
+//
+// The annotate passes of the strategies (mirrored, multi-worker, ZeRO,
+// tensor parallel, hybrid) declare a mesh and put `dist.sharding` on the
+// arguments and results of training steps; propagation and partitioning do
+// the rest. These are the steps they share.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DISTOPT_LIB_DIALECT_DIST_TRANSFORMS_STRATEGIES_H
+#define DISTOPT_LIB_DIALECT_DIST_TRANSFORMS_STRATEGIES_H
+
+#include "distopt/Dialect/Dist/IR/DistOps.h"
+#include "distopt/Dialect/Train/IR/TrainingStep.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::dist {
+
+/// Returns the mesh `name` of `module` with `axes` and `shape`, creating it
+/// at the top of the module when missing; fails when one with that name has
+/// another shape.
+FailureOr<MeshOp> getOrCreateMesh(ModuleOp module, StringRef name,
+                                  ArrayRef<StringRef> axes,
+                                  ArrayRef<int64_t> shape,
+                                  ArrayRef<StringRef> hostAxes);
+
+/// Annotates every training step of `module` for data parallelism over
+/// `batchAxes` of `mesh` (`replicas` devices in all): `input` and `label`
+/// arguments split along dim 0. With `replicateState`, every other argument
+/// and every result is annotated replicated; otherwise they are left to
+/// propagation (so another strategy's shardings can reach them). A batch
+/// that does not divide is an error naming the argument.
+LogicalResult annotateDataParallel(ModuleOp module, MeshOp mesh,
+                                   ArrayRef<int64_t> batchAxes,
+                                   int64_t replicas, bool replicateState);
+
+/// Applies ZeRO `stage` over mesh axis `dataAxis` (`replicas` devices) to
+/// every parameter of every training step of `module` that an optimizer op
+/// updates: optimizer state (stage 1), gradients (2) and parameters (3) are
+/// split along the first dim that still divides, on top of the sharding
+/// the parameter already has (tensor parallelism). Parameters it cannot
+/// shard get a remark.
+void applyZero(ModuleOp module, MeshOp mesh, int64_t stage, int64_t dataAxis,
+               int64_t replicas);
+
+/// Sets the sharding of step argument `arg` and of the step result with the
+/// same `train.name` (its update).
+void setStateSharding(func::FuncOp func, const train::TrainingStep &step,
+                      const train::StepValue &arg, ShardingAttr sharding);
+
+} // namespace mlir::dist
+
+#endif // DISTOPT_LIB_DIALECT_DIST_TRANSFORMS_STRATEGIES_H

@@ -1,0 +1,452 @@
+// RUN: dist-opt %s -split-input-file -verify-diagnostics
+
+//===----------------------------------------------------------------------===//
+// dist.mesh
+//===----------------------------------------------------------------------===//
+
+// A mesh needs at least one axis.
+// expected-error @+1 {{'dist.mesh' op needs at least one axis}}
+dist.mesh @mesh {axes = [], shape = array<i64>}
+
+// -----
+
+// One axis name per dim of the shape.
+// expected-error @+1 {{'dist.mesh' op has 1 axis names for a 2-D shape}}
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 2, 2>}
+
+// -----
+
+// Axis names must be non-empty.
+// expected-error @+1 {{'dist.mesh' op axis names must be non-empty}}
+dist.mesh @mesh {axes = ["x", ""], shape = array<i64: 2, 2>}
+
+// -----
+
+// Axis names are unique.
+// expected-error @+1 {{'dist.mesh' op axis 'x' is declared twice}}
+dist.mesh @mesh {axes = ["x", "x"], shape = array<i64: 2, 2>}
+
+// -----
+
+// An axis of size 0.
+// expected-error @+1 {{'dist.mesh' op axis 'y' has size 0; sizes must be positive}}
+dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 2, 0>}
+
+// -----
+
+// A negative axis size.
+// expected-error @+1 {{'dist.mesh' op axis 'x' has size -2; sizes must be positive}}
+dist.mesh @mesh {axes = ["x"], shape = array<i64: -2>}
+
+// -----
+
+// host_axes must name axes of the mesh.
+// expected-error @+1 {{'dist.mesh' op host axis "hosts" is not an axis of the mesh}}
+dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 2, 4>, host_axes = ["hosts"]}
+
+// -----
+
+// One bandwidth per axis.
+// expected-error @+1 {{'dist.mesh' op bandwidths has 1 entries for 2 axes}}
+dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 2, 4>, bandwidths = [25.0]}
+
+// -----
+
+// One latency per axis.
+// expected-error @+1 {{'dist.mesh' op latencies has 3 entries for 2 axes}}
+dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 2, 4>, latencies = [1.0, 2.0, 3.0]}
+
+// -----
+
+// A zero bandwidth.
+// expected-error @+1 {{'dist.mesh' op bandwidths must be positive, got 0.000000e+00 : f64}}
+dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 2, 4>, bandwidths = [25.0, 0.0]}
+
+// -----
+
+// A negative latency.
+// expected-error @+1 {{'dist.mesh' op latencies must be positive, got -1.500000e+00 : f64}}
+dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 2, 4>, latencies = [-1.5, 1.0]}
+
+// -----
+
+// The shape is required.
+// expected-error @+1 {{'dist.mesh' op requires attribute 'shape'}}
+dist.mesh @mesh {axes = ["x"]}
+
+// -----
+
+// Bandwidths are f64, not integers.
+// expected-error @+1 {{'dist.mesh' op attribute 'bandwidths' failed to satisfy constraint: 64-bit float array attribute}}
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 2>, bandwidths = [1]}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// dist.annotate
+//===----------------------------------------------------------------------===//
+
+// The sharding's mesh must exist.
+func.func @annotate_unknown_mesh(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'dist.annotate' op mesh @nope does not exist}}
+  %a = dist.annotate %x {sharding = #dist.sharding<@nope, [[x]]>} : tensor<8xf32>
+  return
+}
+
+// -----
+
+// One list of axes per dim of the tensor.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 2>}
+func.func @annotate_rank(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{'dist.annotate' op sharding has 1 dims but the tensor 'tensor<8x16xf32>' has rank 2}}
+  %a = dist.annotate %x {sharding = #dist.sharding<@mesh, [[x]]>} : tensor<8x16xf32>
+  return
+}
+
+// -----
+
+// Split axes must be axes of the mesh.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 2>}
+func.func @annotate_unknown_axis(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{'dist.annotate' op axis 'y' is not an axis of mesh @mesh}}
+  %a = dist.annotate %x {sharding = #dist.sharding<@mesh, [[], [x, y]]>} : tensor<8x16xf32>
+  return
+}
+
+// -----
+
+// Partial axes must be axes of the mesh.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 2>}
+func.func @annotate_unknown_partial_axis(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{'dist.annotate' op axis 'y' is not an axis of mesh @mesh}}
+  %a = dist.annotate %x {sharding = #dist.sharding<@mesh, [[x], []], partial = [y]>} : tensor<8x16xf32>
+  return
+}
+
+// -----
+
+// A dim must divide by the product of its axes' sizes (2 x 4 = 8 here).
+dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 2, 4>}
+func.func @annotate_not_dividing(%x: tensor<8x12xf32>) {
+  // expected-error @+1 {{'dist.annotate' op dim 1 of size 12 does not divide over ["x", "y"] (8 devices)}}
+  %a = dist.annotate %x {sharding = #dist.sharding<@mesh, [[], [x, y]]>} : tensor<8x12xf32>
+  return
+}
+
+// -----
+
+// The result has the operand's type.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 2>}
+func.func @annotate_result_type(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'dist.annotate' op requires the same type for all operands and results}}
+  %a = "dist.annotate"(%x) {sharding = #dist.sharding<@mesh, [[x]]>} : (tensor<8xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Collectives: mesh and axes
+//===----------------------------------------------------------------------===//
+
+// The collective's mesh must exist.
+func.func @collective_unknown_mesh(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'dist.all_reduce' op mesh @nope does not exist}}
+  %r = dist.all_reduce %x on @nope axes = ["x"] : tensor<8xf32>
+  return
+}
+
+// -----
+
+// A collective needs a non-empty group.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @collective_no_axes(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'dist.all_gather' op needs at least one mesh axis}}
+  %r = dist.all_gather %x on @mesh axes = [] gather_dim = 0 : tensor<8xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+// Each axis of the group is listed once.
+dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 2, 4>}
+func.func @collective_axis_twice(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'dist.broadcast' op axis "x" is listed twice}}
+  %r = dist.broadcast %x on @mesh axes = ["x", "y", "x"] root = 0 : tensor<8xf32>
+  return
+}
+
+// -----
+
+// The group's axes must be axes of the mesh.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @collective_unknown_axis(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'dist.reduce_scatter' op axis 'y' is not an axis of mesh @mesh}}
+  %r = dist.reduce_scatter %x on @mesh axes = ["x", "y"] scatter_dim = 0 : tensor<8xf32> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// dist.all_reduce
+//===----------------------------------------------------------------------===//
+
+// all_reduce needs at least one input.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @all_reduce_no_input() {
+  // expected-error @+1 {{'dist.all_reduce' op needs at least one input}}
+  "dist.all_reduce"() {mesh = @mesh, axes = ["x"]} : () -> ()
+  return
+}
+
+// -----
+
+// all_reduce returns one result of the same type per input.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @all_reduce_result_types(%x: tensor<8xf32>, %y: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.all_reduce' op failed to verify that all of {inputs, results} have same type}}
+  %r:2 = "dist.all_reduce"(%x, %y) {mesh = @mesh, axes = ["x"]} : (tensor<8xf32>, tensor<4xf32>) -> (tensor<8xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+// The reduction is sum, max or min.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @all_reduce_bad_reduction(%x: tensor<8xf32>) {
+  // expected-error @+2 {{expected ::mlir::dist::ReductionKind to be one of: sum, max, min}}
+  // expected-error @+1 {{failed to parse Dist_ReductionKindAttr parameter 'value'}}
+  %r = dist.all_reduce %x on @mesh axes = ["x"] reduction = <prod> : tensor<8xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// dist.reduce_scatter
+//===----------------------------------------------------------------------===//
+
+// scatter_dim past the rank.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @reduce_scatter_dim_too_large(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{'dist.reduce_scatter' op scatter_dim 2 is out of range for rank 2}}
+  %r = dist.reduce_scatter %x on @mesh axes = ["x"] scatter_dim = 2 : tensor<8x16xf32> -> tensor<8x16xf32>
+  return
+}
+
+// -----
+
+// A negative scatter_dim.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @reduce_scatter_dim_negative(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{'dist.reduce_scatter' op scatter_dim -1 is out of range for rank 2}}
+  %r = dist.reduce_scatter %x on @mesh axes = ["x"] scatter_dim = -1 : tensor<8x16xf32> -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+// The result keeps the element type.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @reduce_scatter_element_type(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{'dist.reduce_scatter' op result type 'tensor<2x16xf16>' must have the rank and element type of 'tensor<8x16xf32>'}}
+  %r = dist.reduce_scatter %x on @mesh axes = ["x"] scatter_dim = 0 : tensor<8x16xf32> -> tensor<2x16xf16>
+  return
+}
+
+// -----
+
+// scatter_dim must divide over the group.
+dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 2, 3>}
+func.func @reduce_scatter_not_dividing(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{'dist.reduce_scatter' op scatter_dim 0 of size 8 does not divide over 6 devices}}
+  %r = dist.reduce_scatter %x on @mesh axes = ["x", "y"] scatter_dim = 0 : tensor<8x16xf32> -> tensor<1x16xf32>
+  return
+}
+
+// -----
+
+// The result is the input with scatter_dim divided by the group size.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @reduce_scatter_result_shape(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{'dist.reduce_scatter' op result type 'tensor<8x4xf32>' must have shape 2x16}}
+  %r = dist.reduce_scatter %x on @mesh axes = ["x"] scatter_dim = 0 : tensor<8x16xf32> -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// dist.all_gather
+//===----------------------------------------------------------------------===//
+
+// gather_dim past the rank.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @all_gather_dim_out_of_range(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{'dist.all_gather' op gather_dim 5 is out of range for rank 2}}
+  %r = dist.all_gather %x on @mesh axes = ["x"] gather_dim = 5 : tensor<8x16xf32> -> tensor<32x16xf32>
+  return
+}
+
+// -----
+
+// The result keeps the rank.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @all_gather_rank(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{'dist.all_gather' op result type 'tensor<512xf32>' must have the rank and element type of 'tensor<8x16xf32>'}}
+  %r = dist.all_gather %x on @mesh axes = ["x"] gather_dim = 0 : tensor<8x16xf32> -> tensor<512xf32>
+  return
+}
+
+// -----
+
+// The result is the input with gather_dim multiplied by the group size.
+dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 2, 4>}
+func.func @all_gather_result_shape(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{'dist.all_gather' op result type 'tensor<8x64xf32>' must have shape 8x128}}
+  %r = dist.all_gather %x on @mesh axes = ["x", "y"] gather_dim = 1 : tensor<8x16xf32> -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// dist.all_to_all
+//===----------------------------------------------------------------------===//
+
+// split_dim past the rank.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @all_to_all_split_dim(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{'dist.all_to_all' op split_dim 2 is out of range for rank 2}}
+  %r = dist.all_to_all %x on @mesh axes = ["x"] split_dim = 2 concat_dim = 0 : tensor<8x16xf32> -> tensor<8x16xf32>
+  return
+}
+
+// -----
+
+// A negative concat_dim.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @all_to_all_concat_dim(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{'dist.all_to_all' op concat_dim -3 is out of range for rank 2}}
+  %r = dist.all_to_all %x on @mesh axes = ["x"] split_dim = 1 concat_dim = -3 : tensor<8x16xf32> -> tensor<8x16xf32>
+  return
+}
+
+// -----
+
+// The result keeps the element type.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @all_to_all_element_type(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{'dist.all_to_all' op result type 'tensor<32x4xi32>' must have the rank and element type of 'tensor<8x16xf32>'}}
+  %r = dist.all_to_all %x on @mesh axes = ["x"] split_dim = 1 concat_dim = 0 : tensor<8x16xf32> -> tensor<32x4xi32>
+  return
+}
+
+// -----
+
+// split_dim and concat_dim are different dims.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @all_to_all_same_dims(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{'dist.all_to_all' op split_dim and concat_dim must differ}}
+  %r = dist.all_to_all %x on @mesh axes = ["x"] split_dim = 1 concat_dim = 1 : tensor<8x16xf32> -> tensor<8x16xf32>
+  return
+}
+
+// -----
+
+// split_dim must divide over the group.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @all_to_all_not_dividing(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{'dist.all_to_all' op split_dim 1 of size 6 does not divide over 4 devices}}
+  %r = dist.all_to_all %x on @mesh axes = ["x"] split_dim = 1 concat_dim = 0 : tensor<8x6xf32> -> tensor<32x1xf32>
+  return
+}
+
+// -----
+
+// The result divides split_dim and multiplies concat_dim by the group size.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @all_to_all_result_shape(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{'dist.all_to_all' op result type 'tensor<2x64xf32>' must have shape 32x4}}
+  %r = dist.all_to_all %x on @mesh axes = ["x"] split_dim = 1 concat_dim = 0 : tensor<8x16xf32> -> tensor<2x64xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// dist.broadcast
+//===----------------------------------------------------------------------===//
+
+// root indexes the group (2 x 4 = 8 devices: 0..7).
+dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 2, 4>}
+func.func @broadcast_root(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'dist.broadcast' op root 8 is not in a group of 8 devices}}
+  %r = dist.broadcast %x on @mesh axes = ["y", "x"] root = 8 : tensor<8xf32>
+  return
+}
+
+// -----
+
+// root indexes the group along its own axes only.
+dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 2, 4>}
+func.func @broadcast_root_subgroup(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'dist.broadcast' op root 2 is not in a group of 2 devices}}
+  %r = dist.broadcast %x on @mesh axes = ["x"] root = 2 : tensor<8xf32>
+  return
+}
+
+// -----
+
+// broadcast returns its input's type.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 2>}
+func.func @broadcast_result_type(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'dist.broadcast' op failed to verify that all of {input, result} have same type}}
+  %r = "dist.broadcast"(%x) {mesh = @mesh, axes = ["x"], root = 0 : i64} : (tensor<8xf32>) -> tensor<8xf16>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// dist.local_slice
+//===----------------------------------------------------------------------===//
+
+// dim past the rank.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @local_slice_dim(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'dist.local_slice' op dim 1 is out of range for rank 1}}
+  %r = dist.local_slice %x on @mesh axes = ["x"] dim = 1 : tensor<8xf32> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+// The result keeps the rank.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @local_slice_rank(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'dist.local_slice' op result type 'tensor<2x1xf32>' must have the rank and element type of 'tensor<8xf32>'}}
+  %r = dist.local_slice %x on @mesh axes = ["x"] dim = 0 : tensor<8xf32> -> tensor<2x1xf32>
+  return
+}
+
+// -----
+
+// dim must divide over the group.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @local_slice_not_dividing(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{'dist.local_slice' op dim 1 of size 6 does not divide over 4 devices}}
+  %r = dist.local_slice %x on @mesh axes = ["x"] dim = 1 : tensor<8x6xf32> -> tensor<8x1xf32>
+  return
+}
+
+// -----
+
+// The result is the input with dim divided by the group size.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @local_slice_result_shape(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{'dist.local_slice' op result type 'tensor<8x16xf32>' must have shape 2x16}}
+  %r = dist.local_slice %x on @mesh axes = ["x"] dim = 0 : tensor<8x16xf32> -> tensor<8x16xf32>
+  return
+}
