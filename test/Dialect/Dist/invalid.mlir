@@ -450,3 +450,13 @@ func.func @local_slice_result_shape(%x: tensor<8x16xf32>) {
   %r = dist.local_slice %x on @mesh axes = ["x"] dim = 0 : tensor<8x16xf32> -> tensor<8x16xf32>
   return
 }
+
+// -----
+
+// A negative root is not in the group.
+dist.mesh @m {axes = ["x"], shape = array<i64: 4>}
+func.func @broadcast_negative_root(%a: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'dist.broadcast' op root -1 is not in a group of 4 devices}}
+  %r = dist.broadcast %a on @m axes = ["x"] root = -1 : tensor<8xf32>
+  return %r : tensor<8xf32>
+}

@@ -217,3 +217,32 @@ func.func @shardings_not_shardings(%x: tensor<8xf32>) {
   %y = train.add %x, %x {dist.shardings = ["x"]} : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
   return
 }
+
+// -----
+
+// The shardings propagation records are checked against the mesh.
+dist.mesh @m {axes = ["x"], shape = array<i64: 4>}
+func.func @recorded_unknown_axis(%a: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'train.add' op 'dist.shardings' #0: axis 'z' is not an axis of mesh @m}}
+  %t = train.add %a, %a {dist.shardings = [#dist.sharding<@m, [[z]]>]} : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %t : tensor<8xf32>
+}
+
+// -----
+
+// A recorded sharding must divide the (global) result.
+dist.mesh @m {axes = ["x"], shape = array<i64: 4>}
+func.func @recorded_not_divisible(%a: tensor<6x16xf32>) -> tensor<6x16xf32> {
+  // expected-error @+1 {{'train.relu' op 'dist.shardings' #0: dim 0 of size 6 does not divide over ["x"] (4 devices)}}
+  %r = train.relu %a {dist.shardings = [#dist.sharding<@m, [[x], []]>]} : (tensor<6x16xf32>) -> tensor<6x16xf32>
+  return %r : tensor<6x16xf32>
+}
+
+// -----
+
+// A partitioned function skips only the divisibility check.
+dist.mesh @m {axes = ["x"], shape = array<i64: 4>}
+// expected-error @+1 {{'func.func' op argument #0: axis 'z' is not an axis of mesh @m}}
+func.func @partitioned_unknown_axis(%a: tensor<2xf32> {dist.sharding = #dist.sharding<@m, [[z]]>}) -> tensor<2xf32> attributes {dist.partitioned} {
+  return %a : tensor<2xf32>
+}

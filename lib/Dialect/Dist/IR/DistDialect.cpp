@@ -158,10 +158,9 @@ static LogicalResult verifyValueSharding(Operation *op, StringRef what,
   if (failed(mesh))
     return failure();
   // A partitioned function has local types: the sharding describes how the
-  // global array was split.
-  if (op->hasAttr(DistDialect::kPartitionedAttrName))
-    return success();
-  return verifyShardingFor(sharding, type, *mesh, "", emit);
+  // global array was split, so only the divisibility is not checked.
+  return verifyShardingFor(sharding, type, *mesh, "", emit,
+                           !op->hasAttr(DistDialect::kPartitionedAttrName));
 }
 
 LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
@@ -181,6 +180,20 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
     return op->emitOpError() << "'" << kResultShardingsAttrName
                              << "' must hold one #dist.sharding per result ("
                              << op->getNumResults() << ")";
+  auto func = op->getParentOfType<FunctionOpInterface>();
+  bool local = func && func->hasAttr(kPartitionedAttrName);
+  for (auto [i, attr] : llvm::enumerate(shardings)) {
+    auto sharding = cast<ShardingAttr>(attr);
+    auto emit = [&, i = i]() {
+      return op->emitOpError() << "'" << kResultShardingsAttrName << "' #" << i
+                               << ": ";
+    };
+    FailureOr<MeshOp> mesh = lookupMesh(op, sharding.getMesh(), emit);
+    if (failed(mesh) ||
+        failed(verifyShardingFor(sharding, op->getResult(i).getType(), *mesh,
+                                 "", emit, !local)))
+      return failure();
+  }
   return success();
 }
 

@@ -100,7 +100,8 @@ static LogicalResult checkAxesExist(ArrayAttr axes, MeshOp mesh,
 LogicalResult
 mlir::dist::verifyShardingFor(ShardingAttr sharding, Type type, MeshOp mesh,
                               StringRef what,
-                              function_ref<InFlightDiagnostic()> emitError) {
+                              function_ref<InFlightDiagnostic()> emitError,
+                              bool checkDivisible) {
   auto emit = [&]() {
     InFlightDiagnostic diag = emitError();
     if (!what.empty())
@@ -118,6 +119,8 @@ mlir::dist::verifyShardingFor(ShardingAttr sharding, Type type, MeshOp mesh,
     if (failed(checkAxesExist(axes, mesh, emit)))
       return failure();
     int64_t group = mesh.getGroupSize(axes);
+    if (!checkDivisible || tensor.isDynamicDim(dim))
+      continue;
     if (tensor.getDimSize(dim) % group)
       return emit() << "dim " << dim << " of size " << tensor.getDimSize(dim)
                     << " does not divide over " << axes << " (" << group
@@ -299,8 +302,9 @@ LogicalResult BroadcastOp::verifySymbolUses(SymbolTableCollection &tables) {
   FailureOr<int64_t> group = verifyGroup(*this, tables);
   if (failed(group))
     return failure();
-  if (static_cast<int64_t>(getRoot()) >= *group)
-    return emitOpError("root ") << getRoot() << " is not in a group of "
+  int64_t root = getRoot();
+  if (root < 0 || root >= *group)
+    return emitOpError("root ") << root << " is not in a group of "
                                 << *group << " devices";
   return success();
 }

@@ -28,7 +28,7 @@ struct DistAnnotateMirroredPass
     ModuleOp module = getOperation();
     if (replicas < 1) {
       module.emitError("dist-annotate-mirrored needs replicas >= 1, got ")
-          << replicas;
+          << static_cast<int64_t>(replicas);
       return signalPassFailure();
     }
     FailureOr<MeshOp> mesh =
@@ -49,7 +49,7 @@ struct DistAnnotateMultiWorkerMirroredPass
     if (hosts < 1 || devices < 1) {
       module.emitError("dist-annotate-multi-worker-mirrored needs hosts >= 1 "
                        "and devices >= 1, got ")
-          << hosts << " and " << devices;
+          << static_cast<int64_t>(hosts) << " and " << static_cast<int64_t>(devices);
       return signalPassFailure();
     }
     FailureOr<MeshOp> mesh = getOrCreateMesh(
@@ -70,7 +70,7 @@ struct DistAnnotateZeroPass
     if (replicas < 1 || stage < 1 || stage > 3) {
       module.emitError("dist-annotate-zero needs stage 1, 2 or 3 and "
                        "replicas >= 1, got stage ")
-          << stage << " and replicas " << replicas;
+          << static_cast<int64_t>(stage) << " and replicas " << static_cast<int64_t>(replicas);
       return signalPassFailure();
     }
     FailureOr<MeshOp> mesh =

@@ -252,7 +252,7 @@ TensorParallelPlan TensorParallelPlanner::run() {
       if (size % group) {
         op.emitRemark("tensor parallelism leaves parameter '")
             << arg.name.getValue() << "' replicated: its output dim "
-            << weight->outDim << " of size " << size
+            << weight->outDim << " of size " << static_cast<int64_t>(size)
             << " does not divide over " << group << " devices";
         continue;
       }
@@ -319,7 +319,7 @@ struct DistAnnotateTensorParallelPass
     ModuleOp module = getOperation();
     if (size < 1) {
       module.emitError("dist-annotate-tensor-parallel needs size >= 1, got ")
-          << size;
+          << static_cast<int64_t>(size);
       return signalPassFailure();
     }
     FailureOr<MeshOp> mesh =
@@ -340,7 +340,7 @@ struct DistAnnotateHybridPass
     if (dp < 1 || tp < 1 || zero < 0 || zero > 3) {
       module.emitError("dist-annotate-hybrid needs dp >= 1, tp >= 1 and zero "
                        "0, 1, 2 or 3, got dp ")
-          << dp << ", tp " << tp << " and zero " << zero;
+          << static_cast<int64_t>(dp) << ", tp " << static_cast<int64_t>(tp) << " and zero " << static_cast<int64_t>(zero);
       return signalPassFailure();
     }
     FailureOr<MeshOp> mesh =

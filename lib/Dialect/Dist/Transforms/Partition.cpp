@@ -316,6 +316,9 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     }
     if (keepPartial)
       continue; // Users reduce it when they need it whole.
+    if (failed(checkDivisible(result, globalTypes.at(result),
+                              wanted[result.getResultNumber()], op)))
+      return failure();
     FailureOr<Value> local = reshard(
         value, globalTypes.at(result).getShape(),
         wanted[result.getResultNumber()], op);

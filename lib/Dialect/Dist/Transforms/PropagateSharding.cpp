@@ -182,18 +182,24 @@ LogicalResult Propagation::run(func::FuncOp func) {
     annotated.insert(op.getResult());
   });
 
+  // Only ops with a rule, annotations and the return take part; values of
+  // other ops run whole (partitioning replicates them).
+  auto takesPart = [](Operation *op) {
+    return isa<ShardingRuleOpInterface, AnnotateOp, func::ReturnOp>(op);
+  };
   // Worklist over ops in program order; an op is revisited when one of its
   // values gains a sharding.
   llvm::SetVector<Operation *> worklist;
   func.walk([&](Operation *op) {
-    if (isa<ShardingRuleOpInterface, AnnotateOp, func::ReturnOp>(op))
+    if (takesPart(op))
       worklist.insert(op);
   });
   auto enqueueNeighbours = [&](Value value) {
-    if (Operation *def = value.getDefiningOp())
+    if (Operation *def = value.getDefiningOp(); def && takesPart(def))
       worklist.insert(def);
     for (Operation *user : value.getUsers())
-      worklist.insert(user);
+      if (takesPart(user))
+        worklist.insert(user);
   };
   while (!worklist.empty()) {
     Operation *op = worklist.front();

@@ -19,17 +19,24 @@ FailureOr<MeshOp> mlir::dist::getOrCreateMesh(ModuleOp module, StringRef name,
     return builder.getArrayAttr(attrs);
   };
   ArrayAttr axesAttr = names(axes);
+  ArrayAttr hostAxesAttr = hostAxes.empty() ? nullptr : names(hostAxes);
   if (auto mesh = module.lookupSymbol<MeshOp>(name)) {
     if (mesh.getAxes() != axesAttr || mesh.getShape() != shape)
       return mesh.emitOpError("exists with another shape than the strategy's ")
              << axesAttr << " x " << builder.getDenseI64ArrayAttr(shape);
+    ArrayAttr existing = mesh.getHostAxesAttr();
+    if (existing && existing.empty())
+      existing = nullptr;
+    if (existing != hostAxesAttr)
+      return mesh.emitOpError("exists with other host axes than the "
+                              "strategy's ")
+             << (hostAxesAttr ? hostAxesAttr : builder.getArrayAttr({}));
     return mesh;
   }
   builder.setInsertionPointToStart(module.getBody());
   return MeshOp::create(builder, module.getLoc(), name, axesAttr,
                         builder.getDenseI64ArrayAttr(shape),
-                        hostAxes.empty() ? nullptr : names(hostAxes), nullptr,
-                        nullptr);
+                        hostAxesAttr, nullptr, nullptr);
 }
 
 void mlir::dist::setStateSharding(func::FuncOp func,

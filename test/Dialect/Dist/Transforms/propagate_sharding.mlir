@@ -165,3 +165,17 @@ func.func @unsharded(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
   %y = train.relu %x : (tensor<8x16xf32>) -> tensor<8x16xf32>
   return %y : tensor<8x16xf32>
 }
+
+// -----
+
+// An op without a sharding rule runs on whole values: propagation does not
+// visit it and records it replicated.
+dist.mesh @mesh {axes = ["data"], shape = array<i64: 4>}
+// CHECK-LABEL: func.func @op_without_rule
+func.func @op_without_rule(%x: tensor<8x16xf32> {dist.sharding = #dist.sharding<@mesh, [[data], []]>}) -> tensor<8x16xf32> {
+  // CHECK: train.relu {{.*}}dist.shardings = [#dist.sharding<@mesh, {{\[\[}}data], []]>]
+  %r = train.relu %x : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  // CHECK: arith.negf {{.*}}dist.shardings = [#dist.sharding<@mesh, {{\[\[}}], []]>]
+  %n = arith.negf %r : tensor<8x16xf32>
+  return %n : tensor<8x16xf32>
+}

@@ -30,11 +30,13 @@ FailureOr<MeshOp> lookupMesh(Operation *from, FlatSymbolRefAttr name,
                              function_ref<InFlightDiagnostic()> emitError);
 
 /// Checks that `sharding` fits a tensor of type `type` on `mesh`: same rank,
-/// axes exist, every dim divides by the product of its axes' sizes.
-/// `what` names the value in messages ("argument #0").
+/// axes exist and, with `checkDivisible`, every static dim divides by the
+/// product of its axes' sizes (a local type of a partitioned function need
+/// not). `what` names the value in messages ("argument #0").
 LogicalResult verifyShardingFor(ShardingAttr sharding, Type type, MeshOp mesh,
                                 StringRef what,
-                                function_ref<InFlightDiagnostic()> emitError);
+                                function_ref<InFlightDiagnostic()> emitError,
+                                bool checkDivisible = true);
 
 /// The local (per-device) shape of `shape` under `sharding` on `mesh`.
 SmallVector<int64_t> getLocalShape(ArrayRef<int64_t> shape,

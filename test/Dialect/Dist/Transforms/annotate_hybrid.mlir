@@ -1,0 +1,32 @@
+// dp=2 x tp=2 on the transformer block: a 2-D mesh, the batch split over
+// `data`, Megatron over `model`; the block's four activation all-reduces run
+// over `model` on the local batch of 4, the gradients are reduced over
+// `data` (in buckets).
+// RUN: dist-opt %examples/transformer_block.mlir --dist-hybrid="dp=2 tp=2" 2>/dev/null | FileCheck %s --check-prefix=HYBRID
+// HYBRID: dist.mesh @mesh {axes = ["data", "model"], shape = array<i64: 2, 2>}
+// HYBRID-LABEL: func.func @train_step
+// HYBRID-SAME: tensor<128x256xf32> {dist.sharding = #dist.sharding<@mesh, {{\[\[}}model], []]>, train.name = "attn.q.weight"
+// HYBRID-SAME: tensor<4x128x256xf32> {dist.sharding = #dist.sharding<@mesh, {{\[\[}}data], [], []]>, train.name = "x"
+// HYBRID-COUNT-2: dist.all_reduce %{{.*}} on @mesh axes = ["model"] : tensor<4x128x256xf32>
+// HYBRID: dist.all_reduce {{.*}} on @mesh axes = ["data"]
+// HYBRID: dist.all_reduce %{{.*}} on @mesh axes = ["model"] : tensor<4x128x256xf32>
+// HYBRID: dist.all_reduce {{.*}} on @mesh axes = ["data"]
+// HYBRID: dist.all_reduce %{{.*}} on @mesh axes = ["model"] : tensor<4x128x256xf32>
+// HYBRID-NOT: axes = ["model"]
+
+// With ZeRO over `data`, a Megatron weight's optimizer state is split over
+// both axes; stage 3 also splits the parameter and gathers it over `data`.
+// RUN: dist-opt %examples/transformer_block.mlir --dist-hybrid="dp=2 tp=2 zero=1" 2>/dev/null | FileCheck %s --check-prefix=ZERO1
+// ZERO1-LABEL: func.func @train_step
+// ZERO1-SAME: tensor<128x256xf32> {dist.sharding = #dist.sharding<@mesh, {{\[\[}}model], []]>, train.name = "attn.q.weight"
+// ZERO1-SAME: tensor<64x256xf32> {dist.sharding = #dist.sharding<@mesh, {{\[\[}}model, data], []]>, train.name = "attn.q.weight.exp_avg"
+// ZERO1: dist.all_gather %{{.*}} on @mesh axes = ["data"] gather_dim = 0 : tensor<64x256xf32> -> tensor<128x256xf32>
+// RUN: dist-opt %examples/transformer_block.mlir --dist-hybrid="dp=2 tp=2 zero=3" 2>/dev/null | FileCheck %s --check-prefix=ZERO3
+// ZERO3-LABEL: func.func @train_step
+// ZERO3-SAME: tensor<64x256xf32> {dist.sharding = #dist.sharding<@mesh, {{\[\[}}model, data], []]>, train.name = "attn.q.weight"
+// ZERO3: dist.all_gather %{{.*}} on @mesh axes = ["data"] gather_dim = 0 : tensor<64x256xf32> -> tensor<128x256xf32>
+// ZERO3: dist.reduce_scatter %{{.*}} on @mesh axes = ["data"] scatter_dim = 0 : tensor<128x256xf32> -> tensor<64x256xf32>
+
+// Bad options are errors.
+// RUN: not dist-opt %examples/mlp.mlir --dist-annotate-hybrid="dp=2 tp=2 zero=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: dist-annotate-hybrid needs dp >= 1, tp >= 1 and zero 0, 1, 2 or 3, got dp 2, tp 2 and zero 4

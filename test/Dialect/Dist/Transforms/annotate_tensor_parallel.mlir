@@ -1,0 +1,57 @@
+// Megatron on examples/transformer_block.mlir: q, k, v and fc1 are
+// column-parallel (output rows split, with their biases), attn.out and fc2
+// row-parallel (input columns split); the head feeds cross_entropy, which
+// needs the class dim whole, so it stays replicated with a remark.
+// RUN: dist-opt %examples/transformer_block.mlir --dist-annotate-tensor-parallel=size=2 2>&1 | FileCheck %s --check-prefix=ANNOTATE
+// ANNOTATE: remark: tensor parallelism leaves parameter 'head.weight' replicated: the split of its output dim 0 stops: 'train.cross_entropy' at {{.*}} needs the split dim whole
+// ANNOTATE: dist.mesh @mesh {axes = ["model"], shape = array<i64: 2>}
+// ANNOTATE-LABEL: func.func @train_step
+// ANNOTATE-SAME: {dist.sharding = #dist.sharding<@mesh, {{\[\[}}model], []]>, train.name = "attn.q.weight"
+// ANNOTATE-SAME: {dist.sharding = #dist.sharding<@mesh, {{\[\[}}model]]>, train.name = "attn.q.bias"
+// ANNOTATE-SAME: {dist.sharding = #dist.sharding<@mesh, {{\[\[}}model], []]>, train.name = "attn.k.weight"
+// ANNOTATE-SAME: {dist.sharding = #dist.sharding<@mesh, {{\[\[}}model], []]>, train.name = "attn.v.weight"
+// ANNOTATE-SAME: {dist.sharding = #dist.sharding<@mesh, {{\[\[}}], [model]]>, train.name = "attn.out.weight"
+// ANNOTATE-SAME: {train.name = "attn.out.bias"
+// ANNOTATE-SAME: {dist.sharding = #dist.sharding<@mesh, {{\[\[}}model], []]>, train.name = "mlp.fc1.weight"
+// ANNOTATE-SAME: {dist.sharding = #dist.sharding<@mesh, {{\[\[}}model]]>, train.name = "mlp.fc1.bias"
+// ANNOTATE-SAME: {dist.sharding = #dist.sharding<@mesh, {{\[\[}}], [model]]>, train.name = "mlp.fc2.weight"
+// ANNOTATE-SAME: {train.name = "mlp.fc2.bias"
+// ANNOTATE-SAME: {train.name = "head.weight"
+// The updated parameters are returned sharded like their arguments.
+// ANNOTATE-SAME: -> (
+// ANNOTATE-SAME: {dist.sharding = #dist.sharding<@mesh, {{\[\[}}model], []]>, train.name = "attn.q.weight"
+
+// The whole pipeline: exactly one all-reduce per block (attention, MLP) in
+// the forward pass and one per block in the backward pass, over `model`, on
+// the [b, s, h] activations; nothing else communicates.
+// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel=size=2 2>/dev/null | FileCheck %s --check-prefix=TP
+// TP-LABEL: func.func @train_step
+// TP-COUNT-4: dist.all_reduce %{{.*}} on @mesh axes = ["model"] : tensor<8x128x256xf32>
+// TP-NOT: dist.
+
+// Traffic per layer: 4 ring all-reduces of b*s*h fp32 values, that is
+// 8*b*s*h*(t-1)/t * 4 bytes: 4194304 for t = 2 and 6291456 for t = 4
+// (b = 8, s = 128, h = 256).
+// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel=size=2 --dist-cost-report=format=json -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=COST2
+// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel=size=4 --dist-cost-report=format=json -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=COST4
+// COST2: "collective_count": 4,
+// COST2: "comm_bytes_per_rank": 4194304,
+// COST4: "collective_count": 4,
+// COST4: "comm_bytes_per_rank": 6291456,
+
+// The MLP example: fc1 column-parallel, fc2 row-parallel; one all-reduce of
+// the logits in forward; the backward pass needs none (no input gradient).
+// RUN: dist-opt %examples/mlp.mlir --dist-tensor-parallel=size=2 | FileCheck %s --check-prefix=MLP
+// MLP-LABEL: func.func @train_step
+// MLP-SAME: tensor<64x784xf32> {dist.sharding = #dist.sharding<@mesh, {{\[\[}}model], []]>, train.name = "fc1.weight"
+// MLP-SAME: tensor<10x64xf32> {dist.sharding = #dist.sharding<@mesh, {{\[\[}}], [model]]>, train.name = "fc2.weight"
+// MLP: dist.all_reduce %{{.*}} on @mesh axes = ["model"] : tensor<64x10xf32>
+// MLP-NOT: dist.
+
+// A weight whose output does not divide stays replicated, with a remark.
+// RUN: dist-opt %examples/mlp.mlir --dist-annotate-tensor-parallel=size=3 -o /dev/null 2>&1 | FileCheck %s --check-prefix=NODIV
+// NODIV: remark: tensor parallelism leaves parameter 'fc1.weight' replicated: its output dim 0 of size 128 does not divide over 3 devices
+
+// Bad options are errors.
+// RUN: not dist-opt %examples/mlp.mlir --dist-annotate-tensor-parallel=size=0 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADSIZE
+// BADSIZE: error: dist-annotate-tensor-parallel needs size >= 1, got 0
