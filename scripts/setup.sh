@@ -2,7 +2,8 @@
 # DistOpt set-up: installs what is missing (apt), configures (Ninja, ccache,
 # the shared libMLIR.so), builds, then runs one job:
 #
-#   scripts/setup.sh example   dist-opt on examples/mlp.mlir: the IR and a summary
+#   scripts/setup.sh example   dist-opt on examples/mlp.mlir: the IR, a summary and
+#                              the mirrored program's cost report
 #   scripts/setup.sh test      every test (ctest: lit + gtest + docs check)
 #   scripts/setup.sh build     only build
 #
@@ -62,6 +63,8 @@ case "$job" in
     "$build/bin/dist-opt" --train-verify "$root/examples/mlp.mlir"
     echo "== dist-opt --train-summary examples/mlp.mlir"
     "$build/bin/dist-opt" --train-verify --train-summary "$root/examples/mlp.mlir" -o /dev/null
+    echo "== dist-opt --dist-mirrored=replicas=4 --dist-cost-report examples/mlp.mlir"
+    "$build/bin/dist-opt" --dist-mirrored=replicas=4 --dist-cost-report "$root/examples/mlp.mlir" -o /dev/null
     ;;
   test)
     echo "== ctest"
