@@ -90,10 +90,13 @@ struct DistBucketCollectivesPass
     getOperation().walk([&](Block *block) { bucketBlock(*block); });
   }
 
-  /// Moves `op` right after the last definition of its inputs in `block`:
+  /// Moves `op` right after the last definition of its inputs in `block`
+  /// (after the all-reduces already moved there, so their order is kept):
   /// the all-reduce then sits where its gradient becomes ready, so program
-  /// order is backward order.
-  static void hoist(AllReduceOp op, Block &block) {
+  /// order is backward order. `placed` maps each anchor (null: the block's
+  /// start) to the last all-reduce moved after it.
+  static void hoist(AllReduceOp op, Block &block,
+                    llvm::DenseMap<Operation *, Operation *> &placed) {
     Operation *after = nullptr;
     for (Value input : op.getInputs()) {
       Operation *def = input.getDefiningOp();
@@ -102,10 +105,14 @@ struct DistBucketCollectivesPass
       if (!after || after->isBeforeInBlock(def))
         after = def;
     }
-    if (after)
+    Operation *&last = placed[after];
+    if (last)
+      op->moveAfter(last);
+    else if (after)
       op->moveAfter(after);
     else
       op->moveBefore(&block.front());
+    last = op;
   }
 
   void bucketBlock(Block &block) {
@@ -113,8 +120,9 @@ struct DistBucketCollectivesPass
     for (Operation &op : block)
       if (auto allReduce = dyn_cast<AllReduceOp>(op))
         candidates.push_back(allReduce);
+    llvm::DenseMap<Operation *, Operation *> placed;
     for (AllReduceOp op : candidates)
-      hoist(op, block);
+      hoist(op, block, placed);
     candidates.clear();
     for (Operation &op : block)
       if (auto allReduce = dyn_cast<AllReduceOp>(op))

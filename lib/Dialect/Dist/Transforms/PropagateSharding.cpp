@@ -143,20 +143,34 @@ Propagation::visit(ShardingRuleOpInterface op) {
     if (failed(consider(result, rule.getResultMappings()[i], "result", i)))
       return failure();
 
-  // Decide each factor; an axis goes to the first factor that claims it.
+  // Nothing known about any factor: wait until a neighbour knows more (the
+  // op is visited again then); values never reached end up replicated.
+  if (llvm::none_of(fromAnnotation, [](auto &c) { return c.has_value(); }) &&
+      llvm::none_of(inferred, [](auto &c) { return c.has_value(); }))
+    return SmallVector<Value>();
+
+  // Decide each factor: annotated factors claim their axes first, then
+  // inferred ones take what is left (an axis goes to the first factor that
+  // claims it).
   FactorAxes factors(numFactors);
   llvm::SmallDenseSet<int64_t> used;
-  for (int64_t f = 0; f < numFactors; ++f) {
-    const std::optional<AxisIndices> &choice =
-        fromAnnotation[f] ? fromAnnotation[f] : inferred[f];
-    if (!choice)
-      continue;
-    for (int64_t axis : *choice) {
-      if (!used.insert(axis).second)
-        break; // Keep the major axes that are still free.
-      factors[f].push_back(axis);
+  auto claim = [&](ArrayRef<std::optional<AxisIndices>> choices) {
+    for (int64_t f = 0; f < numFactors; ++f) {
+      if (!choices[f] || !factors[f].empty())
+        continue;
+      for (int64_t axis : *choices[f]) {
+        if (!used.insert(axis).second)
+          break; // Keep the major axes that are still free.
+        factors[f].push_back(axis);
+      }
     }
-  }
+  };
+  claim(fromAnnotation);
+  SmallVector<std::optional<AxisIndices>> rest(inferred);
+  for (int64_t f = 0; f < numFactors; ++f)
+    if (fromAnnotation[f])
+      rest[f].reset();
+  claim(rest);
   // Drop factor splits that do not divide (a later factor took a major
   // axis): keep the program valid rather than guessing.
   SmallVector<Value> changed;

@@ -158,3 +158,18 @@ func.func @single(%x: tensor<16xf32>) -> tensor<16xf32> {
   %r = dist.all_reduce %g on @mesh axes = ["data"] : tensor<16xf32>
   return %r : tensor<16xf32>
 }
+
+// -----
+
+// All-reduces of block arguments keep their program order in the bucket.
+dist.mesh @mesh {axes = ["data"], shape = array<i64: 4>}
+// CHECK-LABEL: func.func @keeps_order_at_one_point
+func.func @keeps_order_at_one_point(%a: tensor<8xf32>, %b: tensor<4xf32>) -> (tensor<8xf32>, tensor<4xf32>) {
+  // DEFAULT: dist.all_reduce %arg0, %arg1 on @mesh axes = ["data"] : tensor<8xf32>, tensor<4xf32>
+  // SMALL: dist.all_reduce %arg0, %arg1 on @mesh axes = ["data"] : tensor<8xf32>, tensor<4xf32>
+  // FIRST: dist.all_reduce %arg0, %arg1 on @mesh axes = ["data"] : tensor<8xf32>, tensor<4xf32>
+  // TINY: dist.all_reduce %arg0, %arg1 on @mesh axes = ["data"] : tensor<8xf32>, tensor<4xf32>
+  %ra = dist.all_reduce %a on @mesh axes = ["data"] : tensor<8xf32>
+  %rb = dist.all_reduce %b on @mesh axes = ["data"] : tensor<4xf32>
+  return %ra, %rb : tensor<8xf32>, tensor<4xf32>
+}

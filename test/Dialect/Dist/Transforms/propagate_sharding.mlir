@@ -179,3 +179,30 @@ func.func @op_without_rule(%x: tensor<8x16xf32> {dist.sharding = #dist.sharding<
   %n = arith.negf %r : tensor<8x16xf32>
   return %n : tensor<8x16xf32>
 }
+
+// -----
+
+// Information flows backward too: an annotation on a result reaches the ops
+// before it, which were visited first with nothing known.
+dist.mesh @mesh {axes = ["data"], shape = array<i64: 4>}
+// CHECK-LABEL: func.func @backward_flow
+// CHECK-SAME: %{{.*}}: tensor<8x16xf32> {dist.sharding = #dist.sharding<@mesh, {{\[\[}}data], []]>}
+func.func @backward_flow(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  // CHECK: train.relu {{.*}}dist.shardings = [#dist.sharding<@mesh, {{\[\[}}data], []]>]
+  %y = train.relu %x : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  %z = dist.annotate %y {sharding = #dist.sharding<@mesh, [[data], []]>} : tensor<8x16xf32>
+  return %z : tensor<8x16xf32>
+}
+
+// -----
+
+// An annotated factor claims its axis before an inferred one: the annotated
+// weight keeps its column split and the inferred batch split gives way.
+dist.mesh @mesh {axes = ["data"], shape = array<i64: 4>}
+// CHECK-LABEL: func.func @annotation_claims_first
+func.func @annotation_claims_first(%x: tensor<8x16xf32> {dist.sharding = #dist.sharding<@mesh, [[data], []]>}, %w: tensor<16x32xf32> {dist.sharding = #dist.sharding<@mesh, [[], [data]]>}) -> tensor<8x32xf32> {
+  %r = train.relu %x : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  // CHECK: train.matmul {{.*}}dist.shardings = [#dist.sharding<@mesh, {{\[\[}}], [data]]>]
+  %m = train.matmul %r, %w : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  return %m : tensor<8x32xf32>
+}
