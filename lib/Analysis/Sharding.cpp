@@ -92,6 +92,31 @@ mlir::dist::getFactorAxesOf(const ShardingRule &rule,
   return result;
 }
 
+void mlir::dist::normalizeFactorAxes(const ShardingRule &rule,
+                                     FactorAxes &factors,
+                                     ArrayRef<int64_t> meshShape) {
+  ArrayRef<int64_t> sizes = rule.getFactorSizes();
+  auto normalize = [&](const TensorMapping &mapping) {
+    for (const DimMapping &dim : mapping) {
+      // After a factor whose shards still hold more than one index, a more
+      // minor factor's split would interleave the dim: it cannot be split.
+      bool blocked = false;
+      for (int64_t factor : dim) {
+        if (blocked) {
+          factors[factor].clear();
+          continue;
+        }
+        if (sizes[factor] / getGroupSize(meshShape, factors[factor]) > 1)
+          blocked = true;
+      }
+    }
+  };
+  for (const TensorMapping &mapping : rule.getOperandMappings())
+    normalize(mapping);
+  for (const TensorMapping &mapping : rule.getResultMappings())
+    normalize(mapping);
+}
+
 static TensorSharding project(const TensorMapping &mapping,
                               const FactorAxes &factors) {
   TensorSharding sharding = TensorSharding::replicated(mapping.size());

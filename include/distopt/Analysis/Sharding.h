@@ -60,6 +60,14 @@ SmallVector<std::optional<AxisIndices>>
 getFactorAxesOf(const ShardingRule &rule, const TensorMapping &mapping,
                 const TensorSharding &sharding, ArrayRef<int64_t> meshShape);
 
+/// Drops the splits of factors that no tensor of the op can hold: in a
+/// compound dim (a reshape's merged dims), a factor can be split only when
+/// every more-major factor of the dim is split down to one index per shard;
+/// otherwise its shards would interleave the dim. Apply before projecting,
+/// so that every tensor of the op agrees.
+void normalizeFactorAxes(const ShardingRule &rule, FactorAxes &factors,
+                         ArrayRef<int64_t> meshShape);
+
 /// The sharding of operand `operand` when the op's factors are sharded as
 /// `factors` (never partial).
 TensorSharding projectOperand(const ShardingRule &rule,

@@ -11,8 +11,14 @@ dist.mesh @mesh {axes = [], shape = array<i64>}
 // -----
 
 // One axis name per dim of the shape.
-// expected-error @+1 {{'dist.mesh' op has 1 axis names for a 2-D shape}}
+// expected-error @+1 {{'dist.mesh' op has 1 axis name for a 2-D shape}}
 dist.mesh @mesh {axes = ["x"], shape = array<i64: 2, 2>}
+
+// -----
+
+// More axis names than dims (plural wording).
+// expected-error @+1 {{'dist.mesh' op has 2 axis names for a 1-D shape}}
+dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 2>}
 
 // -----
 
@@ -40,14 +46,32 @@ dist.mesh @mesh {axes = ["x"], shape = array<i64: -2>}
 
 // -----
 
+// The device count must fit in int64 (2^32 x 2^32 would wrap to 0).
+// expected-error @+1 {{'dist.mesh' op the device count (the product of the axis sizes) exceeds 9223372036854775807}}
+dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 4294967296, 4294967296>}
+
+// -----
+
+// The overflow is caught however many axes it takes to reach it.
+// expected-error @+1 {{'dist.mesh' op the device count (the product of the axis sizes) exceeds 9223372036854775807}}
+dist.mesh @mesh {axes = ["x", "y", "z"], shape = array<i64: 2147483648, 2, 2147483648>}
+
+// -----
+
 // host_axes must name axes of the mesh.
-// expected-error @+1 {{'dist.mesh' op host axis "hosts" is not an axis of the mesh}}
+// expected-error @+1 {{'dist.mesh' op host axis 'hosts' is not an axis of the mesh}}
 dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 2, 4>, host_axes = ["hosts"]}
 
 // -----
 
+// A host axis is listed once.
+// expected-error @+1 {{'dist.mesh' op host axis 'x' is listed twice}}
+dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 2, 4>, host_axes = ["x", "x"]}
+
+// -----
+
 // One bandwidth per axis.
-// expected-error @+1 {{'dist.mesh' op bandwidths has 1 entries for 2 axes}}
+// expected-error @+1 {{'dist.mesh' op bandwidths has 1 entry for 2 axes}}
 dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 2, 4>, bandwidths = [25.0]}
 
 // -----
@@ -58,15 +82,33 @@ dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 2, 4>, latencies = [1.0, 
 
 // -----
 
+// Two bandwidths for one axis (singular wording).
+// expected-error @+1 {{'dist.mesh' op bandwidths has 2 entries for 1 axis}}
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 2>, bandwidths = [1.0, 2.0]}
+
+// -----
+
 // A zero bandwidth.
-// expected-error @+1 {{'dist.mesh' op bandwidths must be positive, got 0.000000e+00 : f64}}
+// expected-error @+1 {{'dist.mesh' op bandwidth of axis 'y' must be finite and positive, got '0'}}
 dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 2, 4>, bandwidths = [25.0, 0.0]}
 
 // -----
 
 // A negative latency.
-// expected-error @+1 {{'dist.mesh' op latencies must be positive, got -1.500000e+00 : f64}}
+// expected-error @+1 {{'dist.mesh' op latency of axis 'x' must be finite and positive, got '-1.5'}}
 dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 2, 4>, latencies = [-1.5, 1.0]}
+
+// -----
+
+// An infinite latency.
+// expected-error @+1 {{'dist.mesh' op latency of axis 'y' must be finite and positive, got '+Inf'}}
+dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 2, 4>, latencies = [1.5, 0x7FF0000000000000 : f64]}
+
+// -----
+
+// A NaN bandwidth.
+// expected-error @+1 {{'dist.mesh' op bandwidth of axis 'x' must be finite and positive, got 'NaN'}}
+dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 2, 4>, bandwidths = [0x7FF8000000000000 : f64, 1.0]}
 
 // -----
 
@@ -95,10 +137,28 @@ func.func @annotate_unknown_mesh(%x: tensor<8xf32>) {
 
 // -----
 
+// The sharding's mesh must be a dist.mesh, not another symbol.
+func.func @annotate_not_a_mesh(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'dist.annotate' op symbol @annotate_not_a_mesh is a 'func.func', not a 'dist.mesh'}}
+  %a = dist.annotate %x {sharding = #dist.sharding<@annotate_not_a_mesh, [[x]]>} : tensor<8xf32>
+  return
+}
+
+// -----
+
+// The rank is checked by the op's own verifier, before the mesh is looked up.
+func.func @annotate_rank_without_mesh(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{'dist.annotate' op sharding has 1 dim but the tensor 'tensor<8x16xf32>' has rank 2}}
+  %a = dist.annotate %x {sharding = #dist.sharding<@nope, [[x]]>} : tensor<8x16xf32>
+  return
+}
+
+// -----
+
 // One list of axes per dim of the tensor.
 dist.mesh @mesh {axes = ["x"], shape = array<i64: 2>}
 func.func @annotate_rank(%x: tensor<8x16xf32>) {
-  // expected-error @+1 {{'dist.annotate' op sharding has 1 dims but the tensor 'tensor<8x16xf32>' has rank 2}}
+  // expected-error @+1 {{'dist.annotate' op sharding has 1 dim but the tensor 'tensor<8x16xf32>' has rank 2}}
   %a = dist.annotate %x {sharding = #dist.sharding<@mesh, [[x]]>} : tensor<8x16xf32>
   return
 }
@@ -158,6 +218,24 @@ func.func @collective_unknown_mesh(%x: tensor<8xf32>) {
 
 // -----
 
+// The collective's mesh must be a dist.mesh, not another symbol.
+func.func @f(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'dist.all_reduce' op symbol @f is a 'func.func', not a 'dist.mesh'}}
+  %r = dist.all_reduce %x on @f axes = ["x"] : tensor<8xf32>
+  return
+}
+
+// -----
+
+// The axes are checked by the op's own verifier, before the mesh is looked up.
+func.func @collective_axis_twice_without_mesh(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'dist.all_reduce' op axis 'x' is listed twice}}
+  %r = dist.all_reduce %x on @nope axes = ["x", "x"] : tensor<8xf32>
+  return
+}
+
+// -----
+
 // A collective needs a non-empty group.
 dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
 func.func @collective_no_axes(%x: tensor<8xf32>) {
@@ -171,7 +249,7 @@ func.func @collective_no_axes(%x: tensor<8xf32>) {
 // Each axis of the group is listed once.
 dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 2, 4>}
 func.func @collective_axis_twice(%x: tensor<8xf32>) {
-  // expected-error @+1 {{'dist.broadcast' op axis "x" is listed twice}}
+  // expected-error @+1 {{'dist.broadcast' op axis 'x' is listed twice}}
   %r = dist.broadcast %x on @mesh axes = ["x", "y", "x"] root = 0 : tensor<8xf32>
   return
 }
@@ -197,6 +275,15 @@ dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
 func.func @all_reduce_no_input() {
   // expected-error @+1 {{'dist.all_reduce' op needs at least one input}}
   "dist.all_reduce"() {mesh = @mesh, axes = ["x"]} : () -> ()
+  return
+}
+
+// -----
+
+// The input count is checked by the op's own verifier, without the mesh.
+func.func @all_reduce_no_input_without_mesh() {
+  // expected-error @+1 {{'dist.all_reduce' op needs at least one input}}
+  "dist.all_reduce"() {mesh = @nope, axes = ["x"]} : () -> ()
   return
 }
 
@@ -232,6 +319,15 @@ dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
 func.func @reduce_scatter_dim_too_large(%x: tensor<8x16xf32>) {
   // expected-error @+1 {{'dist.reduce_scatter' op scatter_dim 2 is out of range for rank 2}}
   %r = dist.reduce_scatter %x on @mesh axes = ["x"] scatter_dim = 2 : tensor<8x16xf32> -> tensor<8x16xf32>
+  return
+}
+
+// -----
+
+// The dim range is checked by the op's own verifier, without the mesh.
+func.func @reduce_scatter_dim_without_mesh(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{'dist.reduce_scatter' op scatter_dim 2 is out of range for rank 2}}
+  %r = dist.reduce_scatter %x on @nope axes = ["x"] scatter_dim = 2 : tensor<8x16xf32> -> tensor<8x16xf32>
   return
 }
 
@@ -277,6 +373,16 @@ func.func @reduce_scatter_result_shape(%x: tensor<8x16xf32>) {
 
 // -----
 
+// A dynamic scatter_dim stays dynamic in the result.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @reduce_scatter_dynamic_dim(%x: tensor<?x4xf32>) {
+  // expected-error @+1 {{'dist.reduce_scatter' op result type 'tensor<2x4xf32>' must have shape ?x4}}
+  %r = dist.reduce_scatter %x on @mesh axes = ["x"] scatter_dim = 0 : tensor<?x4xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // dist.all_gather
 //===----------------------------------------------------------------------===//
@@ -306,6 +412,26 @@ dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 2, 4>}
 func.func @all_gather_result_shape(%x: tensor<8x16xf32>) {
   // expected-error @+1 {{'dist.all_gather' op result type 'tensor<8x64xf32>' must have shape 8x128}}
   %r = dist.all_gather %x on @mesh axes = ["x", "y"] gather_dim = 1 : tensor<8x16xf32> -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+// A dynamic gather_dim stays dynamic in the result.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @all_gather_dynamic_dim(%x: tensor<?x4xf32>) {
+  // expected-error @+1 {{'dist.all_gather' op result type 'tensor<8x4xf32>' must have shape ?x4}}
+  %r = dist.all_gather %x on @mesh axes = ["x"] gather_dim = 0 : tensor<?x4xf32> -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+// The gathered size must fit in int64 (2^62 x 4 would wrap).
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @all_gather_overflow(%x: tensor<4611686018427387904xf32>) {
+  // expected-error @+1 {{'dist.all_gather' op gather_dim 0 of size 4611686018427387904 overflows when gathered from 4 devices}}
+  %r = dist.all_gather %x on @mesh axes = ["x"] gather_dim = 0 : tensor<4611686018427387904xf32> -> tensor<4611686018427387904xf32>
   return
 }
 
@@ -355,6 +481,15 @@ func.func @all_to_all_same_dims(%x: tensor<8x16xf32>) {
 
 // -----
 
+// split_dim != concat_dim is checked by the op's own verifier, without the mesh.
+func.func @all_to_all_same_dims_without_mesh(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{'dist.all_to_all' op split_dim and concat_dim must differ}}
+  %r = dist.all_to_all %x on @nope axes = ["x"] split_dim = 0 concat_dim = 0 : tensor<8x16xf32> -> tensor<8x16xf32>
+  return
+}
+
+// -----
+
 // split_dim must divide over the group.
 dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
 func.func @all_to_all_not_dividing(%x: tensor<8x6xf32>) {
@@ -370,6 +505,36 @@ dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
 func.func @all_to_all_result_shape(%x: tensor<8x16xf32>) {
   // expected-error @+1 {{'dist.all_to_all' op result type 'tensor<2x64xf32>' must have shape 32x4}}
   %r = dist.all_to_all %x on @mesh axes = ["x"] split_dim = 1 concat_dim = 0 : tensor<8x16xf32> -> tensor<2x64xf32>
+  return
+}
+
+// -----
+
+// A dynamic split_dim stays dynamic in the result (no divisibility check).
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @all_to_all_dynamic_split(%x: tensor<8x?xf32>) {
+  // expected-error @+1 {{'dist.all_to_all' op result type 'tensor<32x2xf32>' must have shape 32x?}}
+  %r = dist.all_to_all %x on @mesh axes = ["x"] split_dim = 1 concat_dim = 0 : tensor<8x?xf32> -> tensor<32x2xf32>
+  return
+}
+
+// -----
+
+// A dynamic concat_dim stays dynamic in the result.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @all_to_all_dynamic_concat(%x: tensor<?x16xf32>) {
+  // expected-error @+1 {{'dist.all_to_all' op result type 'tensor<8x4xf32>' must have shape ?x4}}
+  %r = dist.all_to_all %x on @mesh axes = ["x"] split_dim = 1 concat_dim = 0 : tensor<?x16xf32> -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+// The concatenated size must fit in int64.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @all_to_all_overflow(%x: tensor<4611686018427387904x16xf32>) {
+  // expected-error @+1 {{'dist.all_to_all' op concat_dim 0 of size 4611686018427387904 overflows when gathered from 4 devices}}
+  %r = dist.all_to_all %x on @mesh axes = ["x"] split_dim = 1 concat_dim = 0 : tensor<4611686018427387904x16xf32> -> tensor<4611686018427387904x4xf32>
   return
 }
 
@@ -394,6 +559,16 @@ dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 2, 4>}
 func.func @broadcast_root_subgroup(%x: tensor<8xf32>) {
   // expected-error @+1 {{'dist.broadcast' op root 2 is not in a group of 2 devices}}
   %r = dist.broadcast %x on @mesh axes = ["x"] root = 2 : tensor<8xf32>
+  return
+}
+
+// -----
+
+// A group of one device has only root 0 (singular wording).
+dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 1, 4>}
+func.func @broadcast_root_single_device(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'dist.broadcast' op root 1 is not in a group of 1 device}}
+  %r = dist.broadcast %x on @mesh axes = ["x"] root = 1 : tensor<8xf32>
   return
 }
 
@@ -453,10 +628,29 @@ func.func @local_slice_result_shape(%x: tensor<8x16xf32>) {
 
 // -----
 
+// A dynamic dim stays dynamic in the result.
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @local_slice_dynamic_dim(%x: tensor<4x?xf32>) {
+  // expected-error @+1 {{'dist.local_slice' op result type 'tensor<1x?xf32>' must have shape 4x?}}
+  %r = dist.local_slice %x on @mesh axes = ["x"] dim = 1 : tensor<4x?xf32> -> tensor<1x?xf32>
+  return
+}
+
+// -----
+
 // A negative root is not in the group.
 dist.mesh @m {axes = ["x"], shape = array<i64: 4>}
 func.func @broadcast_negative_root(%a: tensor<8xf32>) -> tensor<8xf32> {
-  // expected-error @+1 {{'dist.broadcast' op root -1 is not in a group of 4 devices}}
+  // expected-error @+1 {{'dist.broadcast' op root -1 must be non-negative}}
   %r = dist.broadcast %a on @m axes = ["x"] root = -1 : tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+// A negative root is rejected by the op's own verifier, without the mesh.
+func.func @broadcast_negative_root_without_mesh(%a: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'dist.broadcast' op root -1 must be non-negative}}
+  %r = dist.broadcast %a on @nope axes = ["x"] root = -1 : tensor<8xf32>
   return %r : tensor<8xf32>
 }

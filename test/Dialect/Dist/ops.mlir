@@ -30,6 +30,13 @@ dist.mesh @mesh_host_axes_only {axes = ["x", "y"], shape = array<i64: 2, 2>,
 
 // -----
 
+// A device count just below the int64 limit (2^32 x (2^31 - 1)) still verifies.
+// CHECK-LABEL: dist.mesh @mesh_huge
+// CHECK-SAME: {axes = ["x", "y"], shape = array<i64: 4294967296, 2147483647>}
+dist.mesh @mesh_huge {axes = ["x", "y"], shape = array<i64: 4294967296, 2147483647>}
+
+// -----
+
 // Argument and result shardings: split dims (several axes on one dim), a
 // replicated result and a pending partial sum.
 // CHECK: dist.mesh @mesh {axes = ["hosts", "devices"], shape = array<i64: 2, 4>}
@@ -184,6 +191,27 @@ func.func @all_to_all(%x: tensor<2x16x5xf32>) -> tensor<2x16x5xf32> {
   %y = dist.all_to_all %x on @mesh axes = ["model"] split_dim = 1 concat_dim = 0 : tensor<2x16x5xf32> -> tensor<8x4x5xf32>
   %z = dist.all_to_all %y on @mesh axes = ["model"] split_dim = 0 concat_dim = 1 : tensor<8x4x5xf32> -> tensor<2x16x5xf32>
   return %z : tensor<2x16x5xf32>
+}
+
+// -----
+
+// A dynamic scattered, gathered, split, concatenated or sliced dim stays
+// dynamic and is not checked for divisibility (3 does not divide over 4).
+// CHECK-LABEL: func.func @dynamic_collective_dims
+// CHECK-SAME: (%[[X:.*]]: tensor<?x3xf32>, %[[Y:.*]]: tensor<8x?xf32>)
+// CHECK: %[[RS:.*]] = dist.reduce_scatter %[[X]] on @mesh axes = ["x"] scatter_dim = 0 : tensor<?x3xf32> -> tensor<?x3xf32>
+// CHECK: %[[AG:.*]] = dist.all_gather %[[X]] on @mesh axes = ["x"] gather_dim = 0 : tensor<?x3xf32> -> tensor<?x3xf32>
+// CHECK: %[[S:.*]] = dist.all_to_all %[[Y]] on @mesh axes = ["x"] split_dim = 1 concat_dim = 0 : tensor<8x?xf32> -> tensor<32x?xf32>
+// CHECK: %[[C:.*]] = dist.all_to_all %[[Y]] on @mesh axes = ["x"] split_dim = 0 concat_dim = 1 : tensor<8x?xf32> -> tensor<2x?xf32>
+// CHECK: %[[L:.*]] = dist.local_slice %[[Y]] on @mesh axes = ["x"] dim = 1 : tensor<8x?xf32> -> tensor<8x?xf32>
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+func.func @dynamic_collective_dims(%x: tensor<?x3xf32>, %y: tensor<8x?xf32>) {
+  %rs = dist.reduce_scatter %x on @mesh axes = ["x"] scatter_dim = 0 : tensor<?x3xf32> -> tensor<?x3xf32>
+  %ag = dist.all_gather %x on @mesh axes = ["x"] gather_dim = 0 : tensor<?x3xf32> -> tensor<?x3xf32>
+  %s = dist.all_to_all %y on @mesh axes = ["x"] split_dim = 1 concat_dim = 0 : tensor<8x?xf32> -> tensor<32x?xf32>
+  %c = dist.all_to_all %y on @mesh axes = ["x"] split_dim = 0 concat_dim = 1 : tensor<8x?xf32> -> tensor<2x?xf32>
+  %l = dist.local_slice %y on @mesh axes = ["x"] dim = 1 : tensor<8x?xf32> -> tensor<8x?xf32>
+  return
 }
 
 // -----

@@ -89,6 +89,20 @@ func.func private @result_unknown_mesh() -> (tensor<8xf32>, tensor<8xf32> {dist.
 
 // -----
 
+// The mesh of an argument sharding must be a dist.mesh, not another symbol.
+func.func private @other_symbol()
+// expected-error @+1 {{'func.func' op argument #0: symbol @other_symbol is a 'func.func', not a 'dist.mesh'}}
+func.func private @arg_not_a_mesh(tensor<8xf32> {dist.sharding = #dist.sharding<@other_symbol, [[x]]>})
+
+// -----
+
+// One dim of sharding for a rank-2 argument (singular wording).
+dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
+// expected-error @+1 {{'func.func' op argument #0: sharding has 1 dim but the tensor 'tensor<8x8xf32>' has rank 2}}
+func.func private @arg_rank_one_dim(tensor<8x8xf32> {dist.sharding = #dist.sharding<@mesh, [[x]]>})
+
+// -----
+
 // Only ranked tensors are sharded.
 dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
 // expected-error @+1 {{'func.func' op argument #0: a sharding needs a ranked tensor, got 'i32'}}
@@ -236,6 +250,15 @@ func.func @recorded_not_divisible(%a: tensor<6x16xf32>) -> tensor<6x16xf32> {
   // expected-error @+1 {{'train.relu' op 'dist.shardings' #0: dim 0 of size 6 does not divide over ["x"] (4 devices)}}
   %r = train.relu %a {dist.shardings = [#dist.sharding<@m, [[x], []]>]} : (tensor<6x16xf32>) -> tensor<6x16xf32>
   return %r : tensor<6x16xf32>
+}
+
+// -----
+
+// A recorded sharding must name a dist.mesh, not another symbol.
+func.func @recorded_not_a_mesh(%a: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'train.relu' op 'dist.shardings' #0: symbol @recorded_not_a_mesh is a 'func.func', not a 'dist.mesh'}}
+  %r = train.relu %a {dist.shardings = [#dist.sharding<@recorded_not_a_mesh, [[]]>]} : (tensor<8xf32>) -> tensor<8xf32>
+  return %r : tensor<8xf32>
 }
 
 // -----

@@ -4,6 +4,10 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::dist;
@@ -12,14 +16,23 @@ using namespace mlir::dist;
 // MeshOp
 //===----------------------------------------------------------------------===//
 
+/// `singular` when `n` is 1, else `plural`: "1 axis", "2 axes".
+static StringRef plural(int64_t n, StringRef singular, StringRef plural) {
+  return n == 1 ? singular : plural;
+}
+
 LogicalResult MeshOp::verify() {
   ArrayRef<int64_t> shape = getShape();
+  int64_t rank = shape.size();
   if (shape.empty())
     return emitOpError("needs at least one axis");
-  if (getAxes().size() != shape.size())
-    return emitOpError("has ") << getAxes().size() << " axis names for a "
-                               << shape.size() << "-D shape";
+  int64_t numNames = getAxes().size();
+  if (numNames != rank)
+    return emitOpError("has ")
+           << numNames << " " << plural(numNames, "axis name", "axis names")
+           << " for a " << rank << "-D shape";
   llvm::SmallSet<StringRef, 8> names;
+  int64_t numDevices = 1;
   for (auto [name, size] : llvm::zip(getAxes(), shape)) {
     StringRef axis = cast<StringAttr>(name).getValue();
     if (axis.empty())
@@ -29,22 +42,43 @@ LogicalResult MeshOp::verify() {
     if (size < 1)
       return emitOpError("axis '") << axis << "' has size " << size
                                    << "; sizes must be positive";
+    if (llvm::MulOverflow(numDevices, size, numDevices))
+      return emitOpError("the device count (the product of the axis sizes) "
+                         "exceeds ")
+             << std::numeric_limits<int64_t>::max();
   }
-  if (std::optional<ArrayAttr> hostAxes = getHostAxes())
-    for (Attribute axis : *hostAxes)
-      if (!names.contains(cast<StringAttr>(axis).getValue()))
-        return emitOpError("host axis ")
-               << axis << " is not an axis of the mesh";
-  for (auto [what, values] :
-       {std::pair{"bandwidths", getBandwidths()}, {"latencies", getLatencies()}}) {
+  if (std::optional<ArrayAttr> hostAxes = getHostAxes()) {
+    llvm::SmallSet<StringRef, 8> hosts;
+    for (Attribute attr : *hostAxes) {
+      StringRef axis = cast<StringAttr>(attr).getValue();
+      if (!names.contains(axis))
+        return emitOpError("host axis '")
+               << axis << "' is not an axis of the mesh";
+      if (!hosts.insert(axis).second)
+        return emitOpError("host axis '") << axis << "' is listed twice";
+    }
+  }
+  for (auto [what, figure, values] :
+       {std::tuple{"bandwidths", "bandwidth", getBandwidths()},
+        {"latencies", "latency", getLatencies()}}) {
     if (!values)
       continue;
-    if (values->size() != shape.size())
-      return emitOpError() << what << " has " << values->size()
-                           << " entries for " << shape.size() << " axes";
-    for (Attribute value : *values)
-      if (!(cast<FloatAttr>(value).getValueAsDouble() > 0))
-        return emitOpError() << what << " must be positive, got " << value;
+    int64_t numValues = values->size();
+    if (numValues != rank)
+      return emitOpError() << what << " has " << numValues << " "
+                           << plural(numValues, "entry", "entries") << " for "
+                           << rank << " " << plural(rank, "axis", "axes");
+    for (auto [name, attr] : llvm::zip(getAxes(), *values)) {
+      APFloat value = cast<FloatAttr>(attr).getValue();
+      if (value.isFinite() && !value.isNegative() && !value.isZero())
+        continue;
+      SmallString<16> text;
+      value.toString(text);
+      return emitOpError() << figure << " of axis '"
+                           << cast<StringAttr>(name).getValue()
+                           << "' must be finite and positive, got '" << text
+                           << "'";
+    }
   }
   return success();
 }
@@ -80,10 +114,16 @@ int64_t MeshOp::getNumDevices() {
 
 FailureOr<MeshOp>
 mlir::dist::lookupMesh(Operation *from, FlatSymbolRefAttr name,
-                       function_ref<InFlightDiagnostic()> emitError) {
-  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(from, name);
-  if (!mesh)
+                       function_ref<InFlightDiagnostic()> emitError,
+                       SymbolTableCollection *tables) {
+  Operation *symbol = tables ? tables->lookupNearestSymbolFrom(from, name)
+                             : SymbolTable::lookupNearestSymbolFrom(from, name);
+  if (!symbol)
     return emitError() << "mesh " << name << " does not exist";
+  auto mesh = dyn_cast<MeshOp>(symbol);
+  if (!mesh)
+    return emitError() << "symbol " << name << " is a '" << symbol->getName()
+                       << "', not a '" << MeshOp::getOperationName() << "'";
   return mesh;
 }
 
@@ -94,6 +134,22 @@ static LogicalResult checkAxesExist(ArrayAttr axes, MeshOp mesh,
     if (!mesh.getAxisIndex(cast<StringAttr>(axis).getValue()))
       return emit() << "axis '" << cast<StringAttr>(axis).getValue()
                     << "' is not an axis of mesh @" << mesh.getSymName();
+  return success();
+}
+
+/// Checks that `sharding` has one list of axes per dim of `type`, a ranked
+/// tensor (what needs no mesh).
+static LogicalResult
+checkShardingRank(ShardingAttr sharding, Type type,
+                  function_ref<InFlightDiagnostic()> emit) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return emit() << "a sharding needs a ranked tensor, got " << type;
+  if (tensor.getRank() != sharding.getRank())
+    return emit() << "sharding has " << sharding.getRank() << " "
+                  << plural(sharding.getRank(), "dim", "dims")
+                  << " but the tensor " << type << " has rank "
+                  << tensor.getRank();
   return success();
 }
 
@@ -108,13 +164,9 @@ mlir::dist::verifyShardingFor(ShardingAttr sharding, Type type, MeshOp mesh,
       diag << what << ": ";
     return diag;
   };
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor)
-    return emit() << "a sharding needs a ranked tensor, got " << type;
-  if (tensor.getRank() != sharding.getRank())
-    return emit() << "sharding has " << sharding.getRank()
-                  << " dims but the tensor " << type << " has rank "
-                  << tensor.getRank();
+  if (failed(checkShardingRank(sharding, type, emit)))
+    return failure();
+  auto tensor = cast<RankedTensorType>(type);
   for (auto [dim, axes] : llvm::enumerate(sharding.getDims())) {
     if (failed(checkAxesExist(axes, mesh, emit)))
       return failure();
@@ -173,37 +225,51 @@ ShardingAttr mlir::dist::toShardingAttr(const TensorSharding &sharding,
 // AnnotateOp
 //===----------------------------------------------------------------------===//
 
+LogicalResult AnnotateOp::verify() {
+  return checkShardingRank(getSharding(), getInput().getType(),
+                           [&]() { return emitOpError(); });
+}
+
 LogicalResult AnnotateOp::verifySymbolUses(SymbolTableCollection &tables) {
   auto emit = [&]() { return emitOpError(); };
-  auto mesh = tables.lookupNearestSymbolFrom<MeshOp>(*this,
-                                                     getSharding().getMesh());
-  if (!mesh)
-    return emitOpError("mesh ") << getSharding().getMesh()
-                                << " does not exist";
-  return verifyShardingFor(getSharding(), getInput().getType(), mesh, "", emit);
+  FailureOr<MeshOp> mesh =
+      lookupMesh(*this, getSharding().getMesh(), emit, &tables);
+  if (failed(mesh))
+    return failure();
+  return verifyShardingFor(getSharding(), getInput().getType(), *mesh, "",
+                           emit);
 }
 
 //===----------------------------------------------------------------------===//
 // Collectives
 //===----------------------------------------------------------------------===//
 
-/// Resolves a collective's mesh and axes (which must exist and be distinct)
-/// and returns the group size.
+// A collective's `verify()` checks what needs no mesh, so that it runs when
+// the op is verified alone; `verifySymbolUses`, which only runs once every op
+// verified, resolves the mesh and checks the shapes against the group size.
+
+/// Checks a collective's own list of axes: at least one, each listed once.
+static LogicalResult verifyAxes(Operation *op, ArrayAttr axes) {
+  if (axes.empty())
+    return op->emitOpError("needs at least one mesh axis");
+  llvm::SmallSet<StringRef, 4> seen;
+  for (Attribute axis : axes) {
+    StringRef name = cast<StringAttr>(axis).getValue();
+    if (!seen.insert(name).second)
+      return op->emitOpError("axis '") << name << "' is listed twice";
+  }
+  return success();
+}
+
+/// Resolves a collective's mesh, whose axes its own must be, and returns the
+/// group size.
 template <typename OpT>
 static FailureOr<int64_t> verifyGroup(OpT op, SymbolTableCollection &tables) {
-  auto mesh = tables.lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
-  if (!mesh)
-    return op.emitOpError("mesh ") << op.getMeshAttr() << " does not exist";
-  if (op.getAxes().empty())
-    return op.emitOpError("needs at least one mesh axis");
-  llvm::SmallSet<StringRef, 4> seen;
-  for (Attribute axis : op.getAxes())
-    if (!seen.insert(cast<StringAttr>(axis).getValue()).second)
-      return op.emitOpError("axis ") << axis << " is listed twice";
-  if (failed(checkAxesExist(op.getAxes(), mesh,
-                            [&]() { return op.emitOpError(); })))
+  auto emit = [&]() { return op.emitOpError(); };
+  FailureOr<MeshOp> mesh = lookupMesh(op, op.getMeshAttr(), emit, &tables);
+  if (failed(mesh) || failed(checkAxesExist(op.getAxes(), *mesh, emit)))
     return failure();
-  return mesh.getGroupSize(op.getAxes());
+  return mesh->getGroupSize(op.getAxes());
 }
 
 template <typename OpT>
@@ -228,74 +294,150 @@ static LogicalResult checkResized(Operation *op, RankedTensorType input,
   return success();
 }
 
+/// Checks that dim `dim` of `input` (the op's attribute `dimName`) splits into
+/// `group` equal slices; a dynamic dim can only be checked at run time.
+static LogicalResult checkDivides(Operation *op, RankedTensorType input,
+                                  int64_t dim, StringRef dimName,
+                                  int64_t group) {
+  int64_t size = input.getDimSize(dim);
+  if (ShapedType::isDynamic(size) || size % group == 0)
+    return success();
+  return op->emitOpError() << dimName << " " << dim << " of size " << size
+                           << " does not divide over " << group << " devices";
+}
+
+/// The size of one of `group` slices of `size`: dynamic stays dynamic.
+static int64_t getSlicedSize(int64_t size, int64_t group) {
+  return ShapedType::isDynamic(size) ? size : size / group;
+}
+
+/// The size of dim `dim` of `input` (the op's attribute `dimName`) once
+/// `group` devices' pieces are concatenated: dynamic stays dynamic; fails when
+/// the size overflows.
+static FailureOr<int64_t> getGatheredSize(Operation *op, RankedTensorType input,
+                                          int64_t dim, StringRef dimName,
+                                          int64_t group) {
+  int64_t size = input.getDimSize(dim), gathered;
+  if (ShapedType::isDynamic(size))
+    return size;
+  if (llvm::MulOverflow(size, group, gathered))
+    return op->emitOpError()
+           << dimName << " " << dim << " of size " << size
+           << " overflows when gathered from " << group << " devices";
+  return gathered;
+}
+
 /// Checks the expected local result shape of a collective.
 static LogicalResult checkResultShape(Operation *op, RankedTensorType result,
                                       ArrayRef<int64_t> expected) {
-  if (result.getShape() != expected) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    llvm::interleave(expected, os, "x");
-    return op->emitOpError("result type ")
-           << result << " must have shape " << text;
-  }
+  if (result.getShape() == expected)
+    return success();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::interleave(
+      expected, os,
+      [&](int64_t size) {
+        if (ShapedType::isDynamic(size))
+          os << '?';
+        else
+          os << size;
+      },
+      "x");
+  return op->emitOpError("result type ")
+         << result << " must have shape " << text;
+}
+
+LogicalResult AllReduceOp::verify() {
+  if (failed(verifyAxes(*this, getAxes())))
+    return failure();
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
   return success();
 }
 
 LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &tables) {
-  if (getInputs().empty())
-    return emitOpError("needs at least one input");
   return verifyGroup(*this, tables);
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  if (failed(verifyAxes(*this, getAxes())))
+    return failure();
+  return checkResized(*this, getInput().getType(), getResult().getType(),
+                      getScatterDim(), "scatter_dim");
 }
 
 LogicalResult ReduceScatterOp::verifySymbolUses(SymbolTableCollection &tables) {
   FailureOr<int64_t> group = verifyGroup(*this, tables);
   if (failed(group))
     return failure();
-  RankedTensorType input = getInput().getType(), result = getResult().getType();
+  RankedTensorType input = getInput().getType();
   int64_t dim = getScatterDim();
-  if (failed(checkResized(*this, input, result, dim, "scatter_dim")))
+  if (failed(checkDivides(*this, input, dim, "scatter_dim", *group)))
     return failure();
-  if (input.getDimSize(dim) % *group)
-    return emitOpError("scatter_dim ")
-           << dim << " of size " << input.getDimSize(dim)
-           << " does not divide over " << *group << " devices";
   SmallVector<int64_t> expected(input.getShape());
-  expected[dim] /= *group;
-  return checkResultShape(*this, result, expected);
+  expected[dim] = getSlicedSize(expected[dim], *group);
+  return checkResultShape(*this, getResult().getType(), expected);
+}
+
+LogicalResult AllGatherOp::verify() {
+  if (failed(verifyAxes(*this, getAxes())))
+    return failure();
+  return checkResized(*this, getInput().getType(), getResult().getType(),
+                      getGatherDim(), "gather_dim");
 }
 
 LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &tables) {
   FailureOr<int64_t> group = verifyGroup(*this, tables);
   if (failed(group))
     return failure();
-  RankedTensorType input = getInput().getType(), result = getResult().getType();
+  RankedTensorType input = getInput().getType();
   int64_t dim = getGatherDim();
-  if (failed(checkResized(*this, input, result, dim, "gather_dim")))
+  FailureOr<int64_t> gathered =
+      getGatheredSize(*this, input, dim, "gather_dim", *group);
+  if (failed(gathered))
     return failure();
   SmallVector<int64_t> expected(input.getShape());
-  expected[dim] *= *group;
-  return checkResultShape(*this, result, expected);
+  expected[dim] = *gathered;
+  return checkResultShape(*this, getResult().getType(), expected);
+}
+
+LogicalResult AllToAllOp::verify() {
+  if (failed(verifyAxes(*this, getAxes())))
+    return failure();
+  RankedTensorType input = getInput().getType(), result = getResult().getType();
+  if (failed(checkResized(*this, input, result, getSplitDim(), "split_dim")) ||
+      failed(checkResized(*this, input, result, getConcatDim(), "concat_dim")))
+    return failure();
+  if (getSplitDim() == getConcatDim())
+    return emitOpError("split_dim and concat_dim must differ");
+  return success();
 }
 
 LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &tables) {
   FailureOr<int64_t> group = verifyGroup(*this, tables);
   if (failed(group))
     return failure();
-  RankedTensorType input = getInput().getType(), result = getResult().getType();
+  RankedTensorType input = getInput().getType();
   int64_t split = getSplitDim(), concat = getConcatDim();
-  if (failed(checkResized(*this, input, result, split, "split_dim")) ||
-      failed(checkResized(*this, input, result, concat, "concat_dim")))
+  if (failed(checkDivides(*this, input, split, "split_dim", *group)))
     return failure();
-  if (split == concat)
-    return emitOpError("split_dim and concat_dim must differ");
-  if (input.getDimSize(split) % *group)
-    return emitOpError("split_dim ")
-           << split << " of size " << input.getDimSize(split)
-           << " does not divide over " << *group << " devices";
+  FailureOr<int64_t> gathered =
+      getGatheredSize(*this, input, concat, "concat_dim", *group);
+  if (failed(gathered))
+    return failure();
   SmallVector<int64_t> expected(input.getShape());
-  expected[split] /= *group;
-  expected[concat] *= *group;
-  return checkResultShape(*this, result, expected);
+  expected[split] = getSlicedSize(expected[split], *group);
+  expected[concat] = *gathered;
+  return checkResultShape(*this, getResult().getType(), expected);
+}
+
+LogicalResult BroadcastOp::verify() {
+  if (failed(verifyAxes(*this, getAxes())))
+    return failure();
+  int64_t root = getRoot();
+  if (root < 0)
+    return emitOpError("root ") << root << " must be non-negative";
+  return success();
 }
 
 LogicalResult BroadcastOp::verifySymbolUses(SymbolTableCollection &tables) {
@@ -303,27 +445,30 @@ LogicalResult BroadcastOp::verifySymbolUses(SymbolTableCollection &tables) {
   if (failed(group))
     return failure();
   int64_t root = getRoot();
-  if (root < 0 || root >= *group)
-    return emitOpError("root ") << root << " is not in a group of "
-                                << *group << " devices";
+  if (root >= *group)
+    return emitOpError("root ") << root << " is not in a group of " << *group
+                                << " " << plural(*group, "device", "devices");
   return success();
+}
+
+LogicalResult LocalSliceOp::verify() {
+  if (failed(verifyAxes(*this, getAxes())))
+    return failure();
+  return checkResized(*this, getInput().getType(), getResult().getType(),
+                      getDim(), "dim");
 }
 
 LogicalResult LocalSliceOp::verifySymbolUses(SymbolTableCollection &tables) {
   FailureOr<int64_t> group = verifyGroup(*this, tables);
   if (failed(group))
     return failure();
-  RankedTensorType input = getInput().getType(), result = getResult().getType();
+  RankedTensorType input = getInput().getType();
   int64_t dim = getDim();
-  if (failed(checkResized(*this, input, result, dim, "dim")))
+  if (failed(checkDivides(*this, input, dim, "dim", *group)))
     return failure();
-  if (input.getDimSize(dim) % *group)
-    return emitOpError("dim ") << dim << " of size " << input.getDimSize(dim)
-                               << " does not divide over " << *group
-                               << " devices";
   SmallVector<int64_t> expected(input.getShape());
-  expected[dim] /= *group;
-  return checkResultShape(*this, result, expected);
+  expected[dim] = getSlicedSize(expected[dim], *group);
+  return checkResultShape(*this, getResult().getType(), expected);
 }
 
 int64_t AllReduceOp::getGroupSize() { return lookupGroupSize(*this); }

@@ -14,6 +14,7 @@
 #include "distopt/Dialect/Dist/Transforms/Passes.h"
 #include "distopt/Interfaces/ShardingRuleOpInterface.h"
 
+#include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 
@@ -41,6 +42,13 @@ struct TensorParallelPlan {
   /// Parameter argument -> its sharding (weights and the parameters that
   /// follow them, such as the biases of column-parallel layers).
   llvm::MapVector<unsigned, TensorSharding> params;
+  /// Column-parallel contractions of the forward pass, with their weight.
+  SmallVector<std::pair<Operation *, WeightUse>> columns;
+  /// Row-parallel contractions (their result is a partial sum), with their
+  /// weight.
+  SmallVector<std::pair<Operation *, WeightUse>> rows;
+  /// The forward pass: the ops the loss depends on.
+  llvm::DenseSet<Operation *> forward;
 };
 
 /// Plans one function.
@@ -55,8 +63,6 @@ public:
 private:
   /// The parameter argument `value` is, or nullopt.
   std::optional<unsigned> getParamIndex(Value value);
-  std::optional<WeightUse> getWeightUse(const ShardingRule &rule,
-                                        Operation *op, unsigned operand);
   /// Follows the split of `result` (sharded as `sharding`) through the
   /// forward ops to the row-parallel contractions; fails with `reason`.
   LogicalResult followSplit(Value result, TensorSharding sharding,
@@ -81,9 +87,10 @@ std::optional<unsigned> TensorParallelPlanner::getParamIndex(Value value) {
   return arg.getArgNumber();
 }
 
-std::optional<WeightUse>
-TensorParallelPlanner::getWeightUse(const ShardingRule &rule, Operation *op,
-                                    unsigned operand) {
+/// How operand `operand` of `op` (with rule `rule`) is a contraction
+/// weight, or nullopt.
+static std::optional<WeightUse> getWeightUse(const ShardingRule &rule,
+                                             Operation *op, unsigned operand) {
   const TensorMapping &mapping = rule.getOperandMappings()[operand];
   if (mapping.size() != 2 || rule.getResultMappings().empty())
     return std::nullopt;
@@ -154,12 +161,10 @@ LogicalResult TensorParallelPlanner::followSplit(
           rule, rule.getOperandMappings()[use.getOperandNumber()], split,
           meshShape);
       FactorAxes factors(rule.getNumFactors());
-      int64_t kept = 0;
       std::optional<WeightUse> row;
       for (auto [f, factorAxes] : llvm::enumerate(axes)) {
         if (!factorAxes || factorAxes->empty())
           continue;
-        kept += factorAxes->size();
         switch (rule.getFactorKinds()[f]) {
         case FactorKind::NeedReplication:
         case FactorKind::Permutation:
@@ -178,6 +183,10 @@ LogicalResult TensorParallelPlanner::followSplit(
         }
         factors[f] = *factorAxes;
       }
+      normalizeFactorAxes(rule, factors, meshShape);
+      int64_t kept = 0;
+      for (const AxisIndices &factorAxes : factors)
+        kept += factorAxes.size();
       if (kept != countSplitAxes(split))
         return fail(user, "cannot keep the split (a dim does not divide)");
       if (row) {
@@ -278,8 +287,10 @@ TensorParallelPlan TensorParallelPlanner::run() {
         return sharding;
       };
       plan.params.insert({*param, splitDim(*param, weight->outDim)});
+      plan.columns.push_back({&op, *weight});
       for (auto [rowOp, rowWeight] : rows) {
         rowOps.insert(rowOp);
+        plan.rows.push_back({rowOp, rowWeight});
         unsigned rowParam =
             *getParamIndex(rowOp->getOperand(rowWeight.operand));
         plan.params.insert({rowParam, splitDim(rowParam, rowWeight.inDim)});
@@ -290,13 +301,122 @@ TensorParallelPlan TensorParallelPlanner::run() {
       break;
     }
   }
+  plan.forward = std::move(forward);
   return plan;
 }
 
+/// Inserts `dist.annotate` of `use`'s value with `sharding` before its
+/// owner and makes the owner use it.
+static void annotateUse(OpOperand &use, ShardingAttr sharding) {
+  OpBuilder builder(use.getOwner());
+  auto annotate = AnnotateOp::create(builder, use.getOwner()->getLoc(),
+                                     use.get(), sharding);
+  use.set(annotate);
+}
+
+/// Annotates every use of `value` with `sharding` (one annotation per use,
+/// each a resharding at its place).
+static void annotateUses(Value value, ShardingAttr sharding) {
+  SmallVector<OpOperand *> uses;
+  for (OpOperand &use : value.getUses())
+    uses.push_back(&use);
+  for (OpOperand *use : uses)
+    annotateUse(*use, sharding);
+}
+
+/// The dim of result 0 of `op` that maps `factor`, or -1.
+static int64_t getResultDimOf(const ShardingRule &rule, int64_t factor) {
+  for (auto [d, factors] : llvm::enumerate(rule.getResultMappings()[0]))
+    if (llvm::is_contained(factors, factor))
+      return d;
+  return -1;
+}
+
+/// The factor dim `dim` of operand `operand` maps (one factor), or -1.
+static int64_t getOperandFactor(const ShardingRule &rule, unsigned operand,
+                                int64_t dim) {
+  const DimMapping &factors = rule.getOperandMappings()[operand][dim];
+  return factors.size() == 1 ? factors[0] : -1;
+}
+
+namespace {
+/// Megatron-LM's sequence parallelism on top of a tensor-parallel plan.
+class SequenceParallelizer {
+public:
+  SequenceParallelizer(MeshOp mesh, int64_t modelAxis,
+                       const TensorParallelPlan &plan)
+      : mesh(mesh), modelAxis(modelAxis), plan(plan) {}
+
+  void run();
+
+private:
+  /// Splits every use of result 0 of `op` (a partial sum) along the token
+  /// dim before `hiddenDim`, so partitioning reduce-scatters it.
+  void scatterTokens(Operation *op, int64_t hiddenDim);
+  /// Gathers the operands of `op` other than `weight` that map `factor`.
+  void gatherActivations(Operation *op, unsigned weight, int64_t factor,
+                         bool allUses);
+
+  MeshOp mesh;
+  int64_t modelAxis;
+  const TensorParallelPlan &plan;
+};
+} // namespace
+
+void SequenceParallelizer::scatterTokens(Operation *op, int64_t hiddenDim) {
+  Value result = op->getResult(0);
+  auto type = cast<RankedTensorType>(result.getType());
+  int64_t tokens = hiddenDim - 1;
+  int64_t group = mesh.getShape()[modelAxis];
+  if (tokens < 0 || type.getDimSize(tokens) % group) {
+    op->emitRemark("sequence parallelism keeps the all-reduce of this "
+                   "partial sum: ")
+        << type << " has no token dim before dim " << hiddenDim
+        << " that divides over " << group << " devices";
+    return;
+  }
+  TensorSharding split = TensorSharding::replicated(type.getRank());
+  split.dims[tokens].push_back(modelAxis);
+  annotateUses(result, toShardingAttr(split, mesh));
+}
+
+void SequenceParallelizer::gatherActivations(Operation *op, unsigned weight,
+                                             int64_t factor, bool allUses) {
+  ShardingRule rule = cast<ShardingRuleOpInterface>(op).getShardingRule();
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (operand.getOperandNumber() == weight)
+      continue;
+    bool maps = llvm::any_of(
+        rule.getOperandMappings()[operand.getOperandNumber()],
+        [&](const DimMapping &dim) { return llvm::is_contained(dim, factor); });
+    if (!maps)
+      continue;
+    auto type = cast<RankedTensorType>(operand.get().getType());
+    ShardingAttr whole =
+        toShardingAttr(TensorSharding::replicated(type.getRank()), mesh);
+    if (allUses)
+      annotateUses(operand.get(), whole);
+    else
+      annotateUse(operand, whole);
+  }
+}
+
+void SequenceParallelizer::run() {
+  // Forward: reduce-scatter the row-parallel results, all-gather the
+  // column-parallel inputs.
+  for (auto [op, weight] : plan.rows) {
+    ShardingRule rule = cast<ShardingRuleOpInterface>(op).getShardingRule();
+    scatterTokens(op, getResultDimOf(rule, weight.outFactor));
+  }
+  for (auto [op, weight] : plan.columns)
+    gatherActivations(op, weight.operand, weight.inFactor, /*allUses=*/false);
+
+}
+
 /// Annotates every training step of `module` with Megatron's plan over axis
-/// `modelAxis` of `mesh`.
+/// `modelAxis` of `mesh`, with sequence parallelism when asked.
 static void annotateTensorParallel(ModuleOp module, MeshOp mesh,
-                                   int64_t modelAxis) {
+                                   int64_t modelAxis, bool sequenceParallel) {
   module.walk([&](func::FuncOp func) {
     if (!train::TrainingStep::isTrainingStep(func) || func.isExternal())
       return;
@@ -306,6 +426,8 @@ static void annotateTensorParallel(ModuleOp module, MeshOp mesh,
     for (auto &[index, sharding] : plan.params)
       setStateSharding(func, step, step.arguments[index],
                        toShardingAttr(sharding, mesh));
+    if (sequenceParallel)
+      SequenceParallelizer(mesh, modelAxis, plan).run();
   });
 }
 
@@ -326,7 +448,7 @@ struct DistAnnotateTensorParallelPass
         getOrCreateMesh(module, "mesh", {"model"}, {size}, {});
     if (failed(mesh))
       return signalPassFailure();
-    annotateTensorParallel(module, *mesh, /*modelAxis=*/0);
+    annotateTensorParallel(module, *mesh, /*modelAxis=*/0, sequenceParallel);
   }
 };
 
@@ -347,7 +469,8 @@ struct DistAnnotateHybridPass
         getOrCreateMesh(module, "mesh", {"data", "model"}, {dp, tp}, {});
     if (failed(mesh))
       return signalPassFailure();
-    annotateTensorParallel(module, *mesh, /*modelAxis=*/1);
+    annotateTensorParallel(module, *mesh, /*modelAxis=*/1,
+                           /*sequenceParallel=*/false);
     if (failed(annotateDataParallel(module, *mesh, {0}, dp,
                                     /*replicateState=*/false)))
       return signalPassFailure();

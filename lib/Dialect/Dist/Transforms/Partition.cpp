@@ -230,6 +230,7 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
             break;
           factors[f].push_back(axis);
         }
+    normalizeFactorAxes(rule, factors, meshShape);
     for (unsigned i = 0; i < op->getNumOperands(); ++i)
       operandTargets.push_back(projectOperand(rule, factors, i));
     for (unsigned i = 0; i < op->getNumResults(); ++i)

@@ -49,6 +49,11 @@ struct TensorParallelPipelineOptions
     : public BucketOptions<TensorParallelPipelineOptions> {
   Option<int64_t> size{*this, "size",
                        llvm::cl::desc("Number of tensor-parallel devices")};
+  Option<bool> sequenceParallel{
+      *this, "sequence-parallel",
+      llvm::cl::desc("Reduce-scatter / all-gather along the token dim around "
+                     "the ops between blocks instead of all-reduces"),
+      llvm::cl::init(false)};
 };
 
 struct HybridPipelineOptions : public BucketOptions<HybridPipelineOptions> {
@@ -112,7 +117,8 @@ void mlir::dist::registerStrategyPipelines() {
       "`size` devices, one all-reduce per block in forward and in backward",
       [](OpPassManager &pm, const TensorParallelPipelineOptions &options) {
         pm.addPass(createDistAnnotateTensorParallelPass(
-            DistAnnotateTensorParallelPassOptions{options.size}));
+            DistAnnotateTensorParallelPassOptions{options.size,
+                                                  options.sequenceParallel}));
         addEngine(pm, options);
       });
   PassPipelineRegistration<HybridPipelineOptions>(

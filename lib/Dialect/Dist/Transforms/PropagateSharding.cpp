@@ -166,11 +166,19 @@ Propagation::visit(ShardingRuleOpInterface op) {
     }
   };
   claim(fromAnnotation);
-  SmallVector<std::optional<AxisIndices>> rest(inferred);
+  // Among inferred factors, those that keep every result whole claim their
+  // axes before reduction factors, whose split leaves partial sums to
+  // communicate.
+  SmallVector<std::optional<AxisIndices>> passes(numFactors),
+      reductions(numFactors);
   for (int64_t f = 0; f < numFactors; ++f)
-    if (fromAnnotation[f])
-      rest[f].reset();
-  claim(rest);
+    if (!fromAnnotation[f])
+      (rule.getFactorKinds()[f] == FactorKind::Reduction ? reductions
+                                                           : passes)[f] =
+          inferred[f];
+  claim(passes);
+  claim(reductions);
+  normalizeFactorAxes(rule, factors, meshShape);
   // Drop factor splits that do not divide (a later factor took a major
   // axis): keep the program valid rather than guessing.
   SmallVector<Value> changed;

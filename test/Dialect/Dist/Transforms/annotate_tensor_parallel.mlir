@@ -55,3 +55,25 @@
 // Bad options are errors.
 // RUN: not dist-opt %examples/mlp.mlir --dist-annotate-tensor-parallel=size=0 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADSIZE
 // BADSIZE: error: dist-annotate-tensor-parallel needs size >= 1, got 0
+
+// Sequence parallelism: per block, the forward pass reduce-scatters the
+// row-parallel results along the sequence dim (8x128x256 -> 8x64x256) and
+// all-gathers the column-parallel inputs; the backward pass all-gathers the
+// gradients reaching the row-parallel layers, re-gathers the column input for
+// its weight gradient and reduce-scatters the input gradients (the q, k and v
+// partial sums added first, so one reduce-scatter). No activation all-reduce
+// remains: only the bucket of layer-norm / head gradients (partial over the
+// token split) is all-reduced.
+// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=2 sequence-parallel=true" 2>/dev/null | FileCheck %s --check-prefix=SP
+// SP-LABEL: func.func @train_step
+// SP: dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dim = 1 : tensor<8x128x256xf32> -> tensor<8x64x256xf32>
+// SP: dist.all_gather %{{.*}} on @mesh axes = ["model"] gather_dim = 1 : tensor<8x64x256xf32> -> tensor<8x128x256xf32>
+// SP: dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dim = 1 : tensor<8x128x256xf32> -> tensor<8x64x256xf32>
+// SP: dist.all_gather %{{.*}} on @mesh axes = ["model"] gather_dim = 1 : tensor<8x64x256xf32> -> tensor<8x128x256xf32>
+// SP: dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dim = 1 : tensor<8x128x256xf32> -> tensor<8x64x256xf32>
+// SP: dist.all_gather %{{.*}} on @mesh axes = ["model"] gather_dim = 1 : tensor<8x64x256xf32> -> tensor<8x128x256xf32>
+// SP: dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dim = 1 : tensor<8x128x256xf32> -> tensor<8x64x256xf32>
+// SP-NOT: dist.reduce_scatter
+// SP-NOT: dist.all_reduce %{{[^,]*}} on @mesh axes = ["model"] : tensor<8x128x256xf32>
+// SP: dist.all_reduce {{.*}} on @mesh axes = ["model"] : tensor<f32>, tensor<16xf32>
+// SP-NOT: tensor<8x128x256xf32>

@@ -24,10 +24,12 @@
 
 namespace mlir::dist {
 
-/// Looks up the mesh `name` from `from`; reports through `emitError` when it
-/// does not exist.
+/// Looks up the mesh `name` from `from` (through `tables` when given, as in
+/// `verifySymbolUses`); reports through `emitError` when no symbol `name`
+/// exists or when it is not a `dist.mesh`.
 FailureOr<MeshOp> lookupMesh(Operation *from, FlatSymbolRefAttr name,
-                             function_ref<InFlightDiagnostic()> emitError);
+                             function_ref<InFlightDiagnostic()> emitError,
+                             SymbolTableCollection *tables = nullptr);
 
 /// Checks that `sharding` fits a tensor of type `type` on `mesh`: same rank,
 /// axes exist and, with `checkDivisible`, every static dim divides by the

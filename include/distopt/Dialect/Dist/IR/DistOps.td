@@ -22,7 +22,9 @@ def Dist_MeshOp : Dist_Op<"mesh", [Symbol]> {
     named axis per dim. The optional topology feeds the cost model:
     `host_axes` lists the axes that cross hosts (the others stay within a
     host), and `bandwidths` (GB/s) and `latencies` (microseconds) give one
-    link figure per axis.
+    link figure per axis. Axis sizes are positive and their product (the
+    device count) fits in 64 bits; axis and host axis names are unique; link
+    figures are finite and positive.
 
     ```mlir
     dist.mesh @mesh {axes = ["hosts", "devices"], shape = array<i64: 2, 4>,
@@ -64,6 +66,7 @@ def Dist_AnnotateOp : Dist_Op<"annotate", [Pure, SameOperandsAndResultType,
   let arguments = (ins AnyRankedTensor:$input, Dist_ShardingAttr:$sharding);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -72,11 +75,14 @@ def Dist_AnnotateOp : Dist_Op<"annotate", [Pure, SameOperandsAndResultType,
 
 // Every collective runs over the group of devices that differ only in the
 // coordinates of `axes` on `mesh`; the group size is the product of those
-// axes' sizes.
+// axes' sizes. `verify()` checks what the op says on its own (axes listed
+// once, dims in range, result rank and element type); `verifySymbolUses`
+// what needs the mesh (the axes exist, divisibility, the result shape).
 class Dist_CollectiveOp<string mnemonic, list<Trait> traits = []>
     : Dist_Op<mnemonic, !listconcat(traits, [
           DeclareOpInterfaceMethods<SymbolUserOpInterface>])> {
   dag commonArgs = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes);
+  let hasVerifier = 1;
   code commonDecls = [{
     /// The number of devices taking part: the product of the axes' sizes.
     /// Only valid once the op verified.
@@ -114,7 +120,8 @@ def Dist_ReduceScatterOp : Dist_CollectiveOp<"reduce_scatter", [Pure]> {
   let description = [{
     Sums (or `reduction`s) the input across the group and gives device `i`
     of the group the `i`-th of `group_size` equal slices along
-    `scatter_dim`, which must divide.
+    `scatter_dim`, which must divide. A dynamic `scatter_dim` stays dynamic
+    in the result (its divisibility is checked at run time).
   }];
   let arguments = !con((ins AnyRankedTensor:$input, I64Attr:$scatter_dim,
                             DefaultValuedAttr<Dist_ReductionKindAttr,
@@ -132,7 +139,8 @@ def Dist_AllGatherOp : Dist_CollectiveOp<"all_gather", [Pure]> {
   let summary = "concatenate every device's input along `gather_dim`";
   let description = [{
     Gives every device the concatenation, in group order, of all inputs
-    along `gather_dim` (the result dim is `group_size` times the input's).
+    along `gather_dim` (the result dim is `group_size` times the input's,
+    or dynamic when the input's is).
   }];
   let arguments = !con((ins AnyRankedTensor:$input, I64Attr:$gather_dim),
                        commonArgs);
@@ -150,7 +158,8 @@ def Dist_AllToAllOp : Dist_CollectiveOp<"all_to_all", [Pure]> {
     Splits the input into `group_size` slices along `split_dim`, sends slice
     `j` to device `j` of the group and concatenates what it receives along
     `concat_dim`: a tensor sharded along `concat_dim` becomes sharded along
-    `split_dim`.
+    `split_dim`. The two dims differ; a dynamic one stays dynamic in the
+    result.
   }];
   let arguments = !con((ins AnyRankedTensor:$input, I64Attr:$split_dim,
                             I64Attr:$concat_dim), commonArgs);
@@ -183,7 +192,8 @@ def Dist_LocalSliceOp : Dist_CollectiveOp<"local_slice", [Pure]> {
   let summary = "keep this device's slice of a replicated tensor";
   let description = [{
     The replicated -> sharded resharding, without communication: device `i`
-    of the group keeps the `i`-th of `group_size` equal slices along `dim`.
+    of the group keeps the `i`-th of `group_size` equal slices along `dim`
+    (a dynamic `dim` stays dynamic).
   }];
   let arguments = !con((ins AnyRankedTensor:$input, I64Attr:$dim),
                        commonArgs);

@@ -127,6 +127,22 @@ def DistAnnotateTensorParallelPass
     why; so does every other parameter of rank >= 2 used in the forward
     pass (vocabulary-parallel embeddings are not supported yet).
 
+    With `sequence-parallel` (Megatron-LM's sequence parallelism), the ops
+    between blocks (layer norms, dropout, residual adds) run on `1/size` of
+    the tokens: each row-parallel result is annotated split along its token
+    dim (the dim before the hidden dim), so partitioning reduce-scatters it
+    instead of all-reducing it, and each column-parallel input is annotated
+    whole, so it is all-gathered. Propagation carries the token split
+    through the ops between blocks and into the backward pass, where the
+    input gradients of column-parallel layers (partial sums) are
+    reduce-scattered and the output gradients reaching row-parallel layers
+    all-gathered. Each reduce-scatter +
+    all-gather pair moves what the all-reduce it replaces moved; the
+    backward pass also re-gathers each column-parallel input for its weight
+    gradient and all-reduces the (now partial) layer-norm weight gradients,
+    as Megatron-LM does. A partial sum without a token dim that divides
+    keeps its all-reduce, with a remark.
+
     ```mlir
     // fc1: [ffn, hidden] used with transpose_rhs, fc2: [hidden, ffn], size=2:
     func.func @step(%w1: tensor<1024x256xf32> {dist.sharding = #dist.sharding<@mesh, [[model], []]>, ...},
@@ -137,6 +153,11 @@ def DistAnnotateTensorParallelPass
   let options = [
     Option<"size", "size", "int64_t", /*default=*/"0",
            "Number of tensor-parallel devices">,
+    Option<"sequenceParallel", "sequence-parallel", "bool",
+           /*default=*/"false",
+           "Megatron sequence parallelism: reduce-scatter / all-gather along "
+           "the token dim around the ops between blocks instead of "
+           "all-reduces">,
   ];
   let dependentDialects = ["::mlir::dist::DistDialect"];
 }
