@@ -190,6 +190,40 @@ SmallVector<int64_t> mlir::dist::getLocalShape(ArrayRef<int64_t> shape,
   return local;
 }
 
+FunctionShardingUpdate::FunctionShardingUpdate(FunctionOpInterface func)
+    : func(func) {
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    arguments.emplace_back(func.getArgAttrDict(i));
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+    results.emplace_back(func.getResultAttrDict(i));
+}
+
+void FunctionShardingUpdate::setArgument(unsigned index,
+                                         ShardingAttr sharding) {
+  arguments[index].set(DistDialect::kShardingAttrName, sharding);
+  argumentsChanged = true;
+}
+
+void FunctionShardingUpdate::setResult(unsigned index, ShardingAttr sharding) {
+  results[index].set(DistDialect::kShardingAttrName, sharding);
+  resultsChanged = true;
+}
+
+void FunctionShardingUpdate::apply() {
+  MLIRContext *context = func->getContext();
+  auto dicts = [&](ArrayRef<NamedAttrList> lists) {
+    SmallVector<DictionaryAttr> result;
+    for (const NamedAttrList &list : lists)
+      result.push_back(list.getDictionary(context));
+    return result;
+  };
+  if (argumentsChanged)
+    func.setAllArgAttrs(dicts(arguments));
+  if (resultsChanged)
+    func.setAllResultAttrs(dicts(results));
+  argumentsChanged = resultsChanged = false;
+}
+
 TensorSharding mlir::dist::toTensorSharding(ShardingAttr attr, MeshOp mesh) {
   auto indices = [&](ArrayAttr axes) {
     AxisIndices result;

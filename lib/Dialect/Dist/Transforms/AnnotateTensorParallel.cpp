@@ -423,9 +423,10 @@ static void annotateTensorParallel(ModuleOp module, MeshOp mesh,
     TensorParallelPlan plan =
         TensorParallelPlanner(func, mesh, modelAxis).run();
     train::TrainingStep step = train::TrainingStep::get(func);
+    StepShardings shardings(func, step);
     for (auto &[index, sharding] : plan.params)
-      setStateSharding(func, step, step.arguments[index],
-                       toShardingAttr(sharding, mesh));
+      shardings.setState(step.arguments[index], toShardingAttr(sharding, mesh));
+    shardings.apply();
     if (sequenceParallel)
       SequenceParallelizer(mesh, modelAxis, plan).run();
   });

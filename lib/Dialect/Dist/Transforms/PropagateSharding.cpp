@@ -7,7 +7,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/SetVector.h"
+
+#include <deque>
 
 namespace mlir::dist {
 #define GEN_PASS_DEF_DISTPROPAGATESHARDINGPASS
@@ -209,23 +210,25 @@ LogicalResult Propagation::run(func::FuncOp func) {
   auto takesPart = [](Operation *op) {
     return isa<ShardingRuleOpInterface, AnnotateOp, func::ReturnOp>(op);
   };
-  // Worklist over ops in program order; an op is revisited when one of its
-  // values gains a sharding.
-  llvm::SetVector<Operation *> worklist;
-  func.walk([&](Operation *op) {
-    if (takesPart(op))
-      worklist.insert(op);
-  });
+  // A FIFO worklist over ops, first in program order; an op is queued again
+  // (unless already queued) when one of its values gains a sharding.
+  std::deque<Operation *> worklist;
+  llvm::DenseSet<Operation *> queued;
+  auto enqueue = [&](Operation *op) {
+    if (takesPart(op) && queued.insert(op).second)
+      worklist.push_back(op);
+  };
+  func.walk([&](Operation *op) { enqueue(op); });
   auto enqueueNeighbours = [&](Value value) {
-    if (Operation *def = value.getDefiningOp(); def && takesPart(def))
-      worklist.insert(def);
+    if (Operation *def = value.getDefiningOp())
+      enqueue(def);
     for (Operation *user : value.getUsers())
-      if (takesPart(user))
-        worklist.insert(user);
+      enqueue(user);
   };
   while (!worklist.empty()) {
     Operation *op = worklist.front();
-    worklist.remove(op);
+    worklist.pop_front();
+    queued.erase(op);
     SmallVector<Value> changed;
     if (auto annotate = dyn_cast<AnnotateOp>(op)) {
       // The operand is a hint: it takes the annotation when it has nothing.
@@ -262,10 +265,10 @@ void Propagation::record(func::FuncOp func) {
                               : it->second,
                           mesh);
   };
+  FunctionShardingUpdate update(func);
   for (BlockArgument arg : func.getArguments())
     if (isa<RankedTensorType>(arg.getType()))
-      func.setArgAttr(arg.getArgNumber(), DistDialect::kShardingAttrName,
-                      shardingOf(arg));
+      update.setArgument(arg.getArgNumber(), shardingOf(arg));
   func.walk([&](Operation *op) {
     if (op->getNumResults() == 0 || isa<AnnotateOp>(op) ||
         !llvm::all_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>))
@@ -285,9 +288,9 @@ void Propagation::record(func::FuncOp func) {
       continue;
     TensorSharding sharding = toTensorSharding(shardingOf(value), mesh);
     sharding.partial.clear();
-    func.setResultAttr(i, DistDialect::kShardingAttrName,
-                       toShardingAttr(sharding, mesh));
+    update.setResult(i, toShardingAttr(sharding, mesh));
   }
+  update.apply();
 }
 
 namespace {

@@ -39,15 +39,20 @@ FailureOr<MeshOp> mlir::dist::getOrCreateMesh(ModuleOp module, StringRef name,
                         hostAxesAttr, nullptr, nullptr);
 }
 
-void mlir::dist::setStateSharding(func::FuncOp func,
-                                  const train::TrainingStep &step,
-                                  const train::StepValue &arg,
-                                  ShardingAttr sharding) {
-  func.setArgAttr(arg.index, DistDialect::kShardingAttrName, sharding);
+StepShardings::StepShardings(func::FuncOp func,
+                             const train::TrainingStep &step)
+    : update(func) {
   for (const train::StepValue &result : step.results)
-    if (result.name && result.name == arg.name)
-      func.setResultAttr(result.index, DistDialect::kShardingAttrName,
-                         sharding);
+    if (result.name)
+      resultsByName[result.name].push_back(result.index);
+}
+
+void StepShardings::setState(const train::StepValue &arg,
+                             ShardingAttr sharding) {
+  update.setArgument(arg.index, sharding);
+  if (arg.name)
+    for (unsigned result : resultsByName.lookup(arg.name))
+      update.setResult(result, sharding);
 }
 
 LogicalResult mlir::dist::annotateDataParallel(ModuleOp module, MeshOp mesh,
@@ -59,6 +64,7 @@ LogicalResult mlir::dist::annotateDataParallel(ModuleOp module, MeshOp mesh,
     if (!train::TrainingStep::isTrainingStep(func))
       return;
     train::TrainingStep step = train::TrainingStep::get(func);
+    StepShardings shardings(func, step);
     for (const train::StepValue &arg : step.arguments) {
       auto type = dyn_cast<RankedTensorType>(arg.type);
       if (!type)
@@ -82,16 +88,15 @@ LogicalResult mlir::dist::annotateDataParallel(ModuleOp module, MeshOp mesh,
         }
         sharding.dims[0].assign(batchAxes.begin(), batchAxes.end());
       }
-      func.setArgAttr(arg.index, DistDialect::kShardingAttrName,
-                      toShardingAttr(sharding, mesh));
+      shardings.setArgument(arg.index, toShardingAttr(sharding, mesh));
     }
-    if (!replicateState)
-      return;
-    for (const train::StepValue &result : step.results)
-      if (auto type = dyn_cast<RankedTensorType>(result.type))
-        func.setResultAttr(
-            result.index, DistDialect::kShardingAttrName,
-            toShardingAttr(TensorSharding::replicated(type.getRank()), mesh));
+    if (replicateState)
+      for (const train::StepValue &result : step.results)
+        if (auto type = dyn_cast<RankedTensorType>(result.type))
+          shardings.setResult(
+              result.index,
+              toShardingAttr(TensorSharding::replicated(type.getRank()), mesh));
+    shardings.apply();
   });
   return failure(failedAny);
 }
@@ -110,6 +115,7 @@ static void annotateUse(OpOperand &use, ShardingAttr sharding) {
 static void shardParameter(func::FuncOp func, MeshOp mesh, int64_t stage,
                            int64_t dataAxis, int64_t replicas,
                            const train::TrainingStep &step,
+                           StepShardings &shardings,
                            const train::StepValue &param,
                            const train::StepValue &updated) {
   auto type = cast<RankedTensorType>(param.type);
@@ -176,12 +182,11 @@ static void shardParameter(func::FuncOp func, MeshOp mesh, int64_t stage,
       annotateUse(operand, sharded);
       continue;
     }
-    setStateSharding(func, step, step.arguments[blockArg.getArgNumber()],
-                     sharded);
+    shardings.setState(step.arguments[blockArg.getArgNumber()], sharded);
   }
   if (stage < 3)
     return;
-  setStateSharding(func, step, param, sharded);
+  shardings.setState(param, sharded);
   SmallVector<OpOperand *> otherUses;
   for (OpOperand &use : arg.getUses())
     if (use.getOwner() != update && !isa<AnnotateOp>(use.getOwner()))
@@ -196,14 +201,19 @@ void mlir::dist::applyZero(ModuleOp module, MeshOp mesh, int64_t stage,
     if (!train::TrainingStep::isTrainingStep(func))
       return;
     train::TrainingStep step = train::TrainingStep::get(func);
+    StepShardings shardings(func, step);
+    llvm::DenseMap<StringAttr, const train::StepValue *> params;
+    for (const train::StepValue &arg : step.arguments)
+      if (arg.role == train::Role::param && arg.name &&
+          isa<RankedTensorType>(arg.type))
+        params.try_emplace(arg.name, &arg);
     for (const train::StepValue &result : step.results) {
-      if (result.role != train::Role::param)
+      if (result.role != train::Role::param || !result.name)
         continue;
-      for (const train::StepValue &arg : step.arguments)
-        if (arg.role == train::Role::param && arg.name == result.name &&
-            isa<RankedTensorType>(arg.type))
-          shardParameter(func, mesh, stage, dataAxis, replicas, step, arg,
-                         result);
+      if (const train::StepValue *arg = params.lookup(result.name))
+        shardParameter(func, mesh, stage, dataAxis, replicas, step, shardings,
+                       *arg, result);
     }
+    shardings.apply();
   });
 }

@@ -45,10 +45,27 @@ LogicalResult annotateDataParallel(ModuleOp module, MeshOp mesh,
 void applyZero(ModuleOp module, MeshOp mesh, int64_t stage, int64_t dataAxis,
                int64_t replicas);
 
-/// Sets the sharding of step argument `arg` and of the step result with the
-/// same `train.name` (its update).
-void setStateSharding(func::FuncOp func, const train::TrainingStep &step,
-                      const train::StepValue &arg, ShardingAttr sharding);
+/// The `dist.sharding` updates a strategy makes to one training step,
+/// written back at once by `apply` (see FunctionShardingUpdate).
+class StepShardings {
+public:
+  StepShardings(func::FuncOp func, const train::TrainingStep &step);
+
+  /// Sets the sharding of step argument `arg` and of the results with the
+  /// same `train.name` (its update).
+  void setState(const train::StepValue &arg, ShardingAttr sharding);
+  void setArgument(unsigned index, ShardingAttr sharding) {
+    update.setArgument(index, sharding);
+  }
+  void setResult(unsigned index, ShardingAttr sharding) {
+    update.setResult(index, sharding);
+  }
+  void apply() { update.apply(); }
+
+private:
+  FunctionShardingUpdate update;
+  llvm::DenseMap<StringAttr, SmallVector<unsigned, 1>> resultsByName;
+};
 
 } // namespace mlir::dist
 

@@ -11,6 +11,7 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -43,6 +44,25 @@ LogicalResult verifyShardingFor(ShardingAttr sharding, Type type, MeshOp mesh,
 /// The local (per-device) shape of `shape` under `sharding` on `mesh`.
 SmallVector<int64_t> getLocalShape(ArrayRef<int64_t> shape,
                                    ShardingAttr sharding, MeshOp mesh);
+
+/// Sets `dist.sharding` on many arguments and results of a function at once.
+/// Setting them one by one rebuilds the function's attribute arrays every
+/// time: quadratic in the number of arguments, in time and in (uniqued,
+/// never freed) attributes, which a step with thousands of state tensors
+/// cannot afford.
+class FunctionShardingUpdate {
+public:
+  explicit FunctionShardingUpdate(FunctionOpInterface func);
+  void setArgument(unsigned index, ShardingAttr sharding);
+  void setResult(unsigned index, ShardingAttr sharding);
+  /// Writes the updates back to the function.
+  void apply();
+
+private:
+  FunctionOpInterface func;
+  SmallVector<NamedAttrList> arguments, results;
+  bool argumentsChanged = false, resultsChanged = false;
+};
 
 /// The sharding `attr` (on `mesh`, whose axes it must use) as axis indices.
 TensorSharding toTensorSharding(ShardingAttr attr, MeshOp mesh);
