@@ -128,6 +128,45 @@ TEST(ShardingAlgebraTest, CompoundDimsSplitMajorFactorFirst) {
   EXPECT_FALSE(none[i].has_value());
 }
 
+// reshape [8, 128, 256] -> [1024, 256] merges (b, s): splitting s alone
+// would interleave the merged dim, so normalization drops it; splitting b
+// alone, or b completely and then s, is representable.
+TEST(ShardingAlgebraTest, NormalizeDropsInterleavingSplits) {
+  ShardingRuleBuilder builder({3}, {2});
+  int64_t b = builder.addFactor(8), s = builder.addFactor(128),
+          h = builder.addFactor(256);
+  builder.mapOperand(0, 0, b).mapOperand(0, 1, s).mapOperand(0, 2, h);
+  builder.mapResult(0, 0, b).mapResult(0, 0, s).mapResult(0, 1, h);
+  ShardingRule rule = builder.build();
+
+  SmallVector<int64_t> mesh = {2, 8};
+  FactorAxes minorOnly = {{}, {0}, {}};
+  normalizeFactorAxes(rule, minorOnly, mesh);
+  EXPECT_EQ(minorOnly, FactorAxes({{}, {}, {}}));
+
+  FactorAxes majorOnly = {{0}, {}, {}};
+  normalizeFactorAxes(rule, majorOnly, mesh);
+  EXPECT_EQ(majorOnly, FactorAxes({{0}, {}, {}}));
+  EXPECT_EQ(projectResult(rule, majorOnly, 0), sharding({{0}, {}}));
+
+  // b (8) split over axis 1 (8 devices) holds one index per shard: s may
+  // follow on axis 0.
+  FactorAxes both = {{1}, {0}, {}};
+  normalizeFactorAxes(rule, both, mesh);
+  EXPECT_EQ(both, FactorAxes({{1}, {0}, {}}));
+  EXPECT_EQ(projectResult(rule, both, 0), sharding({{1, 0}, {}}));
+  // And reading that back gives the same factors.
+  auto axes = getFactorAxesOf(rule, rule.getResultMappings()[0],
+                              sharding({{1, 0}, {}}), mesh);
+  ASSERT_TRUE(axes[b] && axes[s]);
+  EXPECT_EQ(*axes[b], AxisIndices({1}));
+  EXPECT_EQ(*axes[s], AxisIndices({0}));
+  // Dims that are not compound are untouched.
+  FactorAxes hidden = {{}, {}, {0}};
+  normalizeFactorAxes(rule, hidden, mesh);
+  EXPECT_EQ(hidden, FactorAxes({{}, {}, {0}}));
+}
+
 TEST(ShardingAlgebraTest, LocalShape) {
   SmallVector<int64_t> mesh = {2, 4};
   EXPECT_EQ(getLocalShape({64, 128}, sharding({{0}, {1}}), mesh),
