@@ -78,8 +78,10 @@ classifyCollective(Operation *op) {
         return std::make_pair(CollectiveKind::AllReduce, bytes);
       })
       .Case([](ReduceScatterOp op) -> Result {
-        return std::make_pair(CollectiveKind::ReduceScatter,
-                              getTensorBytes(op.getInput().getType()));
+        int64_t bytes = 0;
+        for (Type type : op.getInputs().getTypes())
+          bytes += getTensorBytes(type);
+        return std::make_pair(CollectiveKind::ReduceScatter, bytes);
       })
       .Case([](AllGatherOp op) -> Result {
         return std::make_pair(CollectiveKind::AllGather,

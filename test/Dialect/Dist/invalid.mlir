@@ -260,7 +260,7 @@ func.func @collective_axis_twice(%x: tensor<8xf32>) {
 dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
 func.func @collective_unknown_axis(%x: tensor<8xf32>) {
   // expected-error @+1 {{'dist.reduce_scatter' op axis 'y' is not an axis of mesh @mesh}}
-  %r = dist.reduce_scatter %x on @mesh axes = ["x", "y"] scatter_dim = 0 : tensor<8xf32> -> tensor<2xf32>
+  %r = dist.reduce_scatter %x on @mesh axes = ["x", "y"] scatter_dims = [0] : tensor<8xf32> -> tensor<2xf32>
   return
 }
 
@@ -317,8 +317,8 @@ func.func @all_reduce_bad_reduction(%x: tensor<8xf32>) {
 // scatter_dim past the rank.
 dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
 func.func @reduce_scatter_dim_too_large(%x: tensor<8x16xf32>) {
-  // expected-error @+1 {{'dist.reduce_scatter' op scatter_dim 2 is out of range for rank 2}}
-  %r = dist.reduce_scatter %x on @mesh axes = ["x"] scatter_dim = 2 : tensor<8x16xf32> -> tensor<8x16xf32>
+  // expected-error @+1 {{'dist.reduce_scatter' op input #0 scatter_dim 2 is out of range for rank 2}}
+  %r = dist.reduce_scatter %x on @mesh axes = ["x"] scatter_dims = [2] : tensor<8x16xf32> -> tensor<8x16xf32>
   return
 }
 
@@ -326,8 +326,8 @@ func.func @reduce_scatter_dim_too_large(%x: tensor<8x16xf32>) {
 
 // The dim range is checked by the op's own verifier, without the mesh.
 func.func @reduce_scatter_dim_without_mesh(%x: tensor<8x16xf32>) {
-  // expected-error @+1 {{'dist.reduce_scatter' op scatter_dim 2 is out of range for rank 2}}
-  %r = dist.reduce_scatter %x on @nope axes = ["x"] scatter_dim = 2 : tensor<8x16xf32> -> tensor<8x16xf32>
+  // expected-error @+1 {{'dist.reduce_scatter' op input #0 scatter_dim 2 is out of range for rank 2}}
+  %r = dist.reduce_scatter %x on @nope axes = ["x"] scatter_dims = [2] : tensor<8x16xf32> -> tensor<8x16xf32>
   return
 }
 
@@ -336,8 +336,8 @@ func.func @reduce_scatter_dim_without_mesh(%x: tensor<8x16xf32>) {
 // A negative scatter_dim.
 dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
 func.func @reduce_scatter_dim_negative(%x: tensor<8x16xf32>) {
-  // expected-error @+1 {{'dist.reduce_scatter' op scatter_dim -1 is out of range for rank 2}}
-  %r = dist.reduce_scatter %x on @mesh axes = ["x"] scatter_dim = -1 : tensor<8x16xf32> -> tensor<8x4xf32>
+  // expected-error @+1 {{'dist.reduce_scatter' op input #0 scatter_dim -1 is out of range for rank 2}}
+  %r = dist.reduce_scatter %x on @mesh axes = ["x"] scatter_dims = [-1] : tensor<8x16xf32> -> tensor<8x4xf32>
   return
 }
 
@@ -347,7 +347,7 @@ func.func @reduce_scatter_dim_negative(%x: tensor<8x16xf32>) {
 dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
 func.func @reduce_scatter_element_type(%x: tensor<8x16xf32>) {
   // expected-error @+1 {{'dist.reduce_scatter' op result type 'tensor<2x16xf16>' must have the rank and element type of 'tensor<8x16xf32>'}}
-  %r = dist.reduce_scatter %x on @mesh axes = ["x"] scatter_dim = 0 : tensor<8x16xf32> -> tensor<2x16xf16>
+  %r = dist.reduce_scatter %x on @mesh axes = ["x"] scatter_dims = [0] : tensor<8x16xf32> -> tensor<2x16xf16>
   return
 }
 
@@ -356,8 +356,8 @@ func.func @reduce_scatter_element_type(%x: tensor<8x16xf32>) {
 // scatter_dim must divide over the group.
 dist.mesh @mesh {axes = ["x", "y"], shape = array<i64: 2, 3>}
 func.func @reduce_scatter_not_dividing(%x: tensor<8x16xf32>) {
-  // expected-error @+1 {{'dist.reduce_scatter' op scatter_dim 0 of size 8 does not divide over 6 devices}}
-  %r = dist.reduce_scatter %x on @mesh axes = ["x", "y"] scatter_dim = 0 : tensor<8x16xf32> -> tensor<1x16xf32>
+  // expected-error @+1 {{'dist.reduce_scatter' op input #0 scatter_dim 0 of size 8 does not divide over 6 devices}}
+  %r = dist.reduce_scatter %x on @mesh axes = ["x", "y"] scatter_dims = [0] : tensor<8x16xf32> -> tensor<1x16xf32>
   return
 }
 
@@ -367,7 +367,7 @@ func.func @reduce_scatter_not_dividing(%x: tensor<8x16xf32>) {
 dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
 func.func @reduce_scatter_result_shape(%x: tensor<8x16xf32>) {
   // expected-error @+1 {{'dist.reduce_scatter' op result type 'tensor<8x4xf32>' must have shape 2x16}}
-  %r = dist.reduce_scatter %x on @mesh axes = ["x"] scatter_dim = 0 : tensor<8x16xf32> -> tensor<8x4xf32>
+  %r = dist.reduce_scatter %x on @mesh axes = ["x"] scatter_dims = [0] : tensor<8x16xf32> -> tensor<8x4xf32>
   return
 }
 
@@ -377,7 +377,7 @@ func.func @reduce_scatter_result_shape(%x: tensor<8x16xf32>) {
 dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
 func.func @reduce_scatter_dynamic_dim(%x: tensor<?x4xf32>) {
   // expected-error @+1 {{'dist.reduce_scatter' op result type 'tensor<2x4xf32>' must have shape ?x4}}
-  %r = dist.reduce_scatter %x on @mesh axes = ["x"] scatter_dim = 0 : tensor<?x4xf32> -> tensor<2x4xf32>
+  %r = dist.reduce_scatter %x on @mesh axes = ["x"] scatter_dims = [0] : tensor<?x4xf32> -> tensor<2x4xf32>
   return
 }
 
@@ -653,4 +653,24 @@ func.func @broadcast_negative_root_without_mesh(%a: tensor<8xf32>) -> tensor<8xf
   // expected-error @+1 {{'dist.broadcast' op root -1 must be non-negative}}
   %r = dist.broadcast %a on @nope axes = ["x"] root = -1 : tensor<8xf32>
   return %r : tensor<8xf32>
+}
+
+// -----
+
+// A variadic reduce_scatter needs one scatter dim per input.
+dist.mesh @m {axes = ["x"], shape = array<i64: 4>}
+func.func @reduce_scatter_dims_count(%a: tensor<8xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{'dist.reduce_scatter' op needs one result and one scatter dim per input, got 2 inputs, 2 results and 1 scatter dims}}
+  %r:2 = dist.reduce_scatter %a, %b on @m axes = ["x"] scatter_dims = [0] : tensor<8xf32>, tensor<8xf32> -> tensor<2xf32>, tensor<2xf32>
+  return
+}
+
+// -----
+
+// Each input of a variadic reduce_scatter is checked on its own.
+dist.mesh @m {axes = ["x"], shape = array<i64: 4>}
+func.func @reduce_scatter_second_input(%a: tensor<8xf32>, %b: tensor<6xf32>) {
+  // expected-error @+1 {{'dist.reduce_scatter' op input #1 scatter_dim 0 of size 6 does not divide over 4 devices}}
+  %r:2 = dist.reduce_scatter %a, %b on @m axes = ["x"] scatter_dims = [0, 0] : tensor<8xf32>, tensor<6xf32> -> tensor<2xf32>, tensor<2xf32>
+  return
 }

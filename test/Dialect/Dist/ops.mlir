@@ -153,13 +153,13 @@ func.func @all_reduce_bucket(%a: tensor<512x128xf32>, %b: tensor<128xf32>, %c: t
 // reduce_scatter divides scatter_dim by the group size (4 x 2 = 8 here).
 // CHECK-LABEL: func.func @reduce_scatter
 // CHECK-SAME: (%[[X:.*]]: tensor<16x32xf32>)
-// CHECK: %[[S:.*]] = dist.reduce_scatter %[[X]] on @mesh axes = ["devices", "hosts"] scatter_dim = 0 : tensor<16x32xf32> -> tensor<2x32xf32>
-// CHECK: %[[T:.*]] = dist.reduce_scatter %[[X]] on @mesh axes = ["devices"] scatter_dim = 1 reduction = <max> : tensor<16x32xf32> -> tensor<16x8xf32>
+// CHECK: %[[S:.*]] = dist.reduce_scatter %[[X]] on @mesh axes = ["devices", "hosts"] scatter_dims = [0] : tensor<16x32xf32> -> tensor<2x32xf32>
+// CHECK: %[[T:.*]] = dist.reduce_scatter %[[X]] on @mesh axes = ["devices"] scatter_dims = [1] reduction = <max> : tensor<16x32xf32> -> tensor<16x8xf32>
 // CHECK: return %[[S]], %[[T]]
 dist.mesh @mesh {axes = ["hosts", "devices"], shape = array<i64: 2, 4>}
 func.func @reduce_scatter(%x: tensor<16x32xf32>) -> (tensor<2x32xf32>, tensor<16x8xf32>) {
-  %s = dist.reduce_scatter %x on @mesh axes = ["devices", "hosts"] scatter_dim = 0 : tensor<16x32xf32> -> tensor<2x32xf32>
-  %t = dist.reduce_scatter %x on @mesh axes = ["devices"] scatter_dim = 1 reduction = <max> : tensor<16x32xf32> -> tensor<16x8xf32>
+  %s = dist.reduce_scatter %x on @mesh axes = ["devices", "hosts"] scatter_dims = [0] : tensor<16x32xf32> -> tensor<2x32xf32>
+  %t = dist.reduce_scatter %x on @mesh axes = ["devices"] scatter_dims = [1] reduction = <max> : tensor<16x32xf32> -> tensor<16x8xf32>
   return %s, %t : tensor<2x32xf32>, tensor<16x8xf32>
 }
 
@@ -199,14 +199,14 @@ func.func @all_to_all(%x: tensor<2x16x5xf32>) -> tensor<2x16x5xf32> {
 // dynamic and is not checked for divisibility (3 does not divide over 4).
 // CHECK-LABEL: func.func @dynamic_collective_dims
 // CHECK-SAME: (%[[X:.*]]: tensor<?x3xf32>, %[[Y:.*]]: tensor<8x?xf32>)
-// CHECK: %[[RS:.*]] = dist.reduce_scatter %[[X]] on @mesh axes = ["x"] scatter_dim = 0 : tensor<?x3xf32> -> tensor<?x3xf32>
+// CHECK: %[[RS:.*]] = dist.reduce_scatter %[[X]] on @mesh axes = ["x"] scatter_dims = [0] : tensor<?x3xf32> -> tensor<?x3xf32>
 // CHECK: %[[AG:.*]] = dist.all_gather %[[X]] on @mesh axes = ["x"] gather_dim = 0 : tensor<?x3xf32> -> tensor<?x3xf32>
 // CHECK: %[[S:.*]] = dist.all_to_all %[[Y]] on @mesh axes = ["x"] split_dim = 1 concat_dim = 0 : tensor<8x?xf32> -> tensor<32x?xf32>
 // CHECK: %[[C:.*]] = dist.all_to_all %[[Y]] on @mesh axes = ["x"] split_dim = 0 concat_dim = 1 : tensor<8x?xf32> -> tensor<2x?xf32>
 // CHECK: %[[L:.*]] = dist.local_slice %[[Y]] on @mesh axes = ["x"] dim = 1 : tensor<8x?xf32> -> tensor<8x?xf32>
 dist.mesh @mesh {axes = ["x"], shape = array<i64: 4>}
 func.func @dynamic_collective_dims(%x: tensor<?x3xf32>, %y: tensor<8x?xf32>) {
-  %rs = dist.reduce_scatter %x on @mesh axes = ["x"] scatter_dim = 0 : tensor<?x3xf32> -> tensor<?x3xf32>
+  %rs = dist.reduce_scatter %x on @mesh axes = ["x"] scatter_dims = [0] : tensor<?x3xf32> -> tensor<?x3xf32>
   %ag = dist.all_gather %x on @mesh axes = ["x"] gather_dim = 0 : tensor<?x3xf32> -> tensor<?x3xf32>
   %s = dist.all_to_all %y on @mesh axes = ["x"] split_dim = 1 concat_dim = 0 : tensor<8x?xf32> -> tensor<32x?xf32>
   %c = dist.all_to_all %y on @mesh axes = ["x"] split_dim = 0 concat_dim = 1 : tensor<8x?xf32> -> tensor<2x?xf32>

@@ -393,24 +393,47 @@ LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &tables) {
   return verifyGroup(*this, tables);
 }
 
+/// The name of input `index`'s scatter dim in messages.
+static std::string scatterDimName(ReduceScatterOp op, unsigned index) {
+  return ("input #" + Twine(index) + " scatter_dim").str();
+}
+
 LogicalResult ReduceScatterOp::verify() {
   if (failed(verifyAxes(*this, getAxes())))
     return failure();
-  return checkResized(*this, getInput().getType(), getResult().getType(),
-                      getScatterDim(), "scatter_dim");
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  if (getResults().size() != getInputs().size() ||
+      getScatterDims().size() != getInputs().size())
+    return emitOpError("needs one result and one scatter dim per input, got ")
+           << getInputs().size() << " inputs, " << getResults().size()
+           << " results and " << getScatterDims().size() << " scatter dims";
+  for (auto [i, input, result, dim] :
+       llvm::enumerate(getInputs(), getResults(), getScatterDims()))
+    if (failed(checkResized(*this, cast<RankedTensorType>(input.getType()),
+                            cast<RankedTensorType>(result.getType()), dim,
+                            scatterDimName(*this, i))))
+      return failure();
+  return success();
 }
 
 LogicalResult ReduceScatterOp::verifySymbolUses(SymbolTableCollection &tables) {
   FailureOr<int64_t> group = verifyGroup(*this, tables);
   if (failed(group))
     return failure();
-  RankedTensorType input = getInput().getType();
-  int64_t dim = getScatterDim();
-  if (failed(checkDivides(*this, input, dim, "scatter_dim", *group)))
-    return failure();
-  SmallVector<int64_t> expected(input.getShape());
-  expected[dim] = getSlicedSize(expected[dim], *group);
-  return checkResultShape(*this, getResult().getType(), expected);
+  for (auto [i, input, result, dim] :
+       llvm::enumerate(getInputs(), getResults(), getScatterDims())) {
+    auto type = cast<RankedTensorType>(input.getType());
+    if (failed(checkDivides(*this, type, dim, scatterDimName(*this, i),
+                            *group)))
+      return failure();
+    SmallVector<int64_t> expected(type.getShape());
+    expected[dim] = getSlicedSize(expected[dim], *group);
+    if (failed(checkResultShape(*this, cast<RankedTensorType>(result.getType()),
+                                expected)))
+      return failure();
+  }
+  return success();
 }
 
 LogicalResult AllGatherOp::verify() {

@@ -1,4 +1,4 @@
-//===- BucketCollectives.cpp - fuse gradient all-reduces into buckets -----===//
+//===- BucketCollectives.cpp - fuse gradient reductions into buckets ------===//
 
 #include "distopt/Dialect/Dist/IR/DistOps.h"
 #include "distopt/Dialect/Dist/Transforms/Passes.h"
@@ -16,28 +16,56 @@ namespace mlir::dist {
 using namespace mlir;
 using namespace mlir::dist;
 
+// The pass buckets all-reduces (data parallelism) and reduce-scatters
+// (ZeRO stages 2 and 3) alike: both are variadic reductions over a group.
+
 /// True when `a` and `b` may share one collective.
-static bool sameGroup(AllReduceOp a, AllReduceOp b) {
+template <typename OpT>
+static bool sameGroup(OpT a, OpT b) {
   return a.getMeshAttr() == b.getMeshAttr() && a.getAxes() == b.getAxes() &&
          a.getReduction() == b.getReduction();
 }
 
-static int64_t bytesOf(AllReduceOp op) {
+template <typename OpT>
+static int64_t bytesOf(OpT op) {
   int64_t bytes = 0;
   for (Type type : op.getInputs().getTypes())
     bytes += getTensorBytes(type);
   return bytes;
 }
 
-/// Replaces `members` (in program order, one block) by one variadic
-/// all-reduce at the last member's place; ops between that use the earlier
-/// members' results (transitively) move after it.
-static void fuse(ArrayRef<AllReduceOp> members) {
+/// One variadic op with the inputs of all `members`.
+static Operation *createFused(OpBuilder &builder, ArrayRef<AllReduceOp> members,
+                              TypeRange types, ValueRange inputs) {
+  AllReduceOp last = members.back();
+  return AllReduceOp::create(builder, last.getLoc(), types, inputs,
+                             last.getReductionAttr(), last.getMeshAttr(),
+                             last.getAxes());
+}
+
+static Operation *createFused(OpBuilder &builder,
+                              ArrayRef<ReduceScatterOp> members,
+                              TypeRange types, ValueRange inputs) {
+  ReduceScatterOp last = members.back();
+  SmallVector<int64_t> dims;
+  for (ReduceScatterOp member : members)
+    llvm::append_range(dims, member.getScatterDims());
+  return ReduceScatterOp::create(builder, last.getLoc(), types, inputs,
+                                 builder.getDenseI64ArrayAttr(dims),
+                                 last.getReductionAttr(), last.getMeshAttr(),
+                                 last.getAxes());
+}
+
+/// Replaces `members` (in program order, one block) by one variadic op at
+/// the last member's place; ops between that use the earlier members'
+/// results (transitively) move after it.
+template <typename OpT>
+static void fuse(ArrayRef<OpT> members) {
   if (members.size() < 2)
     return;
-  AllReduceOp last = members.back();
+  OpT last = members.back();
   llvm::DenseSet<Value> tainted;
-  for (AllReduceOp member : members.drop_back())
+  for (OpT member : members.drop_back())
     for (Value result : member.getResults())
       tainted.insert(result);
   SmallVector<Operation *> toMove;
@@ -52,24 +80,22 @@ static void fuse(ArrayRef<AllReduceOp> members) {
   }
   SmallVector<Value> inputs;
   SmallVector<Type> types;
-  for (AllReduceOp member : members) {
+  for (OpT member : members) {
     llvm::append_range(inputs, member.getInputs());
     llvm::append_range(types, member.getResultTypes());
   }
   OpBuilder builder(last);
   builder.setInsertionPointAfter(last);
-  auto fused = AllReduceOp::create(builder, last.getLoc(), types, inputs,
-                                   last.getReductionAttr(), last.getMeshAttr(),
-                                   last.getAxes());
+  Operation *fused = createFused(builder, members, types, inputs);
   Operation *insertAfter = fused;
   for (Operation *op : toMove) {
     op->moveAfter(insertAfter);
     insertAfter = op;
   }
   unsigned next = 0;
-  for (AllReduceOp member : members) {
+  for (OpT member : members) {
     for (Value result : member.getResults())
-      result.replaceAllUsesWith(fused.getResult(next++));
+      result.replaceAllUsesWith(fused->getResult(next++));
     member.erase();
   }
 }
@@ -87,7 +113,10 @@ struct DistBucketCollectivesPass
           << bucketMb << " and " << firstBucketMb;
       return signalPassFailure();
     }
-    getOperation().walk([&](Block *block) { bucketBlock(*block); });
+    getOperation().walk([&](Block *block) {
+      bucketBlock<AllReduceOp>(*block);
+      bucketBlock<ReduceScatterOp>(*block);
+    });
   }
 
   /// Moves `op` right after the last definition of its inputs in `block`
@@ -95,7 +124,8 @@ struct DistBucketCollectivesPass
   /// the all-reduce then sits where its gradient becomes ready, so program
   /// order is backward order. `placed` maps each anchor (null: the block's
   /// start) to the last all-reduce moved after it.
-  static void hoist(AllReduceOp op, Block &block,
+  template <typename OpT>
+  static void hoist(OpT op, Block &block,
                     llvm::DenseMap<Operation *, Operation *> &placed) {
     Operation *after = nullptr;
     for (Value input : op.getInputs()) {
@@ -115,22 +145,23 @@ struct DistBucketCollectivesPass
     last = op;
   }
 
+  template <typename OpT>
   void bucketBlock(Block &block) {
-    SmallVector<AllReduceOp> candidates;
+    SmallVector<OpT> candidates;
     for (Operation &op : block)
-      if (auto allReduce = dyn_cast<AllReduceOp>(op))
-        candidates.push_back(allReduce);
+      if (auto collective = dyn_cast<OpT>(op))
+        candidates.push_back(collective);
     llvm::DenseMap<Operation *, Operation *> placed;
-    for (AllReduceOp op : candidates)
+    for (OpT op : candidates)
       hoist(op, block, placed);
     candidates.clear();
     for (Operation &op : block)
-      if (auto allReduce = dyn_cast<AllReduceOp>(op))
-        candidates.push_back(allReduce);
+      if (auto collective = dyn_cast<OpT>(op))
+        candidates.push_back(collective);
     if (candidates.size() < 2)
       return;
-    SmallVector<SmallVector<AllReduceOp>> buckets;
-    SmallVector<AllReduceOp> bucket;
+    SmallVector<SmallVector<OpT>> buckets;
+    SmallVector<OpT> bucket;
     int64_t bucketBytes = 0;
     bool first = true;
     llvm::DenseSet<Value> tainted;
@@ -145,7 +176,7 @@ struct DistBucketCollectivesPass
       tainted.clear();
       scanned = nullptr;
     };
-    for (AllReduceOp op : candidates) {
+    for (OpT op : candidates) {
       double capacity = (first ? firstBucketMb : bucketMb) * 1024 * 1024;
       // Track what depends on the bucket's results up to this op.
       if (!bucket.empty()) {
@@ -170,7 +201,7 @@ struct DistBucketCollectivesPass
       scanned = op;
     }
     close();
-    for (ArrayRef<AllReduceOp> members : buckets)
+    for (ArrayRef<OpT> members : buckets)
       fuse(members);
   }
 };

@@ -60,9 +60,11 @@ static LogicalResult decompose(AllReduceOp op) {
     }
     SmallVector<int64_t> shape(type.getShape());
     shape[*dim] /= local;
-    slices.push_back(ReduceScatterOp::create(builder, loc, type.clone(shape),
-                                             input, *dim, ReductionKind::sum,
-                                             meshName, intra));
+    slices.push_back(ReduceScatterOp::create(
+                         builder, loc, TypeRange{type.clone(shape)},
+                         ValueRange{input}, builder.getDenseI64ArrayAttr(*dim),
+                         ReductionKind::sum, meshName, intra)
+                         .getResult(0));
   }
   // One inter-host all-reduce of all slices.
   auto across = AllReduceOp::create(builder, loc, ValueRange(slices).getTypes(),

@@ -111,8 +111,11 @@ Value Partitioner::emitStep(Value value, const ReshardStep &step,
         .getResult(0);
   case ReshardStep::Kind::ReduceScatter:
     shape[step.dim] /= group;
-    return ReduceScatterOp::create(builder, loc, type.clone(shape), value,
-                                   step.dim, ReductionKind::sum, meshRef, axes);
+    return ReduceScatterOp::create(builder, loc, TypeRange{type.clone(shape)},
+                                   ValueRange{value},
+                                   builder.getDenseI64ArrayAttr({step.dim}),
+                                   ReductionKind::sum, meshRef, axes)
+        .getResult(0);
   case ReshardStep::Kind::AllGather:
     shape[step.dim] *= group;
     return AllGatherOp::create(builder, loc, type.clone(shape), value, step.dim,

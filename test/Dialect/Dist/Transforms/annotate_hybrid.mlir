@@ -25,7 +25,7 @@
 // ZERO3-LABEL: func.func @train_step
 // ZERO3-SAME: tensor<64x256xf32> {dist.sharding = #dist.sharding<@mesh, {{\[\[}}model, data], []]>, train.name = "attn.q.weight"
 // ZERO3: dist.all_gather %{{.*}} on @mesh axes = ["data"] gather_dim = 0 : tensor<64x256xf32> -> tensor<128x256xf32>
-// ZERO3: dist.reduce_scatter %{{.*}} on @mesh axes = ["data"] scatter_dim = 0 : tensor<128x256xf32> -> tensor<64x256xf32>
+// ZERO3: dist.reduce_scatter {{.*}} on @mesh axes = ["data"] scatter_dims = [{{.*}}] : {{.*}}tensor<128x256xf32>{{.*}} -> {{.*}}tensor<64x256xf32>
 
 // Bad options are errors.
 // RUN: not dist-opt %examples/mlp.mlir --dist-annotate-hybrid="dp=2 tp=2 zero=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD

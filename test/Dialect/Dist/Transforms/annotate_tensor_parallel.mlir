@@ -66,13 +66,13 @@
 // token split) is all-reduced.
 // RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=2 sequence-parallel=true" 2>/dev/null | FileCheck %s --check-prefix=SP
 // SP-LABEL: func.func @train_step
-// SP: dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dim = 1 : tensor<8x128x256xf32> -> tensor<8x64x256xf32>
+// SP: dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dims = [1] : tensor<8x128x256xf32> -> tensor<8x64x256xf32>
 // SP: dist.all_gather %{{.*}} on @mesh axes = ["model"] gather_dim = 1 : tensor<8x64x256xf32> -> tensor<8x128x256xf32>
-// SP: dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dim = 1 : tensor<8x128x256xf32> -> tensor<8x64x256xf32>
+// SP: dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dims = [1] : tensor<8x128x256xf32> -> tensor<8x64x256xf32>
 // SP: dist.all_gather %{{.*}} on @mesh axes = ["model"] gather_dim = 1 : tensor<8x64x256xf32> -> tensor<8x128x256xf32>
-// SP: dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dim = 1 : tensor<8x128x256xf32> -> tensor<8x64x256xf32>
+// SP: dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dims = [1] : tensor<8x128x256xf32> -> tensor<8x64x256xf32>
 // SP: dist.all_gather %{{.*}} on @mesh axes = ["model"] gather_dim = 1 : tensor<8x64x256xf32> -> tensor<8x128x256xf32>
-// SP: dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dim = 1 : tensor<8x128x256xf32> -> tensor<8x64x256xf32>
+// SP: dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dims = [1] : tensor<8x128x256xf32> -> tensor<8x64x256xf32>
 // SP-NOT: dist.reduce_scatter
 // SP-NOT: dist.all_reduce %{{[^,]*}} on @mesh axes = ["model"] : tensor<8x128x256xf32>
 // SP: dist.all_reduce {{.*}} on @mesh axes = ["model"] : tensor<f32>, tensor<16xf32>

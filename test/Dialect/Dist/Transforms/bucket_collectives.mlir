@@ -173,3 +173,19 @@ func.func @keeps_order_at_one_point(%a: tensor<8xf32>, %b: tensor<4xf32>) -> (te
   %rb = dist.all_reduce %b on @mesh axes = ["data"] : tensor<4xf32>
   return %ra, %rb : tensor<8xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Reduce-scatters (ZeRO gradients) are bucketed like all-reduces, each input
+// keeping its scatter dim; all-reduces and reduce-scatters never share a
+// bucket.
+dist.mesh @mesh {axes = ["data"], shape = array<i64: 4>}
+// CHECK-LABEL: func.func @reduce_scatter_bucket
+func.func @reduce_scatter_bucket(%a: tensor<8x4xf32>, %b: tensor<2x8xf32>, %c: tensor<4xf32>) -> (tensor<2x4xf32>, tensor<2x2xf32>, tensor<4xf32>) {
+  // DEFAULT: %[[S:.*]]:2 = dist.reduce_scatter %arg0, %arg1 on @mesh axes = ["data"] scatter_dims = [0, 1] : tensor<8x4xf32>, tensor<2x8xf32> -> tensor<2x4xf32>, tensor<2x2xf32>
+  // DEFAULT: dist.all_reduce %arg2
+  %ra = dist.reduce_scatter %a on @mesh axes = ["data"] scatter_dims = [0] : tensor<8x4xf32> -> tensor<2x4xf32>
+  %rc = dist.all_reduce %c on @mesh axes = ["data"] : tensor<4xf32>
+  %rb = dist.reduce_scatter %b on @mesh axes = ["data"] scatter_dims = [1] : tensor<2x8xf32> -> tensor<2x2xf32>
+  return %ra, %rb, %rc : tensor<2x4xf32>, tensor<2x2xf32>, tensor<4xf32>
+}

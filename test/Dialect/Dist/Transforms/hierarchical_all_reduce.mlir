@@ -7,8 +7,8 @@
 // is all-reduced within the host, then across hosts.
 // CHECK-LABEL: func.func @bucket
 // CHECK-SAME: (%[[A:[^:]+]]: tensor<128x784xf32>, %[[B:[^:]+]]: tensor<10x128xf32>, %[[C:[^:]+]]: tensor<10xf32>)
-// CHECK: %[[SA:.*]] = dist.reduce_scatter %[[A]] on @mesh axes = ["devices"] scatter_dim = 0 : tensor<128x784xf32> -> tensor<32x784xf32>
-// CHECK: %[[SB:.*]] = dist.reduce_scatter %[[B]] on @mesh axes = ["devices"] scatter_dim = 1 : tensor<10x128xf32> -> tensor<10x32xf32>
+// CHECK: %[[SA:.*]] = dist.reduce_scatter %[[A]] on @mesh axes = ["devices"] scatter_dims = [0] : tensor<128x784xf32> -> tensor<32x784xf32>
+// CHECK: %[[SB:.*]] = dist.reduce_scatter %[[B]] on @mesh axes = ["devices"] scatter_dims = [1] : tensor<10x128xf32> -> tensor<10x32xf32>
 // CHECK: %[[SC:.*]] = dist.all_reduce %[[C]] on @mesh axes = ["devices"] : tensor<10xf32>
 // CHECK: %[[R:.*]]:3 = dist.all_reduce %[[SA]], %[[SB]], %[[SC]] on @mesh axes = ["hosts"] : tensor<32x784xf32>, tensor<10x32xf32>, tensor<10xf32>
 // CHECK: %[[GA:.*]] = dist.all_gather %[[R]]#0 on @mesh axes = ["devices"] gather_dim = 0 : tensor<32x784xf32> -> tensor<128x784xf32>
@@ -43,7 +43,7 @@ func.func @scalar(%loss: tensor<f32>) -> tensor<f32> {
 // On a 3-D mesh the intra-host group is every non-host axis of the op.
 // CHECK-LABEL: func.func @three_axes
 // CHECK-SAME: (%[[A:[^:]+]]: tensor<8xf32>)
-// CHECK: %[[S:.*]] = dist.reduce_scatter %[[A]] on @mesh axes = ["x", "y"] scatter_dim = 0 : tensor<8xf32> -> tensor<2xf32>
+// CHECK: %[[S:.*]] = dist.reduce_scatter %[[A]] on @mesh axes = ["x", "y"] scatter_dims = [0] : tensor<8xf32> -> tensor<2xf32>
 // CHECK: %[[R:.*]] = dist.all_reduce %[[S]] on @mesh axes = ["hosts"] : tensor<2xf32>
 // CHECK: %[[G:.*]] = dist.all_gather %[[R]] on @mesh axes = ["x", "y"] gather_dim = 0 : tensor<2xf32> -> tensor<8xf32>
 // CHECK: return %[[G]]

@@ -47,7 +47,7 @@ func.func @all_reduce_2d(%x: tensor<8x16xf32> {dist.sharding = #dist.sharding<@m
 // CHECK-LABEL: func.func @reduce_scatter_1d
 // CHECK-SAME: (%[[X:.*]]: tensor<2x16xf32> {{.*}}) -> (tensor<4xf32>
 // CHECK: %[[Y:.*]] = train.reduce %[[X]] {{.*}} : (tensor<2x16xf32>) -> tensor<16xf32>
-// CHECK: %[[S:.*]] = dist.reduce_scatter %[[Y]] on @mesh axes = ["data"] scatter_dim = 0 : tensor<16xf32> -> tensor<4xf32>
+// CHECK: %[[S:.*]] = dist.reduce_scatter %[[Y]] on @mesh axes = ["data"] scatter_dims = [0] : tensor<16xf32> -> tensor<4xf32>
 // CHECK: return %[[S]]
 dist.mesh @mesh {axes = ["data"], shape = array<i64: 4>}
 func.func @reduce_scatter_1d(%x: tensor<8x16xf32> {dist.sharding = #dist.sharding<@mesh, [[data], []]>})
@@ -63,7 +63,7 @@ func.func @reduce_scatter_1d(%x: tensor<8x16xf32> {dist.sharding = #dist.shardin
 // CHECK-LABEL: func.func @reduce_scatter_2d
 // CHECK-SAME: (%[[A:.*]]: tensor<4x8xf32> {{.*}}, %[[W:.*]]: tensor<16x8xf32> {{.*}}) -> (tensor<4x4xf32>
 // CHECK: %[[Y:.*]] = train.matmul %[[A]], %[[W]] {transpose_rhs} : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
-// CHECK: %[[S:.*]] = dist.reduce_scatter %[[Y]] on @mesh axes = ["model"] scatter_dim = 1 : tensor<4x16xf32> -> tensor<4x4xf32>
+// CHECK: %[[S:.*]] = dist.reduce_scatter %[[Y]] on @mesh axes = ["model"] scatter_dims = [1] : tensor<4x16xf32> -> tensor<4x4xf32>
 // CHECK-NOT: dist.all_reduce
 // CHECK: return %[[S]]
 dist.mesh @mesh {axes = ["data", "model"], shape = array<i64: 2, 4>}

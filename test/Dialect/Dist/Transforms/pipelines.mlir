@@ -115,7 +115,8 @@
 // ZERO1-NEXT: %[[F3:.*]] = dist.all_gather %[[N3]] on @mesh axes = ["data"] gather_dim = 1 : tensor<10x32xf32> -> tensor<10x128xf32>
 // ZERO1-NEXT: return %[[F1]], %[[F2]], %[[F3]], %[[N4]], %[[NM1]], {{.*}}, %[[R]]#0 :
 
-// ZeRO-2: the sharded gradients are reduce-scattered instead; only the loss
+// ZeRO-2: the sharded gradients are reduce-scattered instead, in one bucket
+// (fc2.weight splits its dim 1: 10 rows do not divide); only the loss
 // and the replicated fc2.bias gradient are all-reduced.
 // ZERO2-LABEL: func.func @train_step
 // ZERO2-SAME: (%[[W1:[^:]+]]: tensor<128x784xf32>
@@ -124,16 +125,14 @@
 // ZERO2-SAME: %[[B2:[^:]+]]: tensor<10xf32>
 // ZERO2: %[[R:.*]]:2 = dist.all_reduce %{{.*}}, %{{.*}} on @mesh axes = ["data"] : tensor<f32>, tensor<10xf32>
 // ZERO2-NOT: dist.all_reduce
-// ZERO2: %[[DW1:.*]] = train.matmul {{.*}} -> tensor<128x784xf32>
-// ZERO2: %[[P1:.*]] = dist.local_slice %[[W1]] on @mesh axes = ["data"] dim = 0 : tensor<128x784xf32> -> tensor<32x784xf32>
-// ZERO2-NEXT: %[[G1:.*]] = dist.reduce_scatter %[[DW1]] on @mesh axes = ["data"] scatter_dim = 0 : tensor<128x784xf32> -> tensor<32x784xf32>
-// ZERO2-NEXT: %[[N1:.*]], %{{.*}} = train.sgd %[[P1]], %[[G1]],
+// ZERO2: %[[G:.*]]:3 = dist.reduce_scatter %{{.*}}, %{{.*}}, %{{.*}} on @mesh axes = ["data"] scatter_dims = [1, 0, 0] : tensor<10x128xf32>, tensor<128x784xf32>, tensor<128xf32> -> tensor<10x32xf32>, tensor<32x784xf32>, tensor<32xf32>
+// ZERO2-NOT: dist.reduce_scatter
+// ZERO2-NEXT: %[[P1:.*]] = dist.local_slice %[[W1]] on @mesh axes = ["data"] dim = 0 : tensor<128x784xf32> -> tensor<32x784xf32>
+// ZERO2-NEXT: %[[N1:.*]], %{{.*}} = train.sgd %[[P1]], %[[G]]#1,
 // ZERO2-NEXT: %[[P2:.*]] = dist.local_slice %[[B1]] on @mesh axes = ["data"] dim = 0 : tensor<128xf32> -> tensor<32xf32>
-// ZERO2-NEXT: %[[G2:.*]] = dist.reduce_scatter %{{.*}} on @mesh axes = ["data"] scatter_dim = 0 : tensor<128xf32> -> tensor<32xf32>
-// ZERO2-NEXT: %[[N2:.*]], %{{.*}} = train.sgd %[[P2]], %[[G2]],
+// ZERO2-NEXT: %[[N2:.*]], %{{.*}} = train.sgd %[[P2]], %[[G]]#2,
 // ZERO2-NEXT: %[[P3:.*]] = dist.local_slice %[[W2]] on @mesh axes = ["data"] dim = 1 : tensor<10x128xf32> -> tensor<10x32xf32>
-// ZERO2-NEXT: %[[G3:.*]] = dist.reduce_scatter %{{.*}} on @mesh axes = ["data"] scatter_dim = 1 : tensor<10x128xf32> -> tensor<10x32xf32>
-// ZERO2-NEXT: %[[N3:.*]], %{{.*}} = train.sgd %[[P3]], %[[G3]],
+// ZERO2-NEXT: %[[N3:.*]], %{{.*}} = train.sgd %[[P3]], %[[G]]#0,
 // ZERO2-NEXT: %[[N4:.*]], %{{.*}} = train.sgd %[[B2]], %[[R]]#1,
 // ZERO2-NEXT: %[[F1:.*]] = dist.all_gather %[[N1]] on @mesh axes = ["data"] gather_dim = 0 : tensor<32x784xf32> -> tensor<128x784xf32>
 // ZERO2-NEXT: %[[F2:.*]] = dist.all_gather %[[N2]] on @mesh axes = ["data"] gather_dim = 0 : tensor<32xf32> -> tensor<128xf32>
@@ -142,7 +141,8 @@
 
 // ZeRO-3: parameters are sharded arguments and results; each is gathered
 // whole before its forward use (and fc2.weight again before its backward
-// use); gradients are reduce-scattered and the new shards returned as is.
+// use); gradients are reduce-scattered in one bucket and the new shards
+// returned as is.
 // ZERO3-LABEL: func.func @train_step
 // ZERO3-SAME: (%[[W1:[^:]+]]: tensor<32x784xf32> {dist.sharding = #dist.sharding<@mesh, [{{\[}}data], []]>
 // ZERO3-SAME: %[[B1:[^:]+]]: tensor<32xf32> {dist.sharding = #dist.sharding<@mesh, [{{\[}}data]]>
@@ -160,12 +160,10 @@
 // ZERO3-NEXT: train.matmul %{{.*}}, %[[FW2]] {transpose_rhs}
 // ZERO3: %[[BW2:.*]] = dist.all_gather %[[W2]] on @mesh axes = ["data"] gather_dim = 1 : tensor<10x32xf32> -> tensor<10x128xf32>
 // ZERO3-NEXT: train.matmul %{{.*}}, %[[BW2]] : (tensor<16x10xf32>, tensor<10x128xf32>) -> tensor<16x128xf32>
-// ZERO3: %[[G1:.*]] = dist.reduce_scatter %{{.*}} on @mesh axes = ["data"] scatter_dim = 0 : tensor<128x784xf32> -> tensor<32x784xf32>
-// ZERO3-NEXT: %[[N1:.*]], %{{.*}} = train.sgd %[[W1]], %[[G1]],
-// ZERO3-NEXT: %[[G2:.*]] = dist.reduce_scatter %{{.*}} on @mesh axes = ["data"] scatter_dim = 0 : tensor<128xf32> -> tensor<32xf32>
-// ZERO3-NEXT: %[[N2:.*]], %{{.*}} = train.sgd %[[B1]], %[[G2]],
-// ZERO3-NEXT: %[[G3:.*]] = dist.reduce_scatter %{{.*}} on @mesh axes = ["data"] scatter_dim = 1 : tensor<10x128xf32> -> tensor<10x32xf32>
-// ZERO3-NEXT: %[[N3:.*]], %{{.*}} = train.sgd %[[W2]], %[[G3]],
+// ZERO3: %[[G:.*]]:3 = dist.reduce_scatter %{{.*}}, %{{.*}}, %{{.*}} on @mesh axes = ["data"] scatter_dims = [1, 0, 0] : tensor<10x128xf32>, tensor<128x784xf32>, tensor<128xf32> -> tensor<10x32xf32>, tensor<32x784xf32>, tensor<32xf32>
+// ZERO3-NEXT: %[[N1:.*]], %{{.*}} = train.sgd %[[W1]], %[[G]]#1,
+// ZERO3-NEXT: %[[N2:.*]], %{{.*}} = train.sgd %[[B1]], %[[G]]#2,
+// ZERO3-NEXT: %[[N3:.*]], %{{.*}} = train.sgd %[[W2]], %[[G]]#0,
 // ZERO3-NEXT: %[[N4:.*]], %{{.*}} = train.sgd %[[B2]], %{{.*}}#1,
 // ZERO3-NOT: dist.all_gather
 // ZERO3: return %[[N1]], %[[N2]], %[[N3]], %[[N4]],
@@ -184,10 +182,10 @@
 // MULTI: %[[Q:.*]] = arith.constant dense<1.250000e-01> : tensor<f32>
 // MULTI-NEXT: %[[LOSS:.*]] = arith.mulf %{{.*}}, %[[Q]] : tensor<f32>
 // MULTI: %[[SL:.*]] = dist.all_reduce %[[LOSS]] on @mesh axes = ["devices"] : tensor<f32>
-// MULTI-NEXT: %[[SW2:.*]] = dist.reduce_scatter %{{.*}} on @mesh axes = ["devices"] scatter_dim = 1 : tensor<10x128xf32> -> tensor<10x32xf32>
+// MULTI-NEXT: %[[SW2:.*]] = dist.reduce_scatter %{{.*}} on @mesh axes = ["devices"] scatter_dims = [1] : tensor<10x128xf32> -> tensor<10x32xf32>
 // MULTI-NEXT: %[[SB2:.*]] = dist.all_reduce %{{.*}} on @mesh axes = ["devices"] : tensor<10xf32>
-// MULTI-NEXT: %[[SW1:.*]] = dist.reduce_scatter %{{.*}} on @mesh axes = ["devices"] scatter_dim = 0 : tensor<128x784xf32> -> tensor<32x784xf32>
-// MULTI-NEXT: %[[SB1:.*]] = dist.reduce_scatter %{{.*}} on @mesh axes = ["devices"] scatter_dim = 0 : tensor<128xf32> -> tensor<32xf32>
+// MULTI-NEXT: %[[SW1:.*]] = dist.reduce_scatter %{{.*}} on @mesh axes = ["devices"] scatter_dims = [0] : tensor<128x784xf32> -> tensor<32x784xf32>
+// MULTI-NEXT: %[[SB1:.*]] = dist.reduce_scatter %{{.*}} on @mesh axes = ["devices"] scatter_dims = [0] : tensor<128xf32> -> tensor<32xf32>
 // MULTI-NEXT: %[[R:.*]]:5 = dist.all_reduce %[[SL]], %[[SW2]], %[[SB2]], %[[SW1]], %[[SB1]] on @mesh axes = ["hosts"] : tensor<f32>, tensor<10x32xf32>, tensor<10xf32>, tensor<32x784xf32>, tensor<32xf32>
 // MULTI-NEXT: %[[GW2:.*]] = dist.all_gather %[[R]]#1 on @mesh axes = ["devices"] gather_dim = 1 : tensor<10x32xf32> -> tensor<10x128xf32>
 // MULTI-NEXT: %[[GW1:.*]] = dist.all_gather %[[R]]#3 on @mesh axes = ["devices"] gather_dim = 0 : tensor<32x784xf32> -> tensor<128x784xf32>

@@ -116,21 +116,30 @@ def Dist_AllReduceOp : Dist_CollectiveOp<"all_reduce",
 }
 
 def Dist_ReduceScatterOp : Dist_CollectiveOp<"reduce_scatter", [Pure]> {
-  let summary = "reduce over the group and keep one slice of `scatter_dim`";
+  let summary = "reduce over the group and keep one slice of each input";
   let description = [{
-    Sums (or `reduction`s) the input across the group and gives device `i`
-    of the group the `i`-th of `group_size` equal slices along
-    `scatter_dim`, which must divide. A dynamic `scatter_dim` stays dynamic
-    in the result (its divisibility is checked at run time).
+    Sums (or `reduction`s) each input across the group and gives device `i`
+    of the group the `i`-th of `group_size` equal slices of it along its
+    entry of `scatter_dims`, which must divide. Variadic, so that one
+    gradient bucket of ZeRO is one op. A dynamic scatter dim stays dynamic in
+    the result (its divisibility is checked at run time).
+
+    ```mlir
+    %s0, %s1 = dist.reduce_scatter %a, %b on @mesh axes = ["data"]
+        scatter_dims = [0, 1] : tensor<512x128xf32>, tensor<8x64xf32>
+        -> tensor<128x128xf32>, tensor<8x16xf32>
+    ```
   }];
-  let arguments = !con((ins AnyRankedTensor:$input, I64Attr:$scatter_dim,
+  let arguments = !con((ins Variadic<AnyRankedTensor>:$inputs,
+                            DenseI64ArrayAttr:$scatter_dims,
                             DefaultValuedAttr<Dist_ReductionKindAttr,
                               "::mlir::dist::ReductionKind::sum">:$reduction),
                        commonArgs);
-  let results = (outs AnyRankedTensor:$result);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
-    $input `on` $mesh `axes` `=` $axes `scatter_dim` `=` $scatter_dim
-    (`reduction` `=` $reduction^)? attr-dict `:` type($input) `->` type($result)
+    $inputs `on` $mesh `axes` `=` $axes `scatter_dims` `=` $scatter_dims
+    (`reduction` `=` $reduction^)? attr-dict `:` type($inputs) `->`
+    type($results)
   }];
   let extraClassDeclaration = commonDecls;
 }

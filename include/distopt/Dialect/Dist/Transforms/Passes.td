@@ -87,7 +87,7 @@ def DistAnnotateZeroPass : Pass<"dist-annotate-zero", "ModuleOp"> {
 
     ```mlir
     // stage 2, replicas 4: the update of fc1.weight becomes
-    %g = dist.reduce_scatter %dw on @mesh axes = ["data"] scatter_dim = 0 : tensor<128x784xf32> -> tensor<32x784xf32>
+    %g = dist.reduce_scatter %dw on @mesh axes = ["data"] scatter_dims = [0] : tensor<128x784xf32> -> tensor<32x784xf32>
     %p = dist.local_slice %w on @mesh axes = ["data"] dim = 0 : tensor<128x784xf32> -> tensor<32x784xf32>
     %new, %m = train.sgd %p, %g, %lr, %buf {momentum = 9.000000e-01 : f64} : ...
     %full = dist.all_gather %new on @mesh axes = ["data"] gather_dim = 0 : tensor<32x784xf32> -> tensor<128x784xf32>
@@ -308,7 +308,7 @@ def DistHierarchicalAllReducePass
     // Before (mesh hosts x devices = 2 x 4):
     %g = dist.all_reduce %dw on @mesh axes = ["hosts", "devices"] : tensor<128x784xf32>
     // After:
-    %s = dist.reduce_scatter %dw on @mesh axes = ["devices"] scatter_dim = 0 : tensor<128x784xf32> -> tensor<32x784xf32>
+    %s = dist.reduce_scatter %dw on @mesh axes = ["devices"] scatter_dims = [0] : tensor<128x784xf32> -> tensor<32x784xf32>
     %r = dist.all_reduce %s on @mesh axes = ["hosts"] : tensor<32x784xf32>
     %g = dist.all_gather %r on @mesh axes = ["devices"] gather_dim = 0 : tensor<32x784xf32> -> tensor<128x784xf32>
     ```
