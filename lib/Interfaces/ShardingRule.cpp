@@ -146,6 +146,13 @@ void ShardingRule::print(raw_ostream &os) const {
     });
     os << '}';
   }
+  if (!positionalFactors.empty()) {
+    os << " positional={";
+    llvm::interleaveComma(positionalFactors, os, [&](int64_t factor) {
+      os << getFactorName(factor);
+    });
+    os << '}';
+  }
   if (linear)
     os << " linear";
 }

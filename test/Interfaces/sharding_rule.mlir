@@ -918,7 +918,7 @@ func.func @pad_low_only(%a: tensor<2x6xf32>) -> tensor<5x6xf32> {
 // gather: the row dim v is a reduction factor; index dims and d pass.
 // CHECK-LABEL: func.func @gather
 func.func @gather(%table: tensor<11x6xf32>, %idx: tensor<3x5xi32>) -> tensor<3x5x6xf32> {
-  // CHECK: train.gather {{.*}}train.sharding_rule = "([i, l], [j, k])->([j, k, l]) {i=11, j=3, k=5, l=6} reduction={i}"
+  // CHECK: train.gather {{.*}}train.sharding_rule = "([i, l], [j, k])->([j, k, l]) {i=11, j=3, k=5, l=6} reduction={i} positional={i}"
   %0 = train.gather %table, %idx : (tensor<11x6xf32>, tensor<3x5xi32>) -> tensor<3x5x6xf32>
   return %0 : tensor<3x5x6xf32>
 }
@@ -928,7 +928,7 @@ func.func @gather(%table: tensor<11x6xf32>, %idx: tensor<3x5xi32>) -> tensor<3x5
 // gather from a rank-1 table with i64 indices.
 // CHECK-LABEL: func.func @gather_rank1_table
 func.func @gather_rank1_table(%table: tensor<11xf32>, %idx: tensor<4xi64>) -> tensor<4xf32> {
-  // CHECK: train.gather {{.*}}train.sharding_rule = "([i], [j])->([j]) {i=11, j=4} reduction={i}"
+  // CHECK: train.gather {{.*}}train.sharding_rule = "([i], [j])->([j]) {i=11, j=4} reduction={i} positional={i}"
   %0 = train.gather %table, %idx : (tensor<11xf32>, tensor<4xi64>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
@@ -938,7 +938,7 @@ func.func @gather_rank1_table(%table: tensor<11xf32>, %idx: tensor<4xi64>) -> te
 // gather with several row dims.
 // CHECK-LABEL: func.func @gather_rank3_table
 func.func @gather_rank3_table(%table: tensor<10x2x3xbf16>, %idx: tensor<7xi32>) -> tensor<7x2x3xbf16> {
-  // CHECK: train.gather {{.*}}train.sharding_rule = "([i, k, l], [j])->([j, k, l]) {i=10, j=7, k=2, l=3} reduction={i}"
+  // CHECK: train.gather {{.*}}train.sharding_rule = "([i, k, l], [j])->([j, k, l]) {i=10, j=7, k=2, l=3} reduction={i} positional={i}"
   %0 = train.gather %table, %idx : (tensor<10x2x3xbf16>, tensor<7xi32>) -> tensor<7x2x3xbf16>
   return %0 : tensor<7x2x3xbf16>
 }
@@ -948,7 +948,7 @@ func.func @gather_rank3_table(%table: tensor<10x2x3xbf16>, %idx: tensor<7xi32>) 
 // gather with a scalar index returns one row.
 // CHECK-LABEL: func.func @gather_scalar_index
 func.func @gather_scalar_index(%table: tensor<11x6xf32>, %idx: tensor<i32>) -> tensor<6xf32> {
-  // CHECK: train.gather {{.*}}train.sharding_rule = "([i, j], [])->([j]) {i=11, j=6} reduction={i}"
+  // CHECK: train.gather {{.*}}train.sharding_rule = "([i, j], [])->([j]) {i=11, j=6} reduction={i} positional={i}"
   %0 = train.gather %table, %idx : (tensor<11x6xf32>, tensor<i32>) -> tensor<6xf32>
   return %0 : tensor<6xf32>
 }
@@ -959,7 +959,7 @@ func.func @gather_scalar_index(%table: tensor<11x6xf32>, %idx: tensor<i32>) -> t
 // result does not map them).
 // CHECK-LABEL: func.func @scatter_add
 func.func @scatter_add(%init: tensor<11x6xf32>, %idx: tensor<3x5xi32>, %upd: tensor<3x5x6xf32>) -> tensor<11x6xf32> {
-  // CHECK: train.scatter_add {{.*}}train.sharding_rule = "([i, l], [j, k], [j, k, l])->([i, l]) {i=11, j=3, k=5, l=6} reduction={j, k}"
+  // CHECK: train.scatter_add {{.*}}train.sharding_rule = "([i, l], [j, k], [j, k, l])->([i, l]) {i=11, j=3, k=5, l=6} reduction={j, k} positional={i}"
   %0 = train.scatter_add %init, %idx, %upd : (tensor<11x6xf32>, tensor<3x5xi32>, tensor<3x5x6xf32>) -> tensor<11x6xf32>
   return %0 : tensor<11x6xf32>
 }
@@ -969,7 +969,7 @@ func.func @scatter_add(%init: tensor<11x6xf32>, %idx: tensor<3x5xi32>, %upd: ten
 // scatter_add into a rank-1 table.
 // CHECK-LABEL: func.func @scatter_add_rank1
 func.func @scatter_add_rank1(%init: tensor<11xf32>, %idx: tensor<4xi64>, %upd: tensor<4xf32>) -> tensor<11xf32> {
-  // CHECK: train.scatter_add {{.*}}train.sharding_rule = "([i], [j], [j])->([i]) {i=11, j=4} reduction={j}"
+  // CHECK: train.scatter_add {{.*}}train.sharding_rule = "([i], [j], [j])->([i]) {i=11, j=4} reduction={j} positional={i}"
   %0 = train.scatter_add %init, %idx, %upd : (tensor<11xf32>, tensor<4xi64>, tensor<4xf32>) -> tensor<11xf32>
   return %0 : tensor<11xf32>
 }
@@ -990,10 +990,11 @@ func.func @iota() -> tensor<3x5xi32> {
 
 // -----
 
-// A constant has one pass factor per result dim.
+// A constant materializes its whole value: every dim needs replication (a
+// shard is a local slice of it).
 // CHECK-LABEL: func.func @constant
 func.func @constant() -> tensor<2x3xf32> {
-  // CHECK: train.constant {{.*}}train.sharding_rule = "()->([i, j]) {i=2, j=3}"
+  // CHECK: train.constant {{.*}}train.sharding_rule = "()->([i, j]) {i=2, j=3} need_replication={i, j}"
   %0 = train.constant dense<1.000000e+00> : tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
@@ -1017,7 +1018,7 @@ func.func @constant_scalar() -> tensor<f32> {
 // dropout: every dim passes; the scalar seed maps nothing.
 // CHECK-LABEL: func.func @dropout
 func.func @dropout(%x: tensor<4x6xf32>, %seed: tensor<i64>) -> tensor<4x6xf32> {
-  // CHECK: train.dropout {{.*}}train.sharding_rule = "([i, j], [])->([i, j]) {i=4, j=6}"
+  // CHECK: train.dropout {{.*}}train.sharding_rule = "([i, j], [])->([i, j]) {i=4, j=6} positional={i, j}"
   %0 = train.dropout %x, %seed {rate = 1.000000e-01 : f64} : (tensor<4x6xf32>, tensor<i64>) -> tensor<4x6xf32>
   return %0 : tensor<4x6xf32>
 }
@@ -1027,7 +1028,7 @@ func.func @dropout(%x: tensor<4x6xf32>, %seed: tensor<i64>) -> tensor<4x6xf32> {
 // dropout of a shard: the index offsets map nothing either.
 // CHECK-LABEL: func.func @dropout_offsets
 func.func @dropout_offsets(%x: tensor<4x6xf32>, %seed: tensor<i64>, %o0: index, %o1: index) -> tensor<4x6xf32> {
-  // CHECK: train.dropout {{.*}}train.sharding_rule = "([i, j], [], [], [])->([i, j]) {i=4, j=6}"
+  // CHECK: train.dropout {{.*}}train.sharding_rule = "([i, j], [], [], [])->([i, j]) {i=4, j=6} positional={i, j}"
   %0 = train.dropout %x, %seed, %o0, %o1 {global_shape = array<i64: 8, 12>, rate = 1.000000e-01 : f64} : (tensor<4x6xf32>, tensor<i64>, index, index) -> tensor<4x6xf32>
   return %0 : tensor<4x6xf32>
 }

@@ -65,6 +65,12 @@ public:
     return llvm::is_contained(meanFactors, factor);
   }
 
+  /// Factors whose global position the op's result depends on (a dropout
+  /// mask drawn from the global element index, an embedding lookup of
+  /// global row ids): when such a factor is split, the op must be told where
+  /// its shard starts (see ShardingRuleOpInterface::setShardOffsets).
+  ArrayRef<int64_t> getPositionalFactors() const { return positionalFactors; }
+
   /// True when the op is linear in its operands jointly (add, sub, neg):
   /// applied to partial sums over the same axes it gives their partial sum,
   /// so pending reductions can wait until after it.
@@ -97,6 +103,7 @@ private:
   SmallVector<TensorMapping> operands;
   SmallVector<TensorMapping> results;
   SmallVector<int64_t> meanFactors;
+  SmallVector<int64_t> positionalFactors;
   bool linear = false;
 };
 
@@ -131,6 +138,13 @@ public:
 
   /// Marks `factor` as one the op averages over (see getMeanFactors).
   ShardingRuleBuilder &markMean(int64_t factor);
+
+  /// Marks `factor` as positional (see getPositionalFactors); the op gets the
+  /// offsets of its positional factors in the order they were marked.
+  ShardingRuleBuilder &markPositional(int64_t factor) {
+    rule.positionalFactors.push_back(factor);
+    return *this;
+  }
 
   /// Marks the op as linear in its operands jointly (see isLinear).
   ShardingRuleBuilder &markLinear() {

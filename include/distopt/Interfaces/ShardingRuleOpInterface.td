@@ -28,7 +28,10 @@ def ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
 
     A rule may also list *mean factors*: the op divides by their size (a
     mean, a mean's gradient), so a shard's result is scaled by `1 / k` when
-    such a factor is split over `k` devices.
+    such a factor is split over `k` devices; and *positional factors*: the
+    op's result depends on the global index along them (dropout's mask, an
+    embedding's row ids), so partitioning gives the op the offset where its
+    shard starts along each of them through `setShardOffsets`.
 
     Rules print as `([i, k], [k, j])->([i, j]) {i=8, j=16, k=4} reduction={k}`
     (plus `mean={...}`).
@@ -43,6 +46,22 @@ def ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
       /*retTy=*/"::mlir::dist::ShardingRule",
       /*methodName=*/"getShardingRule",
       /*args=*/(ins)>,
+    InterfaceMethod<
+      /*desc=*/[{
+        Tells the op, now running on one shard, where its shard starts
+        along each positional factor of its rule (`offsets`, index values,
+        in the rule's order) and the factors' global sizes. Only called for
+        ops whose rule has positional factors.
+      }],
+      /*retTy=*/"void",
+      /*methodName=*/"setShardOffsets",
+      /*args=*/(ins "::mlir::ValueRange":$offsets,
+                    "::llvm::ArrayRef<int64_t>":$globalSizes),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/[{
+        llvm_unreachable("an op with positional factors must implement "
+                         "setShardOffsets");
+      }]>,
   ];
 }
 

@@ -674,3 +674,33 @@ func.func @reduce_scatter_second_input(%a: tensor<8xf32>, %b: tensor<6xf32>) {
   %r:2 = dist.reduce_scatter %a, %b on @m axes = ["x"] scatter_dims = [0, 0] : tensor<8xf32>, tensor<6xf32> -> tensor<2xf32>, tensor<2xf32>
   return
 }
+
+// -----
+
+// The split dim must divide over the group.
+dist.mesh @m {axes = ["x"], shape = array<i64: 4>}
+func.func @shard_offset_not_divisible() -> index {
+  // expected-error @+1 {{'dist.shard_offset' op size 10 does not divide over 4 devices}}
+  %o = dist.shard_offset on @m axes = ["x"] size = 10 : index
+  return %o : index
+}
+
+// -----
+
+// A negative size is rejected.
+dist.mesh @m {axes = ["x"], shape = array<i64: 4>}
+func.func @shard_offset_negative() -> index {
+  // expected-error @+1 {{'dist.shard_offset' op size -4 must be non-negative}}
+  %o = dist.shard_offset on @m axes = ["x"] size = -4 : index
+  return %o : index
+}
+
+// -----
+
+// Its axes must exist on the mesh.
+dist.mesh @m {axes = ["x"], shape = array<i64: 4>}
+func.func @shard_offset_unknown_axis() -> index {
+  // expected-error @+1 {{'dist.shard_offset' op axis 'y' is not an axis of mesh @m}}
+  %o = dist.shard_offset on @m axes = ["y"] size = 8 : index
+  return %o : index
+}

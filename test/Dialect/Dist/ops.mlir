@@ -287,3 +287,16 @@ module @inner {
     return %r : tensor<4xf32>
   }
 }
+
+// -----
+
+// shard_offset names the start of this device's shard of a split dim.
+dist.mesh @mesh {axes = ["data", "model"], shape = array<i64: 2, 4>}
+// CHECK-LABEL: func.func @shard_offset
+func.func @shard_offset() -> (index, index) {
+  // CHECK: dist.shard_offset on @mesh axes = ["model"] size = 1024 : index
+  %a = dist.shard_offset on @mesh axes = ["model"] size = 1024 : index
+  // CHECK: dist.shard_offset on @mesh axes = ["data", "model"] size = 64 : index
+  %b = dist.shard_offset on @mesh axes = ["data", "model"] size = 64 : index
+  return %a, %b : index, index
+}

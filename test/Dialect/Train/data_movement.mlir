@@ -310,3 +310,17 @@ func.func @constant() -> (tensor<128xf32>, tensor<3xi64>, tensor<2xi1>, tensor<2
   %r4 = train.constant dense<0.0> : tensor<f32>
   return %r0, %r1, %r2, %r3, %r4 : tensor<128xf32>, tensor<3xi64>, tensor<2xi1>, tensor<2x2xbf16>, tensor<f32>
 }
+
+// -----
+
+// A shard of a vocabulary-split table: gather and scatter_add take the first
+// row the shard holds (the indices stay global).
+// CHECK-LABEL: func.func @embedding_shard_row_offset
+// CHECK-SAME: (%[[T:.*]]: tensor<250x64xf32>, %[[I:.*]]: tensor<8x16xi32>, %[[U:.*]]: tensor<8x16x64xf32>, %[[OFF:.*]]: index)
+// CHECK: train.gather %[[T]], %[[I]], %[[OFF]] : (tensor<250x64xf32>, tensor<8x16xi32>, index) -> tensor<8x16x64xf32>
+// CHECK: train.scatter_add %[[T]], %[[I]], %[[U]], %[[OFF]] : (tensor<250x64xf32>, tensor<8x16xi32>, tensor<8x16x64xf32>, index) -> tensor<250x64xf32>
+func.func @embedding_shard_row_offset(%t: tensor<250x64xf32>, %i: tensor<8x16xi32>, %u: tensor<8x16x64xf32>, %off: index) -> (tensor<8x16x64xf32>, tensor<250x64xf32>) {
+  %r = train.gather %t, %i, %off : (tensor<250x64xf32>, tensor<8x16xi32>, index) -> tensor<8x16x64xf32>
+  %s = train.scatter_add %t, %i, %u, %off : (tensor<250x64xf32>, tensor<8x16xi32>, tensor<8x16x64xf32>, index) -> tensor<250x64xf32>
+  return %r, %s : tensor<8x16x64xf32>, tensor<250x64xf32>
+}

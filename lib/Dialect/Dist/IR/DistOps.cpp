@@ -537,3 +537,27 @@ int64_t LocalSliceOp::getGroupSize() { return lookupGroupSize(*this); }
 
 #define GET_OP_CLASSES
 #include "distopt/Dialect/Dist/IR/DistOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// ShardOffsetOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ShardOffsetOp::verify() {
+  if (failed(verifyAxes(*this, getAxes())))
+    return failure();
+  if (static_cast<int64_t>(getSize()) < 0)
+    return emitOpError("size ")
+           << static_cast<int64_t>(getSize()) << " must be non-negative";
+  return success();
+}
+
+LogicalResult ShardOffsetOp::verifySymbolUses(SymbolTableCollection &tables) {
+  FailureOr<int64_t> group = verifyGroup(*this, tables);
+  if (failed(group))
+    return failure();
+  int64_t size = getSize();
+  if (size % *group)
+    return emitOpError("size ")
+           << size << " does not divide over " << *group << " devices";
+  return success();
+}

@@ -17,6 +17,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::dist {
 #define GEN_PASS_DEF_DISTANNOTATETENSORPARALLELPASS
@@ -118,6 +119,33 @@ static std::optional<WeightUse> getWeightUse(const ShardingRule &rule,
       use = WeightUse{operand, in, out, inDim, outDim};
   }
   return use;
+}
+
+/// The dim of operand `operand` that maps, alone, a reduction factor that no
+/// other operand and no result maps (the op reduces over it by itself), or
+/// nullopt.
+static std::optional<int64_t> getReducedAloneDim(const ShardingRule &rule,
+                                                 unsigned operand) {
+  auto mapsFactor = [](const TensorMapping &tensor, int64_t factor) {
+    return llvm::any_of(tensor, [&](const DimMapping &dim) {
+      return llvm::is_contained(dim, factor);
+    });
+  };
+  for (auto [d, factors] :
+       llvm::enumerate(rule.getOperandMappings()[operand])) {
+    if (factors.size() != 1 ||
+        rule.getFactorKinds()[factors[0]] != FactorKind::Reduction)
+      continue;
+    int64_t factor = factors[0];
+    bool alone = true;
+    for (auto [i, other] : llvm::enumerate(rule.getOperandMappings()))
+      alone &= i == operand || !mapsFactor(other, factor);
+    for (const TensorMapping &result : rule.getResultMappings())
+      alone &= !mapsFactor(result, factor);
+    if (alone)
+      return d;
+  }
+  return std::nullopt;
 }
 
 /// The number of axes a sharding splits dims over.
@@ -247,17 +275,33 @@ TensorParallelPlan TensorParallelPlanner::run() {
         continue;
       const train::StepValue &arg = step.arguments[*param];
       std::optional<WeightUse> weight = getWeightUse(rule, &op, j);
+      int64_t group = meshShape[modelAxis];
       if (!weight) {
-        if (cast<RankedTensorType>(arg.type).getRank() >= 2)
+        // A parameter the op reduces over alone (an embedding table's rows,
+        // Megatron's vocabulary-parallel embedding): splitting that dim
+        // leaves a partial result, all-reduced once.
+        std::optional<int64_t> dim = getReducedAloneDim(rule, j);
+        auto type = cast<RankedTensorType>(arg.type);
+        if (dim && type.getDimSize(*dim) % group == 0) {
+          TensorSharding sharding = TensorSharding::replicated(type.getRank());
+          sharding.dims[*dim].push_back(modelAxis);
+          plan.params.insert({*param, sharding});
+          continue;
+        }
+        if (dim)
+          op.emitRemark("tensor parallelism leaves parameter '")
+              << arg.name.getValue() << "' replicated: its dim " << *dim
+              << " of size " << type.getDimSize(*dim)
+              << " does not divide over " << group << " devices";
+        else if (type.getRank() >= 2)
           op.emitRemark("tensor parallelism leaves parameter '")
               << arg.name.getValue()
-              << "' replicated: it is not the weight of a contraction "
-                 "(vocabulary-parallel embeddings are not supported yet)";
+              << "' replicated: it is neither the weight of a contraction "
+                 "nor reduced over alone";
         continue;
       }
       int64_t size = cast<RankedTensorType>(arg.type).getDimSize(
           weight->outDim);
-      int64_t group = meshShape[modelAxis];
       if (size % group) {
         op.emitRemark("tensor parallelism leaves parameter '")
             << arg.name.getValue() << "' replicated: its output dim "
@@ -314,14 +358,14 @@ static void annotateUse(OpOperand &use, ShardingAttr sharding) {
   use.set(annotate);
 }
 
-/// Annotates every use of `value` with `sharding` (one annotation per use,
-/// each a resharding at its place).
+/// Annotates `value` with `sharding` once, right after its definition, for
+/// all its uses (one resharding shared by all of them).
 static void annotateUses(Value value, ShardingAttr sharding) {
-  SmallVector<OpOperand *> uses;
-  for (OpOperand &use : value.getUses())
-    uses.push_back(&use);
-  for (OpOperand *use : uses)
-    annotateUse(*use, sharding);
+  OpBuilder builder(value.getContext());
+  builder.setInsertionPointAfterValue(value);
+  auto annotate =
+      AnnotateOp::create(builder, value.getLoc(), value, sharding);
+  value.replaceAllUsesExcept(annotate, annotate);
 }
 
 /// The dim of result 0 of `op` that maps `factor`, or -1.
@@ -411,6 +455,67 @@ void SequenceParallelizer::run() {
   for (auto [op, weight] : plan.columns)
     gatherActivations(op, weight.operand, weight.inFactor, /*allUses=*/false);
 
+  // Backward: the input gradient of a column-parallel layer (a contraction
+  // with its weight over the weight's split output dim: a partial sum) is
+  // split along its tokens like the forward activations, so it is
+  // reduce-scattered; the output gradient reaching a row-parallel layer (a
+  // contraction with its weight over the weight's output dim) is gathered
+  // once for all its uses (the weight gradient needs it whole too).
+  auto backwardUses = [&](Operation *forwardOp, unsigned operand) {
+    SmallVector<std::pair<Operation *, unsigned>> uses;
+    for (OpOperand &use : forwardOp->getOperand(operand).getUses()) {
+      Operation *user = use.getOwner();
+      if (user != forwardOp && !plan.forward.contains(user) &&
+          isa<ShardingRuleOpInterface>(user))
+        uses.push_back({user, use.getOperandNumber()});
+    }
+    return uses;
+  };
+  for (auto [op, weight] : plan.rows)
+    for (auto [user, operand] : backwardUses(op, weight.operand)) {
+      ShardingRule rule =
+          cast<ShardingRuleOpInterface>(user).getShardingRule();
+      int64_t out = getOperandFactor(rule, operand, weight.outDim);
+      if (out < 0 || rule.getFactorKinds()[out] != FactorKind::Reduction)
+        continue; // Not the input gradient.
+      gatherActivations(user, operand, out, /*allUses=*/true);
+    }
+  // The input gradients of column-parallel layers are partial sums; those
+  // added together (q, k and v share their input) stay partial through the
+  // adds, and the total is split along its tokens: one reduce-scatter.
+  llvm::SetVector<Value> gradients;
+  DenseMap<Value, int64_t> hiddenDims;
+  for (auto [op, weight] : plan.columns)
+    for (auto [user, operand] : backwardUses(op, weight.operand)) {
+      ShardingRule rule =
+          cast<ShardingRuleOpInterface>(user).getShardingRule();
+      int64_t out = getOperandFactor(rule, operand, weight.outDim);
+      int64_t in = getOperandFactor(rule, operand, weight.inDim);
+      if (out < 0 || in < 0 ||
+          rule.getFactorKinds()[out] != FactorKind::Reduction)
+        continue; // Not the input gradient.
+      gradients.insert(user->getResult(0));
+      hiddenDims[user->getResult(0)] = getResultDimOf(rule, in);
+    }
+  llvm::SetVector<Operation *> totals;
+  for (Value gradient : gradients) {
+    Value total = gradient;
+    while (total.hasOneUse()) {
+      Operation *user = *total.getUsers().begin();
+      auto ruleOp = dyn_cast<ShardingRuleOpInterface>(user);
+      if (!ruleOp || !ruleOp.getShardingRule().isLinear() ||
+          user->getNumResults() != 1 ||
+          !llvm::all_of(user->getOperands(),
+                        [&](Value v) { return gradients.contains(v); }))
+        break;
+      gradients.insert(user->getResult(0));
+      hiddenDims[user->getResult(0)] = hiddenDims.lookup(total);
+      total = user->getResult(0);
+    }
+    totals.insert(total.getDefiningOp());
+  }
+  for (Operation *total : totals)
+    scatterTokens(total, hiddenDims.lookup(total->getResult(0)));
 }
 
 /// Annotates every training step of `module` with Megatron's plan over axis

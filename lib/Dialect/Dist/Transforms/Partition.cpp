@@ -46,6 +46,10 @@ private:
                                const TensorSharding &sharding,
                                Operation *where);
   LogicalResult partitionOp(Operation *op);
+  /// Gives `op` the offsets of its shard along its rule's positional factors
+  /// (sharded as `factors`).
+  void setShardOffsets(ShardingRuleOpInterface op, const ShardingRule &rule,
+                       const FactorAxes &factors);
   /// The partial axes all of `op`'s operands share, when they are all
   /// pending sums over the same axes.
   std::optional<AxisIndices> getCommonPartial(Operation *op);
@@ -200,9 +204,29 @@ std::optional<AxisIndices> Partitioner::getCommonPartial(Operation *op) {
   return common;
 }
 
+void Partitioner::setShardOffsets(ShardingRuleOpInterface op,
+                                  const ShardingRule &rule,
+                                  const FactorAxes &factors) {
+  SmallVector<Value> offsets;
+  SmallVector<int64_t> sizes;
+  Location loc = op->getLoc();
+  for (int64_t factor : rule.getPositionalFactors()) {
+    int64_t size = rule.getFactorSizes()[factor];
+    sizes.push_back(size);
+    if (factors[factor].empty()) {
+      offsets.push_back(arith::ConstantIndexOp::create(builder, loc, 0));
+      continue;
+    }
+    offsets.push_back(ShardOffsetOp::create(builder, loc,
+                                            builder.getIndexType(),
+                                            mesh.getSymName(),
+                                            axisNames(factors[factor]), size));
+  }
+  op.setShardOffsets(offsets, sizes);
+}
+
 LogicalResult Partitioner::partitionOp(Operation *op) {
   auto ruleIt = rules.find(op);
-  bool keepPartial = false;
   SmallVector<TensorSharding> operandTargets, produced;
   FactorAxes factors;
   if (ruleIt != rules.end()) {
@@ -246,7 +270,6 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
           target.partial = *partial;
         for (TensorSharding &result : produced)
           result.partial = *partial;
-        keepPartial = true;
       }
     }
   } else {
@@ -272,6 +295,14 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
       wanted.push_back({});
 
   builder.setInsertionPoint(op);
+  // Ops whose result depends on global positions learn where their shard
+  // starts when one of those positions is split (the operands they get may
+  // be appended, so this comes first).
+  if (ruleIt != rules.end() &&
+      llvm::any_of(ruleIt->second.getPositionalFactors(),
+                   [&](int64_t factor) { return !factors[factor].empty(); }))
+    setShardOffsets(cast<ShardingRuleOpInterface>(op), ruleIt->second,
+                    factors);
   for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
     if (!current.count(operand))
       continue;
@@ -318,14 +349,18 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
         globalTypes[value] = globalTypes.at(result);
       }
     }
-    if (keepPartial)
-      continue; // Users reduce it when they need it whole.
-    if (failed(checkDivisible(result, globalTypes.at(result),
-                              wanted[result.getResultNumber()], op)))
+    // Lay the result out as propagation decided, but leave pending sums
+    // pending (unless an axis of one splits a dim): each user reduces them
+    // when it needs them whole, as late as possible and once per target.
+    TensorSharding target = wanted[result.getResultNumber()];
+    target.partial.clear();
+    for (int64_t axis : current.at(value).partial)
+      if (!target.usesAxis(axis))
+        target.partial.push_back(axis);
+    if (failed(checkDivisible(result, globalTypes.at(result), target, op)))
       return failure();
-    FailureOr<Value> local = reshard(
-        value, globalTypes.at(result).getShape(),
-        wanted[result.getResultNumber()], op);
+    FailureOr<Value> local =
+        reshard(value, globalTypes.at(result).getShape(), target, op);
     if (failed(local))
       return failure();
     for (OpOperand *use : uses)

@@ -66,7 +66,10 @@ public:
 
 private:
   /// Visits one op; returns the values whose sharding it set.
-  FailureOr<SmallVector<Value>> visit(ShardingRuleOpInterface op);
+  /// When `strict`, only values all of whose factors are decided by their
+  /// neighbours are offered a sharding (nothing is guessed yet).
+  FailureOr<SmallVector<Value>> visit(ShardingRuleOpInterface op,
+                                      bool strict);
   /// Sets `value`'s sharding when it has none.
   bool offer(Value value, TensorSharding sharding);
   void record(func::FuncOp func);
@@ -97,7 +100,7 @@ static std::string axisNames(MeshOp mesh, ArrayRef<int64_t> axes) {
 }
 
 FailureOr<SmallVector<Value>>
-Propagation::visit(ShardingRuleOpInterface op) {
+Propagation::visit(ShardingRuleOpInterface op, bool strict) {
   ShardingRule rule = op.getShardingRule();
   int64_t numFactors = rule.getNumFactors();
   // Candidates per factor: from annotated values (which must agree) and from
@@ -167,27 +170,29 @@ Propagation::visit(ShardingRuleOpInterface op) {
     }
   };
   claim(fromAnnotation);
-  // Among inferred factors, those that keep every result whole claim their
-  // axes before reduction factors, whose split leaves partial sums to
-  // communicate.
-  SmallVector<std::optional<AxisIndices>> passes(numFactors),
-      reductions(numFactors);
+  SmallVector<std::optional<AxisIndices>> rest(inferred);
   for (int64_t f = 0; f < numFactors; ++f)
-    if (!fromAnnotation[f])
-      (rule.getFactorKinds()[f] == FactorKind::Reduction ? reductions
-                                                           : passes)[f] =
-          inferred[f];
-  claim(passes);
-  claim(reductions);
+    if (fromAnnotation[f])
+      rest[f].reset();
+  claim(rest);
   normalizeFactorAxes(rule, factors, meshShape);
   // Drop factor splits that do not divide (a later factor took a major
   // axis): keep the program valid rather than guessing.
+  auto decided = [&](const TensorMapping &mapping) {
+    return !strict || llvm::all_of(mapping, [&](const DimMapping &dim) {
+      return llvm::all_of(dim, [&](int64_t f) {
+        return fromAnnotation[f].has_value() || inferred[f].has_value();
+      });
+    });
+  };
   SmallVector<Value> changed;
   for (auto [i, operand] : llvm::enumerate(op->getOperands()))
-    if (offer(operand, projectOperand(rule, factors, i)))
+    if (decided(rule.getOperandMappings()[i]) &&
+        offer(operand, projectOperand(rule, factors, i)))
       changed.push_back(operand);
   for (auto [i, result] : llvm::enumerate(op->getResults()))
-    if (offer(result, projectResult(rule, factors, i)))
+    if (decided(rule.getResultMappings()[i]) &&
+        offer(result, projectResult(rule, factors, i)))
       changed.push_back(result);
   return changed;
 }
@@ -225,32 +230,41 @@ LogicalResult Propagation::run(func::FuncOp func) {
     for (Operation *user : value.getUsers())
       enqueue(user);
   };
-  while (!worklist.empty()) {
-    Operation *op = worklist.front();
-    worklist.pop_front();
-    queued.erase(op);
-    SmallVector<Value> changed;
-    if (auto annotate = dyn_cast<AnnotateOp>(op)) {
-      // The operand is a hint: it takes the annotation when it has nothing.
-      TensorSharding hint = shardings[annotate.getResult()];
-      hint.partial.clear();
-      if (offer(annotate.getInput(), hint))
-        changed.push_back(annotate.getInput());
-    } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      for (auto [i, value] : llvm::enumerate(ret.getOperands()))
-        if (auto s = func.getResultAttrOfType<ShardingAttr>(
-                i, DistDialect::kShardingAttrName))
-          if (offer(value, toTensorSharding(s, mesh)))
-            changed.push_back(value);
-    } else {
-      FailureOr<SmallVector<Value>> set =
-          visit(cast<ShardingRuleOpInterface>(op));
-      if (failed(set))
-        return failure();
-      changed = std::move(*set);
+  // Two rounds. First only what follows from known shardings: a value waits
+  // while one of its factors is unknown, and annotations do not yet hint
+  // their operands (a resharding requested downstream should not reshape
+  // the ops upstream when the data flow already decides them). Then the
+  // rest, with hints, unknown factors replicated.
+  for (bool strict : {true, false}) {
+    if (!strict)
+      func.walk([&](Operation *op) { enqueue(op); });
+    while (!worklist.empty()) {
+      Operation *op = worklist.front();
+      worklist.pop_front();
+      queued.erase(op);
+      SmallVector<Value> changed;
+      if (auto annotate = dyn_cast<AnnotateOp>(op)) {
+        // The operand takes the annotation as a hint when it has nothing.
+        TensorSharding hint = shardings[annotate.getResult()];
+        hint.partial.clear();
+        if (!strict && offer(annotate.getInput(), hint))
+          changed.push_back(annotate.getInput());
+      } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        for (auto [i, value] : llvm::enumerate(ret.getOperands()))
+          if (auto s = func.getResultAttrOfType<ShardingAttr>(
+                  i, DistDialect::kShardingAttrName))
+            if (offer(value, toTensorSharding(s, mesh)))
+              changed.push_back(value);
+      } else {
+        FailureOr<SmallVector<Value>> set =
+            visit(cast<ShardingRuleOpInterface>(op), strict);
+        if (failed(set))
+          return failure();
+        changed = std::move(*set);
+      }
+      for (Value value : changed)
+        enqueueNeighbours(value);
     }
-    for (Value value : changed)
-      enqueueNeighbours(value);
   }
   record(func);
   return success();

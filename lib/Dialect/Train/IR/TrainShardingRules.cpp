@@ -60,13 +60,17 @@ static void map(ShardingRuleBuilder &builder, TensorRef t, int64_t dim,
     builder.mapOperand(t.index, dim, factor);
 }
 
-ShardingRule mlir::train::getPointwiseRule(Operation *op, bool linear) {
+ShardingRule mlir::train::getPointwiseRule(Operation *op, bool linear,
+                                           bool positional) {
   ShardingRuleBuilder builder = makeBuilder(op);
-  builder.addBroadcastPointwise(shapeOf(op->getResult(0)),
-                                shapesOf(op->getOperands()),
+  ArrayRef<int64_t> shape = shapeOf(op->getResult(0));
+  builder.addBroadcastPointwise(shape, shapesOf(op->getOperands()),
                                 shapesOf(op->getResults()));
   if (linear)
     builder.markLinear();
+  if (positional) // One factor per dim, created in dim order.
+    for (int64_t d = 0, e = shape.size(); d < e; ++d)
+      builder.markPositional(d);
   return builder.build();
 }
 
@@ -494,6 +498,7 @@ static ShardingRule getEmbeddingRule(Operation *op, ArrayRef<TensorRef> tables,
   ArrayRef<int64_t> table = shapeOf(op, tables.front());
   ArrayRef<int64_t> indices = shapeOf(op->getOperand(indicesOperand));
   int64_t v = builder.addFactor(table[0], rowKind);
+  builder.markPositional(v);
   for (auto t : tables)
     map(builder, t, 0, v);
   for (int64_t d = 0, e = indices.size(); d < e; ++d) {
@@ -520,6 +525,20 @@ ShardingRule ScatterAddOp::getShardingRule() {
                           FactorKind::Pass, FactorKind::Reduction);
 }
 
+void GatherOp::setShardOffsets(ValueRange offsets, ArrayRef<int64_t>) {
+  getRowOffsetMutable().assign(offsets.front());
+}
+
+void ScatterAddOp::setShardOffsets(ValueRange offsets, ArrayRef<int64_t>) {
+  getRowOffsetMutable().assign(offsets.front());
+}
+
+void DropoutOp::setShardOffsets(ValueRange offsets,
+                                ArrayRef<int64_t> globalSizes) {
+  getOffsetsMutable().assign(offsets);
+  setGlobalShape(globalSizes);
+}
+
 ShardingRule IotaOp::getShardingRule() {
   ArrayRef<int64_t> shape = shapeOf(getResult());
   ShardingRuleBuilder builder = makeBuilder(*this);
@@ -532,4 +551,13 @@ ShardingRule IotaOp::getShardingRule() {
   return builder.build();
 }
 
-ShardingRule ConstantOp::getShardingRule() { return getPointwiseRule(*this); }
+ShardingRule ConstantOp::getShardingRule() {
+  // The op materializes its whole (global) value: a shard of it is a local
+  // slice of the result, never a different constant.
+  ArrayRef<int64_t> shape = shapeOf(getResult());
+  ShardingRuleBuilder builder = makeBuilder(*this);
+  for (int64_t d = 0, e = shape.size(); d < e; ++d)
+    builder.mapResult(0, d,
+                      builder.addFactor(shape[d], FactorKind::NeedReplication));
+  return builder.build();
+}

@@ -59,11 +59,11 @@
 // Sequence parallelism: per block, the forward pass reduce-scatters the
 // row-parallel results along the sequence dim (8x128x256 -> 8x64x256) and
 // all-gathers the column-parallel inputs; the backward pass all-gathers the
-// gradients reaching the row-parallel layers, re-gathers the column input for
-// its weight gradient and reduce-scatters the input gradients (the q, k and v
-// partial sums added first, so one reduce-scatter). No activation all-reduce
-// remains: only the bucket of layer-norm / head gradients (partial over the
-// token split) is all-reduced.
+// gradient reaching each row-parallel layer once for its uses and
+// reduce-scatters the input gradients of the column-parallel layers (the q,
+// k and v partial sums added first: one reduce-scatter). No activation
+// all-reduce remains: only the bucket of layer-norm / head gradients
+// (partial over the token split) is all-reduced.
 // RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=2 sequence-parallel=true" 2>/dev/null | FileCheck %s --check-prefix=SP
 // SP-LABEL: func.func @train_step
 // SP: dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dims = [1] : tensor<8x128x256xf32> -> tensor<8x64x256xf32>
@@ -77,3 +77,20 @@
 // SP-NOT: dist.all_reduce %{{[^,]*}} on @mesh axes = ["model"] : tensor<8x128x256xf32>
 // SP: dist.all_reduce {{.*}} on @mesh axes = ["model"] : tensor<f32>, tensor<16xf32>
 // SP-NOT: tensor<8x128x256xf32>
+
+// A GPT-like model (bench/gen_gpt.py, 2 layers): the token embedding is
+// vocabulary-parallel (rows split; the lookup's partial result all-reduced
+// once, its gradient scattered into the local rows only); the learned
+// position embedding is added by broadcasting and stays replicated, with a
+// remark. One all-reduce for the embedding plus four per layer.
+// RUN: %python %distopt_src_root/bench/gen_gpt.py --layers 2 --hidden 16 --heads 2 --seq 8 --batch 2 --vocab 32 -o %t.gpt.mlir
+// RUN: dist-opt %t.gpt.mlir --dist-tensor-parallel=size=2 2>&1 | FileCheck %s --check-prefix=GPT
+// GPT: remark: tensor parallelism leaves parameter 'wpe.weight' replicated: it is neither the weight of a contraction nor reduced over alone
+// GPT-LABEL: func.func @train_step
+// GPT-SAME: tensor<16x16xf32> {dist.sharding = #dist.sharding<@mesh, {{\[\[}}model], []]>, train.name = "wte.weight"
+// GPT: %[[OFF:.*]] = dist.shard_offset on @mesh axes = ["model"] size = 32 : index
+// GPT-NEXT: %[[E:.*]] = train.gather %{{.*}}, %{{.*}}, %[[OFF]] : (tensor<16x16xf32>, tensor<2x8xi32>, index) -> tensor<2x8x16xf32>
+// GPT-NEXT: dist.all_reduce %[[E]] on @mesh axes = ["model"] : tensor<2x8x16xf32>
+// GPT-COUNT-8: dist.all_reduce %{{[^,]*}} on @mesh axes = ["model"] : tensor<2x8x16xf32>
+// GPT: %[[BOFF:.*]] = dist.shard_offset on @mesh axes = ["model"] size = 32 : index
+// GPT-NEXT: train.scatter_add %{{.*}}, %{{.*}}, %{{.*}}, %[[BOFF]] : (tensor<16x16xf32>, tensor<2x8xi32>, tensor<2x8x16xf32>, index) -> tensor<16x16xf32>

@@ -69,6 +69,29 @@ def Dist_AnnotateOp : Dist_Op<"annotate", [Pure, SameOperandsAndResultType,
   let hasVerifier = 1;
 }
 
+def Dist_ShardOffsetOp : Dist_Op<"shard_offset", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "where this device's shard of a split dim starts";
+  let description = [{
+    For a dim of global size `size` split over `axes` of `mesh`, returns the
+    global index of this device's first element: its linear index in the
+    group times `size / group_size` (`size` must divide). Partitioning gives
+    it to ops whose result depends on global positions (dropout masks,
+    vocabulary-sharded embedding lookups).
+
+    ```mlir
+    %off = dist.shard_offset on @mesh axes = ["model"] size = 50304 : index
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes,
+                       I64Attr:$size);
+  let results = (outs Index:$result);
+  let assemblyFormat = [{
+    `on` $mesh `axes` `=` $axes `size` `=` $size attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Collectives (SPMD, on local shapes)
 //===----------------------------------------------------------------------===//

@@ -124,23 +124,23 @@ def DistAnnotateTensorParallelPass
     A contraction weight whose split cannot be followed (it meets an op that
     needs the dim whole, a reduction without a weight, a dim that does not
     divide, or no row-parallel partner) stays replicated and a remark says
-    why; so does every other parameter of rank >= 2 used in the forward
-    pass (vocabulary-parallel embeddings are not supported yet).
+    why. A parameter that an op reduces over by itself (an embedding
+    table's rows: Megatron's vocabulary-parallel embedding) is split along
+    that dim; the lookup, told where its shard of rows starts, reads zeros
+    for the others, and its partial result is all-reduced once. Every other
+    parameter of rank >= 2 used in the forward pass stays replicated with a
+    remark.
 
     With `sequence-parallel` (Megatron-LM's sequence parallelism), the ops
-    between blocks (layer norms, dropout, residual adds) run on `1/size` of
+    between blocks (residual adds, layer norms, dropout) run on `1/size` of
     the tokens: each row-parallel result is annotated split along its token
     dim (the dim before the hidden dim), so partitioning reduce-scatters it
     instead of all-reducing it, and each column-parallel input is annotated
-    whole, so it is all-gathered. Propagation carries the token split
-    through the ops between blocks and into the backward pass, where the
-    input gradients of column-parallel layers (partial sums) are
-    reduce-scattered and the output gradients reaching row-parallel layers
-    all-gathered. Each reduce-scatter +
-    all-gather pair moves what the all-reduce it replaces moved; the
-    backward pass also re-gathers each column-parallel input for its weight
-    gradient and all-reduces the (now partial) layer-norm weight gradients,
-    as Megatron-LM does. A partial sum without a token dim that divides
+    whole, so it is all-gathered. In the backward pass the gradient reaching
+    a row-parallel layer is annotated whole once for all its uses, and the
+    input gradients of the column-parallel layers, summed while they are
+    partial, are annotated split along their tokens (one reduce-scatter for
+    q, k and v together). A partial sum without a token dim that divides
     keeps its all-reduce, with a remark.
 
     ```mlir

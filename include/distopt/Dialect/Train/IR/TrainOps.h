@@ -71,7 +71,10 @@ LogicalResult inferSoftmaxTypes(const ShapeDiagnostics &diag, TypeRange types,
 
 /// A rule pointwise over the shape of the first result, see
 /// `Train_PointwiseOp`.
-dist::ShardingRule getPointwiseRule(Operation *op, bool linear = false);
+/// The rule of an elementwise op over its first result's shape; `linear`
+/// and `positional` mark the op linear or its dims positional.
+dist::ShardingRule getPointwiseRule(Operation *op, bool linear = false,
+                                    bool positional = false);
 /// The rule of a softmax-like op: `dim` needs replication.
 dist::ShardingRule getSoftmaxRule(Operation *op, int64_t dim);
 /// Streaming cost with `flopsPerElement` operations per element of result 0.

@@ -23,9 +23,10 @@ def Train_StrictAttributes : NativeOpTrait<"StrictAttributes"> {
 // Every train op is pure, states a sharding rule and a cost, and accepts only
 // its own attributes (plus dialect-prefixed ones such as `train.cost`). Ops
 // print as `train.op %operands {attrs} : (operand types) -> result types`.
-class Train_Op<string mnemonic, list<Trait> traits = []>
+class Train_Op<string mnemonic, list<Trait> traits = [],
+               list<string> ruleMethods = []>
     : Op<Train_Dialect, mnemonic, !listconcat([Pure, Train_StrictAttributes,
-          DeclareOpInterfaceMethods<ShardingRuleOpInterface>,
+          DeclareOpInterfaceMethods<ShardingRuleOpInterface, ruleMethods>,
           DeclareOpInterfaceMethods<CostOpInterface>], traits)> {
   let assemblyFormat =
       "operands attr-dict `:` functional-type(operands, results)";
@@ -36,12 +37,14 @@ class Train_Op<string mnemonic, list<Trait> traits = []>
 // operands are not mapped) and whose cost is `flopsPerElement` operations per
 // element of the first result.
 class Train_PointwiseOp<string mnemonic, int flopsPerElement,
-                        list<Trait> traits = [], bit linear = 0>
-    : Train_Op<mnemonic, traits> {
+                        list<Trait> traits = [], bit linear = 0,
+                        list<string> ruleMethods = []>
+    : Train_Op<mnemonic, traits, ruleMethods> {
   code pointwiseDefinitions = [{
     ::mlir::dist::ShardingRule $cppClass::getShardingRule() {
       return ::mlir::train::getPointwiseRule(getOperation(), }]
-      # !if(linear, "true", "false") # [{);
+      # !if(linear, "true", "false") # [{, }]
+      # !if(!eq(mnemonic, "dropout"), "true", "false") # [{);
     }
     ::mlir::dist::OpCost $cppClass::getCost() {
       return ::mlir::train::getPointwiseCost(getOperation(), }]
@@ -622,34 +625,46 @@ def Train_PadOp : Train_Op<"pad", [InferTypeOpAdaptor]> {
   let results = (outs Train_Tensor:$result);
 }
 
-def Train_GatherOp : Train_Op<"gather", [InferTypeOpAdaptor]> {
+def Train_GatherOp : Train_Op<"gather", [InferTypeOpAdaptor],
+                              ["setShardOffsets"]> {
   let summary = "embedding lookup: gather rows of a table";
   let description = [{
     For `table` `[v, d...]` and `indices` (i32/i64) of any shape, returns
     `[indices..., d...]` with `result[i..., :] = table[indices[i...], :]`.
     Indices must be in `[0, v)`.
 
+    With `row_offset`, the table holds rows `[row_offset, row_offset + v)`
+    of a larger table and the indices are global: an index outside that
+    range reads zeros.
+
     Sharding rule: index dims and `d` dims pass; the row dim `v` is a
-    reduction factor (a vocabulary-sharded table gives each rank the rows it
-    owns and zeros elsewhere: a partial sum, as in Megatron).
+    positional reduction factor (a vocabulary-sharded table gives each rank
+    the rows it owns and zeros elsewhere: a partial sum, as in Megatron; the
+    partitioner supplies `row_offset`).
   }];
-  let arguments = (ins Train_Tensor:$table, Train_IndexTensor:$indices);
+  let arguments = (ins Train_Tensor:$table, Train_IndexTensor:$indices,
+                       Optional<Index>:$row_offset);
   let results = (outs Train_Tensor:$result);
 }
 
-def Train_ScatterAddOp : Train_Op<"scatter_add", [InferTypeOpAdaptor]> {
+def Train_ScatterAddOp : Train_Op<"scatter_add", [InferTypeOpAdaptor],
+                                  ["setShardOffsets"]> {
   let summary = "embedding gradient: add rows into a table";
   let description = [{
     For `init` `[v, d...]`, `indices` (i32/i64) of any shape and `updates`
     `[indices..., d...]`, returns `init` with `updates[i..., :]` added to
     row `indices[i...]` (repeated indices accumulate).
 
-    Sharding rule: `v` and `d` pass; index dims are reduction factors (each
-    shard of the updates adds a partial sum). Cost: one add per update
-    element.
+    With `row_offset`, `init` holds rows `[row_offset, row_offset + v)` of a
+    larger table and the indices are global: updates of rows outside that
+    range are dropped.
+
+    Sharding rule: `v` (positional: the partitioner supplies `row_offset`)
+    and `d` pass; index dims are reduction factors (each shard of the
+    updates adds a partial sum). Cost: one add per update element.
   }];
   let arguments = (ins Train_Tensor:$init, Train_IndexTensor:$indices,
-                       Train_Tensor:$updates);
+                       Train_Tensor:$updates, Optional<Index>:$row_offset);
   let results = (outs Train_Tensor:$result);
 }
 
@@ -671,6 +686,9 @@ def Train_ConstantOp : Train_Op<"constant",
     A tensor given by an elements attribute (dense, splat or a dense
     resource); the result has its type.
 
+    Sharding rule: every dim needs replication, since the op materializes
+    its whole value; a shard of it is a local slice (no communication).
+
     ```mlir
     %c = train.constant dense<0.5> : tensor<128xf32>
     ```
@@ -685,7 +703,8 @@ def Train_ConstantOp : Train_Op<"constant",
 // Dropout
 //===----------------------------------------------------------------------===//
 
-def Train_DropoutOp : Train_PointwiseOp<"dropout", 4, [InferTypeOpAdaptor]> {
+def Train_DropoutOp : Train_PointwiseOp<"dropout", 4, [InferTypeOpAdaptor],
+    /*linear=*/0, ["setShardOffsets"]> {
   let summary = "dropout with a counter-based RNG";
   let description = [{
     Zeroes each element with probability `rate` and scales the others by
@@ -697,7 +716,8 @@ def Train_DropoutOp : Train_PointwiseOp<"dropout", 4, [InferTypeOpAdaptor]> {
     program. Without them the operand is the whole tensor. The gradient is
     `dropout` of the output gradient with the same seed.
 
-    Sharding rule: every dim passes (the partitioner supplies the offsets).
+    Sharding rule: every dim passes and is positional (the partitioner
+    supplies the offsets and the global shape).
 
     ```mlir
     %y = train.dropout %x, %seed {rate = 1.000000e-01 : f64}
