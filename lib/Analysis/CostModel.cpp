@@ -10,6 +10,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::dist;
@@ -46,6 +47,36 @@ double mlir::dist::getRingBusBytes(CollectiveKind kind, int64_t groupSize,
     return payloadBytes;
   }
   llvm_unreachable("unknown collective kind");
+}
+
+double mlir::dist::getRingSeconds(CollectiveKind kind, int64_t groupSize,
+                                  double busBytes, double gbPerSecond,
+                                  double latencyUs) {
+  if (groupSize <= 1)
+    return 0;
+  int64_t steps = kind == CollectiveKind::AllReduce ? 2 * (groupSize - 1)
+                                                    : groupSize - 1;
+  return busBytes / (gbPerSecond * 1e9) + steps * latencyUs * 1e-6;
+}
+
+/// The estimated time of `entry` on `mesh`, when the mesh has bandwidths.
+static std::optional<double> estimateSeconds(const CollectiveCost &entry,
+                                             MeshOp mesh) {
+  std::optional<ArrayAttr> bandwidths = mesh.getBandwidths();
+  if (!bandwidths)
+    return std::nullopt;
+  std::optional<ArrayAttr> latencies = mesh.getLatencies();
+  double bandwidth = std::numeric_limits<double>::infinity(), latency = 0;
+  for (const std::string &axis : entry.axes) {
+    int64_t index = *mesh.getAxisIndex(axis);
+    bandwidth = std::min(
+        bandwidth, cast<FloatAttr>((*bandwidths)[index]).getValueAsDouble());
+    if (latencies)
+      latency = std::max(
+          latency, cast<FloatAttr>((*latencies)[index]).getValueAsDouble());
+  }
+  return getRingSeconds(entry.kind, entry.groupSize, entry.busBytes,
+                        bandwidth, latency);
 }
 
 int64_t mlir::dist::getPeakLiveBytes(ArrayRef<LiveInterval> intervals) {
@@ -180,10 +211,18 @@ StepCost mlir::dist::analyzeStepCost(func::FuncOp func) {
       entry.groupSize = mesh.getGroupSize(op.getAttrOfType<ArrayAttr>("axes"));
     entry.tensors = op.getNumOperands();
     entry.busBytes = getRingBusBytes(kind, entry.groupSize, payload);
+    if (mesh)
+      entry.seconds = estimateSeconds(entry, mesh);
     cost.commBytes += entry.busBytes;
     cost.collectives.push_back(std::move(entry));
   }
   cost.activationPeakBytes = getPeakLiveBytes(intervals);
+  if (llvm::all_of(cost.collectives,
+                   [](const CollectiveCost &c) { return c.seconds; })) {
+    cost.commSeconds = 0;
+    for (const CollectiveCost &c : cost.collectives)
+      *cost.commSeconds += *c.seconds;
+  }
   return cost;
 }
 
@@ -203,7 +242,7 @@ llvm::json::Value mlir::dist::toJSON(const StepCost &cost) {
     llvm::json::Array axes;
     for (const std::string &axis : c.axes)
       axes.push_back(axis);
-    collectives.push_back(llvm::json::Object{
+    llvm::json::Object entry{
         {"kind", stringifyCollectiveKind(c.kind)},
         {"axes", std::move(axes)},
         {"group_size", c.groupSize},
@@ -211,9 +250,12 @@ llvm::json::Value mlir::dist::toJSON(const StepCost &cost) {
         {"payload_bytes", c.payloadBytes},
         {"bus_bytes", c.busBytes},
         {"loc", formatLocation(c.loc)},
-    });
+    };
+    if (c.seconds)
+      entry["seconds"] = *c.seconds;
+    collectives.push_back(std::move(entry));
   }
-  return llvm::json::Object{
+  llvm::json::Object object{
       {"function", cost.function},
       {"flops_per_rank", cost.flops},
       {"bytes_accessed_per_rank", cost.bytesAccessed},
@@ -232,6 +274,9 @@ llvm::json::Value mlir::dist::toJSON(const StepCost &cost) {
        }},
       {"collectives", std::move(collectives)},
   };
+  if (cost.commSeconds)
+    object["comm_seconds_per_rank"] = *cost.commSeconds;
+  return object;
 }
 
 /// `1234567` as `1.23 M`.
@@ -254,6 +299,9 @@ void mlir::dist::printStepCostTable(const StepCost &cost, raw_ostream &os) {
   row("flops", cost.flops);
   row("bytes accessed", cost.bytesAccessed);
   row("comm bytes (ring bus)", cost.commBytes);
+  if (cost.commSeconds)
+    os << llvm::formatv("  {0,-28} {1,18:F1}  (mesh bandwidths)\n",
+                        "comm time (us, estimated)", *cost.commSeconds * 1e6);
   row("params", cost.paramBytes);
   row("gradients", cost.gradientBytes);
   row("optimizer state", cost.optStateBytes);
@@ -266,13 +314,16 @@ void mlir::dist::printStepCostTable(const StepCost &cost, raw_ostream &os) {
                       cost.collectives.size());
   if (cost.collectives.empty())
     return;
-  os << llvm::formatv("  {0,-15} {1,-20} {2,5} {3,7} {4,14} {5,16}  {6}\n",
-                      "collective", "axes", "group", "tensors",
-                      "payload bytes", "bus bytes", "location");
+  os << llvm::formatv(
+      "  {0,-15} {1,-20} {2,5} {3,7} {4,14} {5,16} {6,10}  {7}\n",
+      "collective", "axes", "group", "tensors", "payload bytes", "bus bytes",
+      "time us", "location");
   for (const CollectiveCost &c : cost.collectives)
-    os << llvm::formatv("  {0,-15} {1,-20} {2,5} {3,7} {4,14} {5,16:F1}  {6}\n",
-                        stringifyCollectiveKind(c.kind),
-                        "[" + llvm::join(c.axes, ", ") + "]", c.groupSize,
-                        c.tensors, c.payloadBytes, c.busBytes,
-                        formatLocation(c.loc));
+    os << llvm::formatv(
+        "  {0,-15} {1,-20} {2,5} {3,7} {4,14} {5,16:F1} {6,10}  {7}\n",
+        stringifyCollectiveKind(c.kind), "[" + llvm::join(c.axes, ", ") + "]",
+        c.groupSize, c.tensors, c.payloadBytes, c.busBytes,
+        c.seconds ? llvm::formatv("{0:F2}", *c.seconds * 1e6).str()
+                  : std::string("-"),
+        formatLocation(c.loc));
 }

@@ -37,6 +37,17 @@ TEST(CostModelTest, GroupOfOneMovesNothing) {
     EXPECT_EQ(getRingBusBytes(kind, 1, 1 << 20), 0) << int(kind);
 }
 
+// Time = bus bytes / bandwidth + one latency per ring step.
+TEST(CostModelTest, RingSeconds) {
+  // 2(n-1) = 6 steps of 1 us plus 1.5e9 bytes at 100 GB/s.
+  EXPECT_DOUBLE_EQ(
+      getRingSeconds(CollectiveKind::AllReduce, 4, 1.5e9, 100, 1), 0.015006);
+  // n-1 = 3 steps for the others.
+  EXPECT_DOUBLE_EQ(
+      getRingSeconds(CollectiveKind::AllGather, 4, 1e9, 100, 2), 0.010006);
+  EXPECT_EQ(getRingSeconds(CollectiveKind::AllReduce, 1, 0, 100, 5), 0);
+}
+
 TEST(CostModelTest, KindNames) {
   EXPECT_EQ(stringifyCollectiveKind(CollectiveKind::ReduceScatter),
             "reduce_scatter");

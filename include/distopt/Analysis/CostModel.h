@@ -15,6 +15,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir::dist {
@@ -33,6 +34,13 @@ StringRef stringifyCollectiveKind(CollectiveKind kind);
 /// all_gather and all_to_all `(n-1)/n * S`, broadcast `S` (0 when n = 1).
 double getRingBusBytes(CollectiveKind kind, int64_t groupSize,
                        int64_t payloadBytes);
+
+/// Seconds a ring implementation of a collective takes over links of
+/// `gbPerSecond` GB/s with `latencyUs` microseconds per step: the bus bytes
+/// over the bandwidth plus one latency per ring step (an all-reduce takes
+/// 2(n-1) steps, the others n-1).
+double getRingSeconds(CollectiveKind kind, int64_t groupSize, double busBytes,
+                      double gbPerSecond, double latencyUs);
 
 /// A value live from program point `begin` to `end` (inclusive).
 struct LiveInterval {
@@ -54,6 +62,9 @@ struct CollectiveCost {
   int64_t tensors;
   int64_t payloadBytes;
   double busBytes;
+  /// Estimated time when the mesh gives the bandwidths of the op's axes
+  /// (the slowest axis's bandwidth, the largest latency).
+  std::optional<double> seconds;
 };
 
 /// The per-rank cost of one function (a training step after partitioning).
@@ -64,6 +75,8 @@ struct StepCost {
   int64_t bytesAccessed = 0;
   SmallVector<CollectiveCost> collectives;
   double commBytes = 0;
+  /// The sum of the collectives' estimated times, when every one has one.
+  std::optional<double> commSeconds;
 
   // Memory per rank, in bytes.
   int64_t paramBytes = 0;

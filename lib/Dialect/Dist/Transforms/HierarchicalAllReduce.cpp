@@ -37,9 +37,12 @@ static LogicalResult decompose(AllReduceOp op) {
   Location loc = op.getLoc();
   StringRef meshName = mesh.getSymName();
 
-  // Intra-host reduce-scatter of every tensor that has a divisible dim.
-  SmallVector<Value> slices;
+  // Intra-host reduce-scatter of every tensor that has a divisible dim (one
+  // variadic op for the bucket), all-reduce of the others.
   SmallVector<std::optional<int64_t>> scatterDims;
+  SmallVector<Value> scattered, whole;
+  SmallVector<Type> scatteredTypes;
+  SmallVector<int64_t> dims;
   for (Value input : op.getInputs()) {
     auto type = cast<RankedTensorType>(input.getType());
     std::optional<int64_t> dim;
@@ -52,20 +55,31 @@ static LogicalResult decompose(AllReduceOp op) {
           << type << " has no dim divisible by the " << local
           << " devices of a host: all-reduced within the host, then across "
              "hosts";
-      slices.push_back(AllReduceOp::create(builder, loc, TypeRange{type},
-                                           ValueRange{input},
-                                           ReductionKind::sum, meshName, intra)
-                           .getResult(0));
+      whole.push_back(input);
       continue;
     }
     SmallVector<int64_t> shape(type.getShape());
     shape[*dim] /= local;
-    slices.push_back(ReduceScatterOp::create(
-                         builder, loc, TypeRange{type.clone(shape)},
-                         ValueRange{input}, builder.getDenseI64ArrayAttr(*dim),
-                         ReductionKind::sum, meshName, intra)
-                         .getResult(0));
+    scattered.push_back(input);
+    scatteredTypes.push_back(type.clone(shape));
+    dims.push_back(*dim);
   }
+  ValueRange scatteredSlices, wholeSums;
+  if (!scattered.empty())
+    scatteredSlices =
+        ReduceScatterOp::create(builder, loc, scatteredTypes, scattered,
+                                builder.getDenseI64ArrayAttr(dims),
+                                ReductionKind::sum, meshName, intra)
+            .getResults();
+  if (!whole.empty())
+    wholeSums = AllReduceOp::create(builder, loc, ValueRange(whole).getTypes(),
+                                    whole, ReductionKind::sum, meshName, intra)
+                    .getResults();
+  SmallVector<Value> slices;
+  unsigned nextScattered = 0, nextWhole = 0;
+  for (const std::optional<int64_t> &dim : scatterDims)
+    slices.push_back(dim ? scatteredSlices[nextScattered++]
+                         : wholeSums[nextWhole++]);
   // One inter-host all-reduce of all slices.
   auto across = AllReduceOp::create(builder, loc, ValueRange(slices).getTypes(),
                                     slices, ReductionKind::sum, meshName, inter);

@@ -52,8 +52,8 @@
 // TEXT:      cost of @train_step per rank
 // TEXT:      comm bytes (ring bus) 610626 (610.63 K)
 // TEXT:      collectives 1
-// TEXT-NEXT: collective axes group tensors payload bytes bus bytes location
-// TEXT-NEXT: all_reduce [data] 4 5 407084 610626.0 {{.*}}mlp.mlir
+// TEXT-NEXT: collective axes group tensors payload bytes bus bytes time us location
+// TEXT-NEXT: all_reduce [data] 4 5 407084 610626.0 - {{.*}}mlp.mlir
 
 // The report can go to a file; the IR is unchanged.
 // RUN: dist-opt %examples/mlp.mlir --dist-mirrored=replicas=2 --dist-cost-report="format=json output=%t.json" | FileCheck %s --check-prefix=IR

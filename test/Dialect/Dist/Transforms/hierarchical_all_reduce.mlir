@@ -1,16 +1,16 @@
 // RUN: dist-opt %s -split-input-file --dist-hierarchical-all-reduce -verify-diagnostics | FileCheck %s
 
-// A bucket over hosts x devices (2 x 4): each tensor is reduce-scattered
+// A bucket over hosts x devices (2 x 4): the tensors are reduce-scattered (one
+// variadic op)
 // within the host along its first dim divisible by 4 (dim 0 of 128x784,
 // dim 1 of 10x128), the slices are all-reduced across hosts in one op and
 // gathered back within the host; a 10-element tensor (no dim divisible by 4)
 // is all-reduced within the host, then across hosts.
 // CHECK-LABEL: func.func @bucket
 // CHECK-SAME: (%[[A:[^:]+]]: tensor<128x784xf32>, %[[B:[^:]+]]: tensor<10x128xf32>, %[[C:[^:]+]]: tensor<10xf32>)
-// CHECK: %[[SA:.*]] = dist.reduce_scatter %[[A]] on @mesh axes = ["devices"] scatter_dims = [0] : tensor<128x784xf32> -> tensor<32x784xf32>
-// CHECK: %[[SB:.*]] = dist.reduce_scatter %[[B]] on @mesh axes = ["devices"] scatter_dims = [1] : tensor<10x128xf32> -> tensor<10x32xf32>
+// CHECK: %[[S:.*]]:2 = dist.reduce_scatter %[[A]], %[[B]] on @mesh axes = ["devices"] scatter_dims = [0, 1] : tensor<128x784xf32>, tensor<10x128xf32> -> tensor<32x784xf32>, tensor<10x32xf32>
 // CHECK: %[[SC:.*]] = dist.all_reduce %[[C]] on @mesh axes = ["devices"] : tensor<10xf32>
-// CHECK: %[[R:.*]]:3 = dist.all_reduce %[[SA]], %[[SB]], %[[SC]] on @mesh axes = ["hosts"] : tensor<32x784xf32>, tensor<10x32xf32>, tensor<10xf32>
+// CHECK: %[[R:.*]]:3 = dist.all_reduce %[[S]]#0, %[[S]]#1, %[[SC]] on @mesh axes = ["hosts"] : tensor<32x784xf32>, tensor<10x32xf32>, tensor<10xf32>
 // CHECK: %[[GA:.*]] = dist.all_gather %[[R]]#0 on @mesh axes = ["devices"] gather_dim = 0 : tensor<32x784xf32> -> tensor<128x784xf32>
 // CHECK: %[[GB:.*]] = dist.all_gather %[[R]]#1 on @mesh axes = ["devices"] gather_dim = 1 : tensor<10x32xf32> -> tensor<10x128xf32>
 // CHECK-NOT: dist.

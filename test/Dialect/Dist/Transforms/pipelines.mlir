@@ -181,12 +181,9 @@
 // MULTI-SAME: tensor<8x784xf32> {dist.sharding = #dist.sharding<@mesh, [{{\[}}hosts, devices], []]>
 // MULTI: %[[Q:.*]] = arith.constant dense<1.250000e-01> : tensor<f32>
 // MULTI-NEXT: %[[LOSS:.*]] = arith.mulf %{{.*}}, %[[Q]] : tensor<f32>
-// MULTI: %[[SL:.*]] = dist.all_reduce %[[LOSS]] on @mesh axes = ["devices"] : tensor<f32>
-// MULTI-NEXT: %[[SW2:.*]] = dist.reduce_scatter %{{.*}} on @mesh axes = ["devices"] scatter_dims = [1] : tensor<10x128xf32> -> tensor<10x32xf32>
-// MULTI-NEXT: %[[SB2:.*]] = dist.all_reduce %{{.*}} on @mesh axes = ["devices"] : tensor<10xf32>
-// MULTI-NEXT: %[[SW1:.*]] = dist.reduce_scatter %{{.*}} on @mesh axes = ["devices"] scatter_dims = [0] : tensor<128x784xf32> -> tensor<32x784xf32>
-// MULTI-NEXT: %[[SB1:.*]] = dist.reduce_scatter %{{.*}} on @mesh axes = ["devices"] scatter_dims = [0] : tensor<128xf32> -> tensor<32xf32>
-// MULTI-NEXT: %[[R:.*]]:5 = dist.all_reduce %[[SL]], %[[SW2]], %[[SB2]], %[[SW1]], %[[SB1]] on @mesh axes = ["hosts"] : tensor<f32>, tensor<10x32xf32>, tensor<10xf32>, tensor<32x784xf32>, tensor<32xf32>
+// MULTI: %[[S:.*]]:3 = dist.reduce_scatter %{{.*}}, %{{.*}}, %{{.*}} on @mesh axes = ["devices"] scatter_dims = [1, 0, 0] : tensor<10x128xf32>, tensor<128x784xf32>, tensor<128xf32> -> tensor<10x32xf32>, tensor<32x784xf32>, tensor<32xf32>
+// MULTI-NEXT: %[[W:.*]]:2 = dist.all_reduce %[[LOSS]], %{{.*}} on @mesh axes = ["devices"] : tensor<f32>, tensor<10xf32>
+// MULTI-NEXT: %[[R:.*]]:5 = dist.all_reduce %[[W]]#0, %[[S]]#0, %[[W]]#1, %[[S]]#1, %[[S]]#2 on @mesh axes = ["hosts"] : tensor<f32>, tensor<10x32xf32>, tensor<10xf32>, tensor<32x784xf32>, tensor<32xf32>
 // MULTI-NEXT: %[[GW2:.*]] = dist.all_gather %[[R]]#1 on @mesh axes = ["devices"] gather_dim = 1 : tensor<10x32xf32> -> tensor<10x128xf32>
 // MULTI-NEXT: %[[GW1:.*]] = dist.all_gather %[[R]]#3 on @mesh axes = ["devices"] gather_dim = 0 : tensor<32x784xf32> -> tensor<128x784xf32>
 // MULTI-NEXT: %[[GB1:.*]] = dist.all_gather %[[R]]#4 on @mesh axes = ["devices"] gather_dim = 0 : tensor<32xf32> -> tensor<128xf32>

@@ -333,6 +333,11 @@ def DistCostReportPass : Pass<"dist-cost-report", "ModuleOp"> {
       all_to_all `(n-1)/n * S`, broadcast `S`; `local_slice` moves nothing;
     - `comm_bytes_per_rank` (the sum of bus bytes) and `collective_count`
       (a variadic all-reduce counts once);
+    - when the mesh gives `bandwidths` (and `latencies`), each collective's
+      estimated time (bus bytes over the slowest of its axes' bandwidths
+      plus one latency, the largest of its axes', per ring step: 2(n-1) for
+      an all-reduce, n-1 for the others) and their sum
+      `comm_seconds_per_rank`;
     - memory per rank: `param_bytes`, `opt_state_bytes` and `input_bytes`
       (arguments by `train.role`), `gradient_bytes` (each update op's
       gradient as the data-parallel reduction delivers it: the result of the
