@@ -97,6 +97,17 @@ int64_t mlir::dist::getPeakLiveBytes(ArrayRef<LiveInterval> intervals) {
   return peak;
 }
 
+/// Bytes of the values of `types`; a future counts as the tensor it will
+/// hold (its buffer is in flight).
+static int64_t getValueBytes(TypeRange types) {
+  int64_t bytes = 0;
+  for (Type type : types)
+    bytes += getTensorBytes(isa<FutureType>(type)
+                                ? cast<FutureType>(type).getValueType()
+                                : type);
+  return bytes;
+}
+
 /// The collective `op` is, with its payload, or nullopt for other ops.
 static std::optional<std::pair<CollectiveKind, int64_t>>
 classifyCollective(Operation *op) {
@@ -126,11 +137,24 @@ classifyCollective(Operation *op) {
         return std::make_pair(CollectiveKind::Broadcast,
                               getTensorBytes(op.getInput().getType()));
       })
+      .Case([](AllReduceStartOp op) -> Result {
+        return std::make_pair(CollectiveKind::AllReduce,
+                              getValueBytes(op.getInputs().getTypes()));
+      })
+      .Case([](ReduceScatterStartOp op) -> Result {
+        return std::make_pair(CollectiveKind::ReduceScatter,
+                              getValueBytes(op.getInputs().getTypes()));
+      })
+      .Case([](AllGatherStartOp op) -> Result {
+        return std::make_pair(CollectiveKind::AllGather,
+                              getValueBytes(op.getFuture().getType()));
+      })
       .Default([](Operation *) -> Result { return std::nullopt; });
 }
 
 /// The gradient as the reduction delivers it: through local slices up to
-/// the last communicating collective, else the value itself.
+/// the last communicating collective (or the wait for one), else the value
+/// itself.
 static int64_t getDeliveredGradientBytes(Value grad) {
   Value value = grad;
   while (Operation *def = value.getDefiningOp()) {
@@ -138,7 +162,7 @@ static int64_t getDeliveredGradientBytes(Value grad) {
       value = slice.getInput();
       continue;
     }
-    if (classifyCollective(def))
+    if (classifyCollective(def) || isa<WaitOp>(def))
       return getTensorBytes(value.getType());
     break;
   }
@@ -188,7 +212,7 @@ StepCost mlir::dist::analyzeStepCost(func::FuncOp func) {
       for (Operation *user : result.getUsers())
         if (Operation *inBody = body.findAncestorOpInBlock(*user))
           end = std::max(end, position.lookup(inBody));
-      intervals.push_back({begin, end, getTensorBytes(result.getType())});
+      intervals.push_back({begin, end, getValueBytes(result.getType())});
     }
     if (auto costOp = dyn_cast<CostOpInterface>(op)) {
       OpCost opCost = costOp.getCost();
@@ -217,7 +241,8 @@ StepCost mlir::dist::analyzeStepCost(func::FuncOp func) {
     cost.collectives.push_back(std::move(entry));
   }
   cost.activationPeakBytes = getPeakLiveBytes(intervals);
-  if (llvm::all_of(cost.collectives,
+  if (!cost.collectives.empty() &&
+      llvm::all_of(cost.collectives,
                    [](const CollectiveCost &c) { return c.seconds; })) {
     cost.commSeconds = 0;
     for (const CollectiveCost &c : cost.collectives)

@@ -704,3 +704,45 @@ func.func @shard_offset_unknown_axis() -> index {
   %o = dist.shard_offset on @m axes = ["y"] size = 8 : index
   return %o : index
 }
+
+// -----
+
+// A started all-reduce's future holds the input's type.
+dist.mesh @m {axes = ["x"], shape = array<i64: 4>}
+func.func @all_reduce_start_future_type(%a: tensor<8xf32>) {
+  // expected-error @+1 {{'dist.all_reduce_start' op future #0 must hold 'tensor<8xf32>', got 'tensor<4xf32>'}}
+  %f = dist.all_reduce_start %a on @m axes = ["x"] : tensor<8xf32> -> !dist.future<tensor<4xf32>>
+  return
+}
+
+// -----
+
+// A started reduce-scatter is checked like reduce_scatter.
+dist.mesh @m {axes = ["x"], shape = array<i64: 4>}
+func.func @reduce_scatter_start_shape(%a: tensor<8xf32>) {
+  // expected-error @+1 {{'dist.reduce_scatter_start' op result type 'tensor<4xf32>' must have shape 2}}
+  %f = dist.reduce_scatter_start %a on @m axes = ["x"] scatter_dims = [0] : tensor<8xf32> -> !dist.future<tensor<4xf32>>
+  return
+}
+
+// -----
+
+// A started all-gather is checked like all_gather.
+dist.mesh @m {axes = ["x"], shape = array<i64: 4>}
+func.func @all_gather_start_dim(%a: tensor<8xf32>) {
+  // expected-error @+1 {{'dist.all_gather_start' op gather_dim 1 is out of range for rank 1}}
+  %f = dist.all_gather_start %a on @m axes = ["x"] gather_dim = 1 : tensor<8xf32> -> !dist.future<tensor<32xf32>>
+  return
+}
+
+// -----
+
+// wait returns the futures' tensors.
+dist.mesh @m {axes = ["x"], shape = array<i64: 4>}
+func.func @wait_type(%a: tensor<8xf32>) {
+  %f = dist.all_reduce_start %a on @m axes = ["x"] : tensor<8xf32> -> !dist.future<tensor<8xf32>>
+  // expected-error @+2 {{'dist.wait' op inferred type(s) 'tensor<8xf32>' are incompatible with return type(s) of operation 'tensor<4xf32>'}}
+  // expected-error @+1 {{'dist.wait' op failed to infer returned types}}
+  %r = "dist.wait"(%f) : (!dist.future<tensor<8xf32>>) -> tensor<4xf32>
+  return
+}

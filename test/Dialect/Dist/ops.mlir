@@ -300,3 +300,20 @@ func.func @shard_offset() -> (index, index) {
   %b = dist.shard_offset on @mesh axes = ["data", "model"] size = 64 : index
   return %a, %b : index, index
 }
+
+// -----
+
+// The asynchronous forms: start returns futures, wait their tensors.
+dist.mesh @mesh {axes = ["data"], shape = array<i64: 4>}
+// CHECK-LABEL: func.func @async_collectives
+func.func @async_collectives(%a: tensor<8x4xf32>, %b: tensor<16xf32>) -> (tensor<8x4xf32>, tensor<2x4xf32>, tensor<64xf32>) {
+  // CHECK: %[[F0:.*]] = dist.all_reduce_start %{{.*}} on @mesh axes = ["data"] reduction = <max> : tensor<8x4xf32> -> !dist.future<tensor<8x4xf32>>
+  %f0 = dist.all_reduce_start %a on @mesh axes = ["data"] reduction = <max> : tensor<8x4xf32> -> !dist.future<tensor<8x4xf32>>
+  // CHECK: %[[F1:.*]] = dist.reduce_scatter_start %{{.*}} on @mesh axes = ["data"] scatter_dims = [0] : tensor<8x4xf32> -> !dist.future<tensor<2x4xf32>>
+  %f1 = dist.reduce_scatter_start %a on @mesh axes = ["data"] scatter_dims = [0] : tensor<8x4xf32> -> !dist.future<tensor<2x4xf32>>
+  // CHECK: %[[F2:.*]] = dist.all_gather_start %{{.*}} on @mesh axes = ["data"] gather_dim = 0 : tensor<16xf32> -> !dist.future<tensor<64xf32>>
+  %f2 = dist.all_gather_start %b on @mesh axes = ["data"] gather_dim = 0 : tensor<16xf32> -> !dist.future<tensor<64xf32>>
+  // CHECK: %[[R:.*]]:3 = dist.wait %[[F0]], %[[F1]], %[[F2]] : !dist.future<tensor<8x4xf32>>, !dist.future<tensor<2x4xf32>>, !dist.future<tensor<64xf32>>
+  %r0, %r1, %r2 = dist.wait %f0, %f1, %f2 : !dist.future<tensor<8x4xf32>>, !dist.future<tensor<2x4xf32>>, !dist.future<tensor<64xf32>>
+  return %r0, %r1, %r2 : tensor<8x4xf32>, tensor<2x4xf32>, tensor<64xf32>
+}

@@ -17,6 +17,9 @@ using namespace mlir::dist;
 #define GET_ATTRDEF_CLASSES
 #include "distopt/Dialect/Dist/IR/DistAttrs.cpp.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "distopt/Dialect/Dist/IR/DistOpsTypes.cpp.inc"
+
 void DistDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
@@ -25,6 +28,10 @@ void DistDialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "distopt/Dialect/Dist/IR/DistAttrs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "distopt/Dialect/Dist/IR/DistOpsTypes.cpp.inc"
       >();
 }
 

@@ -394,46 +394,87 @@ LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &tables) {
 }
 
 /// The name of input `index`'s scatter dim in messages.
-static std::string scatterDimName(ReduceScatterOp op, unsigned index) {
+static std::string scatterDimName(unsigned index) {
   return ("input #" + Twine(index) + " scatter_dim").str();
+}
+
+/// The tensor types a collective produces: its results', or the value types
+/// of the futures of its start form.
+static SmallVector<RankedTensorType> getProducedTypes(TypeRange types) {
+  SmallVector<RankedTensorType> produced;
+  for (Type type : types)
+    produced.push_back(isa<FutureType>(type)
+                           ? cast<FutureType>(type).getValueType()
+                           : cast<RankedTensorType>(type));
+  return produced;
+}
+
+/// The checks of a reduce-scatter (synchronous or started) that need no
+/// mesh.
+static LogicalResult verifyReduceScatter(Operation *op, TypeRange inputs,
+                                         TypeRange results,
+                                         ArrayRef<int64_t> dims) {
+  if (inputs.empty())
+    return op->emitOpError("needs at least one input");
+  if (results.size() != inputs.size() || dims.size() != inputs.size())
+    return op->emitOpError(
+               "needs one result and one scatter dim per input, got ")
+           << inputs.size() << " inputs, " << results.size()
+           << " results and " << dims.size() << " scatter dims";
+  for (auto [i, input, result, dim] :
+       llvm::enumerate(inputs, getProducedTypes(results), dims))
+    if (failed(checkResized(op, cast<RankedTensorType>(input), result, dim,
+                            scatterDimName(i))))
+      return failure();
+  return success();
+}
+
+/// The checks of a reduce-scatter over a group of `group` devices.
+static LogicalResult verifyReduceScatterGroup(Operation *op, TypeRange inputs,
+                                              TypeRange results,
+                                              ArrayRef<int64_t> dims,
+                                              int64_t group) {
+  for (auto [i, input, result, dim] :
+       llvm::enumerate(inputs, getProducedTypes(results), dims)) {
+    auto type = cast<RankedTensorType>(input);
+    if (failed(checkDivides(op, type, dim, scatterDimName(i), group)))
+      return failure();
+    SmallVector<int64_t> expected(type.getShape());
+    expected[dim] = getSlicedSize(expected[dim], group);
+    if (failed(checkResultShape(op, result, expected)))
+      return failure();
+  }
+  return success();
+}
+
+/// The checks of an all-gather over a group of `group` devices.
+static LogicalResult verifyAllGatherGroup(Operation *op,
+                                          RankedTensorType input,
+                                          RankedTensorType result,
+                                          int64_t dim, int64_t group) {
+  FailureOr<int64_t> gathered =
+      getGatheredSize(op, input, dim, "gather_dim", group);
+  if (failed(gathered))
+    return failure();
+  SmallVector<int64_t> expected(input.getShape());
+  expected[dim] = *gathered;
+  return checkResultShape(op, result, expected);
 }
 
 LogicalResult ReduceScatterOp::verify() {
   if (failed(verifyAxes(*this, getAxes())))
     return failure();
-  if (getInputs().empty())
-    return emitOpError("needs at least one input");
-  if (getResults().size() != getInputs().size() ||
-      getScatterDims().size() != getInputs().size())
-    return emitOpError("needs one result and one scatter dim per input, got ")
-           << getInputs().size() << " inputs, " << getResults().size()
-           << " results and " << getScatterDims().size() << " scatter dims";
-  for (auto [i, input, result, dim] :
-       llvm::enumerate(getInputs(), getResults(), getScatterDims()))
-    if (failed(checkResized(*this, cast<RankedTensorType>(input.getType()),
-                            cast<RankedTensorType>(result.getType()), dim,
-                            scatterDimName(*this, i))))
-      return failure();
-  return success();
+  return verifyReduceScatter(*this, getInputs().getTypes(),
+                             getResults().getTypes(), getScatterDims());
 }
 
 LogicalResult ReduceScatterOp::verifySymbolUses(SymbolTableCollection &tables) {
   FailureOr<int64_t> group = verifyGroup(*this, tables);
   if (failed(group))
     return failure();
-  for (auto [i, input, result, dim] :
-       llvm::enumerate(getInputs(), getResults(), getScatterDims())) {
-    auto type = cast<RankedTensorType>(input.getType());
-    if (failed(checkDivides(*this, type, dim, scatterDimName(*this, i),
-                            *group)))
-      return failure();
-    SmallVector<int64_t> expected(type.getShape());
-    expected[dim] = getSlicedSize(expected[dim], *group);
-    if (failed(checkResultShape(*this, cast<RankedTensorType>(result.getType()),
-                                expected)))
-      return failure();
-  }
-  return success();
+  return verifyReduceScatterGroup(*this, getInputs().getTypes(),
+                                  getResults().getTypes(), getScatterDims(),
+                                  *group);
 }
 
 LogicalResult AllGatherOp::verify() {
@@ -447,15 +488,8 @@ LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &tables) {
   FailureOr<int64_t> group = verifyGroup(*this, tables);
   if (failed(group))
     return failure();
-  RankedTensorType input = getInput().getType();
-  int64_t dim = getGatherDim();
-  FailureOr<int64_t> gathered =
-      getGatheredSize(*this, input, dim, "gather_dim", *group);
-  if (failed(gathered))
-    return failure();
-  SmallVector<int64_t> expected(input.getShape());
-  expected[dim] = *gathered;
-  return checkResultShape(*this, getResult().getType(), expected);
+  return verifyAllGatherGroup(*this, getInput().getType(),
+                              getResult().getType(), getGatherDim(), *group);
 }
 
 LogicalResult AllToAllOp::verify() {
@@ -559,5 +593,90 @@ LogicalResult ShardOffsetOp::verifySymbolUses(SymbolTableCollection &tables) {
   if (size % *group)
     return emitOpError("size ")
            << size << " does not divide over " << *group << " devices";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Asynchronous collectives
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllReduceStartOp::verify() {
+  if (failed(verifyAxes(*this, getAxes())))
+    return failure();
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  if (getFutures().size() != getInputs().size())
+    return emitOpError("needs one future per input, got ")
+           << getFutures().size() << " for " << getInputs().size();
+  for (auto [i, input, produced] : llvm::enumerate(
+           getInputs().getTypes(), getProducedTypes(getFutures().getTypes())))
+    if (input != produced)
+      return emitOpError("future #")
+             << i << " must hold " << input << ", got " << produced;
+  return success();
+}
+
+LogicalResult
+AllReduceStartOp::verifySymbolUses(SymbolTableCollection &tables) {
+  return verifyGroup(*this, tables);
+}
+
+LogicalResult ReduceScatterStartOp::verify() {
+  if (failed(verifyAxes(*this, getAxes())))
+    return failure();
+  return verifyReduceScatter(*this, getInputs().getTypes(),
+                             getFutures().getTypes(), getScatterDims());
+}
+
+LogicalResult
+ReduceScatterStartOp::verifySymbolUses(SymbolTableCollection &tables) {
+  FailureOr<int64_t> group = verifyGroup(*this, tables);
+  if (failed(group))
+    return failure();
+  return verifyReduceScatterGroup(*this, getInputs().getTypes(),
+                                  getFutures().getTypes(), getScatterDims(),
+                                  *group);
+}
+
+LogicalResult AllGatherStartOp::verify() {
+  if (failed(verifyAxes(*this, getAxes())))
+    return failure();
+  return checkResized(*this, getInput().getType(),
+                      getFuture().getType().getValueType(), getGatherDim(),
+                      "gather_dim");
+}
+
+LogicalResult
+AllGatherStartOp::verifySymbolUses(SymbolTableCollection &tables) {
+  FailureOr<int64_t> group = verifyGroup(*this, tables);
+  if (failed(group))
+    return failure();
+  return verifyAllGatherGroup(*this, getInput().getType(),
+                              getFuture().getType().getValueType(),
+                              getGatherDim(), *group);
+}
+
+int64_t AllReduceStartOp::getGroupSize() { return lookupGroupSize(*this); }
+int64_t ReduceScatterStartOp::getGroupSize() {
+  return lookupGroupSize(*this);
+}
+int64_t AllGatherStartOp::getGroupSize() { return lookupGroupSize(*this); }
+
+LogicalResult WaitOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, ValueRange operands,
+    DictionaryAttr, OpaqueProperties, RegionRange,
+    SmallVectorImpl<Type> &types) {
+  for (Value future : operands) {
+    auto type = dyn_cast<FutureType>(future.getType());
+    if (!type)
+      return failure();
+    types.push_back(type.getValueType());
+  }
+  return success();
+}
+
+LogicalResult WaitOp::verify() {
+  if (getFutures().empty())
+    return emitOpError("needs at least one future");
   return success();
 }

@@ -26,6 +26,7 @@ def Dist_Dialect : Dialect {
     `dist.sharding` attributes and to values with `dist.annotate`.
   }];
   let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
   let hasOperationAttrVerify = 1;
@@ -85,6 +86,24 @@ def Dist_ShardingAttr : AttrDef<Dist_Dialect, "Sharding"> {
     /// Every axis the sharding uses, dims first then partial.
     ::llvm::SmallVector<::mlir::StringAttr> getUsedAxes() const;
   }];
+}
+
+def Dist_FutureType : TypeDef<Dist_Dialect, "Future"> {
+  let mnemonic = "future";
+  let summary = "the pending result of an asynchronous collective";
+  let description = [{
+    `!dist.future<tensor<128x784xf32>>` is returned by the `*_start` form of
+    a collective; `dist.wait` turns it into the tensor once the collective
+    has completed. Between the two, the program computes while the
+    communication proceeds.
+  }];
+  let parameters = (ins "::mlir::RankedTensorType":$valueType);
+  let assemblyFormat = "`<` $valueType `>`";
+  let builders = [
+    TypeBuilderWithInferredContext<(ins "::mlir::RankedTensorType":$valueType), [{
+      return $_get(valueType.getContext(), valueType);
+    }]>
+  ];
 }
 
 #endif // DISTOPT_DIALECT_DIST_IR_DISTBASE

@@ -20,6 +20,9 @@
 #define GET_ATTRDEF_CLASSES
 #include "distopt/Dialect/Dist/IR/DistAttrs.h.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "distopt/Dialect/Dist/IR/DistOpsTypes.h.inc"
+
 #define GET_OP_CLASSES
 #include "distopt/Dialect/Dist/IR/DistOps.h.inc"
 

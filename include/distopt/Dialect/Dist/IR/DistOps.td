@@ -237,4 +237,92 @@ def Dist_LocalSliceOp : Dist_CollectiveOp<"local_slice", [Pure]> {
   let extraClassDeclaration = commonDecls;
 }
 
+//===----------------------------------------------------------------------===//
+// Asynchronous collectives
+//===----------------------------------------------------------------------===//
+
+// The start form of a collective: the same operands and attributes, one
+// `!dist.future` per result of the synchronous form.
+def Dist_FutureOf : Type<CPred<"::llvm::isa<::mlir::dist::FutureType>($_self)">,
+                         "a future", "::mlir::dist::FutureType">;
+
+def Dist_AllReduceStartOp : Dist_CollectiveOp<"all_reduce_start"> {
+  let summary = "start an all_reduce; its results come from `dist.wait`";
+  let description = [{
+    The asynchronous form of `dist.all_reduce`: starts the reduction and
+    returns one future per input, so that computation can overlap the
+    communication until a `dist.wait`.
+
+    ```mlir
+    %f0, %f1 = dist.all_reduce_start %a, %b on @mesh axes = ["data"]
+        : tensor<512x128xf32>, tensor<128xf32>
+        -> !dist.future<tensor<512x128xf32>>, !dist.future<tensor<128xf32>>
+    ```
+  }];
+  let arguments = !con((ins Variadic<AnyRankedTensor>:$inputs,
+                            DefaultValuedAttr<Dist_ReductionKindAttr,
+                              "::mlir::dist::ReductionKind::sum">:$reduction),
+                       commonArgs);
+  let results = (outs Variadic<Dist_FutureOf>:$futures);
+  let assemblyFormat = [{
+    $inputs `on` $mesh `axes` `=` $axes (`reduction` `=` $reduction^)?
+    attr-dict `:` type($inputs) `->` qualified(type($futures))
+  }];
+  let extraClassDeclaration = commonDecls;
+}
+
+def Dist_ReduceScatterStartOp : Dist_CollectiveOp<"reduce_scatter_start"> {
+  let summary = "start a reduce_scatter; its results come from `dist.wait`";
+  let description = [{
+    The asynchronous form of `dist.reduce_scatter` (same operands and
+    checks): one future per input, holding its slice.
+  }];
+  let arguments = !con((ins Variadic<AnyRankedTensor>:$inputs,
+                            DenseI64ArrayAttr:$scatter_dims,
+                            DefaultValuedAttr<Dist_ReductionKindAttr,
+                              "::mlir::dist::ReductionKind::sum">:$reduction),
+                       commonArgs);
+  let results = (outs Variadic<Dist_FutureOf>:$futures);
+  let assemblyFormat = [{
+    $inputs `on` $mesh `axes` `=` $axes `scatter_dims` `=` $scatter_dims
+    (`reduction` `=` $reduction^)? attr-dict `:` type($inputs) `->`
+    qualified(type($futures))
+  }];
+  let extraClassDeclaration = commonDecls;
+}
+
+def Dist_AllGatherStartOp : Dist_CollectiveOp<"all_gather_start"> {
+  let summary = "start an all_gather; its result comes from `dist.wait`";
+  let description = [{
+    The asynchronous form of `dist.all_gather` (same operands and checks),
+    for instance to prefetch a ZeRO-3 parameter before its use.
+  }];
+  let arguments = !con((ins AnyRankedTensor:$input, I64Attr:$gather_dim),
+                       commonArgs);
+  let results = (outs Dist_FutureOf:$future);
+  let assemblyFormat = [{
+    $input `on` $mesh `axes` `=` $axes `gather_dim` `=` $gather_dim
+    attr-dict `:` type($input) `->` qualified(type($future))
+  }];
+  let extraClassDeclaration = commonDecls;
+}
+
+def Dist_WaitOp : Dist_Op<"wait", [
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "wait for asynchronous collectives and take their results";
+  let description = [{
+    Blocks until the collectives that produced `futures` have completed and
+    returns their tensors, in order.
+
+    ```mlir
+    %a, %b = dist.wait %f0, %f1
+        : !dist.future<tensor<512x128xf32>>, !dist.future<tensor<128xf32>>
+    ```
+  }];
+  let arguments = (ins Variadic<Dist_FutureOf>:$futures);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = "$futures attr-dict `:` qualified(type($futures))";
+  let hasVerifier = 1;
+}
+
 #endif // DISTOPT_DIALECT_DIST_IR_DISTOPS

@@ -291,6 +291,33 @@ def DistBucketCollectivesPass : Pass<"dist-bucket-collectives", "ModuleOp"> {
   ];
 }
 
+def DistOverlapCollectivesPass
+    : Pass<"dist-overlap-collectives", "ModuleOp"> {
+  let summary = "Start collectives early and wait for them late";
+  let description = [{
+    Rewrites every `dist.all_reduce`, `dist.reduce_scatter` and
+    `dist.all_gather` into its asynchronous form: the `*_start` op where the
+    collective was (after bucketing, where its inputs became ready) and a
+    `dist.wait` right before the first op that uses one of its results, so
+    the computation in between overlaps the communication (the backward
+    pass keeps computing while earlier gradient buckets are reduced). The
+    order in which collectives start is unchanged, so every rank still
+    issues them in the same order.
+
+    ```mlir
+    // Before:
+    %g:2 = dist.all_reduce %dw2, %db2 on @mesh axes = ["data"] : ...
+    %dh = train.matmul %dy, %w2 : ...          // does not use %g
+    %new = train.sgd %w2, %g#0, %lr : ...
+    // After:
+    %f:2 = dist.all_reduce_start %dw2, %db2 on @mesh axes = ["data"] : ... -> !dist.future<...>, !dist.future<...>
+    %dh = train.matmul %dy, %w2 : ...
+    %g:2 = dist.wait %f#0, %f#1 : !dist.future<...>, !dist.future<...>
+    %new = train.sgd %w2, %g#0, %lr : ...
+    ```
+  }];
+}
+
 def DistHierarchicalAllReducePass
     : Pass<"dist-hierarchical-all-reduce", "ModuleOp"> {
   let summary = "Split all-reduces across hosts into intra/inter-host steps";
