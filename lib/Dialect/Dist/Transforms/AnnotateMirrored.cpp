@@ -79,7 +79,7 @@ struct DistAnnotateZeroPass
         failed(annotateDataParallel(module, *mesh, {0}, replicas,
                                     /*replicateState=*/true)))
       return signalPassFailure();
-    applyZero(module, *mesh, stage, /*dataAxis=*/0, replicas);
+    applyZero(module, *mesh, stage, /*dataAxes=*/{0}, replicas);
   }
 };
 } // namespace

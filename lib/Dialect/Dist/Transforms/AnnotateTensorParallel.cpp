@@ -565,23 +565,39 @@ struct DistAnnotateHybridPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (dp < 1 || tp < 1 || zero < 0 || zero > 3) {
-      module.emitError("dist-annotate-hybrid needs dp >= 1, tp >= 1 and zero "
-                       "0, 1, 2 or 3, got dp ")
-          << static_cast<int64_t>(dp) << ", tp " << static_cast<int64_t>(tp) << " and zero " << static_cast<int64_t>(zero);
+    if (hosts < 1 || dp < 1 || tp < 1 || zero < 0 || zero > 3) {
+      module.emitError("dist-annotate-hybrid needs hosts >= 1, dp >= 1, "
+                       "tp >= 1 and zero 0, 1, 2 or 3, got hosts ")
+          << static_cast<int64_t>(hosts) << ", dp "
+          << static_cast<int64_t>(dp) << ", tp " << static_cast<int64_t>(tp)
+          << " and zero " << static_cast<int64_t>(zero);
       return signalPassFailure();
     }
+    // 2-D data x model, or 3-D hosts x data x model across hosts.
+    bool multiHost = hosts > 1;
+    SmallVector<StringRef> axes = {"data", "model"};
+    SmallVector<int64_t> shape = {dp, tp};
+    SmallVector<StringRef> hostAxes;
+    if (multiHost) {
+      axes.insert(axes.begin(), "hosts");
+      shape.insert(shape.begin(), hosts);
+      hostAxes.push_back("hosts");
+    }
+    SmallVector<int64_t> dataAxes =
+        multiHost ? SmallVector<int64_t>{0, 1} : SmallVector<int64_t>{0};
+    int64_t modelAxis = multiHost ? 2 : 1;
+    int64_t replicas = hosts * dp;
     FailureOr<MeshOp> mesh =
-        getOrCreateMesh(module, "mesh", {"data", "model"}, {dp, tp}, {});
+        getOrCreateMesh(module, "mesh", axes, shape, hostAxes);
     if (failed(mesh))
       return signalPassFailure();
-    annotateTensorParallel(module, *mesh, /*modelAxis=*/1,
+    annotateTensorParallel(module, *mesh, modelAxis,
                            /*sequenceParallel=*/false);
-    if (failed(annotateDataParallel(module, *mesh, {0}, dp,
+    if (failed(annotateDataParallel(module, *mesh, dataAxes, replicas,
                                     /*replicateState=*/false)))
       return signalPassFailure();
     if (zero > 0)
-      applyZero(module, *mesh, zero, /*dataAxis=*/0, dp);
+      applyZero(module, *mesh, zero, dataAxes, replicas);
   }
 };
 } // namespace

@@ -57,6 +57,9 @@ struct TensorParallelPipelineOptions
 };
 
 struct HybridPipelineOptions : public BucketOptions<HybridPipelineOptions> {
+  Option<int64_t> hosts{*this, "hosts",
+                        llvm::cl::desc("Number of hosts (a 3-D mesh when > 1)"),
+                        llvm::cl::init(1)};
   Option<int64_t> dp{*this, "dp",
                      llvm::cl::desc("Number of data-parallel replicas"),
                      llvm::cl::init(1)};
@@ -123,11 +126,13 @@ void mlir::dist::registerStrategyPipelines() {
       });
   PassPipelineRegistration<HybridPipelineOptions>(
       "dist-hybrid",
-      "Data x tensor parallelism on a `dp` x `tp` mesh, with an optional "
-      "ZeRO stage over the data axis",
+      "Data x tensor parallelism on a `dp` x `tp` mesh (`hosts` x `dp` x "
+      "`tp` across hosts, hierarchical all-reduce), with an optional ZeRO "
+      "stage over the data axes",
       [](OpPassManager &pm, const HybridPipelineOptions &options) {
         pm.addPass(createDistAnnotateHybridPass(DistAnnotateHybridPassOptions{
-            options.dp, options.tp, options.zero}));
+            options.hosts, options.dp, options.tp, options.zero}));
         addEngine(pm, options);
+        pm.addPass(createDistHierarchicalAllReducePass());
       });
 }

@@ -113,7 +113,7 @@ static void annotateUse(OpOperand &use, ShardingAttr sharding) {
 /// Applies ZeRO `stage` to the parameter `param` (an argument) that the
 /// optimizer update defining result `updated` of `func` updates.
 static void shardParameter(func::FuncOp func, MeshOp mesh, int64_t stage,
-                           int64_t dataAxis, int64_t replicas,
+                           ArrayRef<int64_t> dataAxes, int64_t replicas,
                            const train::TrainingStep &step,
                            StepShardings &shardings,
                            const train::StepValue &param,
@@ -154,7 +154,7 @@ static void shardParameter(func::FuncOp func, MeshOp mesh, int64_t stage,
     return;
   }
   TensorSharding split = base;
-  split.dims[*dim].push_back(dataAxis);
+  llvm::append_range(split.dims[*dim], dataAxes);
   ShardingAttr sharded = toShardingAttr(split, mesh);
   ShardingAttr whole = toShardingAttr(base, mesh);
 
@@ -196,7 +196,7 @@ static void shardParameter(func::FuncOp func, MeshOp mesh, int64_t stage,
 }
 
 void mlir::dist::applyZero(ModuleOp module, MeshOp mesh, int64_t stage,
-                           int64_t dataAxis, int64_t replicas) {
+                           ArrayRef<int64_t> dataAxes, int64_t replicas) {
   module.walk([&](func::FuncOp func) {
     if (!train::TrainingStep::isTrainingStep(func))
       return;
@@ -211,7 +211,7 @@ void mlir::dist::applyZero(ModuleOp module, MeshOp mesh, int64_t stage,
       if (result.role != train::Role::param || !result.name)
         continue;
       if (const train::StepValue *arg = params.lookup(result.name))
-        shardParameter(func, mesh, stage, dataAxis, replicas, step, shardings,
+        shardParameter(func, mesh, stage, dataAxes, replicas, step, shardings,
                        *arg, result);
     }
     shardings.apply();

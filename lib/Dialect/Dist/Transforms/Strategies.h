@@ -36,14 +36,14 @@ LogicalResult annotateDataParallel(ModuleOp module, MeshOp mesh,
                                    ArrayRef<int64_t> batchAxes,
                                    int64_t replicas, bool replicateState);
 
-/// Applies ZeRO `stage` over mesh axis `dataAxis` (`replicas` devices) to
+/// Applies ZeRO `stage` over mesh axes `dataAxes` (`replicas` devices) to
 /// every parameter of every training step of `module` that an optimizer op
 /// updates: optimizer state (stage 1), gradients (2) and parameters (3) are
 /// split along the first dim that still divides, on top of the sharding
 /// the parameter already has (tensor parallelism). Parameters it cannot
 /// shard get a remark.
-void applyZero(ModuleOp module, MeshOp mesh, int64_t stage, int64_t dataAxis,
-               int64_t replicas);
+void applyZero(ModuleOp module, MeshOp mesh, int64_t stage,
+               ArrayRef<int64_t> dataAxes, int64_t replicas);
 
 /// The `dist.sharding` updates a strategy makes to one training step,
 /// written back at once by `apply` (see FunctionShardingUpdate).

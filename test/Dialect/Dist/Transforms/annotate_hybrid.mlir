@@ -29,4 +29,18 @@
 
 // Bad options are errors.
 // RUN: not dist-opt %examples/mlp.mlir --dist-annotate-hybrid="dp=2 tp=2 zero=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: error: dist-annotate-hybrid needs dp >= 1, tp >= 1 and zero 0, 1, 2 or 3, got dp 2, tp 2 and zero 4
+// BAD: error: dist-annotate-hybrid needs hosts >= 1, dp >= 1, tp >= 1 and zero 0, 1, 2 or 3, got hosts 1, dp 2, tp 2 and zero 4
+
+// Across hosts the mesh is 3-D: hosts x data x model. The batch splits over
+// hosts and data, Megatron's all-reduces stay within `model`, and each
+// gradient bucket is reduce-scattered within the host (`data`), all-reduced
+// across hosts and all-gathered back.
+// RUN: dist-opt %examples/transformer_block.mlir --dist-hybrid="hosts=2 dp=2 tp=2" 2>/dev/null | FileCheck %s --check-prefix=THREED
+// THREED: dist.mesh @mesh {axes = ["hosts", "data", "model"], host_axes = ["hosts"], shape = array<i64: 2, 2, 2>}
+// THREED-LABEL: func.func @train_step
+// THREED-SAME: tensor<2x128x256xf32> {dist.sharding = #dist.sharding<@mesh, {{\[\[}}hosts, data], [], []]>, train.name = "x"
+// THREED-COUNT-2: dist.all_reduce %{{.*}} on @mesh axes = ["model"] : tensor<2x128x256xf32>
+// THREED: %[[S:.*]]:6 = dist.reduce_scatter {{.*}} on @mesh axes = ["data"]
+// THREED: dist.all_reduce {{.*}}%[[S]]#0{{.*}} on @mesh axes = ["hosts"]
+// THREED: dist.all_gather {{.*}} on @mesh axes = ["data"]
+// THREED-NOT: axes = ["hosts", "data"]

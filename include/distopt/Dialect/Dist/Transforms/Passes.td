@@ -163,7 +163,7 @@ def DistAnnotateTensorParallelPass
 }
 
 def DistAnnotateHybridPass : Pass<"dist-annotate-hybrid", "ModuleOp"> {
-  let summary = "Data x tensor parallelism (with optional ZeRO) on a 2-D mesh";
+  let summary = "Data x tensor parallelism (+ ZeRO) on a 2-D or 3-D mesh";
   let description = [{
     Declares a 2-D mesh `@mesh` with axes `data` (`dp` devices) and `model`
     (`tp` devices), applies `dist-annotate-tensor-parallel`'s Megatron plan
@@ -174,6 +174,11 @@ def DistAnnotateHybridPass : Pass<"dist-annotate-hybrid", "ModuleOp"> {
     to propagation, so gradients are all-reduced (or reduce-scattered) over
     `data` and activations over `model`.
 
+    With `hosts` > 1 the mesh is 3-D, `hosts` x `data` x `model` with
+    `hosts` crossing hosts: the batch and ZeRO split over `hosts` and
+    `data` together, and `dist-hybrid` decomposes the gradient all-reduces
+    hierarchically as the multi-worker strategy does.
+
     ```mlir
     // dp=2 tp=2 on the MLP block: x split by batch, fc1 by rows, fc2 by columns
     dist.mesh @mesh {axes = ["data", "model"], shape = array<i64: 2, 2>}
@@ -182,8 +187,10 @@ def DistAnnotateHybridPass : Pass<"dist-annotate-hybrid", "ModuleOp"> {
     ```
   }];
   let options = [
+    Option<"hosts", "hosts", "int64_t", /*default=*/"1",
+           "Number of hosts (a 3-D mesh when > 1)">,
     Option<"dp", "dp", "int64_t", /*default=*/"1",
-           "Number of data-parallel replicas">,
+           "Number of data-parallel replicas (per host)">,
     Option<"tp", "tp", "int64_t", /*default=*/"1",
            "Number of tensor-parallel devices">,
     Option<"zero", "zero", "int64_t", /*default=*/"0",
