@@ -122,10 +122,14 @@ Propagation::visit(ShardingRuleOpInterface op, bool strict) {
         continue;
       std::string source = (what + " #" + Twine(index)).str();
       if (isAnnotated) {
-        if (!fromAnnotation[f]) {
+        // A replicated annotation holds a split either way (the op takes a
+        // free local slice of it), so only two different splits conflict.
+        if (!fromAnnotation[f] ||
+            (fromAnnotation[f]->empty() && !candidates[f]->empty())) {
           fromAnnotation[f] = candidates[f];
           annotationSource[f] = source;
-        } else if (*fromAnnotation[f] != *candidates[f]) {
+        } else if (!candidates[f]->empty() &&
+                   *fromAnnotation[f] != *candidates[f]) {
           return op->emitOpError("conflicting shardings for factor '")
                  << ShardingRule::getFactorName(f) << "' (size "
                  << rule.getFactorSizes()[f] << "): "

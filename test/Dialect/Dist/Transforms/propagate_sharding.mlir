@@ -206,3 +206,16 @@ func.func @annotation_claims_first(%x: tensor<8x16xf32> {dist.sharding = #dist.s
   %m = train.matmul %r, %w : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
   return %m : tensor<8x32xf32>
 }
+
+// -----
+
+// A replicated annotation does not conflict with a split one: the op runs
+// split and takes a free local slice of the replicated operand (a parameter
+// added to an input of the same shape under data parallelism).
+dist.mesh @mesh {axes = ["data"], shape = array<i64: 4>}
+// CHECK-LABEL: func.func @replicated_meets_split
+func.func @replicated_meets_split(%x: tensor<16x4xf32> {dist.sharding = #dist.sharding<@mesh, [[data], []]>}, %p: tensor<16x4xf32> {dist.sharding = #dist.sharding<@mesh, [[], []]>}) -> tensor<16x4xf32> {
+  // CHECK: train.add {{.*}}dist.shardings = [#dist.sharding<@mesh, {{\[\[}}data], []]>]
+  %y = train.add %x, %p : (tensor<16x4xf32>, tensor<16x4xf32>) -> tensor<16x4xf32>
+  return %y : tensor<16x4xf32>
+}
