@@ -269,10 +269,12 @@ def DistPartitionPass : Pass<"dist-partition", "ModuleOp"> {
 //===----------------------------------------------------------------------===//
 
 def DistBucketCollectivesPass : Pass<"dist-bucket-collectives", "ModuleOp"> {
-  let summary = "Fuse gradient all-reduces into buckets";
+  let summary = "Fuse gradient all-reduces and reduce-scatters into buckets";
   let description = [{
-    Fuses consecutive `dist.all_reduce` ops with the same mesh, axes and
-    reduction into variadic all-reduces of at most `bucket-mb` MiB each (the
+    Fuses consecutive `dist.all_reduce` ops (data parallelism), and
+    separately consecutive `dist.reduce_scatter` ops (ZeRO stages 2 and 3),
+    with the same mesh, axes and reduction into variadic ops of at most
+    `bucket-mb` MiB each (the
     first bucket at most `first-bucket-mb`, so that communication starts
     early), in program order, which for a training step is the order the
     backward pass produces gradients: PyTorch DDP's and tf.distribute's
