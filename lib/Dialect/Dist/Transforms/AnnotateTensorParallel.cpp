@@ -88,6 +88,13 @@ std::optional<unsigned> TensorParallelPlanner::getParamIndex(Value value) {
   return arg.getArgNumber();
 }
 
+/// True when a dim of `tensor` maps `factor`.
+static bool mapsFactor(const TensorMapping &tensor, int64_t factor) {
+  return llvm::any_of(tensor, [&](const DimMapping &dim) {
+    return llvm::is_contained(dim, factor);
+  });
+}
+
 /// How operand `operand` of `op` (with rule `rule`) is a contraction
 /// weight, or nullopt.
 static std::optional<WeightUse> getWeightUse(const ShardingRule &rule,
@@ -95,11 +102,6 @@ static std::optional<WeightUse> getWeightUse(const ShardingRule &rule,
   const TensorMapping &mapping = rule.getOperandMappings()[operand];
   if (mapping.size() != 2 || rule.getResultMappings().empty())
     return std::nullopt;
-  auto mapsFactor = [](const TensorMapping &tensor, int64_t factor) {
-    return llvm::any_of(tensor, [&](const DimMapping &dim) {
-      return llvm::is_contained(dim, factor);
-    });
-  };
   auto otherOperandMaps = [&](int64_t factor) {
     for (auto [i, other] : llvm::enumerate(rule.getOperandMappings()))
       if (i != operand && mapsFactor(other, factor))
@@ -126,11 +128,6 @@ static std::optional<WeightUse> getWeightUse(const ShardingRule &rule,
 /// nullopt.
 static std::optional<int64_t> getReducedAloneDim(const ShardingRule &rule,
                                                  unsigned operand) {
-  auto mapsFactor = [](const TensorMapping &tensor, int64_t factor) {
-    return llvm::any_of(tensor, [&](const DimMapping &dim) {
-      return llvm::is_contained(dim, factor);
-    });
-  };
   for (auto [d, factors] :
        llvm::enumerate(rule.getOperandMappings()[operand])) {
     if (factors.size() != 1 ||
