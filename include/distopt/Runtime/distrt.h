@@ -1,0 +1,115 @@
+/*===- distrt.h - DistOpt's collective runtime, C ABI --------------*- C -*-===*
+ *
+ * The calls that lowered distributed programs make: collectives over the
+ * groups of a device mesh, point-to-point messages, barriers. Backends:
+ * "local" (one process: every group has one member) and "mpi" (one process
+ * per device; MPICH or Open MPI).
+ *
+ * Devices are numbered row-major on the mesh, device = world rank. A group is
+ * the set of devices that differ from the calling one only in the
+ * coordinates of some mesh axes (the `axes` of a dist collective); its
+ * members are ordered row-major over those axes, in the order given.
+ *
+ * Buffers are contiguous. reduce_scatter and all_gather work on equal blocks
+ * of the buffer (block i belongs to group member i); a lowering that splits
+ * another dim than the outermost one packs first. Every call returns 0, or
+ * -1 with a message in distrt_last_error() that names the rank and the call.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef DISTOPT_RUNTIME_DISTRT_H
+#define DISTOPT_RUNTIME_DISTRT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Element types of buffers. */
+typedef enum distrt_dtype {
+  DISTRT_F32 = 0,
+  DISTRT_F64 = 1,
+  DISTRT_F16 = 2,
+  DISTRT_BF16 = 3,
+  DISTRT_I32 = 4,
+  DISTRT_I64 = 5,
+  DISTRT_I8 = 6,
+} distrt_dtype;
+
+/* Reductions; the values match the dist dialect's ReductionKind. */
+typedef enum distrt_reduction {
+  DISTRT_SUM = 0,
+  DISTRT_MAX = 1,
+  DISTRT_MIN = 2,
+} distrt_reduction;
+
+/* The devices of the mesh that differ only along some axes (opaque). */
+typedef struct distrt_group distrt_group;
+/* An asynchronous collective in flight (opaque). */
+typedef struct distrt_request distrt_request;
+
+/* Starts the runtime with `backend` ("local" or "mpi"). */
+int distrt_init(const char *backend);
+/* Stops it; groups and requests become invalid. */
+int distrt_finalize(void);
+/* This process's rank and the number of processes (1 for "local"). */
+int64_t distrt_rank(void);
+int64_t distrt_size(void);
+
+/* The group along `axes` (num_axes indices into `shape`) of a mesh of shape
+ * `shape` (rank `mesh_rank`) containing this device; created once, then
+ * cached. Null on error (the world size is not the mesh's device count, an
+ * axis is out of range or repeated). */
+distrt_group *distrt_get_group(const int64_t *shape, int64_t mesh_rank,
+                               const int64_t *axes, int64_t num_axes);
+int64_t distrt_group_size(const distrt_group *group);
+/* This device's index in the group. */
+int64_t distrt_group_rank(const distrt_group *group);
+
+/* Reduces each of the `n` buffers (counts[i] elements) across the group, in
+ * place; one gradient bucket is one call. */
+int distrt_all_reduce(distrt_group *group, void *const *buffers,
+                      const int64_t *counts, int64_t n, distrt_dtype dtype,
+                      distrt_reduction reduction);
+/* Reduces `send` (group_size * recv_count elements) and keeps block
+ * group_rank in `recv`. */
+int distrt_reduce_scatter(distrt_group *group, const void *send, void *recv,
+                          int64_t recv_count, distrt_dtype dtype,
+                          distrt_reduction reduction);
+/* Concatenates every member's `send` (send_count elements) into `recv`. */
+int distrt_all_gather(distrt_group *group, const void *send, void *recv,
+                      int64_t send_count, distrt_dtype dtype);
+/* Sends block j of `send` (block_count elements each) to member j and
+ * receives member j's block i into block j of `recv`. */
+int distrt_all_to_all(distrt_group *group, const void *send, void *recv,
+                      int64_t block_count, distrt_dtype dtype);
+/* Copies member `root`'s buffer to every member. */
+int distrt_broadcast(distrt_group *group, void *buffer, int64_t count,
+                     distrt_dtype dtype, int64_t root);
+
+/* Asynchronous all-reduce of the buffers (which must stay valid and
+ * untouched until distrt_wait); null on error. */
+distrt_request *distrt_all_reduce_start(distrt_group *group,
+                                        void *const *buffers,
+                                        const int64_t *counts, int64_t n,
+                                        distrt_dtype dtype,
+                                        distrt_reduction reduction);
+/* Completes a request and frees it. */
+int distrt_wait(distrt_request *request);
+
+/* Point to point, by world rank; `tag` matches a send with its recv. */
+int distrt_send(const void *buffer, int64_t count, distrt_dtype dtype,
+                int64_t dest, int64_t tag);
+int distrt_recv(void *buffer, int64_t count, distrt_dtype dtype,
+                int64_t source, int64_t tag);
+int distrt_barrier(void);
+
+/* The message of the last failed call on this thread ("" if none). */
+const char *distrt_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DISTOPT_RUNTIME_DISTRT_H */

@@ -1,0 +1,96 @@
+//===- Backend.h - the backends behind distrt.h -----------------*- C++ -*-===//
+//
+// A backend moves contiguous buffers between the processes of the world;
+// Runtime.cpp turns mesh groups, buckets and errors into calls of it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DISTOPT_LIB_RUNTIME_BACKEND_H
+#define DISTOPT_LIB_RUNTIME_BACKEND_H
+
+#include "distopt/Runtime/distrt.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace distrt {
+
+/// Bytes of one element of `dtype`; 0 for an unknown value.
+std::size_t getElementSize(distrt_dtype dtype);
+/// `f32`, `bf16`, ... for messages.
+const char *getDTypeName(distrt_dtype dtype);
+
+/// The result of a backend call: empty, or what failed.
+using Status = std::string;
+
+/// One group of processes, as the backend represents it.
+class Group {
+public:
+  Group(int64_t size, int64_t rank) : size(size), rank(rank) {}
+  virtual ~Group();
+  const int64_t size;
+  const int64_t rank;
+};
+
+/// A collective in flight.
+class Request {
+public:
+  virtual ~Request();
+  /// Completes the collective.
+  virtual Status wait() = 0;
+};
+
+class Backend {
+public:
+  virtual ~Backend();
+  virtual const char *getName() const = 0;
+  virtual int64_t getRank() const = 0;
+  virtual int64_t getSize() const = 0;
+
+  /// The group of world ranks `members` (in group order), of which this
+  /// process is member `index`; `color` is the same for every member and
+  /// different for every other group of the same axes. Every process of the
+  /// world calls it for the same axes at the same point.
+  virtual Status createGroup(const std::vector<int64_t> &members,
+                             int64_t index, int64_t color,
+                             std::unique_ptr<Group> &group) = 0;
+
+  virtual Status allReduce(Group &group, void *buffer, int64_t count,
+                           distrt_dtype dtype, distrt_reduction reduction) = 0;
+  /// Starts an in-place all-reduce; `done` runs once it completed.
+  virtual Status allReduceStart(Group &group, void *buffer, int64_t count,
+                                distrt_dtype dtype,
+                                distrt_reduction reduction,
+                                std::function<void()> done,
+                                std::unique_ptr<Request> &request) = 0;
+  virtual Status reduceScatter(Group &group, const void *send, void *recv,
+                               int64_t recvCount, distrt_dtype dtype,
+                               distrt_reduction reduction) = 0;
+  virtual Status allGather(Group &group, const void *send, void *recv,
+                           int64_t sendCount, distrt_dtype dtype) = 0;
+  virtual Status allToAll(Group &group, const void *send, void *recv,
+                          int64_t blockCount, distrt_dtype dtype) = 0;
+  virtual Status broadcast(Group &group, void *buffer, int64_t count,
+                           distrt_dtype dtype, int64_t root) = 0;
+  virtual Status send(const void *buffer, int64_t count, distrt_dtype dtype,
+                      int64_t dest, int64_t tag) = 0;
+  virtual Status recv(void *buffer, int64_t count, distrt_dtype dtype,
+                      int64_t source, int64_t tag) = 0;
+  virtual Status barrier() = 0;
+  /// Stops the backend.
+  virtual Status finalize() = 0;
+};
+
+/// The single-process backend: every group has one member.
+std::unique_ptr<Backend> createLocalBackend();
+/// The MPI backend (initializes MPI unless the program did); null with
+/// `error` set when the runtime was built without MPI.
+std::unique_ptr<Backend> createMPIBackend(Status &error);
+
+} // namespace distrt
+
+#endif // DISTOPT_LIB_RUNTIME_BACKEND_H

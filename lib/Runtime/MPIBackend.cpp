@@ -1,0 +1,266 @@
+//===- MPIBackend.cpp - one process per device over MPI -------------------===//
+
+#include "Backend.h"
+
+#ifdef DISTOPT_HAVE_MPI
+#include <mpi.h>
+
+using namespace distrt;
+
+/// The MPI datatype of `dtype`; f16 and bf16 move as 16-bit words.
+static MPI_Datatype getMPIType(distrt_dtype dtype) {
+  switch (dtype) {
+  case DISTRT_F32:
+    return MPI_FLOAT;
+  case DISTRT_F64:
+    return MPI_DOUBLE;
+  case DISTRT_F16:
+  case DISTRT_BF16:
+    return MPI_UINT16_T;
+  case DISTRT_I32:
+    return MPI_INT32_T;
+  case DISTRT_I64:
+    return MPI_INT64_T;
+  case DISTRT_I8:
+    return MPI_INT8_T;
+  }
+  return MPI_DATATYPE_NULL;
+}
+
+static MPI_Op getMPIOp(distrt_reduction reduction) {
+  switch (reduction) {
+  case DISTRT_SUM:
+    return MPI_SUM;
+  case DISTRT_MAX:
+    return MPI_MAX;
+  case DISTRT_MIN:
+    return MPI_MIN;
+  }
+  return MPI_OP_NULL;
+}
+
+/// "" when `code` is MPI_SUCCESS, else "<call> failed: <MPI's message>".
+static Status check(int code, const char *call) {
+  if (code == MPI_SUCCESS)
+    return {};
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  return std::string(call) + " failed: " + std::string(text, length);
+}
+
+/// Reductions need a type MPI can add; 16-bit floats are not (yet).
+static Status checkReducible(distrt_dtype dtype) {
+  if (dtype == DISTRT_F16 || dtype == DISTRT_BF16)
+    return std::string("reductions of ") + getDTypeName(dtype) +
+           " are not supported by the mpi backend";
+  return {};
+}
+
+/// MPI counts are int: larger buffers are an error, not a silent wrap.
+static Status checkCount(int64_t count) {
+  if (count < 0 || count > INT32_MAX)
+    return "element count " + std::to_string(count) +
+           " does not fit an MPI count";
+  return {};
+}
+
+namespace {
+class MPIGroup : public Group {
+public:
+  MPIGroup(int64_t size, int64_t rank, MPI_Comm comm)
+      : Group(size, rank), comm(comm) {}
+  ~MPIGroup() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized && comm != MPI_COMM_NULL)
+      MPI_Comm_free(&comm);
+  }
+  MPI_Comm comm;
+};
+
+class MPIRequest : public Request {
+public:
+  MPIRequest(MPI_Request request, std::function<void()> done)
+      : request(request), done(std::move(done)) {}
+  Status wait() override {
+    Status status = check(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
+    if (status.empty())
+      done();
+    return status;
+  }
+
+private:
+  MPI_Request request;
+  std::function<void()> done;
+};
+
+class MPIBackend : public Backend {
+public:
+  MPIBackend() {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) {
+      MPI_Init(nullptr, nullptr);
+      ownsMPI = true;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int r = 0, s = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    MPI_Comm_size(MPI_COMM_WORLD, &s);
+    rank = r;
+    size = s;
+  }
+
+  const char *getName() const override { return "mpi"; }
+  int64_t getRank() const override { return rank; }
+  int64_t getSize() const override { return size; }
+
+  Status createGroup(const std::vector<int64_t> &members, int64_t index,
+                     int64_t color, std::unique_ptr<Group> &group) override {
+    MPI_Comm comm = MPI_COMM_NULL;
+    Status status = check(MPI_Comm_split(MPI_COMM_WORLD, color, index, &comm),
+                          "MPI_Comm_split");
+    if (!status.empty())
+      return status;
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    group = std::make_unique<MPIGroup>(members.size(), index, comm);
+    return {};
+  }
+
+  Status allReduce(Group &group, void *buffer, int64_t count,
+                   distrt_dtype dtype, distrt_reduction reduction) override {
+    if (Status s = checkReducible(dtype); !s.empty())
+      return s;
+    if (Status s = checkCount(count); !s.empty())
+      return s;
+    return check(MPI_Allreduce(MPI_IN_PLACE, buffer, count, getMPIType(dtype),
+                               getMPIOp(reduction), comm(group)),
+                 "MPI_Allreduce");
+  }
+
+  Status allReduceStart(Group &group, void *buffer, int64_t count,
+                        distrt_dtype dtype, distrt_reduction reduction,
+                        std::function<void()> done,
+                        std::unique_ptr<Request> &request) override {
+    if (Status s = checkReducible(dtype); !s.empty())
+      return s;
+    if (Status s = checkCount(count); !s.empty())
+      return s;
+    MPI_Request handle;
+    Status status =
+        check(MPI_Iallreduce(MPI_IN_PLACE, buffer, count, getMPIType(dtype),
+                             getMPIOp(reduction), comm(group), &handle),
+              "MPI_Iallreduce");
+    if (status.empty())
+      request = std::make_unique<MPIRequest>(handle, std::move(done));
+    return status;
+  }
+
+  Status reduceScatter(Group &group, const void *send, void *recv,
+                       int64_t recvCount, distrt_dtype dtype,
+                       distrt_reduction reduction) override {
+    if (Status s = checkReducible(dtype); !s.empty())
+      return s;
+    if (Status s = checkCount(recvCount * group.size); !s.empty())
+      return s;
+    return check(MPI_Reduce_scatter_block(send, recv, recvCount,
+                                          getMPIType(dtype),
+                                          getMPIOp(reduction), comm(group)),
+                 "MPI_Reduce_scatter_block");
+  }
+
+  Status allGather(Group &group, const void *send, void *recv,
+                   int64_t sendCount, distrt_dtype dtype) override {
+    if (Status s = checkCount(sendCount * group.size); !s.empty())
+      return s;
+    MPI_Datatype type = getMPIType(dtype);
+    return check(MPI_Allgather(send, sendCount, type, recv, sendCount, type,
+                               comm(group)),
+                 "MPI_Allgather");
+  }
+
+  Status allToAll(Group &group, const void *send, void *recv,
+                  int64_t blockCount, distrt_dtype dtype) override {
+    if (Status s = checkCount(blockCount * group.size); !s.empty())
+      return s;
+    MPI_Datatype type = getMPIType(dtype);
+    return check(MPI_Alltoall(send, blockCount, type, recv, blockCount, type,
+                              comm(group)),
+                 "MPI_Alltoall");
+  }
+
+  Status broadcast(Group &group, void *buffer, int64_t count,
+                   distrt_dtype dtype, int64_t root) override {
+    if (root < 0 || root >= group.size)
+      return "broadcast root " + std::to_string(root) +
+             " is not in a group of " + std::to_string(group.size) +
+             " processes";
+    if (Status s = checkCount(count); !s.empty())
+      return s;
+    return check(
+        MPI_Bcast(buffer, count, getMPIType(dtype), root, comm(group)),
+        "MPI_Bcast");
+  }
+
+  Status send(const void *buffer, int64_t count, distrt_dtype dtype,
+              int64_t dest, int64_t tag) override {
+    if (Status s = checkPeer(dest); !s.empty())
+      return s;
+    if (Status s = checkCount(count); !s.empty())
+      return s;
+    return check(MPI_Send(buffer, count, getMPIType(dtype), dest, tag,
+                          MPI_COMM_WORLD),
+                 "MPI_Send");
+  }
+
+  Status recv(void *buffer, int64_t count, distrt_dtype dtype,
+              int64_t source, int64_t tag) override {
+    if (Status s = checkPeer(source); !s.empty())
+      return s;
+    if (Status s = checkCount(count); !s.empty())
+      return s;
+    return check(MPI_Recv(buffer, count, getMPIType(dtype), source, tag,
+                          MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                 "MPI_Recv");
+  }
+
+  Status barrier() override {
+    return check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+  }
+
+  Status finalize() override {
+    if (!ownsMPI)
+      return {};
+    ownsMPI = false;
+    return check(MPI_Finalize(), "MPI_Finalize");
+  }
+
+private:
+  static MPI_Comm comm(Group &group) {
+    return static_cast<MPIGroup &>(group).comm;
+  }
+  Status checkPeer(int64_t peer) const {
+    if (peer < 0 || peer >= size)
+      return "rank " + std::to_string(peer) + " is not in a world of " +
+             std::to_string(size) + " processes";
+    return {};
+  }
+
+  int64_t rank = 0, size = 1;
+  bool ownsMPI = false;
+};
+} // namespace
+
+std::unique_ptr<Backend> distrt::createMPIBackend(Status &) {
+  return std::make_unique<MPIBackend>();
+}
+
+#else // !DISTOPT_HAVE_MPI
+
+std::unique_ptr<distrt::Backend> distrt::createMPIBackend(Status &error) {
+  error = "this runtime was built without MPI";
+  return nullptr;
+}
+
+#endif

@@ -1,0 +1,401 @@
+//===- Runtime.cpp - the C ABI of distrt.h ---------------------------------===//
+//
+// Mesh groups, gradient buckets and errors on top of a Backend.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Backend.h"
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace distrt;
+
+distrt::Group::~Group() = default;
+distrt::Request::~Request() = default;
+distrt::Backend::~Backend() = default;
+
+std::size_t distrt::getElementSize(distrt_dtype dtype) {
+  switch (dtype) {
+  case DISTRT_F32:
+  case DISTRT_I32:
+    return 4;
+  case DISTRT_F64:
+  case DISTRT_I64:
+    return 8;
+  case DISTRT_F16:
+  case DISTRT_BF16:
+    return 2;
+  case DISTRT_I8:
+    return 1;
+  }
+  return 0;
+}
+
+const char *distrt::getDTypeName(distrt_dtype dtype) {
+  switch (dtype) {
+  case DISTRT_F32:
+    return "f32";
+  case DISTRT_F64:
+    return "f64";
+  case DISTRT_F16:
+    return "f16";
+  case DISTRT_BF16:
+    return "bf16";
+  case DISTRT_I32:
+    return "i32";
+  case DISTRT_I64:
+    return "i64";
+  case DISTRT_I8:
+    return "i8";
+  }
+  return "unknown";
+}
+
+struct distrt_group {
+  std::unique_ptr<Group> group;
+};
+
+struct distrt_request {
+  std::unique_ptr<Request> request;
+  /// The packed bucket, when the request reduces several buffers.
+  std::vector<char> packed;
+};
+
+namespace {
+/// The runtime's process-wide state.
+struct State {
+  std::unique_ptr<Backend> backend;
+  /// Groups by (mesh shape, axes).
+  std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>,
+           std::unique_ptr<distrt_group>>
+      groups;
+};
+} // namespace
+
+static State &getState() {
+  static State state;
+  return state;
+}
+
+static thread_local std::string lastError;
+
+/// Records `message` for distrt_last_error, prefixed with the rank and the
+/// call, and returns -1.
+static int fail(const char *call, const std::string &message) {
+  State &state = getState();
+  std::string rank =
+      state.backend ? std::to_string(state.backend->getRank()) : "?";
+  lastError = "distrt: rank " + rank + ": " + call + ": " + message;
+  return -1;
+}
+
+/// 0, or fail(call, status).
+static int report(const char *call, const Status &status) {
+  return status.empty() ? 0 : fail(call, status);
+}
+
+/// Fails `call` when the runtime is not started or `dtype` is unknown.
+static bool checkReady(const char *call, distrt_dtype dtype) {
+  if (!getState().backend) {
+    fail(call, "the runtime is not started (call distrt_init)");
+    return false;
+  }
+  if (getElementSize(dtype) == 0) {
+    fail(call, "unknown element type " + std::to_string(int(dtype)));
+    return false;
+  }
+  return true;
+}
+
+extern "C" {
+
+int distrt_init(const char *backend) {
+  State &state = getState();
+  if (state.backend)
+    return fail("distrt_init", std::string("already started with backend '") +
+                                   state.backend->getName() + "'");
+  std::string name = backend ? backend : "";
+  if (name == "local") {
+    state.backend = createLocalBackend();
+    return 0;
+  }
+  if (name == "mpi") {
+    Status error;
+    state.backend = createMPIBackend(error);
+    return report("distrt_init", error);
+  }
+  return fail("distrt_init", "unknown backend '" + name +
+                                 "' (expected 'local' or 'mpi')");
+}
+
+int distrt_finalize(void) {
+  State &state = getState();
+  if (!state.backend)
+    return 0;
+  state.groups.clear();
+  Status status = state.backend->finalize();
+  int result = report("distrt_finalize", status);
+  state.backend.reset();
+  return result;
+}
+
+int64_t distrt_rank(void) {
+  State &state = getState();
+  return state.backend ? state.backend->getRank() : 0;
+}
+
+int64_t distrt_size(void) {
+  State &state = getState();
+  return state.backend ? state.backend->getSize() : 1;
+}
+
+distrt_group *distrt_get_group(const int64_t *shape, int64_t meshRank,
+                               const int64_t *axes, int64_t numAxes) {
+  const char *call = "distrt_get_group";
+  State &state = getState();
+  if (!state.backend) {
+    fail(call, "the runtime is not started (call distrt_init)");
+    return nullptr;
+  }
+  std::vector<int64_t> meshShape(shape, shape + meshRank);
+  std::vector<int64_t> groupAxes(axes, axes + numAxes);
+  auto key = std::make_pair(meshShape, groupAxes);
+  if (auto it = state.groups.find(key); it != state.groups.end())
+    return it->second.get();
+
+  int64_t devices = 1;
+  for (int64_t size : meshShape) {
+    if (size < 1) {
+      fail(call, "mesh axis sizes must be positive");
+      return nullptr;
+    }
+    devices *= size;
+  }
+  int64_t worldSize = state.backend->getSize();
+  if (devices != worldSize) {
+    fail(call, "the mesh has " + std::to_string(devices) +
+                   " devices but the program runs on " +
+                   std::to_string(worldSize) + " processes");
+    return nullptr;
+  }
+  std::vector<bool> inGroup(meshRank, false);
+  for (int64_t axis : groupAxes) {
+    if (axis < 0 || axis >= meshRank || inGroup[axis]) {
+      fail(call, "mesh axis " + std::to_string(axis) +
+                     " is out of range or repeated");
+      return nullptr;
+    }
+    inGroup[axis] = true;
+  }
+  // This device's coordinates (row-major), its index in the group and the
+  // group's color (the coordinates of the other axes).
+  int64_t rank = state.backend->getRank();
+  std::vector<int64_t> coords(meshRank);
+  for (int64_t d = meshRank - 1, r = rank; d >= 0; --d) {
+    coords[d] = r % meshShape[d];
+    r /= meshShape[d];
+  }
+  int64_t index = 0, color = 0, groupSize = 1;
+  for (int64_t axis : groupAxes) {
+    index = index * meshShape[axis] + coords[axis];
+    groupSize *= meshShape[axis];
+  }
+  for (int64_t d = 0; d < meshRank; ++d)
+    if (!inGroup[d])
+      color = color * meshShape[d] + coords[d];
+  // The members' world ranks, in group order.
+  std::vector<int64_t> members;
+  for (int64_t member = 0; member < groupSize; ++member) {
+    std::vector<int64_t> c = coords;
+    for (int64_t i = numAxes - 1, m = member; i >= 0; --i) {
+      c[groupAxes[i]] = m % meshShape[groupAxes[i]];
+      m /= meshShape[groupAxes[i]];
+    }
+    int64_t world = 0;
+    for (int64_t d = 0; d < meshRank; ++d)
+      world = world * meshShape[d] + c[d];
+    members.push_back(world);
+  }
+  auto group = std::make_unique<distrt_group>();
+  if (report(call, state.backend->createGroup(members, index, color,
+                                              group->group)))
+    return nullptr;
+  return (state.groups[key] = std::move(group)).get();
+}
+
+int64_t distrt_group_size(const distrt_group *group) {
+  return group ? group->group->size : 0;
+}
+
+int64_t distrt_group_rank(const distrt_group *group) {
+  return group ? group->group->rank : -1;
+}
+
+/// Packs the `n` buffers into `packed` (when several).
+static void pack(void *const *buffers, const int64_t *counts, int64_t n,
+                 std::size_t elementSize, std::vector<char> &packed) {
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; ++i)
+    total += counts[i];
+  packed.resize(total * elementSize);
+  char *at = packed.data();
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(at, buffers[i], counts[i] * elementSize);
+    at += counts[i] * elementSize;
+  }
+}
+
+static void unpack(const std::vector<char> &packed, void *const *buffers,
+                   const int64_t *counts, int64_t n, std::size_t elementSize) {
+  const char *at = packed.data();
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(buffers[i], at, counts[i] * elementSize);
+    at += counts[i] * elementSize;
+  }
+}
+
+int distrt_all_reduce(distrt_group *group, void *const *buffers,
+                      const int64_t *counts, int64_t n, distrt_dtype dtype,
+                      distrt_reduction reduction) {
+  const char *call = "distrt_all_reduce";
+  if (!checkReady(call, dtype))
+    return -1;
+  if (!group || n < 1)
+    return fail(call, "needs a group and at least one buffer");
+  Backend &backend = *getState().backend;
+  if (n == 1)
+    return report(call, backend.allReduce(*group->group, buffers[0],
+                                          counts[0], dtype, reduction));
+  // A bucket: one collective over the packed buffers.
+  std::size_t elementSize = getElementSize(dtype);
+  std::vector<char> packed;
+  pack(buffers, counts, n, elementSize, packed);
+  if (report(call, backend.allReduce(*group->group, packed.data(),
+                                     packed.size() / elementSize, dtype,
+                                     reduction)))
+    return -1;
+  unpack(packed, buffers, counts, n, elementSize);
+  return 0;
+}
+
+distrt_request *distrt_all_reduce_start(distrt_group *group,
+                                        void *const *buffers,
+                                        const int64_t *counts, int64_t n,
+                                        distrt_dtype dtype,
+                                        distrt_reduction reduction) {
+  const char *call = "distrt_all_reduce_start";
+  if (!checkReady(call, dtype))
+    return nullptr;
+  if (!group || n < 1) {
+    fail(call, "needs a group and at least one buffer");
+    return nullptr;
+  }
+  auto request = std::make_unique<distrt_request>();
+  std::size_t elementSize = getElementSize(dtype);
+  void *buffer = buffers[0];
+  int64_t count = counts[0];
+  std::function<void()> done = [] {};
+  if (n > 1) {
+    pack(buffers, counts, n, elementSize, request->packed);
+    buffer = request->packed.data();
+    count = request->packed.size() / elementSize;
+    std::vector<void *> targets(buffers, buffers + n);
+    std::vector<int64_t> sizes(counts, counts + n);
+    distrt_request *self = request.get();
+    done = [self, targets, sizes, elementSize] {
+      unpack(self->packed, targets.data(), sizes.data(), targets.size(),
+             elementSize);
+    };
+  }
+  if (report(call, getState().backend->allReduceStart(
+                       *group->group, buffer, count, dtype, reduction,
+                       std::move(done), request->request)))
+    return nullptr;
+  return request.release();
+}
+
+int distrt_wait(distrt_request *request) {
+  if (!request)
+    return fail("distrt_wait", "no request");
+  std::unique_ptr<distrt_request> owned(request);
+  return report("distrt_wait", owned->request->wait());
+}
+
+int distrt_reduce_scatter(distrt_group *group, const void *send, void *recv,
+                          int64_t recvCount, distrt_dtype dtype,
+                          distrt_reduction reduction) {
+  const char *call = "distrt_reduce_scatter";
+  if (!checkReady(call, dtype))
+    return -1;
+  if (!group)
+    return fail(call, "no group");
+  return report(call, getState().backend->reduceScatter(
+                          *group->group, send, recv, recvCount, dtype,
+                          reduction));
+}
+
+int distrt_all_gather(distrt_group *group, const void *send, void *recv,
+                      int64_t sendCount, distrt_dtype dtype) {
+  const char *call = "distrt_all_gather";
+  if (!checkReady(call, dtype))
+    return -1;
+  if (!group)
+    return fail(call, "no group");
+  return report(call, getState().backend->allGather(*group->group, send, recv,
+                                                    sendCount, dtype));
+}
+
+int distrt_all_to_all(distrt_group *group, const void *send, void *recv,
+                      int64_t blockCount, distrt_dtype dtype) {
+  const char *call = "distrt_all_to_all";
+  if (!checkReady(call, dtype))
+    return -1;
+  if (!group)
+    return fail(call, "no group");
+  return report(call, getState().backend->allToAll(*group->group, send, recv,
+                                                   blockCount, dtype));
+}
+
+int distrt_broadcast(distrt_group *group, void *buffer, int64_t count,
+                     distrt_dtype dtype, int64_t root) {
+  const char *call = "distrt_broadcast";
+  if (!checkReady(call, dtype))
+    return -1;
+  if (!group)
+    return fail(call, "no group");
+  return report(call, getState().backend->broadcast(*group->group, buffer,
+                                                    count, dtype, root));
+}
+
+int distrt_send(const void *buffer, int64_t count, distrt_dtype dtype,
+                int64_t dest, int64_t tag) {
+  const char *call = "distrt_send";
+  if (!checkReady(call, dtype))
+    return -1;
+  return report(call,
+                getState().backend->send(buffer, count, dtype, dest, tag));
+}
+
+int distrt_recv(void *buffer, int64_t count, distrt_dtype dtype,
+                int64_t source, int64_t tag) {
+  const char *call = "distrt_recv";
+  if (!checkReady(call, dtype))
+    return -1;
+  return report(call,
+                getState().backend->recv(buffer, count, dtype, source, tag));
+}
+
+int distrt_barrier(void) {
+  if (!getState().backend)
+    return fail("distrt_barrier",
+                "the runtime is not started (call distrt_init)");
+  return report("distrt_barrier", getState().backend->barrier());
+}
+
+const char *distrt_last_error(void) { return lastError.c_str(); }
+
+} // extern "C"
