@@ -26,7 +26,7 @@ esac
 # --- system packages --------------------------------------------------------
 packages=(cmake ninja-build ccache g++ python3 libgtest-dev
           llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
-          libmpich-dev mpich)
+          libmpich-dev mpich python3-numpy)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

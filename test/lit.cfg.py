@@ -19,6 +19,9 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%distopt_src_root", config.distopt_src_root))
 config.substitutions.append(("%examples", os.path.join(config.distopt_src_root, "examples")))
 config.substitutions.append(("%python", config.python_executable))
+# mlir-runner's support libraries (printMemrefF32, ...).
+config.substitutions.append(
+    ("%mlir_lib_dir", os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()

@@ -1,0 +1,26 @@
+//===- Passes.h - conversions out of the train and dist dialects -*- C++ -*-===//
+
+#ifndef DISTOPT_CONVERSION_PASSES_H
+#define DISTOPT_CONVERSION_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::train {
+
+#define GEN_PASS_DECL
+#include "distopt/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "distopt/Conversion/Passes.h.inc"
+
+/// Registers `dist-lower-cpu`: train-to-linalg, one-shot bufferization and
+/// the lowering of loops, arith, math, memref and func to the LLVM dialect.
+void registerCPUPipeline();
+
+} // namespace mlir::train
+
+#endif // DISTOPT_CONVERSION_PASSES_H

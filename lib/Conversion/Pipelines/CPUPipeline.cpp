@@ -1,0 +1,49 @@
+//===- CPUPipeline.cpp - train dialect to the LLVM dialect on CPUs --------===//
+
+#include "distopt/Conversion/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+/// train-to-linalg, one-shot bufferization of whole functions (identity
+/// layouts at the boundaries, so the JIT and C callers see plain memrefs),
+/// ownership-based deallocation, loops, then the LLVM dialect.
+static void buildCPUPipeline(OpPassManager &pm) {
+  pm.addPass(train::createTrainToLinalgPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void mlir::train::registerCPUPipeline() {
+  PassPipelineRegistration<>(
+      "dist-lower-cpu",
+      "Lower a training step (train dialect on tensors) to the LLVM dialect "
+      "for CPUs: train-to-linalg, one-shot bufferization, deallocation, "
+      "loops, LLVM",
+      buildCPUPipeline);
+}
