@@ -7,7 +7,7 @@ from lit.llvm import llvm_config
 config.name = "DISTOPT"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "lib"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "lib", "Inputs"]
 
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.distopt_obj_root, "test")
@@ -19,6 +19,12 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%distopt_src_root", config.distopt_src_root))
 config.substitutions.append(("%examples", os.path.join(config.distopt_src_root, "examples")))
 config.substitutions.append(("%python", config.python_executable))
+# The collective runtime, and MPI's launcher when there is one (tests that
+# run under it REQUIRE mpi).
+config.substitutions.append(("%distrt_lib", config.distrt_lib))
+if config.mpiexec and not config.mpiexec.endswith("NOTFOUND"):
+    config.available_features.add("mpi")
+    config.substitutions.append(("%mpirun", config.mpiexec))
 # mlir-runner's support libraries (printMemrefF32, ...).
 config.substitutions.append(
     ("%mlir_lib_dir", os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")))

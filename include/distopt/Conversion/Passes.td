@@ -49,4 +49,48 @@ def TrainToLinalgPass : Pass<"train-to-linalg", "ModuleOp"> {
                            "::mlir::math::MathDialect"];
 }
 
+def DistToRuntimePass : Pass<"dist-to-runtime", "ModuleOp"> {
+  let summary = "Lower dist collectives to calls of the distrt runtime";
+  let description = [{
+    Rewrites the collectives of a partitioned program (on tensors, before
+    bufferization) into calls of `libdistrt` (`include/distopt/Runtime/
+    distrt.h`, its memref entry points in `lib/Runtime/MLIRInterface.cpp`):
+    each operand is copied into a fresh contiguous buffer that the runtime
+    reduces or fills, and read back with `bufferization.to_tensor`. The mesh
+    shape and the group axes are passed as i64 constants; the runtime
+    splits the world communicator by mesh coordinates once per group.
+
+    - `all_reduce`: one in-place call per tensor;
+    - `reduce_scatter`: the blocks of the scatter dim are packed into
+      `[group, slice...]` (contiguous blocks for the runtime), one call per
+      tensor;
+    - `all_gather`: gathered into `[group, local...]`, then laid out along
+      the gather dim;
+    - `local_slice` and `shard_offset`: the device's index in the group
+      (asked to the runtime) times the slice size.
+
+    Afterwards the program is plain SPMD code: the pass removes the
+    `dist.sharding` and `dist.partitioned` attributes (a runner reads them
+    before lowering) and the meshes.
+
+    `all_to_all`, `broadcast` and the asynchronous forms are not lowered yet:
+    the pass fails at such an op. Element types: f32, f64, i32, i64.
+
+    ```mlir
+    // Before:
+    %r = dist.all_reduce %g on @mesh axes = ["data"] : tensor<10xf32>
+    // After (sketch):
+    %buf = memref.alloc() : memref<10xf32>
+    memref.copy %g_buffer, %buf : memref<10xf32> to memref<10xf32>
+    call @distrt_mlir_all_reduce_f32(%unranked, %mesh_shape, %axes, %c0_i32) : ...
+    %r = bufferization.to_tensor %buf restrict : memref<10xf32> to tensor<10xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // DISTOPT_CONVERSION_PASSES

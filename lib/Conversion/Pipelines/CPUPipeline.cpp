@@ -13,11 +13,13 @@
 
 using namespace mlir;
 
-/// train-to-linalg, one-shot bufferization of whole functions (identity
+/// train-to-linalg (and elementwise arith to linalg), one-shot bufferization of whole functions (identity
 /// layouts at the boundaries, so the JIT and C callers see plain memrefs),
 /// ownership-based deallocation, loops, then the LLVM dialect.
 static void buildCPUPipeline(OpPassManager &pm) {
   pm.addPass(train::createTrainToLinalgPass());
+  // Elementwise arith on tensors (partitioning's mean scaling).
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =

@@ -1,0 +1,359 @@
+//===- DistToRuntime.cpp - dist collectives to distrt calls ---------------===//
+
+#include "distopt/Conversion/Passes.h"
+#include "distopt/Dialect/Dist/IR/DistOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mlir::train {
+#define GEN_PASS_DEF_DISTTORUNTIMEPASS
+#include "distopt/Conversion/Passes.h.inc"
+} // namespace mlir::train
+
+using namespace mlir;
+using namespace mlir::dist;
+
+namespace {
+/// Builds the runtime calls of one module.
+class RuntimeLowering {
+public:
+  explicit RuntimeLowering(ModuleOp module)
+      : module(module), builder(module.getContext()) {}
+
+  LogicalResult lower(Operation *op);
+
+private:
+  /// The suffix of the runtime entry points for `type`'s elements, or
+  /// failure.
+  FailureOr<StringRef> getSuffix(Operation *op, Type type);
+  /// Declares `name(args...) -> results` (C interface) once.
+  func::FuncOp declare(StringRef name, TypeRange args, TypeRange results);
+  /// The mesh shape and group axes of a collective as i64 buffers.
+  std::pair<Value, Value> getGroupArgs(MeshOp mesh, ArrayAttr axes,
+                                       Location loc);
+  /// A fresh contiguous buffer holding `value` (or uninitialized, of
+  /// `type`, when `value` is null).
+  Value allocate(RankedTensorType type, Value value, Location loc);
+  /// The buffer as `memref<*xT>`.
+  Value unranked(Value buffer, Location loc);
+  /// This device's index in the group, as an index.
+  Value groupRank(Value shape, Value axes, Location loc);
+
+  LogicalResult lowerAllReduce(AllReduceOp op);
+  LogicalResult lowerReduceScatter(ReduceScatterOp op);
+  LogicalResult lowerAllGather(AllGatherOp op);
+  LogicalResult lowerLocalSlice(LocalSliceOp op);
+  LogicalResult lowerShardOffset(ShardOffsetOp op);
+
+  ModuleOp module;
+  OpBuilder builder;
+};
+} // namespace
+
+FailureOr<StringRef> RuntimeLowering::getSuffix(Operation *op, Type type) {
+  Type element = getElementTypeOrSelf(type);
+  if (element.isF32())
+    return StringRef("f32");
+  if (element.isF64())
+    return StringRef("f64");
+  if (element.isInteger(32))
+    return StringRef("i32");
+  if (element.isInteger(64))
+    return StringRef("i64");
+  return op->emitOpError("dist-to-runtime does not move ")
+         << element << " elements yet (f32, f64, i32, i64)";
+}
+
+func::FuncOp RuntimeLowering::declare(StringRef name, TypeRange args,
+                                      TypeRange results) {
+  if (auto existing = module.lookupSymbol<func::FuncOp>(name))
+    return existing;
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(module.getBody());
+  auto func = func::FuncOp::create(builder, module.getLoc(), name,
+                                   builder.getFunctionType(args, results));
+  func.setPrivate();
+  func->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
+  return func;
+}
+
+std::pair<Value, Value> RuntimeLowering::getGroupArgs(MeshOp mesh,
+                                                      ArrayAttr axes,
+                                                      Location loc) {
+  SmallVector<int64_t> indices;
+  for (Attribute axis : axes)
+    indices.push_back(*mesh.getAxisIndex(cast<StringAttr>(axis).getValue()));
+  auto constant = [&](ArrayRef<int64_t> values) -> Value {
+    auto type = RankedTensorType::get({int64_t(values.size())},
+                                      builder.getI64Type());
+    Value tensor = arith::ConstantOp::create(
+        builder, loc, DenseIntElementsAttr::get(type, values));
+    Value buffer = bufferization::ToBufferOp::create(
+        builder, loc, MemRefType::get(type.getShape(), type.getElementType()),
+        tensor, /*read_only=*/true);
+    return memref::CastOp::create(
+        builder, loc,
+        MemRefType::get({ShapedType::kDynamic}, builder.getI64Type()), buffer);
+  };
+  return {constant(mesh.getShape()), constant(indices)};
+}
+
+Value RuntimeLowering::allocate(RankedTensorType type, Value value,
+                                Location loc) {
+  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  Value buffer = memref::AllocOp::create(builder, loc, memrefType);
+  if (value) {
+    Value source = bufferization::ToBufferOp::create(builder, loc, memrefType,
+                                                     value,
+                                                     /*read_only=*/true);
+    memref::CopyOp::create(builder, loc, source, buffer);
+  }
+  return buffer;
+}
+
+Value RuntimeLowering::unranked(Value buffer, Location loc) {
+  auto type = cast<MemRefType>(buffer.getType());
+  return memref::CastOp::create(
+      builder, loc, UnrankedMemRefType::get(type.getElementType(), 0), buffer);
+}
+
+Value RuntimeLowering::groupRank(Value shape, Value axes, Location loc) {
+  func::FuncOp callee =
+      declare("distrt_mlir_group_rank", {shape.getType(), axes.getType()},
+              {builder.getI64Type()});
+  Value rank =
+      func::CallOp::create(builder, loc, callee, ValueRange{shape, axes})
+          .getResult(0);
+  return arith::IndexCastOp::create(builder, loc, builder.getIndexType(),
+                                    rank);
+}
+
+/// Reads `buffer` back as a tensor of `type`.
+static Value toTensor(OpBuilder &builder, Location loc, RankedTensorType type,
+                      Value buffer) {
+  return bufferization::ToTensorOp::create(builder, loc, type, buffer,
+                                           /*restrict=*/true,
+                                           /*writable=*/true);
+}
+
+LogicalResult RuntimeLowering::lowerAllReduce(AllReduceOp op) {
+  Location loc = op.getLoc();
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
+  auto [shape, axes] = getGroupArgs(mesh, op.getAxes(), loc);
+  Value reduction = arith::ConstantOp::create(
+      builder, loc, builder.getI32IntegerAttr(int32_t(op.getReduction())));
+  SmallVector<Value> results;
+  for (Value input : op.getInputs()) {
+    auto type = cast<RankedTensorType>(input.getType());
+    FailureOr<StringRef> suffix = getSuffix(op, type);
+    if (failed(suffix))
+      return failure();
+    Value buffer = allocate(type, input, loc);
+    Value view = unranked(buffer, loc);
+    func::FuncOp callee =
+        declare(("distrt_mlir_all_reduce_" + *suffix).str(),
+                {view.getType(), shape.getType(), axes.getType(),
+                 builder.getI32Type()},
+                {});
+    func::CallOp::create(builder, loc, callee,
+                         ValueRange{view, shape, axes, reduction});
+    results.push_back(toTensor(builder, loc, type, buffer));
+  }
+  op->replaceAllUsesWith(results);
+  op->erase();
+  return success();
+}
+
+LogicalResult RuntimeLowering::lowerReduceScatter(ReduceScatterOp op) {
+  Location loc = op.getLoc();
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
+  int64_t group = mesh.getGroupSize(op.getAxes());
+  auto [shape, axes] = getGroupArgs(mesh, op.getAxes(), loc);
+  Value reduction = arith::ConstantOp::create(
+      builder, loc, builder.getI32IntegerAttr(int32_t(op.getReduction())));
+  SmallVector<Value> results;
+  for (auto [input, result, dim] :
+       llvm::zip(op.getInputs(), op.getResults(), op.getScatterDims())) {
+    auto inputType = cast<RankedTensorType>(input.getType());
+    auto resultType = cast<RankedTensorType>(result.getType());
+    FailureOr<StringRef> suffix = getSuffix(op, inputType);
+    if (failed(suffix))
+      return failure();
+    // Pack the blocks of `dim` as [group, slice...].
+    SmallVector<int64_t> packedShape = {group};
+    llvm::append_range(packedShape, resultType.getShape());
+    auto packedType = resultType.clone(packedShape);
+    Value packed = input;
+    if (dim != 0) {
+      packed = tensor::EmptyOp::create(builder, loc, packedShape,
+                                       resultType.getElementType());
+      int64_t rank = resultType.getRank();
+      for (int64_t i = 0; i < group; ++i) {
+        SmallVector<OpFoldResult> offsets(rank, builder.getIndexAttr(0)),
+            sizes, strides(rank, builder.getIndexAttr(1));
+        for (int64_t size : resultType.getShape())
+          sizes.push_back(builder.getIndexAttr(size));
+        offsets[dim] = builder.getIndexAttr(i * resultType.getDimSize(dim));
+        Value block = tensor::ExtractSliceOp::create(builder, loc, resultType,
+                                                     input, offsets, sizes,
+                                                     strides);
+        SmallVector<OpFoldResult> at(rank + 1, builder.getIndexAttr(0)),
+            blockSizes = {builder.getIndexAttr(1)},
+            blockStrides(rank + 1, builder.getIndexAttr(1));
+        at[0] = builder.getIndexAttr(i);
+        llvm::append_range(blockSizes, sizes);
+        packed = tensor::InsertSliceOp::create(builder, loc, block, packed, at,
+                                               blockSizes, blockStrides);
+      }
+    }
+    Value send = allocate(dim != 0 ? packedType : inputType, packed, loc);
+    Value recv = allocate(resultType, Value(), loc);
+    Value sendView = unranked(send, loc), recvView = unranked(recv, loc);
+    func::FuncOp callee =
+        declare(("distrt_mlir_reduce_scatter_" + *suffix).str(),
+                {sendView.getType(), recvView.getType(), shape.getType(),
+                 axes.getType(), builder.getI32Type()},
+                {});
+    func::CallOp::create(builder, loc, callee,
+                         ValueRange{sendView, recvView, shape, axes, reduction});
+    results.push_back(toTensor(builder, loc, resultType, recv));
+  }
+  op->replaceAllUsesWith(results);
+  op->erase();
+  return success();
+}
+
+LogicalResult RuntimeLowering::lowerAllGather(AllGatherOp op) {
+  Location loc = op.getLoc();
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
+  int64_t group = mesh.getGroupSize(op.getAxes());
+  auto [shape, axes] = getGroupArgs(mesh, op.getAxes(), loc);
+  auto inputType = cast<RankedTensorType>(op.getInput().getType());
+  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  FailureOr<StringRef> suffix = getSuffix(op, inputType);
+  if (failed(suffix))
+    return failure();
+  SmallVector<int64_t> gatheredShape = {group};
+  llvm::append_range(gatheredShape, inputType.getShape());
+  auto gatheredType = inputType.clone(gatheredShape);
+  Value send = allocate(inputType, op.getInput(), loc);
+  Value recv = allocate(gatheredType, Value(), loc);
+  Value sendView = unranked(send, loc), recvView = unranked(recv, loc);
+  func::FuncOp callee = declare(
+      ("distrt_mlir_all_gather_" + *suffix).str(),
+      {sendView.getType(), recvView.getType(), shape.getType(), axes.getType()},
+      {});
+  func::CallOp::create(builder, loc, callee,
+                       ValueRange{sendView, recvView, shape, axes});
+  Value gathered = toTensor(builder, loc, gatheredType, recv);
+  // Lay the [group, local...] blocks out along the gather dim.
+  int64_t rank = inputType.getRank(), dim = op.getGatherDim();
+  Value result = tensor::EmptyOp::create(builder, loc, resultType.getShape(),
+                                         resultType.getElementType());
+  for (int64_t i = 0; i < group; ++i) {
+    SmallVector<OpFoldResult> at(rank + 1, builder.getIndexAttr(0)),
+        sizes = {builder.getIndexAttr(1)},
+        strides(rank + 1, builder.getIndexAttr(1));
+    at[0] = builder.getIndexAttr(i);
+    for (int64_t size : inputType.getShape())
+      sizes.push_back(builder.getIndexAttr(size));
+    Value block = tensor::ExtractSliceOp::create(builder, loc, inputType,
+                                                 gathered, at, sizes, strides);
+    SmallVector<OpFoldResult> offsets(rank, builder.getIndexAttr(0)),
+        blockSizes(ArrayRef<OpFoldResult>(sizes).drop_front()),
+        blockStrides(rank, builder.getIndexAttr(1));
+    offsets[dim] = builder.getIndexAttr(i * inputType.getDimSize(dim));
+    result = tensor::InsertSliceOp::create(builder, loc, block, result,
+                                           offsets, blockSizes, blockStrides);
+  }
+  op.getResult().replaceAllUsesWith(result);
+  op->erase();
+  return success();
+}
+
+LogicalResult RuntimeLowering::lowerLocalSlice(LocalSliceOp op) {
+  Location loc = op.getLoc();
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
+  auto [shape, axes] = getGroupArgs(mesh, op.getAxes(), loc);
+  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  int64_t rank = resultType.getRank(), dim = op.getDim();
+  Value index = groupRank(shape, axes, loc);
+  Value length = arith::ConstantIndexOp::create(builder, loc,
+                                                resultType.getDimSize(dim));
+  SmallVector<OpFoldResult> offsets(rank, builder.getIndexAttr(0)), sizes,
+      strides(rank, builder.getIndexAttr(1));
+  offsets[dim] = arith::MulIOp::create(builder, loc, index, length).getResult();
+  for (int64_t size : resultType.getShape())
+    sizes.push_back(builder.getIndexAttr(size));
+  Value slice = tensor::ExtractSliceOp::create(
+      builder, loc, resultType, op.getInput(), offsets, sizes, strides);
+  op.getResult().replaceAllUsesWith(slice);
+  op->erase();
+  return success();
+}
+
+LogicalResult RuntimeLowering::lowerShardOffset(ShardOffsetOp op) {
+  Location loc = op.getLoc();
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
+  int64_t group = mesh.getGroupSize(op.getAxes());
+  auto [shape, axes] = getGroupArgs(mesh, op.getAxes(), loc);
+  Value index = groupRank(shape, axes, loc);
+  Value length = arith::ConstantIndexOp::create(
+      builder, loc, static_cast<int64_t>(op.getSize()) / group);
+  op.getResult().replaceAllUsesWith(
+      arith::MulIOp::create(builder, loc, index, length).getResult());
+  op->erase();
+  return success();
+}
+
+LogicalResult RuntimeLowering::lower(Operation *op) {
+  builder.setInsertionPoint(op);
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](AllReduceOp op) { return lowerAllReduce(op); })
+      .Case([&](ReduceScatterOp op) { return lowerReduceScatter(op); })
+      .Case([&](AllGatherOp op) { return lowerAllGather(op); })
+      .Case([&](LocalSliceOp op) { return lowerLocalSlice(op); })
+      .Case([&](ShardOffsetOp op) { return lowerShardOffset(op); })
+      .Case<AllToAllOp, BroadcastOp, AllReduceStartOp, ReduceScatterStartOp,
+            AllGatherStartOp, WaitOp>([](Operation *op) {
+        return op->emitOpError("dist-to-runtime does not lower this op yet");
+      })
+      .Default([](Operation *) { return success(); });
+}
+
+namespace {
+struct DistToRuntimePass
+    : public mlir::train::impl::DistToRuntimePassBase<DistToRuntimePass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<Operation *> ops;
+    module.walk([&](Operation *op) {
+      if (isa<DistDialect>(op->getDialect()) && !isa<MeshOp, AnnotateOp>(op))
+        ops.push_back(op);
+    });
+    RuntimeLowering lowering(module);
+    for (Operation *op : ops)
+      if (failed(lowering.lower(op)))
+        return signalPassFailure();
+    // The program is plain SPMD code now: the shardings (which dist-run reads
+    // before lowering) and the meshes have served.
+    module.walk([](func::FuncOp func) {
+      func->removeAttr(DistDialect::kPartitionedAttrName);
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        func.removeArgAttr(i, DistDialect::kShardingAttrName);
+      for (unsigned i = 0; i < func.getNumResults(); ++i)
+        func.removeResultAttr(
+            i, StringAttr::get(func.getContext(),
+                               DistDialect::kShardingAttrName));
+    });
+    module.walk([](Operation *op) {
+      op->removeAttr(DistDialect::kResultShardingsAttrName);
+    });
+    for (MeshOp mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))
+      mesh.erase();
+  }
+};
+} // namespace

@@ -1,0 +1,122 @@
+//===- MLIRInterface.cpp - distrt for compiled programs --------------------===//
+//
+// The entry points `dist-to-runtime` calls: memref descriptors in (the
+// `llvm.emit_c_interface` convention, `_mlir_ciface_` names), the mesh
+// shape and group axes as i64 memrefs. Compiled code cannot handle an error
+// code, so a failure prints the runtime's message (rank and call) and exits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Backend.h"
+
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace {
+/// A contiguous buffer of a memref (identity layout, as bufferization with
+/// identity layouts produces).
+struct Buffer {
+  void *data;
+  int64_t count;
+};
+
+template <typename T>
+Buffer getBuffer(UnrankedMemRefType<T> *memref) {
+  DynamicMemRefType<T> view(*memref);
+  int64_t count = 1;
+  for (int64_t d = 0; d < view.rank; ++d)
+    count *= view.sizes[d];
+  return {view.data + view.offset, count};
+}
+
+std::vector<int64_t> toVector(StridedMemRefType<int64_t, 1> *memref) {
+  std::vector<int64_t> values;
+  for (int64_t i = 0; i < memref->sizes[0]; ++i)
+    values.push_back(memref->data[memref->offset + i * memref->strides[0]]);
+  return values;
+}
+
+[[noreturn]] void die() {
+  std::fprintf(stderr, "%s\n", distrt_last_error());
+  std::fflush(stderr);
+  std::exit(1);
+}
+
+void check(int status) {
+  if (status != 0)
+    die();
+}
+
+distrt_group *getGroup(StridedMemRefType<int64_t, 1> *shape,
+                       StridedMemRefType<int64_t, 1> *axes) {
+  std::vector<int64_t> meshShape = toVector(shape), groupAxes = toVector(axes);
+  distrt_group *group = distrt_get_group(meshShape.data(), meshShape.size(),
+                                         groupAxes.data(), groupAxes.size());
+  if (!group)
+    die();
+  return group;
+}
+} // namespace
+
+extern "C" {
+
+/// Starts the runtime: the mpi backend under mpirun (an MPI launcher's
+/// environment, or DISTRT_BACKEND=mpi), else local.
+void distrt_mlir_init() {
+  const char *backend = std::getenv("DISTRT_BACKEND");
+  if (!backend)
+    backend = std::getenv("PMI_RANK") || std::getenv("OMPI_COMM_WORLD_RANK")
+                  ? "mpi"
+                  : "local";
+  check(distrt_init(backend));
+}
+
+void distrt_mlir_finalize() { check(distrt_finalize()); }
+
+int64_t distrt_mlir_rank() { return distrt_rank(); }
+
+int64_t _mlir_ciface_distrt_mlir_group_rank(
+    StridedMemRefType<int64_t, 1> *shape, StridedMemRefType<int64_t, 1> *axes) {
+  return distrt_group_rank(getGroup(shape, axes));
+}
+
+#define DISTRT_MLIR_COLLECTIVES(SUFFIX, T, DTYPE)                              \
+  void _mlir_ciface_distrt_mlir_all_reduce_##SUFFIX(                           \
+      UnrankedMemRefType<T> *buffer, StridedMemRefType<int64_t, 1> *shape,     \
+      StridedMemRefType<int64_t, 1> *axes, int32_t reduction) {                \
+    Buffer b = getBuffer(buffer);                                              \
+    void *buffers[] = {b.data};                                                \
+    int64_t counts[] = {b.count};                                              \
+    check(distrt_all_reduce(getGroup(shape, axes), buffers, counts, 1, DTYPE,  \
+                            distrt_reduction(reduction)));                     \
+  }                                                                            \
+  void _mlir_ciface_distrt_mlir_reduce_scatter_##SUFFIX(                       \
+      UnrankedMemRefType<T> *send, UnrankedMemRefType<T> *recv,                \
+      StridedMemRefType<int64_t, 1> *shape,                                    \
+      StridedMemRefType<int64_t, 1> *axes, int32_t reduction) {                \
+    Buffer in = getBuffer(send), out = getBuffer(recv);                        \
+    check(distrt_reduce_scatter(getGroup(shape, axes), in.data, out.data,      \
+                                out.count, DTYPE,                              \
+                                distrt_reduction(reduction)));                 \
+  }                                                                            \
+  void _mlir_ciface_distrt_mlir_all_gather_##SUFFIX(                           \
+      UnrankedMemRefType<T> *send, UnrankedMemRefType<T> *recv,                \
+      StridedMemRefType<int64_t, 1> *shape,                                    \
+      StridedMemRefType<int64_t, 1> *axes) {                                   \
+    Buffer in = getBuffer(send), out = getBuffer(recv);                        \
+    check(distrt_all_gather(getGroup(shape, axes), in.data, out.data,          \
+                            in.count, DTYPE));                                 \
+  }
+
+DISTRT_MLIR_COLLECTIVES(f32, float, DISTRT_F32)
+DISTRT_MLIR_COLLECTIVES(f64, double, DISTRT_F64)
+DISTRT_MLIR_COLLECTIVES(i32, int32_t, DISTRT_I32)
+DISTRT_MLIR_COLLECTIVES(i64, int64_t, DISTRT_I64)
+
+#undef DISTRT_MLIR_COLLECTIVES
+
+} // extern "C"

@@ -1,0 +1,54 @@
+// RUN: dist-opt %s -split-input-file --dist-to-runtime | FileCheck %s
+
+// An all-reduce copies its operand into a fresh buffer that the runtime
+// reduces in place, with the mesh shape and the group's axes as i64 buffers;
+// the shardings and the mesh are gone afterwards.
+dist.mesh @mesh {axes = ["data", "model"], shape = array<i64: 2, 4>}
+// CHECK-NOT: dist.mesh
+// CHECK-LABEL: func.func @all_reduce
+// CHECK-SAME: (%[[A:.*]]: tensor<8xf32>) -> tensor<8xf32>
+func.func @all_reduce(%a: tensor<8xf32> {dist.sharding = #dist.sharding<@mesh, [[]]>}) -> tensor<8xf32> attributes {dist.partitioned} {
+  // CHECK-DAG: %[[SHAPE:.*]] = arith.constant dense<[2, 4]> : tensor<2xi64>
+  // CHECK-DAG: %[[AXES:.*]] = arith.constant dense<1> : tensor<1xi64>
+  // CHECK: %[[BUF:.*]] = memref.alloc() : memref<8xf32>
+  // CHECK: %[[SRC:.*]] = bufferization.to_buffer %[[A]] read_only
+  // CHECK: memref.copy %[[SRC]], %[[BUF]]
+  // CHECK: %[[U:.*]] = memref.cast %[[BUF]] : memref<8xf32> to memref<*xf32>
+  // CHECK: call @distrt_mlir_all_reduce_f32(%[[U]], %{{.*}}, %{{.*}}, %{{.*}}) : (memref<*xf32>, memref<?xi64>, memref<?xi64>, i32) -> ()
+  // CHECK: %[[R:.*]] = bufferization.to_tensor %[[BUF]] restrict writable
+  // CHECK: return %[[R]]
+  %r = dist.all_reduce %a on @mesh axes = ["model"] : tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+// CHECK: func.func private @distrt_mlir_all_reduce_f32(memref<*xf32>, memref<?xi64>, memref<?xi64>, i32) attributes {llvm.emit_c_interface}
+
+// -----
+
+// A reduce-scatter along dim 1 packs the two column blocks as [2, 4, 3]
+// blocks before the call.
+dist.mesh @mesh {axes = ["data"], shape = array<i64: 2>}
+// CHECK-LABEL: func.func @reduce_scatter_dim1
+func.func @reduce_scatter_dim1(%a: tensor<4x6xf32>) -> tensor<4x3xf32> {
+  // CHECK: %[[E:.*]] = tensor.empty() : tensor<2x4x3xf32>
+  // CHECK: %[[B0:.*]] = tensor.extract_slice %{{.*}}[0, 0] [4, 3] [1, 1]
+  // CHECK: %[[P0:.*]] = tensor.insert_slice %[[B0]] into %[[E]][0, 0, 0] [1, 4, 3] [1, 1, 1]
+  // CHECK: %[[B1:.*]] = tensor.extract_slice %{{.*}}[0, 3] [4, 3] [1, 1]
+  // CHECK: tensor.insert_slice %[[B1]] into %[[P0]][1, 0, 0] [1, 4, 3] [1, 1, 1]
+  // CHECK: call @distrt_mlir_reduce_scatter_f32
+  %r = dist.reduce_scatter %a on @mesh axes = ["data"] scatter_dims = [1] : tensor<4x6xf32> -> tensor<4x3xf32>
+  return %r : tensor<4x3xf32>
+}
+
+// -----
+
+// A local slice starts at the device's group index times the slice size.
+dist.mesh @mesh {axes = ["data"], shape = array<i64: 4>}
+// CHECK-LABEL: func.func @local_slice
+func.func @local_slice(%a: tensor<8x3xf32>) -> tensor<2x3xf32> {
+  // CHECK: %[[RANK:.*]] = call @distrt_mlir_group_rank(%{{.*}}, %{{.*}}) : (memref<?xi64>, memref<?xi64>) -> i64
+  // CHECK: %[[I:.*]] = arith.index_cast %[[RANK]] : i64 to index
+  // CHECK: %[[OFF:.*]] = arith.muli %[[I]], %{{.*}} : index
+  // CHECK: tensor.extract_slice %{{.*}}[%[[OFF]], 0] [2, 3] [1, 1] : tensor<8x3xf32> to tensor<2x3xf32>
+  %r = dist.local_slice %a on @mesh axes = ["data"] dim = 0 : tensor<8x3xf32> -> tensor<2x3xf32>
+  return %r : tensor<2x3xf32>
+}
