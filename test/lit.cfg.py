@@ -34,4 +34,4 @@ llvm_config.use_default_substitutions()
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.distopt_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["dist-opt"], tool_dirs)
+llvm_config.add_tool_substitutions(["dist-opt", "dist-run"], tool_dirs)

@@ -6,27 +6,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "distopt/Conversion/Passes.h"
-#include "distopt/Dialect/Dist/IR/DistDialect.h"
 #include "distopt/Dialect/Dist/Transforms/Passes.h"
-#include "distopt/Dialect/Train/IR/TrainDialect.h"
 #include "distopt/Dialect/Train/Transforms/Passes.h"
+#include "distopt/InitAll.h"
 
-#include "mlir/Dialect/Affine/IR/AffineOps.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Shard/IR/ShardDialect.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
@@ -37,21 +20,7 @@ void registerTestInterfacePasses();
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  registry.insert<mlir::train::TrainDialect, mlir::dist::DistDialect, mlir::arith::ArithDialect,
-                  mlir::func::FuncDialect, mlir::linalg::LinalgDialect,
-                  mlir::math::MathDialect, mlir::scf::SCFDialect,
-                  mlir::shard::ShardDialect, mlir::tensor::TensorDialect>();
-
-  // What the CPU lowering produces and bufferizes.
-  registry.insert<mlir::affine::AffineDialect,
-                  mlir::bufferization::BufferizationDialect,
-                  mlir::cf::ControlFlowDialect, mlir::LLVM::LLVMDialect,
-                  mlir::memref::MemRefDialect>();
-  mlir::arith::registerBufferizableOpInterfaceExternalModels(registry);
-  mlir::bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
-      registry);
-  mlir::linalg::registerBufferizableOpInterfaceExternalModels(registry);
-  mlir::tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  mlir::dist::registerAllDialects(registry);
 
   mlir::train::registerTrainPasses();
   mlir::train::registerConversionPasses();

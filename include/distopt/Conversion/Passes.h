@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
 
 namespace mlir::train {
 
@@ -19,6 +20,11 @@ namespace mlir::train {
 
 #define GEN_PASS_REGISTRATION
 #include "distopt/Conversion/Passes.h.inc"
+
+/// Adds `dist-lower-cpu` to `pm`: train-to-linalg, one-shot bufferization
+/// and the lowering of loops, arith, math, memref and func to the LLVM
+/// dialect.
+void buildCPUPipeline(OpPassManager &pm);
 
 /// Registers `dist-lower-cpu`: train-to-linalg, one-shot bufferization and
 /// the lowering of loops, arith, math, memref and func to the LLVM dialect.

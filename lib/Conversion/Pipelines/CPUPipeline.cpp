@@ -16,7 +16,7 @@ using namespace mlir;
 /// train-to-linalg (and elementwise arith to linalg), one-shot bufferization of whole functions (identity
 /// layouts at the boundaries, so the JIT and C callers see plain memrefs),
 /// ownership-based deallocation, loops, then the LLVM dialect.
-static void buildCPUPipeline(OpPassManager &pm) {
+void mlir::train::buildCPUPipeline(OpPassManager &pm) {
   pm.addPass(train::createTrainToLinalgPass());
   // Elementwise arith on tensors (partitioning's mean scaling).
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
@@ -47,5 +47,5 @@ void mlir::train::registerCPUPipeline() {
       "Lower a training step (train dialect on tensors) to the LLVM dialect "
       "for CPUs: train-to-linalg, one-shot bufferization, deallocation, "
       "loops, LLVM",
-      buildCPUPipeline);
+      [](OpPassManager &pm) { buildCPUPipeline(pm); });
 }

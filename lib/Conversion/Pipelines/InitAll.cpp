@@ -1,0 +1,37 @@
+//===- InitAll.cpp - the dialects DistOpt's tools load --------------------===//
+
+#include "distopt/InitAll.h"
+#include "distopt/Dialect/Dist/IR/DistDialect.h"
+#include "distopt/Dialect/Train/IR/TrainDialect.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+
+void mlir::dist::registerAllDialects(DialectRegistry &registry) {
+  registry.insert<train::TrainDialect, dist::DistDialect, arith::ArithDialect,
+                  func::FuncDialect, linalg::LinalgDialect, math::MathDialect,
+                  scf::SCFDialect, shard::ShardDialect, tensor::TensorDialect>();
+  // What the CPU lowering produces and bufferizes.
+  registry.insert<affine::AffineDialect, bufferization::BufferizationDialect,
+                  cf::ControlFlowDialect, LLVM::LLVMDialect,
+                  memref::MemRefDialect>();
+  arith::registerBufferizableOpInterfaceExternalModels(registry);
+  bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
+      registry);
+  linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  tensor::registerBufferizableOpInterfaceExternalModels(registry);
+}

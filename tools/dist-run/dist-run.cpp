@@ -1,0 +1,398 @@
+//===- dist-run.cpp - train a step (single device or under mpirun) --------===//
+//
+//   dist-run MODULE.mlir --state=STATE.npz --data=BATCH.npz --steps=N
+//            --out=OUT.npz [--entry=NAME]
+//
+// Compiles the training step from whatever stage it is in (train dialect, or
+// partitioned by a strategy) for the CPU, JIT-runs it N times feeding the
+// updated state back, and writes the final state (gathered to rank 0) and
+// every step's loss. Arrays are bound by `train.name`; under `mpirun -np K`
+// every rank takes its block of each global array from the argument's
+// `dist.sharding`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Npz.h"
+
+#include "distopt/Conversion/Passes.h"
+#include "distopt/Dialect/Dist/IR/DistOps.h"
+#include "distopt/Dialect/Train/IR/TrainingStep.h"
+#include "distopt/InitAll.h"
+#include "distopt/Runtime/distrt.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <chrono>
+#include <cstring>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+extern "C" void distrt_mlir_init();
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+                                      cl::desc("<training step .mlir>"));
+static cl::opt<std::string> statePath(
+    "state", cl::desc("npz with every param, opt_state and hyper array"));
+static cl::opt<std::string> dataPath(
+    "data", cl::desc("npz with every input and label array"));
+static cl::opt<unsigned> numSteps("steps", cl::init(1),
+                                  cl::desc("Steps to run (default 1)"));
+static cl::opt<std::string> outPath(
+    "out", cl::desc("npz to write: the final state and the losses"));
+static cl::opt<std::string>
+    entryName("entry", cl::desc("The step function (default: the one whose "
+                                "arguments carry train.role)"));
+
+namespace {
+/// One argument or result of the step on this rank.
+struct Binding {
+  const train::StepValue *value;
+  /// The argument's or result's sharding (null: whole).
+  dist::ShardingAttr sharding;
+  RankedTensorType localType;
+  std::vector<int64_t> globalShape;
+  /// Where this rank's block starts in the global array.
+  std::vector<int64_t> offsets;
+  std::string dtype;
+  distrun::Array local;
+};
+
+/// Fails with `message`, prefixed with the rank.
+[[noreturn]] void fail(const llvm::Twine &message) {
+  llvm::errs() << "dist-run: rank " << distrt_rank() << ": " << message
+               << "\n";
+  distrt_finalize();
+  std::exit(1);
+}
+
+std::string getNpyType(Type element) {
+  if (element.isF32())
+    return "<f4";
+  if (element.isF64())
+    return "<f8";
+  if (element.isInteger(32))
+    return "<i4";
+  if (element.isInteger(64))
+    return "<i8";
+  return "";
+}
+
+int64_t getElementBytes(const std::string &dtype) {
+  return dtype[2] == '4' ? 4 : 8;
+}
+
+/// Copies the block of `global` at `offsets` with `localShape` (row-major)
+/// into `local`, or back with `toGlobal`.
+void copyBlock(distrun::Array &global, distrun::Array &local,
+               ArrayRef<int64_t> offsets, bool toGlobal) {
+  int64_t rank = local.shape.size();
+  int64_t bytes = getElementBytes(local.dtype);
+  int64_t count = local.getNumElements();
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t at = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      at = at * global.shape[d] + offsets[d] + index[d];
+    char *g = global.bytes.data() + at * bytes;
+    char *l = local.bytes.data() + i * bytes;
+    std::memcpy(toGlobal ? g : l, toGlobal ? l : g, bytes);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++index[d] < local.shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}
+
+/// What dist-run needs of the mesh (read before compiling consumes it).
+struct MeshInfo {
+  std::vector<int64_t> shape;
+  std::vector<std::string> axes;
+
+  int64_t getAxisIndex(StringRef axis) const {
+    return std::find(axes.begin(), axes.end(), axis.str()) - axes.begin();
+  }
+};
+
+/// The offsets of rank `rank`'s block of a value sharded as `sharding`.
+std::vector<int64_t> getBlockOffsets(dist::ShardingAttr sharding,
+                                     const MeshInfo &mesh, int64_t rank,
+                                     ArrayRef<int64_t> localShape) {
+  ArrayRef<int64_t> meshShape = mesh.shape;
+  std::vector<int64_t> coords(meshShape.size());
+  for (int64_t d = meshShape.size() - 1, r = rank; d >= 0; --d) {
+    coords[d] = r % meshShape[d];
+    r /= meshShape[d];
+  }
+  std::vector<int64_t> offsets;
+  for (auto [dim, axes] : llvm::enumerate(sharding.getDims())) {
+    int64_t index = 0;
+    for (Attribute axis : axes) {
+      int64_t a = mesh.getAxisIndex(cast<StringAttr>(axis).getValue());
+      index = index * meshShape[a] + coords[a];
+    }
+    offsets.push_back(index * localShape[dim]);
+  }
+  return offsets;
+}
+
+/// A memref descriptor of rank R: allocated, aligned, offset, sizes,
+/// strides (all 8-byte words).
+std::vector<int64_t> describe(distrun::Array &array) {
+  std::vector<int64_t> words = {int64_t(array.bytes.data()),
+                                int64_t(array.bytes.data()), 0};
+  llvm::append_range(words, array.shape);
+  int64_t stride = 1;
+  std::vector<int64_t> strides(array.shape.size());
+  for (int64_t d = array.shape.size() - 1; d >= 0; --d) {
+    strides[d] = stride;
+    stride *= array.shape[d];
+  }
+  llvm::append_range(words, strides);
+  return words;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "DistOpt training-step runner\n");
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  distrt_mlir_init();
+  int64_t rank = distrt_rank(), worldSize = distrt_size();
+
+  DialectRegistry registry;
+  dist::registerAllDialects(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(inputFile, &context);
+  if (!module)
+    fail("cannot parse '" + inputFile + "'");
+
+  // The step and how its arrays are laid out.
+  func::FuncOp entry;
+  module->walk([&](func::FuncOp func) {
+    if (entryName.empty() ? train::TrainingStep::isTrainingStep(func)
+                          : func.getSymName() == entryName)
+      entry = func;
+  });
+  if (!entry)
+    fail(entryName.empty() ? "no function has train.role arguments"
+                           : "no function '" + entryName + "'");
+  // `entry` and the mesh are lowered away by compiling: read what is needed
+  // of them first.
+  std::string name = entry.getSymName().str();
+  train::TrainingStep step = train::TrainingStep::get(entry);
+  bool partitioned = entry->hasAttr(dist::DistDialect::kPartitionedAttrName);
+  dist::MeshOp mesh;
+  auto shardingOf = [&](unsigned index, bool isResult) {
+    return isResult ? entry.getResultAttrOfType<dist::ShardingAttr>(
+                          index, dist::DistDialect::kShardingAttrName)
+                    : entry.getArgAttrOfType<dist::ShardingAttr>(
+                          index, dist::DistDialect::kShardingAttrName);
+  };
+  for (unsigned i = 0; i < entry.getNumArguments() && !mesh; ++i)
+    if (dist::ShardingAttr s = shardingOf(i, false))
+      mesh = SymbolTable::lookupNearestSymbolFrom<dist::MeshOp>(
+          entry, s.getMesh());
+  int64_t devices = partitioned && mesh ? mesh.getNumDevices() : 1;
+  MeshInfo meshInfo;
+  if (mesh) {
+    meshInfo.shape.assign(mesh.getShape().begin(), mesh.getShape().end());
+    for (Attribute axis : mesh.getAxes())
+      meshInfo.axes.push_back(cast<StringAttr>(axis).str());
+  }
+  if (devices != worldSize)
+    fail(llvm::Twine("the step runs on ") + llvm::Twine(devices) +
+         " device(s) but there are " + llvm::Twine(worldSize) +
+         " processes" +
+         (partitioned ? "" : " (distribute it with a strategy first)"));
+
+  auto bind = [&](const train::StepValue &value, bool isResult) {
+    Binding binding;
+    binding.value = &value;
+    binding.localType = cast<RankedTensorType>(value.type);
+    binding.dtype = getNpyType(binding.localType.getElementType());
+    if (binding.dtype.empty())
+      fail("'" + value.name.getValue() + "' has element type " +
+           llvm::Twine(binding.dtype) +
+           "that dist-run does not move (f32, f64, i32, i64)");
+    ArrayRef<int64_t> shape = binding.localType.getShape();
+    binding.globalShape.assign(shape.begin(), shape.end());
+    binding.offsets.assign(shape.size(), 0);
+    if (partitioned) {
+      if (dist::ShardingAttr sharding = shardingOf(value.index, isResult)) {
+        binding.sharding = sharding;
+        for (auto [dim, axes] : llvm::enumerate(sharding.getDims()))
+          binding.globalShape[dim] *= mesh.getGroupSize(axes);
+        binding.offsets = getBlockOffsets(sharding, meshInfo, rank, shape);
+      }
+    }
+    binding.local.dtype = binding.dtype;
+    binding.local.shape.assign(shape.begin(), shape.end());
+    binding.local.bytes.resize(binding.local.getNumElements() *
+                               getElementBytes(binding.dtype));
+    return binding;
+  };
+
+  // Inputs.
+  distrun::Arrays state, data;
+  std::string error;
+  if (!statePath.empty() && !distrun::readNpz(statePath, state, error))
+    fail(error);
+  if (!dataPath.empty() && !distrun::readNpz(dataPath, data, error))
+    fail(error);
+  std::vector<Binding> args;
+  for (const train::StepValue &value : step.arguments) {
+    if (!value.name)
+      fail("argument #" + llvm::Twine(value.index) + " has no train.name");
+    args.push_back(bind(value, false));
+    Binding &arg = args.back();
+    bool isData =
+        value.role == train::Role::input || value.role == train::Role::label;
+    distrun::Arrays &source = isData ? data : state;
+    std::string key = value.name.str();
+    auto it = source.find(key);
+    if (it == source.end())
+      fail("'" + key + "' is missing from " +
+           (isData ? "--data '" + dataPath : "--state '" + statePath) + "'");
+    distrun::Array &global = it->second;
+    if (global.dtype != arg.dtype || global.shape != arg.globalShape) {
+      std::string want, got;
+      for (int64_t s : arg.globalShape)
+        want += (want.empty() ? "" : "x") + std::to_string(s);
+      for (int64_t s : global.shape)
+        got += (got.empty() ? "" : "x") + std::to_string(s);
+      fail("'" + key + "' is " + global.dtype + " [" + got +
+           "] but the step takes " + arg.dtype + " [" + want + "]");
+    }
+    copyBlock(global, arg.local, arg.offsets, /*toGlobal=*/false);
+  }
+  std::vector<Binding> results;
+  for (const train::StepValue &value : step.results)
+    results.push_back(bind(value, true));
+
+  // Compile.
+  entry->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
+  PassManager pm(&context);
+  pm.addPass(train::createDistToRuntimePass());
+  train::buildCPUPipeline(pm);
+  if (failed(pm.run(*module)))
+    fail("cannot compile the step (see the diagnostics above)");
+  ExecutionEngineOptions options;
+  options.transformer = makeOptimizingTransformer(3, 0, nullptr);
+  auto engine = ExecutionEngine::create(*module, options);
+  if (!engine)
+    fail("cannot JIT the step: " + llvm::toString(engine.takeError()));
+
+  // Run.
+  std::vector<float> losses;
+  for (unsigned s = 0; s < numSteps; ++s) {
+    std::vector<std::vector<int64_t>> descriptors;
+    for (Binding &arg : args)
+      descriptors.push_back(describe(arg.local));
+    std::vector<int64_t> resultWords;
+    for (Binding &result : results)
+      resultWords.resize(resultWords.size() + 3 +
+                         2 * result.local.shape.size());
+    void *resultPtr = resultWords.data();
+    std::vector<void *> pointers = {resultPtr};
+    for (auto &words : descriptors)
+      pointers.push_back(words.data());
+    std::vector<void *> packed;
+    for (void *&pointer : pointers)
+      packed.push_back(&pointer);
+    auto start = std::chrono::steady_clock::now();
+    if (llvm::Error e = (*engine)->invokePacked("_mlir_ciface_" + name,
+                                                packed))
+      fail("the step failed: " + llvm::toString(std::move(e)));
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    // Read the results and feed the state back.
+    int64_t *words = resultWords.data();
+    float loss = 0;
+    for (Binding &result : results) {
+      int64_t resultRank = result.local.shape.size();
+      char *aligned = reinterpret_cast<char *>(words[1]);
+      int64_t offset = words[2];
+      int64_t bytes = getElementBytes(result.dtype);
+      std::memcpy(result.local.bytes.data(), aligned + offset * bytes,
+                  result.local.bytes.size());
+      void *allocated = reinterpret_cast<void *>(words[0]);
+      bool ours = llvm::any_of(args, [&](Binding &arg) {
+        return arg.local.bytes.data() == allocated;
+      });
+      if (!ours)
+        std::free(allocated);
+      words += 3 + 2 * resultRank;
+      if (result.value->role == train::Role::loss && result.dtype == "<f4")
+        loss = *reinterpret_cast<float *>(result.local.bytes.data());
+      for (Binding &arg : args)
+        if (arg.value->name == result.value->name &&
+            arg.local.shape == result.local.shape)
+          arg.local.bytes = result.local.bytes;
+    }
+    losses.push_back(loss);
+    if (rank == 0)
+      llvm::outs() << llvm::formatv("step {0}: loss {1:F6} ({2:F2} ms)\n",
+                                    s + 1, loss, ms);
+  }
+
+  // Gather the state to rank 0 and write it.
+  distrun::Arrays out;
+  for (Binding &arg : args) {
+    if (arg.value->role != train::Role::param &&
+        arg.value->role != train::Role::opt_state)
+      continue;
+    distrun::Array global;
+    global.dtype = arg.dtype;
+    global.shape = arg.globalShape;
+    global.bytes.resize(global.getNumElements() * getElementBytes(arg.dtype));
+    dist::ShardingAttr sharding = arg.sharding;
+    for (int64_t r = 0; r < worldSize; ++r) {
+      distrun::Array block = arg.local;
+      if (r != 0 && rank == r &&
+          distrt_send(arg.local.bytes.data(), arg.local.bytes.size(),
+                      DISTRT_I8, 0, 1) != 0)
+        fail(distrt_last_error());
+      if (rank != 0)
+        continue;
+      if (r != 0 && distrt_recv(block.bytes.data(), block.bytes.size(),
+                                DISTRT_I8, r, 1) != 0)
+        fail(distrt_last_error());
+      std::vector<int64_t> offsets =
+          sharding ? getBlockOffsets(sharding, meshInfo, r, arg.local.shape)
+                   : std::vector<int64_t>(arg.local.shape.size(), 0);
+      copyBlock(global, block, offsets, /*toGlobal=*/true);
+    }
+    out[arg.value->name.str()] = std::move(global);
+  }
+  distrun::Array lossArray;
+  lossArray.dtype = "<f4";
+  lossArray.shape = {int64_t(losses.size())};
+  lossArray.bytes.resize(losses.size() * 4);
+  std::memcpy(lossArray.bytes.data(), losses.data(), losses.size() * 4);
+  out["loss"] = std::move(lossArray);
+  if (rank == 0 && !outPath.empty() &&
+      !distrun::writeNpz(outPath, out, error))
+    fail(error);
+  distrt_finalize();
+  return 0;
+}
