@@ -2,8 +2,9 @@
 # DistOpt set-up: installs what is missing (apt), configures (Ninja, ccache,
 # the shared libMLIR.so), builds, then runs one job:
 #
-#   scripts/setup.sh example   dist-opt on examples/mlp.mlir: the IR, a summary and
-#                              the mirrored program's cost report
+#   scripts/setup.sh example   examples/mlp.mlir: a summary, the mirrored
+#                              program's cost report, and training it on one
+#                              device and under mpirun on 2 processes
 #   scripts/setup.sh test      every test (ctest: lit + gtest + docs check)
 #   scripts/setup.sh build     only build
 #
@@ -61,12 +62,23 @@ cmake --build "$build" -j "$jobs"
 # --- the job ----------------------------------------------------------------
 case "$job" in
   example)
-    echo "== dist-opt --train-verify examples/mlp.mlir"
-    "$build/bin/dist-opt" --train-verify "$root/examples/mlp.mlir"
-    echo "== dist-opt --train-summary examples/mlp.mlir"
+    echo "== dist-opt --train-verify --train-summary examples/mlp.mlir"
     "$build/bin/dist-opt" --train-verify --train-summary "$root/examples/mlp.mlir" -o /dev/null
-    echo "== dist-opt --dist-mirrored=replicas=4 --dist-cost-report examples/mlp.mlir"
-    "$build/bin/dist-opt" --dist-mirrored=replicas=4 --dist-cost-report "$root/examples/mlp.mlir" -o /dev/null
+    echo "== dist-opt --dist-mirrored=replicas=2 --dist-cost-report examples/mlp.mlir"
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+    "$build/bin/dist-opt" --dist-mirrored=replicas=2 --dist-cost-report \
+      "$root/examples/mlp.mlir" -o "$work/mlp_mirrored.mlir"
+    echo "== dist-run --init-state/--init-data (random state and batch, seed 1)"
+    "$build/bin/dist-run" "$root/examples/mlp.mlir" --init-state="$work/state.npz" \
+      --init-data="$work/data.npz" --seed=1
+    echo "== dist-run examples/mlp.mlir, one device, 5 steps"
+    "$build/bin/dist-run" "$root/examples/mlp.mlir" --state="$work/state.npz" \
+      --data="$work/data.npz" --steps=5 --out="$work/single.npz"
+    echo "== mpirun -np 2 dist-run (mirrored over 2 processes), 5 steps"
+    mpirun -np 2 "$build/bin/dist-run" "$work/mlp_mirrored.mlir" \
+      --state="$work/state.npz" --data="$work/data.npz" --steps=5 \
+      --out="$work/mirrored.npz"
     ;;
   test)
     echo "== ctest"

@@ -16,6 +16,7 @@
 
 #include "distopt/Conversion/Passes.h"
 #include "distopt/Dialect/Dist/IR/DistOps.h"
+#include "distopt/Dialect/Train/IR/TrainOps.h"
 #include "distopt/Dialect/Train/IR/TrainingStep.h"
 #include "distopt/InitAll.h"
 #include "distopt/Runtime/distrt.h"
@@ -35,6 +36,9 @@
 #include "llvm/Support/TargetSelect.h"
 
 #include <chrono>
+#include <cmath>
+#include <optional>
+#include <random>
 #include <cstring>
 
 using namespace mlir;
@@ -52,6 +56,14 @@ static cl::opt<unsigned> numSteps("steps", cl::init(1),
                                   cl::desc("Steps to run (default 1)"));
 static cl::opt<std::string> outPath(
     "out", cl::desc("npz to write: the final state and the losses"));
+static cl::opt<std::string> initStatePath(
+    "init-state",
+    cl::desc("Write deterministic random state for the step to this npz "
+             "(and the batch with --init-data), then exit"));
+static cl::opt<std::string>
+    initDataPath("init-data", cl::desc("Write a random batch to this npz"));
+static cl::opt<uint64_t> seed("seed", cl::init(0),
+                              cl::desc("Seed of --init-state/--init-data"));
 static cl::opt<std::string>
     entryName("entry", cl::desc("The step function (default: the one whose "
                                 "arguments carry train.role)"));
@@ -166,6 +178,102 @@ std::vector<int64_t> describe(distrun::Array &array) {
 }
 } // namespace
 
+/// The number of classes of the labels `label` holds: the class dim of the
+/// cross-entropy that reads it.
+static std::optional<int64_t> getNumClasses(Value label) {
+  for (Operation *user : label.getUsers()) {
+    if (auto loss = dyn_cast<train::CrossEntropyOp>(user))
+      return cast<RankedTensorType>(loss.getLogits().getType())
+          .getShape()
+          .back();
+    if (auto grad = dyn_cast<train::CrossEntropyBackwardOp>(user))
+      return cast<RankedTensorType>(grad.getLogits().getType())
+          .getShape()
+          .back();
+  }
+  return std::nullopt;
+}
+
+/// True when `param` is the scale of a normalization (initialized to one).
+static bool isNormScale(Value param) {
+  return llvm::any_of(param.getUses(), [](OpOperand &use) {
+    if (auto norm = dyn_cast<train::LayerNormOp>(use.getOwner()))
+      return use.get() == norm.getWeight();
+    if (auto norm = dyn_cast<train::BatchNormOp>(use.getOwner()))
+      return use.get() == norm.getWeight();
+    return false;
+  });
+}
+
+/// A deterministic array for argument `value` of the step: parameters as
+/// PyTorch initializes linear layers (uniform in +-1/sqrt(fan_in); vectors
+/// zero, normalization scales one), optimizer state zero, hyper-parameters
+/// 0.01 (integers 0), inputs standard normal, labels uniform classes.
+static distrun::Array initialize(const train::StepValue &value, Value arg,
+                                 ArrayRef<int64_t> shape,
+                                 const std::string &dtype,
+                                 std::mt19937_64 &random) {
+  distrun::Array array;
+  array.dtype = dtype;
+  array.shape.assign(shape.begin(), shape.end());
+  int64_t count = array.getNumElements();
+  bool isFloat = dtype[1] == 'f';
+  std::vector<double> values(count, 0.0);
+  switch (*value.role) {
+  case train::Role::param:
+    if (shape.size() >= 2) {
+      int64_t fanIn = count / shape[0];
+      double bound = 1.0 / std::sqrt(double(fanIn));
+      std::uniform_real_distribution<double> uniform(-bound, bound);
+      for (double &v : values)
+        v = uniform(random);
+    } else if (isNormScale(arg)) {
+      std::fill(values.begin(), values.end(), 1.0);
+    }
+    break;
+  case train::Role::hyper:
+    if (isFloat)
+      std::fill(values.begin(), values.end(), 0.01);
+    break;
+  case train::Role::input: {
+    std::normal_distribution<double> normal(0.0, 1.0);
+    for (double &v : values)
+      v = normal(random);
+    break;
+  }
+  case train::Role::label: {
+    std::optional<int64_t> classes = getNumClasses(arg);
+    if (!classes)
+      fail("cannot tell the range of the labels '" + value.name.getValue() +
+           "': no cross_entropy reads them");
+    std::uniform_int_distribution<int64_t> uniform(0, *classes - 1);
+    for (double &v : values)
+      v = double(uniform(random));
+    break;
+  }
+  default:
+    break;
+  }
+  int64_t bytes = getElementBytes(dtype);
+  array.bytes.resize(count * bytes);
+  for (int64_t i = 0; i < count; ++i) {
+    char *at = array.bytes.data() + i * bytes;
+    if (dtype == "<f4") {
+      float v = values[i];
+      std::memcpy(at, &v, 4);
+    } else if (dtype == "<f8") {
+      std::memcpy(at, &values[i], 8);
+    } else if (dtype == "<i4") {
+      int32_t v = values[i];
+      std::memcpy(at, &v, 4);
+    } else {
+      int64_t v = values[i];
+      std::memcpy(at, &v, 8);
+    }
+  }
+  return array;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "DistOpt training-step runner\n");
@@ -251,9 +359,35 @@ int main(int argc, char **argv) {
     return binding;
   };
 
+  // --init-state / --init-data: write deterministic arrays of the global
+  // shapes (rank 0) and stop.
+  std::string error;
+  if (!initStatePath.empty() || !initDataPath.empty()) {
+    std::mt19937_64 random(seed);
+    distrun::Arrays initState, initData;
+    for (const train::StepValue &value : step.arguments) {
+      if (!value.name || !value.role)
+        fail("argument #" + llvm::Twine(value.index) +
+             " has no train.name or train.role");
+      Binding binding = bind(value, false);
+      bool isData =
+          value.role == train::Role::input || value.role == train::Role::label;
+      (isData ? initData : initState)[value.name.str()] =
+          initialize(value, entry.getArgument(value.index),
+                     binding.globalShape, binding.dtype, random);
+    }
+    if (rank == 0 && !initStatePath.empty() &&
+        !distrun::writeNpz(initStatePath, initState, error))
+      fail(error);
+    if (rank == 0 && !initDataPath.empty() &&
+        !distrun::writeNpz(initDataPath, initData, error))
+      fail(error);
+    distrt_finalize();
+    return 0;
+  }
+
   // Inputs.
   distrun::Arrays state, data;
-  std::string error;
   if (!statePath.empty() && !distrun::readNpz(statePath, state, error))
     fail(error);
   if (!dataPath.empty() && !distrun::readNpz(dataPath, data, error))
