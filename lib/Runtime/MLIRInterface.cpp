@@ -110,6 +110,22 @@ int64_t _mlir_ciface_distrt_mlir_group_rank(
     Buffer in = getBuffer(send), out = getBuffer(recv);                        \
     check(distrt_all_gather(getGroup(shape, axes), in.data, out.data,          \
                             in.count, DTYPE));                                 \
+  }                                                                            \
+  void _mlir_ciface_distrt_mlir_all_to_all_##SUFFIX(                           \
+      UnrankedMemRefType<T> *send, UnrankedMemRefType<T> *recv,                \
+      StridedMemRefType<int64_t, 1> *shape,                                    \
+      StridedMemRefType<int64_t, 1> *axes) {                                   \
+    distrt_group *group = getGroup(shape, axes);                               \
+    Buffer in = getBuffer(send), out = getBuffer(recv);                        \
+    check(distrt_all_to_all(group, in.data, out.data,                          \
+                            in.count / distrt_group_size(group), DTYPE));      \
+  }                                                                            \
+  void _mlir_ciface_distrt_mlir_broadcast_##SUFFIX(                            \
+      UnrankedMemRefType<T> *buffer, StridedMemRefType<int64_t, 1> *shape,     \
+      StridedMemRefType<int64_t, 1> *axes, int64_t root) {                     \
+    Buffer b = getBuffer(buffer);                                              \
+    check(distrt_broadcast(getGroup(shape, axes), b.data, b.count, DTYPE,      \
+                           root));                                             \
   }
 
 DISTRT_MLIR_COLLECTIVES(f32, float, DISTRT_F32)

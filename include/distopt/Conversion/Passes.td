@@ -66,6 +66,9 @@ def DistToRuntimePass : Pass<"dist-to-runtime", "ModuleOp"> {
       tensor;
     - `all_gather`: gathered into `[group, local...]`, then laid out along
       the gather dim;
+    - `all_to_all`: the blocks of the split dim packed as `[group,
+      block...]`, exchanged, and laid out along the concat dim;
+    - `broadcast`: in place, from the group member `root`;
     - `local_slice` and `shard_offset`: the device's index in the group
       (asked to the runtime) times the slice size.
 
@@ -73,8 +76,9 @@ def DistToRuntimePass : Pass<"dist-to-runtime", "ModuleOp"> {
     `dist.sharding` and `dist.partitioned` attributes (a runner reads them
     before lowering) and the meshes.
 
-    `all_to_all`, `broadcast` and the asynchronous forms are not lowered yet:
-    the pass fails at such an op. Element types: f32, f64, i32, i64.
+    The asynchronous forms are not lowered yet (run the program without
+    `dist-overlap-collectives`): the pass fails at such an op. Element
+    types: f32, f64, i32, i64.
 
     ```mlir
     // Before:

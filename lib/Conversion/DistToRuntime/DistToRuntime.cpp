@@ -42,7 +42,18 @@ private:
   /// This device's index in the group, as an index.
   Value groupRank(Value shape, Value axes, Location loc);
 
+  /// The `group` blocks of `input` along `dim` (each of `blockType`) as one
+  /// `[group, block...]` tensor (contiguous blocks for the runtime).
+  Value packBlocks(Value input, int64_t dim, int64_t group,
+                   RankedTensorType blockType, Location loc);
+  /// The `[group, block...]` tensor laid out along `dim` as `resultType`.
+  Value unpackBlocks(Value blocks, int64_t dim, int64_t group,
+                     RankedTensorType blockType, RankedTensorType resultType,
+                     Location loc);
+
   LogicalResult lowerAllReduce(AllReduceOp op);
+  LogicalResult lowerAllToAll(AllToAllOp op);
+  LogicalResult lowerBroadcast(BroadcastOp op);
   LogicalResult lowerReduceScatter(ReduceScatterOp op);
   LogicalResult lowerAllGather(AllGatherOp op);
   LogicalResult lowerLocalSlice(LocalSliceOp op);
@@ -139,6 +150,58 @@ static Value toTensor(OpBuilder &builder, Location loc, RankedTensorType type,
                                            /*writable=*/true);
 }
 
+Value RuntimeLowering::packBlocks(Value input, int64_t dim, int64_t group,
+                                  RankedTensorType blockType, Location loc) {
+  int64_t rank = blockType.getRank();
+  SmallVector<int64_t> packedShape = {group};
+  llvm::append_range(packedShape, blockType.getShape());
+  Value packed = tensor::EmptyOp::create(builder, loc, packedShape,
+                                         blockType.getElementType());
+  SmallVector<OpFoldResult> sizes, strides(rank, builder.getIndexAttr(1));
+  for (int64_t size : blockType.getShape())
+    sizes.push_back(builder.getIndexAttr(size));
+  for (int64_t i = 0; i < group; ++i) {
+    SmallVector<OpFoldResult> offsets(rank, builder.getIndexAttr(0));
+    offsets[dim] = builder.getIndexAttr(i * blockType.getDimSize(dim));
+    Value block = tensor::ExtractSliceOp::create(builder, loc, blockType, input,
+                                                 offsets, sizes, strides);
+    SmallVector<OpFoldResult> at(rank + 1, builder.getIndexAttr(0)),
+        blockSizes = {builder.getIndexAttr(1)},
+        blockStrides(rank + 1, builder.getIndexAttr(1));
+    at[0] = builder.getIndexAttr(i);
+    llvm::append_range(blockSizes, sizes);
+    packed = tensor::InsertSliceOp::create(builder, loc, block, packed, at,
+                                           blockSizes, blockStrides);
+  }
+  return packed;
+}
+
+Value RuntimeLowering::unpackBlocks(Value blocks, int64_t dim, int64_t group,
+                                    RankedTensorType blockType,
+                                    RankedTensorType resultType,
+                                    Location loc) {
+  int64_t rank = blockType.getRank();
+  Value result = tensor::EmptyOp::create(builder, loc, resultType.getShape(),
+                                         resultType.getElementType());
+  SmallVector<OpFoldResult> sizes, strides(rank, builder.getIndexAttr(1));
+  for (int64_t size : blockType.getShape())
+    sizes.push_back(builder.getIndexAttr(size));
+  for (int64_t i = 0; i < group; ++i) {
+    SmallVector<OpFoldResult> at(rank + 1, builder.getIndexAttr(0)),
+        blockSizes = {builder.getIndexAttr(1)},
+        blockStrides(rank + 1, builder.getIndexAttr(1));
+    at[0] = builder.getIndexAttr(i);
+    llvm::append_range(blockSizes, sizes);
+    Value block = tensor::ExtractSliceOp::create(
+        builder, loc, blockType, blocks, at, blockSizes, blockStrides);
+    SmallVector<OpFoldResult> offsets(rank, builder.getIndexAttr(0));
+    offsets[dim] = builder.getIndexAttr(i * blockType.getDimSize(dim));
+    result = tensor::InsertSliceOp::create(builder, loc, block, result,
+                                           offsets, sizes, strides);
+  }
+  return result;
+}
+
 LogicalResult RuntimeLowering::lowerAllReduce(AllReduceOp op) {
   Location loc = op.getLoc();
   auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
@@ -182,33 +245,12 @@ LogicalResult RuntimeLowering::lowerReduceScatter(ReduceScatterOp op) {
     FailureOr<StringRef> suffix = getSuffix(op, inputType);
     if (failed(suffix))
       return failure();
-    // Pack the blocks of `dim` as [group, slice...].
+    // The blocks of `dim` as [group, slice...].
     SmallVector<int64_t> packedShape = {group};
     llvm::append_range(packedShape, resultType.getShape());
     auto packedType = resultType.clone(packedShape);
-    Value packed = input;
-    if (dim != 0) {
-      packed = tensor::EmptyOp::create(builder, loc, packedShape,
-                                       resultType.getElementType());
-      int64_t rank = resultType.getRank();
-      for (int64_t i = 0; i < group; ++i) {
-        SmallVector<OpFoldResult> offsets(rank, builder.getIndexAttr(0)),
-            sizes, strides(rank, builder.getIndexAttr(1));
-        for (int64_t size : resultType.getShape())
-          sizes.push_back(builder.getIndexAttr(size));
-        offsets[dim] = builder.getIndexAttr(i * resultType.getDimSize(dim));
-        Value block = tensor::ExtractSliceOp::create(builder, loc, resultType,
-                                                     input, offsets, sizes,
-                                                     strides);
-        SmallVector<OpFoldResult> at(rank + 1, builder.getIndexAttr(0)),
-            blockSizes = {builder.getIndexAttr(1)},
-            blockStrides(rank + 1, builder.getIndexAttr(1));
-        at[0] = builder.getIndexAttr(i);
-        llvm::append_range(blockSizes, sizes);
-        packed = tensor::InsertSliceOp::create(builder, loc, block, packed, at,
-                                               blockSizes, blockStrides);
-      }
-    }
+    Value packed =
+        dim == 0 ? input : packBlocks(input, dim, group, resultType, loc);
     Value send = allocate(dim != 0 ? packedType : inputType, packed, loc);
     Value recv = allocate(resultType, Value(), loc);
     Value sendView = unranked(send, loc), recvView = unranked(recv, loc);
@@ -249,27 +291,69 @@ LogicalResult RuntimeLowering::lowerAllGather(AllGatherOp op) {
   func::CallOp::create(builder, loc, callee,
                        ValueRange{sendView, recvView, shape, axes});
   Value gathered = toTensor(builder, loc, gatheredType, recv);
-  // Lay the [group, local...] blocks out along the gather dim.
-  int64_t rank = inputType.getRank(), dim = op.getGatherDim();
-  Value result = tensor::EmptyOp::create(builder, loc, resultType.getShape(),
-                                         resultType.getElementType());
-  for (int64_t i = 0; i < group; ++i) {
-    SmallVector<OpFoldResult> at(rank + 1, builder.getIndexAttr(0)),
-        sizes = {builder.getIndexAttr(1)},
-        strides(rank + 1, builder.getIndexAttr(1));
-    at[0] = builder.getIndexAttr(i);
-    for (int64_t size : inputType.getShape())
-      sizes.push_back(builder.getIndexAttr(size));
-    Value block = tensor::ExtractSliceOp::create(builder, loc, inputType,
-                                                 gathered, at, sizes, strides);
-    SmallVector<OpFoldResult> offsets(rank, builder.getIndexAttr(0)),
-        blockSizes(ArrayRef<OpFoldResult>(sizes).drop_front()),
-        blockStrides(rank, builder.getIndexAttr(1));
-    offsets[dim] = builder.getIndexAttr(i * inputType.getDimSize(dim));
-    result = tensor::InsertSliceOp::create(builder, loc, block, result,
-                                           offsets, blockSizes, blockStrides);
-  }
+  Value result = unpackBlocks(gathered, op.getGatherDim(), group, inputType,
+                              resultType, loc);
   op.getResult().replaceAllUsesWith(result);
+  op->erase();
+  return success();
+}
+
+LogicalResult RuntimeLowering::lowerAllToAll(AllToAllOp op) {
+  Location loc = op.getLoc();
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
+  int64_t group = mesh.getGroupSize(op.getAxes());
+  auto [shape, axes] = getGroupArgs(mesh, op.getAxes(), loc);
+  auto inputType = cast<RankedTensorType>(op.getInput().getType());
+  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  FailureOr<StringRef> suffix = getSuffix(op, inputType);
+  if (failed(suffix))
+    return failure();
+  // Block j of the split dim goes to member j; the block received from
+  // member j is the j-th block of the concat dim.
+  SmallVector<int64_t> blockShape(inputType.getShape());
+  blockShape[op.getSplitDim()] /= group;
+  auto blockType = inputType.clone(blockShape);
+  SmallVector<int64_t> packedShape = {group};
+  llvm::append_range(packedShape, blockShape);
+  auto packedType = inputType.clone(packedShape);
+  Value send = allocate(
+      packedType, packBlocks(op.getInput(), op.getSplitDim(), group, blockType,
+                             loc),
+      loc);
+  Value recv = allocate(packedType, Value(), loc);
+  Value sendView = unranked(send, loc), recvView = unranked(recv, loc);
+  func::FuncOp callee = declare(
+      ("distrt_mlir_all_to_all_" + *suffix).str(),
+      {sendView.getType(), recvView.getType(), shape.getType(), axes.getType()},
+      {});
+  func::CallOp::create(builder, loc, callee,
+                       ValueRange{sendView, recvView, shape, axes});
+  Value received = toTensor(builder, loc, packedType, recv);
+  op.getResult().replaceAllUsesWith(unpackBlocks(
+      received, op.getConcatDim(), group, blockType, resultType, loc));
+  op->erase();
+  return success();
+}
+
+LogicalResult RuntimeLowering::lowerBroadcast(BroadcastOp op) {
+  Location loc = op.getLoc();
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
+  auto [shape, axes] = getGroupArgs(mesh, op.getAxes(), loc);
+  auto type = cast<RankedTensorType>(op.getInput().getType());
+  FailureOr<StringRef> suffix = getSuffix(op, type);
+  if (failed(suffix))
+    return failure();
+  Value buffer = allocate(type, op.getInput(), loc);
+  Value view = unranked(buffer, loc);
+  Value root = arith::ConstantOp::create(
+      builder, loc, builder.getI64IntegerAttr(op.getRoot()));
+  func::FuncOp callee = declare(("distrt_mlir_broadcast_" + *suffix).str(),
+                                {view.getType(), shape.getType(),
+                                 axes.getType(), builder.getI64Type()},
+                                {});
+  func::CallOp::create(builder, loc, callee,
+                       ValueRange{view, shape, axes, root});
+  op.getResult().replaceAllUsesWith(toTensor(builder, loc, type, buffer));
   op->erase();
   return success();
 }
@@ -317,8 +401,10 @@ LogicalResult RuntimeLowering::lower(Operation *op) {
       .Case([&](AllGatherOp op) { return lowerAllGather(op); })
       .Case([&](LocalSliceOp op) { return lowerLocalSlice(op); })
       .Case([&](ShardOffsetOp op) { return lowerShardOffset(op); })
-      .Case<AllToAllOp, BroadcastOp, AllReduceStartOp, ReduceScatterStartOp,
-            AllGatherStartOp, WaitOp>([](Operation *op) {
+      .Case([&](AllToAllOp op) { return lowerAllToAll(op); })
+      .Case([&](BroadcastOp op) { return lowerBroadcast(op); })
+      .Case<AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp, WaitOp>(
+          [](Operation *op) {
         return op->emitOpError("dist-to-runtime does not lower this op yet");
       })
       .Default([](Operation *) { return success(); });

@@ -1,11 +1,12 @@
 // RUN: dist-opt %s -split-input-file --dist-to-runtime -verify-diagnostics
 
-// Collectives without a runtime lowering yet are errors at the op.
+// Asynchronous collectives have no runtime lowering yet: errors at the op.
 dist.mesh @mesh {axes = ["data"], shape = array<i64: 2>}
-func.func @all_to_all(%a: tensor<4x4xf32>) -> tensor<8x2xf32> {
-  // expected-error @+1 {{'dist.all_to_all' op dist-to-runtime does not lower this op yet}}
-  %r = dist.all_to_all %a on @mesh axes = ["data"] split_dim = 1 concat_dim = 0 : tensor<4x4xf32> -> tensor<8x2xf32>
-  return %r : tensor<8x2xf32>
+func.func @async(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.all_reduce_start' op dist-to-runtime does not lower this op yet}}
+  %f = dist.all_reduce_start %a on @mesh axes = ["data"] : tensor<4xf32> -> !dist.future<tensor<4xf32>>
+  %r = dist.wait %f : !dist.future<tensor<4xf32>>
+  return %r : tensor<4xf32>
 }
 
 // -----
