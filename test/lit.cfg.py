@@ -22,6 +22,7 @@ config.substitutions.append(("%python", config.python_executable))
 # The collective runtime, and MPI's launcher when there is one (tests that
 # run under it REQUIRE mpi).
 config.substitutions.append(("%distrt_lib", config.distrt_lib))
+config.substitutions.append(("%cpu_lib", config.cpu_lib))
 if config.mpiexec and not config.mpiexec.endswith("NOTFOUND"):
     config.available_features.add("mpi")
     config.substitutions.append(("%mpirun", config.mpiexec))

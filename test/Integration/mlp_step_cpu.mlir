@@ -2,7 +2,7 @@
 // momentum 0.9) lowered by dist-lower-cpu and JIT-run by mlir-runner, and
 // checks the loss, the updated parameters and the momentum buffers against
 // an independent NumPy computation of the same step (relative 1e-5).
-// RUN: dist-opt %s --dist-lower-cpu | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_lib_dir/libmlir_c_runner_utils.so,%mlir_lib_dir/libmlir_runner_utils.so > %t.out
+// RUN: dist-opt %s --dist-lower-cpu | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_lib_dir/libmlir_c_runner_utils.so,%mlir_lib_dir/libmlir_runner_utils.so,%cpu_lib > %t.out
 // RUN: %python %S/mlp_step_reference.py %t.out
 
 func.func @train_step(

@@ -7,7 +7,7 @@
 // RUN: dist-opt %s --dist-mirrored=replicas=2 -o %t.step.mlir
 // RUN: %python %S/Inputs/append_to_module.py %t.step.mlir %S/Inputs/mlp_step_mirrored_main.mlir > %t.all.mlir
 // RUN: dist-opt %t.all.mlir --dist-to-runtime --dist-lower-cpu -o %t.ll.mlir
-// RUN: %mpirun -np 2 mlir-runner %t.ll.mlir -e main -entry-point-result=void -shared-libs=%mlir_lib_dir/libmlir_c_runner_utils.so,%mlir_lib_dir/libmlir_runner_utils.so,%distrt_lib > %t.out
+// RUN: %mpirun -np 2 mlir-runner %t.ll.mlir -e main -entry-point-result=void -shared-libs=%mlir_lib_dir/libmlir_c_runner_utils.so,%mlir_lib_dir/libmlir_runner_utils.so,%distrt_lib,%cpu_lib > %t.out
 // RUN: %python %S/mlp_step_reference.py %t.out
 
 // ZeRO stage 2 on the same step: fc2's gradients are reduce-scattered, its
@@ -16,7 +16,7 @@
 // RUN: dist-opt %s --dist-zero="stage=2 replicas=2" -o %t.zero.mlir 2>/dev/null
 // RUN: %python %S/Inputs/append_to_module.py %t.zero.mlir %S/Inputs/mlp_step_mirrored_main.mlir > %t.zero.all.mlir
 // RUN: dist-opt %t.zero.all.mlir --dist-to-runtime --dist-lower-cpu -o %t.zero.ll.mlir
-// RUN: %mpirun -np 2 mlir-runner %t.zero.ll.mlir -e main -entry-point-result=void -shared-libs=%mlir_lib_dir/libmlir_c_runner_utils.so,%mlir_lib_dir/libmlir_runner_utils.so,%distrt_lib > %t.zero.out
+// RUN: %mpirun -np 2 mlir-runner %t.zero.ll.mlir -e main -entry-point-result=void -shared-libs=%mlir_lib_dir/libmlir_c_runner_utils.so,%mlir_lib_dir/libmlir_runner_utils.so,%distrt_lib,%cpu_lib > %t.zero.out
 // RUN: %python %S/mlp_step_reference.py %t.zero.out
 
 dist.mesh @mesh {axes = ["data"], shape = array<i64: 2>}

@@ -32,7 +32,9 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <chrono>
@@ -429,8 +431,17 @@ int main(int argc, char **argv) {
   train::buildCPUPipeline(pm);
   if (failed(pm.run(*module)))
     fail("cannot compile the step (see the diagnostics above)");
+  // The kernels library (OpenBLAS matmuls) sits next to the runtime, in
+  // the lib directory beside this tool's.
+  std::string tool = llvm::sys::fs::getMainExecutable(
+      argv[0], reinterpret_cast<void *>(&fail));
+  SmallString<256> kernels(llvm::sys::path::parent_path(
+      llvm::sys::path::parent_path(tool)));
+  llvm::sys::path::append(kernels, "lib", "libdistopt_cpu.so");
+  SmallVector<StringRef> libraries = {kernels};
   ExecutionEngineOptions options;
   options.transformer = makeOptimizingTransformer(3, 0, nullptr);
+  options.sharedLibPaths = libraries;
   auto engine = ExecutionEngine::create(*module, options);
   if (!engine)
     fail("cannot JIT the step: " + llvm::toString(engine.takeError()));

@@ -21,10 +21,10 @@ namespace mlir::train {
 #define GEN_PASS_REGISTRATION
 #include "distopt/Conversion/Passes.h.inc"
 
-/// Adds `dist-lower-cpu` to `pm`: train-to-linalg, one-shot bufferization
-/// and the lowering of loops, arith, math, memref and func to the LLVM
-/// dialect.
-void buildCPUPipeline(OpPassManager &pm);
+/// Adds `dist-lower-cpu` to `pm`: train-to-linalg, (with `blas`) f32
+/// matrix products through OpenBLAS, one-shot bufferization and the
+/// lowering of loops, arith, math, memref and func to the LLVM dialect.
+void buildCPUPipeline(OpPassManager &pm, bool blas = true);
 
 /// Registers `dist-lower-cpu`: train-to-linalg, one-shot bufferization and
 /// the lowering of loops, arith, math, memref and func to the LLVM dialect.

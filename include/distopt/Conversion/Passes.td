@@ -20,12 +20,24 @@ def TrainToLinalgPass : Pass<"train-to-linalg", "ModuleOp"> {
     - `cross_entropy` and its backward op: a numerically stable log-softmax
       (row max, sum of exponentials) and the label's logit read with
       `tensor.extract`;
+    - `softmax`, `log_softmax` (any `dim`) and their backward ops: row
+      reductions read back through maps that drop the reduced dim;
+    - `layer_norm` and its backward op: row means, `rsqrt(var + eps)` and
+      the leading-dim sums of the weight and bias gradients;
+    - `gelu` (tanh approximation) and `convert`: elementwise bodies;
+    - `reshape`: `tensor.collapse_shape` to one dim and
+      `tensor.expand_shape` (no copy); `transpose`, `broadcast`, `slice`:
+      copies whose indexing maps permute, broadcast or stride;
+    - `concat`, `pad`, `iota`, `gather` (with `row_offset`: rows outside
+      the table read zeros): a `linalg.generic` computing each element from
+      its index, with guarded `tensor.extract` reads;
     - `sgd`, `adam`, `adamw`: one elementwise `linalg.generic` per update,
       all results at once;
     - `constant`: `arith.constant`.
 
-    Every other train op is not lowered yet: the pass fails with an error at
-    the op naming it (nothing is left half converted silently).
+    Every other train op (`scatter_add`, `dropout`, `batch_norm`, pooling,
+    `conv2d` and their backward ops) is not lowered yet: the pass fails with
+    an error at the op naming it (nothing is left half converted silently).
 
     ```mlir
     // Before:
@@ -95,6 +107,31 @@ def DistToRuntimePass : Pass<"dist-to-runtime", "ModuleOp"> {
                            "::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::tensor::TensorDialect"];
+}
+
+def DistMatmulToBlasPass : Pass<"dist-matmul-to-blas", "ModuleOp"> {
+  let summary = "Run f32 contractions through OpenBLAS's sgemm";
+  let description = [{
+    Replaces every f32 `linalg.generic` that is a matrix product (one m, n
+    and k dim, optional leading batch dims, a multiply-add body, the output
+    a zero fill: what `train-to-linalg` makes of `train.matmul`, transposed
+    operands and a weight shared by every batch included) by a call of
+    `distopt_matmul_f32` in `libdistopt_cpu` (OpenBLAS's sgemm per batch),
+    on tensors, before bufferization. Others are left to the loops.
+
+    ```mlir
+    // Before: the linalg.generic of train.matmul %x, %w {transpose_rhs}
+    // After:
+    %c = memref.alloc() : memref<64x128xf32>
+    // (batch 1, m 64, n 128, k 784, B transposed)
+    call @distopt_matmul_f32(%a, %b, %cv, %c1, %c64, %c128, %c784, %c0_i32, %c1_i32, %c1_i32, %c1_i32) : ...
+    %y = bufferization.to_tensor %c restrict writable : memref<64x128xf32> to tensor<64x128xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 #endif // DISTOPT_CONVERSION_PASSES

@@ -13,11 +13,14 @@
 
 using namespace mlir;
 
-/// train-to-linalg (and elementwise arith to linalg), one-shot bufferization of whole functions (identity
+/// train-to-linalg (matrix products through BLAS, elementwise arith to
+/// linalg), one-shot bufferization of whole functions (identity
 /// layouts at the boundaries, so the JIT and C callers see plain memrefs),
 /// ownership-based deallocation, loops, then the LLVM dialect.
-void mlir::train::buildCPUPipeline(OpPassManager &pm) {
+void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas) {
   pm.addPass(train::createTrainToLinalgPass());
+  if (blas)
+    pm.addPass(train::createDistMatmulToBlasPass());
   // Elementwise arith on tensors (partitioning's mean scaling).
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -41,11 +44,22 @@ void mlir::train::buildCPUPipeline(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+namespace {
+struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
+  Option<bool> blas{*this, "blas",
+                    llvm::cl::desc("Run f32 matrix products through "
+                                   "OpenBLAS (libdistopt_cpu)"),
+                    llvm::cl::init(true)};
+};
+} // namespace
+
 void mlir::train::registerCPUPipeline() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<CPUPipelineOptions>(
       "dist-lower-cpu",
       "Lower a training step (train dialect on tensors) to the LLVM dialect "
-      "for CPUs: train-to-linalg, one-shot bufferization, deallocation, "
-      "loops, LLVM",
-      [](OpPassManager &pm) { buildCPUPipeline(pm); });
+      "for CPUs: train-to-linalg, matrix products through OpenBLAS, one-shot "
+      "bufferization, deallocation, loops, LLVM",
+      [](OpPassManager &pm, const CPUPipelineOptions &options) {
+        buildCPUPipeline(pm, options.blas);
+      });
 }
