@@ -22,8 +22,9 @@ def TrainToLinalgPass : Pass<"train-to-linalg", "ModuleOp"> {
       `tensor.extract`;
     - `softmax`, `log_softmax` (any `dim`) and their backward ops: row
       reductions read back through maps that drop the reduced dim;
-    - `layer_norm` and its backward op: row means, `rsqrt(var + eps)` and
-      the leading-dim sums of the weight and bias gradients;
+    - `layer_norm`, `batch_norm` and their backward ops: means over the
+      normalized dims (the trailing ones; every one but the channels),
+      `rsqrt(var + eps)` and sums of the weight and bias gradients;
     - `gelu` (tanh approximation) and `convert`: elementwise bodies;
     - `reshape`: `tensor.collapse_shape` to one dim and
       `tensor.expand_shape` (no copy); `transpose`, `broadcast`, `slice`:
@@ -31,13 +32,24 @@ def TrainToLinalgPass : Pass<"train-to-linalg", "ModuleOp"> {
     - `concat`, `pad`, `iota`, `gather` (with `row_offset`: rows outside
       the table read zeros): a `linalg.generic` computing each element from
       its index, with guarded `tensor.extract` reads;
+    - `scatter_add`: a reduction over the index positions into a copy of
+      `init`, each table row adding the updates whose index hits it (rows
+      outside the table, with `row_offset`, are dropped);
+    - `dropout`: Philox4x32-10 of the element's global row-major index
+      (`offsets`, `global_shape`) in an elementwise `linalg.generic`;
+    - `max_pool2d`, `avg_pool2d`, `conv2d`: the input padded first, then a
+      reduction `linalg.generic` whose input map walks the window (`oh *
+      stride + kh * dilation`, grouped channels by `floordiv`); their
+      backward ops gather, each input position summing the output positions
+      whose window reaches it (the first maximum for max pooling, found by
+      an argmax reduction);
     - `sgd`, `adam`, `adamw`: one elementwise `linalg.generic` per update,
       all results at once;
     - `constant`: `arith.constant`.
 
-    Every other train op (`scatter_add`, `dropout`, `batch_norm`, pooling,
-    `conv2d` and their backward ops) is not lowered yet: the pass fails with
-    an error at the op naming it (nothing is left half converted silently).
+    Every train op is covered; an op without a pattern (one added to the
+    dialect later) makes the pass fail with an error at the op (nothing is
+    left half converted silently).
 
     ```mlir
     // Before:

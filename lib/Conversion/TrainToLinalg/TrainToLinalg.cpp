@@ -1,7 +1,16 @@
 //===- TrainToLinalg.cpp - train ops to linalg on tensors -----------------===//
+//
+// The pass, the shared builders (declared in TrainToLinalgUtils.h) and the
+// elementwise, contraction, reduction, loss and optimizer patterns. The
+// softmax family, normalizations and dropout are in TrainToLinalgNN.cpp,
+// data movement in TrainToLinalgMovement.cpp, pooling and convolution in
+// TrainToLinalgWindow.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TrainToLinalgUtils.h"
 
 #include "distopt/Conversion/Passes.h"
-#include "distopt/Dialect/Train/IR/TrainOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -17,15 +26,13 @@ namespace mlir::train {
 
 using namespace mlir;
 using namespace mlir::train;
-
-using BodyBuilder =
-    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>;
+using namespace mlir::train::linalg_lowering;
 
 /// The map reading `type` (aligned at the trailing dims of a result of shape
 /// `shape`) at the result's loop indices: a missing dim is skipped, a size-1
 /// dim broadcast to a larger one reads index 0.
-static AffineMap getBroadcastMap(MLIRContext *context, ArrayRef<int64_t> shape,
-                                 Type type) {
+AffineMap linalg_lowering::getBroadcastMap(MLIRContext *context,
+                                           ArrayRef<int64_t> shape, Type type) {
   auto tensor = cast<RankedTensorType>(type);
   int64_t rank = shape.size(), operandRank = tensor.getRank();
   SmallVector<AffineExpr> exprs;
@@ -40,11 +47,9 @@ static AffineMap getBroadcastMap(MLIRContext *context, ArrayRef<int64_t> shape,
 
 /// One parallel `linalg.generic` computing `body` at every index of the
 /// (same-shaped) `resultTypes`, reading operand i through `maps[i]`.
-static SmallVector<Value> buildGeneric(OpBuilder &builder, Location loc,
-                                       TypeRange resultTypes,
-                                       ValueRange operands,
-                                       ArrayRef<AffineMap> operandMaps,
-                                       BodyBuilder body) {
+SmallVector<Value> linalg_lowering::buildGeneric(
+    OpBuilder &builder, Location loc, TypeRange resultTypes,
+    ValueRange operands, ArrayRef<AffineMap> operandMaps, BodyBuilder body) {
   auto resultType = cast<RankedTensorType>(resultTypes.front());
   int64_t rank = resultType.getRank();
   SmallVector<AffineMap> maps(operandMaps);
@@ -67,10 +72,11 @@ static SmallVector<Value> buildGeneric(OpBuilder &builder, Location loc,
 }
 
 /// buildGeneric with NumPy broadcasting of every operand.
-static SmallVector<Value> buildElementwise(OpBuilder &builder, Location loc,
-                                           TypeRange resultTypes,
-                                           ValueRange operands,
-                                           BodyBuilder body) {
+SmallVector<Value> linalg_lowering::buildElementwise(OpBuilder &builder,
+                                                     Location loc,
+                                                     TypeRange resultTypes,
+                                                     ValueRange operands,
+                                                     BodyBuilder body) {
   ArrayRef<int64_t> shape =
       cast<RankedTensorType>(resultTypes.front()).getShape();
   SmallVector<AffineMap> maps;
@@ -81,14 +87,14 @@ static SmallVector<Value> buildElementwise(OpBuilder &builder, Location loc,
 }
 
 /// A float constant of `type` (f32, f16, ...).
-static Value floatConstant(OpBuilder &b, Location loc, Type type,
-                           double value) {
+Value linalg_lowering::floatConstant(OpBuilder &b, Location loc, Type type,
+                                     double value) {
   return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
 }
 
 /// A zero (or identity of `kind`) of element type `type`.
-static Value identityOf(OpBuilder &b, Location loc, Type type,
-                        ReduceKind kind) {
+Value linalg_lowering::identityOf(OpBuilder &b, Location loc, Type type,
+                                  ReduceKind kind) {
   if (auto floatType = dyn_cast<FloatType>(type)) {
     if (kind == ReduceKind::max || kind == ReduceKind::min)
       return arith::ConstantOp::create(
@@ -105,8 +111,8 @@ static Value identityOf(OpBuilder &b, Location loc, Type type,
 }
 
 /// `lhs kind rhs` on floats or integers.
-static Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value lhs,
-                     Value rhs) {
+Value linalg_lowering::combine(OpBuilder &b, Location loc, ReduceKind kind,
+                               Value lhs, Value rhs) {
   bool isFloat = isa<FloatType>(lhs.getType());
   switch (kind) {
   case ReduceKind::sum:
@@ -125,9 +131,9 @@ static Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value lhs,
 
 /// Reduces `input` over `dims` with `kind` into a tensor of `resultType`
 /// (the kept dims, with or without size-1 placeholders).
-static Value buildReduction(OpBuilder &b, Location loc, Value input,
-                            ArrayRef<int64_t> dims, ReduceKind kind,
-                            RankedTensorType resultType) {
+Value linalg_lowering::buildReduction(OpBuilder &b, Location loc, Value input,
+                                      ArrayRef<int64_t> dims, ReduceKind kind,
+                                      RankedTensorType resultType) {
   auto inputType = cast<RankedTensorType>(input.getType());
   int64_t rank = inputType.getRank();
   MLIRContext *context = b.getContext();
@@ -171,6 +177,32 @@ static Value buildReduction(OpBuilder &b, Location loc, Value input,
         return {arith::DivFOp::create(
             nb, l, args[0], floatConstant(nb, l, element, double(count)))};
       })[0];
+}
+
+SmallVector<Value> linalg_lowering::getIndices(OpBuilder &b, Location loc,
+                                               int64_t count) {
+  SmallVector<Value> indices;
+  for (int64_t d = 0; d < count; ++d)
+    indices.push_back(linalg::IndexOp::create(b, loc, d));
+  return indices;
+}
+
+AffineMap linalg_lowering::getDropDimsMap(MLIRContext *context, int64_t rank,
+                                          ArrayRef<int64_t> dropped) {
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!llvm::is_contained(dropped, d))
+      exprs.push_back(getAffineDimExpr(d, context));
+  return AffineMap::get(rank, 0, exprs, context);
+}
+
+RankedTensorType linalg_lowering::dropDims(RankedTensorType type,
+                                           ArrayRef<int64_t> dropped) {
+  SmallVector<int64_t> shape;
+  for (auto [d, size] : llvm::enumerate(type.getShape()))
+    if (!llvm::is_contained(dropped, int64_t(d)))
+      shape.push_back(size);
+  return RankedTensorType::get(shape, type.getElementType());
 }
 
 namespace {
@@ -278,6 +310,57 @@ static void populateElementwisePatterns(RewritePatternSet &patterns) {
     Value e = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, a[0]));
     return arith::DivFOp::create(b, l, one, arith::AddFOp::create(b, l, one, e));
   });
+  addElementwise<GeluOp>(
+      patterns, [](OpBuilder &b, Location l, GeluOp, ValueRange a) -> Value {
+        // x * 0.5 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))).
+        Type t = a[0].getType();
+        auto constant = [&](double v) { return floatConstant(b, l, t, v); };
+        Value x = a[0];
+        Value cube =
+            arith::MulFOp::create(b, l, x, arith::MulFOp::create(b, l, x, x));
+        Value inner = arith::AddFOp::create(
+            b, l, x, arith::MulFOp::create(b, l, constant(0.044715), cube));
+        Value tanh = math::TanhOp::create(
+            b, l,
+            arith::MulFOp::create(b, l, constant(0.7978845608028654), inner));
+        Value half = arith::MulFOp::create(b, l, x, constant(0.5));
+        return arith::MulFOp::create(
+            b, l, half, arith::AddFOp::create(b, l, constant(1), tanh));
+      });
+  addElementwise<ConvertOp>(
+      patterns,
+      [](OpBuilder &b, Location l, ConvertOp op, ValueRange a) -> Value {
+        Type from = a[0].getType(), to = op.getType().getElementType();
+        if (from == to)
+          return a[0];
+        bool fromFloat = isa<FloatType>(from), toFloat = isa<FloatType>(to);
+        // i1 is a truth value: it converts as unsigned (true is 1).
+        bool fromBool = from.isInteger(1);
+        if (fromFloat && toFloat)
+          return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
+                     ? arith::ExtFOp::create(b, l, to, a[0]).getResult()
+                     : arith::TruncFOp::create(b, l, to, a[0]).getResult();
+        if (toFloat)
+          return fromBool ? arith::UIToFPOp::create(b, l, to, a[0]).getResult()
+                          : arith::SIToFPOp::create(b, l, to, a[0]).getResult();
+        if (to.isInteger(1)) {
+          Value zero = fromFloat ? floatConstant(b, l, from, 0)
+                                 : identityOf(b, l, from, ReduceKind::sum);
+          return fromFloat
+                     ? arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNE,
+                                             a[0], zero)
+                           .getResult()
+                     : arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne,
+                                             a[0], zero)
+                           .getResult();
+        }
+        if (fromFloat)
+          return arith::FPToSIOp::create(b, l, to, a[0]);
+        if (from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth())
+          return arith::TruncIOp::create(b, l, to, a[0]);
+        return fromBool ? arith::ExtUIOp::create(b, l, to, a[0]).getResult()
+                        : arith::ExtSIOp::create(b, l, to, a[0]).getResult();
+      });
   addElementwise<ReluOp>(patterns, [](OpBuilder &b, Location l, ReluOp,
                                       ValueRange a) -> Value {
     Type t = a[0].getType();
@@ -441,15 +524,6 @@ static SoftmaxRows buildSoftmaxRows(OpBuilder &b, Location loc, Value logits) {
           })
           .getResult(0);
   return {max, sumExp, rowMap};
-}
-
-/// The loop indices of the enclosing linalg op's first `count` dims.
-static SmallVector<Value> getIndices(OpBuilder &b, Location loc,
-                                     int64_t count) {
-  SmallVector<Value> indices;
-  for (int64_t d = 0; d < count; ++d)
-    indices.push_back(linalg::IndexOp::create(b, loc, d));
-  return indices;
 }
 
 /// mean over every label of logsumexp(row) - row[label].
@@ -661,6 +735,9 @@ struct TrainToLinalgPass
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
     populateElementwisePatterns(patterns);
+    populateNormalizationPatterns(patterns);
+    populateMovementPatterns(patterns);
+    populateWindowPatterns(patterns);
     patterns.add<MatmulPattern, ReducePattern, ConstantPattern,
                  CrossEntropyPattern, CrossEntropyBackwardPattern, SgdPattern,
                  AdamPattern<AdamOp, false>, AdamPattern<AdamWOp, true>>(
@@ -670,14 +747,12 @@ struct TrainToLinalgPass
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
                                      config)))
       return signalPassFailure();
-    // Whatever is left has no lowering yet: say which, at the op.
+    // Every train op has a pattern; one added to the dialect without one is
+    // an error at the op, not a half-converted program.
     WalkResult left = getOperation().walk([&](Operation *op) {
       if (!isa<TrainDialect>(op->getDialect()))
         return WalkResult::advance();
-      op->emitOpError("has no lowering to linalg yet (train-to-linalg covers "
-                      "elementwise ops, matmul, reduce, constant, "
-                      "cross_entropy and its backward op, sgd, adam and "
-                      "adamw)");
+      op->emitOpError("has no lowering to linalg");
       return WalkResult::interrupt();
     });
     if (left.wasInterrupted())

@@ -88,3 +88,431 @@ func.func @adamw(%p: tensor<8xf32>, %g: tensor<8xf32>, %m: tensor<8xf32>, %v: te
   %np, %nm, %nv, %nt = train.adamw %p, %g, %m, %v, %t, %lr {beta1 = 9.000000e-01 : f64, beta2 = 9.990000e-01 : f64, epsilon = 1.000000e-08 : f64, weight_decay = 1.000000e-02 : f64} : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<f32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<f32>)
   return %np, %nm, %nv, %nt : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<f32>
 }
+
+// -----
+
+// gelu (tanh approximation): one elementwise generic with math.tanh.
+// CHECK-LABEL: func.func @gelu
+func.func @gelu(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // CHECK-DAG: %[[A:.*]] = arith.constant 4.471500e-02 : f32
+  // CHECK-DAG: %[[C:.*]] = arith.constant 0.797884{{[0-9]*}} : f32
+  // CHECK: linalg.generic
+  // CHECK: arith.mulf %{{.*}}, %[[A]]
+  // CHECK: arith.mulf %{{.*}}, %[[C]]
+  // CHECK: math.tanh
+  // CHECK-NOT: train.
+  %r = train.gelu %x : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// convert: f32 -> bf16 truncates, i32 -> f32 is a signed conversion.
+// CHECK-LABEL: func.func @convert
+func.func @convert(%x: tensor<4xf32>, %i: tensor<4xi32>) -> (tensor<4xbf16>, tensor<4xf32>) {
+  // CHECK: arith.truncf %{{.*}} : f32 to bf16
+  // CHECK: arith.sitofp %{{.*}} : i32 to f32
+  %h = train.convert %x : (tensor<4xf32>) -> tensor<4xbf16>
+  %f = train.convert %i : (tensor<4xi32>) -> tensor<4xf32>
+  return %h, %f : tensor<4xbf16>, tensor<4xf32>
+}
+
+// -----
+
+// softmax along dim 0 (not the last): the max and the sum reduce d0 and are
+// read back through (d0, d1) -> (d1).
+// CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[$ROW:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @softmax
+func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // CHECK: %[[MAX:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]]], iterator_types = ["reduction", "parallel"]}
+  // CHECK: arith.maximumf
+  // CHECK: %[[SHIFT:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]], #[[$ID]]]{{.*}} ins(%{{.*}}, %[[MAX]] : tensor<4x8xf32>, tensor<8xf32>)
+  // CHECK: arith.subf
+  // CHECK: %[[EXP:.*]] = linalg.generic
+  // CHECK: math.exp
+  // CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]]], iterator_types = ["reduction", "parallel"]}
+  // CHECK: linalg.generic {{.*}} ins(%[[EXP]], %[[SUM]] : tensor<4x8xf32>, tensor<8xf32>)
+  // CHECK: arith.divf
+  %r = train.softmax %x {dim = 0 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// log_softmax: the shifted logits minus the log of the row sum.
+// CHECK-LABEL: func.func @log_softmax
+func.func @log_softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // CHECK: arith.maximumf
+  // CHECK: %[[SHIFT:.*]] = linalg.generic
+  // CHECK: math.exp
+  // CHECK: %[[SUM:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+  // CHECK: linalg.generic {{.*}} ins(%[[SHIFT]], %[[SUM]] : tensor<4x8xf32>, tensor<4xf32>)
+  // CHECK: math.log
+  // CHECK: arith.subf
+  %r = train.log_softmax %x {dim = -1 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// softmax_backward: y * (g - sum(g * y)) with the sum over the last dim.
+// CHECK-LABEL: func.func @softmax_backward
+// CHECK-SAME: %[[G:[^:]*]]: tensor<4x8xf32>, %[[Y:[^:]*]]: tensor<4x8xf32>
+func.func @softmax_backward(%g: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // CHECK: %[[GY:.*]] = linalg.generic {{.*}} ins(%[[G]], %[[Y]] :
+  // CHECK: arith.mulf
+  // CHECK: %[[S:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%[[GY]] :
+  // CHECK: linalg.generic {{.*}} ins(%[[G]], %[[Y]], %[[S]] : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>)
+  // CHECK: arith.subf
+  // CHECK: arith.mulf
+  %r = train.softmax_backward %g, %y {dim = 1 : i64} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// log_softmax_backward: g - exp(y) * sum(g).
+// CHECK-LABEL: func.func @log_softmax_backward
+func.func @log_softmax_backward(%g: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // CHECK: iterator_types = ["parallel", "reduction"]
+  // CHECK: math.exp
+  // CHECK: arith.mulf
+  // CHECK: arith.subf
+  %r = train.log_softmax_backward %g, %y {dim = 1 : i64} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// layer_norm over the last two dims: mean and variance reduce (d1, d2),
+// rstd = rsqrt(var + eps), weight and bias are read at (d1, d2), the row
+// statistics at (d0).
+// CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[$ROW:.*]] = affine_map<(d0, d1, d2) -> (d0)>
+// CHECK-DAG: #[[$PARAM:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-LABEL: func.func @layer_norm
+func.func @layer_norm(%x: tensor<2x4x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> (tensor<2x4x8xf32>, tensor<2xf32>, tensor<2xf32>) {
+  // CHECK-DAG: %[[EPS:.*]] = arith.constant 9.99999974E-6 : f32
+  // CHECK: %[[SUM:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "reduction"]
+  // CHECK: %[[MEAN:.*]] = linalg.generic
+  // CHECK: arith.divf
+  // CHECK: iterator_types = ["parallel", "reduction", "reduction"]
+  // CHECK: arith.addf %{{.*}}, %[[EPS]]
+  // CHECK: math.rsqrt
+  // CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]], #[[$PARAM]], #[[$PARAM]], #[[$ID]]]{{.*}} ins(%{{.*}}, %[[RSTD:.*]], %{{.*}}, %{{.*}} :
+  // CHECK: return %[[Y]], %[[MEAN]], %[[RSTD]]
+  %y, %mean, %rstd = train.layer_norm %x, %w, %b {axis = 1 : i64} : (tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<2x4x8xf32>, tensor<2xf32>, tensor<2xf32>)
+  return %y, %mean, %rstd : tensor<2x4x8xf32>, tensor<2xf32>, tensor<2xf32>
+}
+
+// -----
+
+// layer_norm_backward: the input gradient from row means of gy and
+// gy * xhat; the weight and bias gradients sum over the leading dims.
+// CHECK-LABEL: func.func @layer_norm_backward
+func.func @layer_norm_backward(%g: tensor<4x8xf32>, %x: tensor<4x8xf32>, %mean: tensor<4xf32>, %rstd: tensor<4xf32>, %w: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  // CHECK: iterator_types = ["parallel", "reduction"]
+  // CHECK: iterator_types = ["parallel", "reduction"]
+  // CHECK: %[[GI:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  // CHECK: %[[GW:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]
+  // CHECK: %[[GB:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]
+  // CHECK: return %[[GI]], %[[GW]], %[[GB]]
+  %gi, %gw, %gb = train.layer_norm_backward %g, %x, %mean, %rstd, %w {axis = 1 : i64} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return %gi, %gw, %gb : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// reshape: collapse to one dim, expand to the result (no copy).
+// CHECK-LABEL: func.func @reshape
+func.func @reshape(%x: tensor<4x6xf32>) -> tensor<2x3x4xf32> {
+  // CHECK: %[[F:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<4x6xf32> into tensor<24xf32>
+  // CHECK: tensor.expand_shape %[[F]] {{\[\[}}0, 1, 2]] output_shape [2, 3, 4] : tensor<24xf32> into tensor<2x3x4xf32>
+  %r = train.reshape %x : (tensor<4x6xf32>) -> tensor<2x3x4xf32>
+  return %r : tensor<2x3x4xf32>
+}
+
+// -----
+
+// transpose: a copy whose input map permutes the loop dims.
+// CHECK-DAG: #[[$PERM:.*]] = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+// CHECK-LABEL: func.func @transpose
+func.func @transpose(%x: tensor<2x3x4xf32>) -> tensor<2x4x3xf32> {
+  // CHECK: linalg.generic {indexing_maps = [#[[$PERM]], #{{.*}}]{{.*}} ins(%{{.*}} : tensor<2x3x4xf32>) outs(%{{.*}} : tensor<2x4x3xf32>)
+  // CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+  // CHECK-NEXT: linalg.yield %[[IN]]
+  %r = train.transpose %x {permutation = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+  return %r : tensor<2x4x3xf32>
+}
+
+// -----
+
+// broadcast: operand dim 0 is result dim 1.
+// CHECK-DAG: #[[$COL:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @broadcast
+func.func @broadcast(%x: tensor<8xf32>) -> tensor<4x8xf32> {
+  // CHECK: linalg.generic {indexing_maps = [#[[$COL]], #{{.*}}]
+  %r = train.broadcast %x {dims = array<i64: 1>} : (tensor<8xf32>) -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// slice: tensor.extract_slice (strides included), then a copy.
+// CHECK-LABEL: func.func @slice
+func.func @slice(%x: tensor<4x8xf32>) -> tensor<2x3xf32> {
+  // CHECK: %[[S:.*]] = tensor.extract_slice %{{.*}}[1, 2] [2, 3] [1, 2] : tensor<4x8xf32> to tensor<2x3xf32>
+  // CHECK: linalg.generic {{.*}} ins(%[[S]] : tensor<2x3xf32>)
+  // CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+  // CHECK-NEXT: linalg.yield %[[IN]]
+  %r = train.slice %x {start = array<i64: 1, 2>, limit = array<i64: 3, 8>, strides = array<i64: 1, 2>} : (tensor<4x8xf32>) -> tensor<2x3xf32>
+  return %r : tensor<2x3xf32>
+}
+
+// -----
+
+// concat: every element reads (clamped) from each operand and selects the
+// one whose range holds it.
+// CHECK-LABEL: func.func @concat
+func.func @concat(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>) -> tensor<2x8xf32> {
+  // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<2x8xf32>)
+  // CHECK: tensor.extract %{{.*}} : tensor<2x3xf32>
+  // CHECK: tensor.extract %{{.*}} : tensor<2x5xf32>
+  // CHECK: arith.select
+  %r = train.concat %a, %b {dim = 1 : i64} : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+  return %r : tensor<2x8xf32>
+}
+
+// -----
+
+// pad: an in-bounds read of index - low, else the pad value.
+// CHECK-LABEL: func.func @pad
+func.func @pad(%x: tensor<2x3xf32>) -> tensor<3x6xf32> {
+  // CHECK-DAG: %[[V:.*]] = arith.constant 1.500000e+00 : f32
+  // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<3x6xf32>)
+  // CHECK: %[[R:.*]] = tensor.extract %{{.*}} : tensor<2x3xf32>
+  // CHECK: arith.select %{{.*}}, %[[R]], %[[V]]
+  %r = train.pad %x {low = array<i64: 1, 2>, high = array<i64: 0, 1>, value = 1.5 : f64} : (tensor<2x3xf32>) -> tensor<3x6xf32>
+  return %r : tensor<3x6xf32>
+}
+
+// -----
+
+// iota: the loop index along dim 1, as a float.
+// CHECK-LABEL: func.func @iota
+func.func @iota() -> tensor<2x4xf32> {
+  // CHECK: linalg.generic
+  // CHECK: %[[I:.*]] = linalg.index 1 : index
+  // CHECK: %[[N:.*]] = arith.index_cast %[[I]] : index to i64
+  // CHECK: arith.sitofp %[[N]] : i64 to f32
+  %r = train.iota {dim = 1 : i64} : () -> tensor<2x4xf32>
+  return %r : tensor<2x4xf32>
+}
+
+// -----
+
+// gather with row_offset: the row index minus the offset, read clamped,
+// zero outside the table's rows.
+// CHECK-DAG: #[[$IDX:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @gather
+// CHECK-SAME: %[[T:[^:]*]]: tensor<10x4xf32>, %[[I:[^:]*]]: tensor<2x3xi32>, %[[OFF:[^:]*]]: index
+func.func @gather(%table: tensor<10x4xf32>, %ids: tensor<2x3xi32>, %off: index) -> tensor<2x3x4xf32> {
+  // CHECK: linalg.generic {indexing_maps = [#[[$IDX]], #{{.*}}]{{.*}} ins(%[[I]] : tensor<2x3xi32>)
+  // CHECK: %[[ROW:.*]] = arith.subi %{{.*}}, %[[OFF]] : index
+  // CHECK: tensor.extract %[[T]]
+  // CHECK: arith.select
+  %r = train.gather %table, %ids, %off : (tensor<10x4xf32>, tensor<2x3xi32>, index) -> tensor<2x3x4xf32>
+  return %r : tensor<2x3x4xf32>
+}
+
+// -----
+
+// scatter_add with row_offset: the table dims are parallel, the index dims a
+// reduction into init; an update is added where its row (minus the offset)
+// is the table row.
+// CHECK-DAG: #[[$IDS:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// CHECK-DAG: #[[$UPD:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3, d1)>
+// CHECK-DAG: #[[$OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+// CHECK-LABEL: func.func @scatter_add
+// CHECK-SAME: %[[INIT:[^:]*]]: tensor<10x4xf32>, %[[I:[^:]*]]: tensor<2x3xi64>, %[[U:[^:]*]]: tensor<2x3x4xf32>, %[[OFF:[^:]*]]: index
+func.func @scatter_add(%init: tensor<10x4xf32>, %ids: tensor<2x3xi64>, %upd: tensor<2x3x4xf32>, %off: index) -> tensor<10x4xf32> {
+  // CHECK: linalg.generic {indexing_maps = [#[[$IDS]], #[[$UPD]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%[[I]], %[[U]] : tensor<2x3xi64>, tensor<2x3x4xf32>) outs(%[[INIT]] : tensor<10x4xf32>)
+  // CHECK: %[[ROW:.*]] = arith.subi %{{.*}}, %[[OFF]] : index
+  // CHECK: %[[R:.*]] = linalg.index 0 : index
+  // CHECK: %[[HIT:.*]] = arith.cmpi eq, %[[ROW]], %[[R]] : index
+  // CHECK: %[[SUM:.*]] = arith.addf
+  // CHECK: arith.select %[[HIT]], %[[SUM]]
+  %r = train.scatter_add %init, %ids, %upd, %off : (tensor<10x4xf32>, tensor<2x3xi64>, tensor<2x3x4xf32>, index) -> tensor<10x4xf32>
+  return %r : tensor<10x4xf32>
+}
+
+// -----
+
+// dropout of a shard: the global row-major index (offsets added, strides of
+// global_shape) is Philox's counter; keep where the first word >= rate * 2^32,
+// scaled by 1 / (1 - rate).
+// CHECK-LABEL: func.func @dropout
+// CHECK-SAME: %{{[^:]*}}: tensor<4x8xf32>, %{{[^:]*}}: tensor<i64>, %[[O0:[^:]*]]: index, %[[O1:[^:]*]]: index
+func.func @dropout(%x: tensor<4x8xf32>, %seed: tensor<i64>, %o0: index, %o1: index) -> tensor<4x8xf32> {
+  // CHECK-DAG: %[[HALF:.*]] = arith.constant 2147483648 : i64
+  // CHECK-DAG: %[[M0:.*]] = arith.constant 3528531795 : i64
+  // CHECK-DAG: %[[STRIDE:.*]] = arith.constant 8 : index
+  // CHECK: linalg.generic
+  // CHECK: %[[I0:.*]] = linalg.index 0 : index
+  // CHECK: %[[I1:.*]] = linalg.index 1 : index
+  // CHECK: %[[P0:.*]] = arith.addi %[[I0]], %[[O0]] : index
+  // CHECK: %[[P1:.*]] = arith.addi %[[I1]], %[[O1]] : index
+  // CHECK: %[[ROW:.*]] = arith.muli %[[P0]], %[[STRIDE]] : index
+  // CHECK: arith.addi %[[ROW]], %[[P1]] : index
+  // CHECK: arith.muli %{{.*}}, %[[M0]] : i64
+  // CHECK: %[[KEEP:.*]] = arith.cmpi uge, %{{.*}}, %[[HALF]] : i64
+  // CHECK: arith.select %[[KEEP]]
+  %r = train.dropout %x, %seed, %o0, %o1 {rate = 5.000000e-01 : f64, global_shape = array<i64: 8, 8>} : (tensor<4x8xf32>, tensor<i64>, index, index) -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// batch_norm: mean and variance reduce every dim but the channels (d1);
+// the statistics, weight and bias are read at (d1); it returns the variance.
+// CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[$CH:.*]] = affine_map<(d0, d1, d2) -> (d1)>
+// CHECK-LABEL: func.func @batch_norm
+func.func @batch_norm(%x: tensor<2x3x4xf32>, %w: tensor<3xf32>, %b: tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>) {
+  // CHECK: linalg.generic {indexing_maps = [#[[$ID]], #[[$CH]]], iterator_types = ["reduction", "parallel", "reduction"]}
+  // CHECK: %[[MEAN:.*]] = linalg.generic
+  // CHECK: linalg.generic {indexing_maps = [#[[$ID]], #[[$CH]]], iterator_types = ["reduction", "parallel", "reduction"]}
+  // CHECK: %[[VAR:.*]] = linalg.generic
+  // CHECK: math.rsqrt
+  // CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$CH]], #[[$CH]], #[[$CH]], #[[$ID]]]
+  // CHECK: return %[[Y]], %[[MEAN]], %[[VAR]]
+  %y, %mean, %var = train.batch_norm %x, %w, %b : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %y, %mean, %var : tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// batch_norm_backward: rstd from the variance, then the input gradient and
+// the channel sums of the weight and bias gradients.
+// CHECK-LABEL: func.func @batch_norm_backward
+func.func @batch_norm_backward(%g: tensor<4x3xf32>, %x: tensor<4x3xf32>, %mean: tensor<3xf32>, %var: tensor<3xf32>, %w: tensor<3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>) {
+  // CHECK: math.rsqrt
+  // CHECK: %[[GI:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x3xf32>, tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+  // CHECK: %[[GW:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]
+  // CHECK: %[[GB:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]
+  // CHECK: return %[[GI]], %[[GW]], %[[GB]]
+  %gi, %gw, %gb = train.batch_norm_backward %g, %x, %mean, %var, %w : (tensor<4x3xf32>, tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %gi, %gw, %gb : tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// conv2d (strided, dilated, 2 groups, padded): the input is padded first,
+// then one reduction over (c, kh, kw) whose input map walks the window and
+// picks the group's channels with floordiv.
+// CHECK-DAG: #[[$IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, (d1 floordiv 3) * 2 + d4, d2 * 2 + d5, d3 + d6 * 2)>
+// CHECK-DAG: #[[$FILTER:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
+// CHECK-DAG: #[[$OUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @conv2d
+func.func @conv2d(%x: tensor<1x4x6x6xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x3x4xf32> {
+  // CHECK: %[[P:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x4x8x8xf32>)
+  // CHECK: %[[Z:.*]] = linalg.fill
+  // CHECK: linalg.generic {indexing_maps = [#[[$IN]], #[[$FILTER]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[P]], %{{.*}} : tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>) outs(%[[Z]] : tensor<1x6x3x4xf32>)
+  // CHECK: arith.mulf
+  // CHECK: arith.addf
+  %y = train.conv2d %x, %w {strides = array<i64: 2, 1>, padding = array<i64: 1, 1, 0, 2>, dilations = array<i64: 1, 2>, groups = 2 : i64} : (tensor<1x4x6x6xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x3x4xf32>
+  return %y : tensor<1x6x3x4xf32>
+}
+
+// -----
+
+// conv2d_backward_filter: loops (f, c, kh, kw | n, oh, ow) over the padded
+// input and the output gradient.
+// CHECK-DAG: #[[$GRAD:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0, d5, d6)>
+// CHECK-LABEL: func.func @conv2d_backward_filter
+func.func @conv2d_backward_filter(%x: tensor<1x3x5x5xf32>, %g: tensor<1x4x3x3xf32>) -> tensor<4x3x3x3xf32> {
+  // CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[$GRAD]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+  %r = train.conv2d_backward_filter %x, %g {kernel_size = array<i64: 3, 3>} : (tensor<1x3x5x5xf32>, tensor<1x4x3x3xf32>) -> tensor<4x3x3x3xf32>
+  return %r : tensor<4x3x3x3xf32>
+}
+
+// -----
+
+// conv2d_backward_input: each input position reduces over (f, kh, kw) (an
+// empty [f, kh, kw] tensor bounds the loops), reading the output gradient
+// where the window reaches it.
+// CHECK-LABEL: func.func @conv2d_backward_input
+func.func @conv2d_backward_input(%g: tensor<1x4x3x3xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x3x5x5xf32> {
+  // CHECK: %[[WIN:.*]] = tensor.empty() : tensor<4x3x3xf32>
+  // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%{{.*}}, %[[WIN]] : tensor<4x3x3x3xf32>, tensor<4x3x3xf32>)
+  // CHECK: arith.cmpi slt
+  // CHECK: tensor.extract %{{.*}} : tensor<1x4x3x3xf32>
+  // CHECK: arith.select
+  %r = train.conv2d_backward_input %g, %w {input_size = array<i64: 5, 5>} : (tensor<1x4x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x5x5xf32>
+  return %r : tensor<1x3x5x5xf32>
+}
+
+// -----
+
+// max_pool2d: a max reduction from -inf over the window, whose loops get
+// their bounds from an empty [kh, kw] tensor.
+// CHECK-DAG: #[[$WALK:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 2 + d4, d3 * 2 + d5)>
+// CHECK-DAG: #[[$WIN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>
+// CHECK-LABEL: func.func @max_pool2d
+func.func @max_pool2d(%x: tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32> {
+  // CHECK: %[[NEG:.*]] = arith.constant 0xFF800000 : f32
+  // CHECK: linalg.fill ins(%[[NEG]] : f32)
+  // CHECK: %[[W:.*]] = tensor.empty() : tensor<2x2xf32>
+  // CHECK: linalg.generic {indexing_maps = [#[[$WALK]], #[[$WIN]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%{{.*}}, %[[W]] :
+  // CHECK: arith.maximumf
+  %r = train.max_pool2d %x {kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>
+  return %r : tensor<1x2x3x3xf32>
+}
+
+// -----
+
+// avg_pool2d without count_include_pad: the window sum, then a division by
+// the in-bounds part of each window.
+// CHECK-LABEL: func.func @avg_pool2d
+func.func @avg_pool2d(%x: tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32> {
+  // CHECK: iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
+  // CHECK: arith.addf
+  // CHECK: linalg.generic
+  // CHECK: arith.maxsi
+  // CHECK: arith.minsi
+  // CHECK: arith.sitofp
+  // CHECK: arith.divf
+  %r = train.avg_pool2d %x {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, count_include_pad = false} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>
+  return %r : tensor<1x2x3x3xf32>
+}
+
+// -----
+
+// max_pool2d_backward: an argmax reduction (value and window offset, the
+// first maximum kept), then each input position sums the gradients of the
+// windows whose argmax it is.
+// CHECK-LABEL: func.func @max_pool2d_backward
+func.func @max_pool2d_backward(%g: tensor<1x2x3x3xf32>, %x: tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32> {
+  // CHECK: %[[ARG:.*]]:2 = linalg.generic {{.*}} outs(%{{.*}}, %{{.*}} : tensor<1x2x3x3xf32>, tensor<1x2x3x3xi64>)
+  // CHECK: arith.cmpf ogt
+  // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x6x6xf32>)
+  // CHECK: tensor.extract %[[ARG]]#1
+  // CHECK: arith.select
+  %r = train.max_pool2d_backward %g, %x {kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x3x3xf32>, tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32>
+  return %r : tensor<1x2x6x6xf32>
+}
+
+// -----
+
+// avg_pool2d_backward: each input position sums grad / count of the windows
+// that reach it.
+// CHECK-LABEL: func.func @avg_pool2d_backward
+func.func @avg_pool2d_backward(%g: tensor<1x2x3x3xf32>, %x: tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32> {
+  // CHECK: %[[N:.*]] = arith.constant 4.000000e+00 : f32
+  // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x6x6xf32>)
+  // CHECK: tensor.extract
+  // CHECK: arith.divf %{{.*}}, %[[N]]
+  %r = train.avg_pool2d_backward %g, %x {kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x3x3xf32>, tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32>
+  return %r : tensor<1x2x6x6xf32>
+}

@@ -1,0 +1,87 @@
+//===- TrainToLinalgUtils.h - shared helpers of train-to-linalg -*- C++ -*-===//
+//
+// Internal to lib/Conversion/TrainToLinalg: the linalg builders every
+// pattern family uses, and the populate functions of the split files.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DISTOPT_LIB_CONVERSION_TRAINTOLINALG_TRAINTOLINALGUTILS_H
+#define DISTOPT_LIB_CONVERSION_TRAINTOLINALG_TRAINTOLINALGUTILS_H
+
+#include "distopt/Dialect/Train/IR/TrainOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::train::linalg_lowering {
+
+using BodyBuilder =
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>;
+
+/// The map reading `type` (aligned at the trailing dims of a result of shape
+/// `shape`) at the result's loop indices: a missing dim is skipped, a size-1
+/// dim broadcast to a larger one reads index 0.
+AffineMap getBroadcastMap(MLIRContext *context, ArrayRef<int64_t> shape,
+                          Type type);
+
+/// One parallel `linalg.generic` computing `body` at every index of the
+/// (same-shaped) `resultTypes`, reading operand i through `maps[i]`.
+SmallVector<Value> buildGeneric(OpBuilder &builder, Location loc,
+                                TypeRange resultTypes, ValueRange operands,
+                                ArrayRef<AffineMap> operandMaps,
+                                BodyBuilder body);
+
+/// buildGeneric with NumPy broadcasting of every operand.
+SmallVector<Value> buildElementwise(OpBuilder &builder, Location loc,
+                                    TypeRange resultTypes, ValueRange operands,
+                                    BodyBuilder body);
+
+/// A float constant of `type` (f32, f16, ...).
+Value floatConstant(OpBuilder &b, Location loc, Type type, double value);
+
+/// A zero (or identity of `kind`) of element type `type`.
+Value identityOf(OpBuilder &b, Location loc, Type type, ReduceKind kind);
+
+/// `lhs kind rhs` on floats or integers.
+Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value lhs,
+              Value rhs);
+
+/// Reduces `input` over `dims` with `kind` into a tensor of `resultType`
+/// (the kept dims, with or without size-1 placeholders).
+Value buildReduction(OpBuilder &b, Location loc, Value input,
+                     ArrayRef<int64_t> dims, ReduceKind kind,
+                     RankedTensorType resultType);
+
+/// The loop indices of the enclosing linalg op's first `count` dims.
+SmallVector<Value> getIndices(OpBuilder &b, Location loc, int64_t count);
+
+/// `(d0, ..., d{rank-1})` without the dims in `dropped`: reads a reduced
+/// tensor (no placeholders) at a full-rank loop index.
+AffineMap getDropDimsMap(MLIRContext *context, int64_t rank,
+                         ArrayRef<int64_t> dropped);
+
+/// `shape` without the dims in `dropped`.
+RankedTensorType dropDims(RankedTensorType type, ArrayRef<int64_t> dropped);
+
+/// `operand` with `low[d]` elements before and `high[d]` after every dim,
+/// filled with `value` (a scalar of its element type).
+Value buildPad(OpBuilder &builder, Location loc, Value operand,
+               ArrayRef<int64_t> low, ArrayRef<int64_t> high, Value value);
+
+/// max_pool2d, avg_pool2d, conv2d and their backward ops.
+void populateWindowPatterns(RewritePatternSet &patterns);
+
+/// softmax, log_softmax, layer_norm, batch_norm (and their backward ops),
+/// dropout.
+void populateNormalizationPatterns(RewritePatternSet &patterns);
+
+/// reshape, transpose, broadcast, slice, concat, pad, iota, gather,
+/// scatter_add.
+void populateMovementPatterns(RewritePatternSet &patterns);
+
+} // namespace mlir::train::linalg_lowering
+
+#endif // DISTOPT_LIB_CONVERSION_TRAINTOLINALG_TRAINTOLINALGUTILS_H

@@ -1,0 +1,45 @@
+// Pooling and convolution lowerings run by dist-run and checked against a
+// NumPy loop nest: a strided, dilated, grouped and asymmetrically padded
+// conv2d with both backward ops, max and avg pooling (padding,
+// count_include_pad = false) with theirs. Each result lands in a "sink"
+// parameter p <- p - lr * result, so the whole tensor is compared.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: dist-run %s --init-state=%t/state.npz --init-data=%t/data.npz --seed=5
+// RUN: dist-run %s --state=%t/state.npz --data=%t/data.npz --steps=1 --out=%t/out.npz
+// RUN: %python %S/Inputs/window_reference.py %t/state.npz %t/data.npz %t/out.npz
+func.func @train_step(
+    %s_conv: tensor<2x6x3x4xf32> {train.role = #train.role<param>, train.name = "conv"},
+    %s_dx: tensor<2x4x6x6xf32> {train.role = #train.role<param>, train.name = "conv_dx"},
+    %s_dw: tensor<6x2x3x3xf32> {train.role = #train.role<param>, train.name = "conv_dw"},
+    %s_max: tensor<2x4x3x3xf32> {train.role = #train.role<param>, train.name = "max"},
+    %s_max_dx: tensor<2x4x6x6xf32> {train.role = #train.role<param>, train.name = "max_dx"},
+    %s_avg: tensor<2x4x3x3xf32> {train.role = #train.role<param>, train.name = "avg"},
+    %s_avg_dx: tensor<2x4x6x6xf32> {train.role = #train.role<param>, train.name = "avg_dx"},
+    %x: tensor<2x4x6x6xf32> {train.role = #train.role<input>, train.name = "x"},
+    %w: tensor<6x2x3x3xf32> {train.role = #train.role<input>, train.name = "w"},
+    %lr: tensor<f32> {train.role = #train.role<hyper>, train.name = "lr"})
+    -> (tensor<2x6x3x4xf32> {train.role = #train.role<param>, train.name = "conv"},
+        tensor<2x4x6x6xf32> {train.role = #train.role<param>, train.name = "conv_dx"},
+        tensor<6x2x3x3xf32> {train.role = #train.role<param>, train.name = "conv_dw"},
+        tensor<2x4x3x3xf32> {train.role = #train.role<param>, train.name = "max"},
+        tensor<2x4x6x6xf32> {train.role = #train.role<param>, train.name = "max_dx"},
+        tensor<2x4x3x3xf32> {train.role = #train.role<param>, train.name = "avg"},
+        tensor<2x4x6x6xf32> {train.role = #train.role<param>, train.name = "avg_dx"},
+        tensor<f32> {train.role = #train.role<loss>, train.name = "loss"}) {
+  %y = train.conv2d %x, %w {strides = array<i64: 2, 1>, padding = array<i64: 1, 1, 0, 2>, dilations = array<i64: 1, 2>, groups = 2 : i64} : (tensor<2x4x6x6xf32>, tensor<6x2x3x3xf32>) -> tensor<2x6x3x4xf32>
+  %dx = train.conv2d_backward_input %y, %w {input_size = array<i64: 6, 6>, strides = array<i64: 2, 1>, padding = array<i64: 1, 1, 0, 2>, dilations = array<i64: 1, 2>, groups = 2 : i64} : (tensor<2x6x3x4xf32>, tensor<6x2x3x3xf32>) -> tensor<2x4x6x6xf32>
+  %dw = train.conv2d_backward_filter %x, %y {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 1>, padding = array<i64: 1, 1, 0, 2>, dilations = array<i64: 1, 2>, groups = 2 : i64} : (tensor<2x4x6x6xf32>, tensor<2x6x3x4xf32>) -> tensor<6x2x3x3xf32>
+  %mx = train.max_pool2d %x {kernel_size = array<i64: 3, 2>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 0>} : (tensor<2x4x6x6xf32>) -> tensor<2x4x3x3xf32>
+  %mdx = train.max_pool2d_backward %mx, %x {kernel_size = array<i64: 3, 2>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 0>} : (tensor<2x4x3x3xf32>, tensor<2x4x6x6xf32>) -> tensor<2x4x6x6xf32>
+  %av = train.avg_pool2d %x {kernel_size = array<i64: 3, 2>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 0>, count_include_pad = false} : (tensor<2x4x6x6xf32>) -> tensor<2x4x3x3xf32>
+  %adx = train.avg_pool2d_backward %av, %x {kernel_size = array<i64: 3, 2>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 0>, count_include_pad = false} : (tensor<2x4x3x3xf32>, tensor<2x4x6x6xf32>) -> tensor<2x4x6x6xf32>
+  %n1 = train.sgd %s_conv, %y, %lr : (tensor<2x6x3x4xf32>, tensor<2x6x3x4xf32>, tensor<f32>) -> tensor<2x6x3x4xf32>
+  %n2 = train.sgd %s_dx, %dx, %lr : (tensor<2x4x6x6xf32>, tensor<2x4x6x6xf32>, tensor<f32>) -> tensor<2x4x6x6xf32>
+  %n3 = train.sgd %s_dw, %dw, %lr : (tensor<6x2x3x3xf32>, tensor<6x2x3x3xf32>, tensor<f32>) -> tensor<6x2x3x3xf32>
+  %n4 = train.sgd %s_max, %mx, %lr : (tensor<2x4x3x3xf32>, tensor<2x4x3x3xf32>, tensor<f32>) -> tensor<2x4x3x3xf32>
+  %n5 = train.sgd %s_max_dx, %mdx, %lr : (tensor<2x4x6x6xf32>, tensor<2x4x6x6xf32>, tensor<f32>) -> tensor<2x4x6x6xf32>
+  %n6 = train.sgd %s_avg, %av, %lr : (tensor<2x4x3x3xf32>, tensor<2x4x3x3xf32>, tensor<f32>) -> tensor<2x4x3x3xf32>
+  %n7 = train.sgd %s_avg_dx, %adx, %lr : (tensor<2x4x6x6xf32>, tensor<2x4x6x6xf32>, tensor<f32>) -> tensor<2x4x6x6xf32>
+  %loss = train.reduce %y {dims = array<i64: 0, 1, 2, 3>, kind = #train.reduce_kind<sum>} : (tensor<2x6x3x4xf32>) -> tensor<f32>
+  return %n1, %n2, %n3, %n4, %n5, %n6, %n7, %loss : tensor<2x6x3x4xf32>, tensor<2x4x6x6xf32>, tensor<6x2x3x3xf32>, tensor<2x4x3x3xf32>, tensor<2x4x6x6xf32>, tensor<2x4x3x3xf32>, tensor<2x4x6x6xf32>, tensor<f32>
+}
