@@ -677,20 +677,37 @@ struct AdamPattern : public OpRewritePattern<OpT> {
               b, l, a[0],
               arith::ConstantOp::create(b, l, b.getIntegerAttr(t, 1)))};
         })[0];
+    // The bias corrections 1 - beta^t, once per step (not per element).
+    Type element = cast<RankedTensorType>(op.getParam().getType())
+                       .getElementType();
+    auto scalarType = RankedTensorType::get({}, element);
+    SmallVector<Value> corrections = buildElementwise(
+        rewriter, loc, TypeRange{scalarType, scalarType}, ValueRange{nextStep},
+        [&](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
+          Value time = a[0];
+          if (!isa<FloatType>(time.getType()))
+            time = arith::SIToFPOp::create(b, l, element, time);
+          else if (time.getType() != element)
+            time = arith::TruncFOp::create(b, l, element, time);
+          auto correction = [&](double beta) -> Value {
+            return arith::SubFOp::create(
+                b, l, floatConstant(b, l, element, 1),
+                math::PowFOp::create(b, l, floatConstant(b, l, element, beta),
+                                     time));
+          };
+          return {correction(beta1), correction(beta2)};
+        });
     TypeRange paramTypes = TypeRange(op->getResultTypes()).take_front(3);
     SmallVector<Value> results = buildElementwise(
         rewriter, loc, paramTypes,
         ValueRange{op.getParam(), op.getGrad(), op.getExpAvg(),
-                   op.getExpAvgSq(), nextStep, op.getLr()},
+                   op.getExpAvgSq(), corrections[0], corrections[1],
+                   op.getLr()},
         [&](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
           Type t = a[0].getType();
           auto constant = [&](double v) { return floatConstant(b, l, t, v); };
-          Value p = a[0], g = a[1], m = a[2], v = a[3], lr = a[5];
-          Value time = a[4];
-          if (!isa<FloatType>(time.getType()))
-            time = arith::SIToFPOp::create(b, l, t, time);
-          else if (time.getType() != t)
-            time = arith::TruncFOp::create(b, l, t, time);
+          Value p = a[0], g = a[1], m = a[2], v = a[3], lr = a[6];
+          Value correction1 = a[4], correction2 = a[5];
           if (decoupled) {
             p = arith::MulFOp::create(
                 b, l, p,
@@ -708,13 +725,8 @@ struct AdamPattern : public OpRewritePattern<OpT> {
               b, l, arith::MulFOp::create(b, l, constant(beta2), v),
               arith::MulFOp::create(b, l, constant(1 - beta2),
                                     arith::MulFOp::create(b, l, g, g)));
-          auto correction = [&](double beta) {
-            return arith::SubFOp::create(
-                b, l, constant(1),
-                math::PowFOp::create(b, l, constant(beta), time));
-          };
-          Value mHat = arith::DivFOp::create(b, l, m1, correction(beta1));
-          Value vHat = arith::DivFOp::create(b, l, v1, correction(beta2));
+          Value mHat = arith::DivFOp::create(b, l, m1, correction1);
+          Value vHat = arith::DivFOp::create(b, l, v1, correction2);
           Value denom = arith::AddFOp::create(
               b, l, math::SqrtOp::create(b, l, vHat), constant(epsilon));
           Value next = arith::SubFOp::create(

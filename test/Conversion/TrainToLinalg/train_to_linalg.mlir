@@ -76,13 +76,17 @@ func.func @cross_entropy(%logits: tensor<4x3xf32>, %labels: tensor<4xi32>) -> te
 
 // -----
 
-// AdamW: one generic producing the parameter and both moments, the step
-// count incremented apart.
+// AdamW: the step count incremented apart, the bias corrections 1 - beta^t
+// computed once (not per element), then one generic producing the
+// parameter and both moments.
 // CHECK-LABEL: func.func @adamw
 func.func @adamw(%p: tensor<8xf32>, %g: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>, %t: tensor<f32>, %lr: tensor<f32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<f32>) {
   // CHECK: %[[STEP:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<f32>)
-  // CHECK: %[[R:.*]]:3 = linalg.generic {{.*}} outs(%{{.*}}, %{{.*}}, %{{.*}} : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+  // CHECK: %[[BC:.*]]:2 = linalg.generic {{.*}} iterator_types = []} ins(%[[STEP]] : tensor<f32>)
   // CHECK: math.powf
+  // CHECK: math.powf
+  // CHECK: %[[R:.*]]:3 = linalg.generic {{.*}} ins({{.*}}%[[BC]]#0, %[[BC]]#1{{.*}}) outs(%{{.*}}, %{{.*}}, %{{.*}} : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+  // CHECK-NOT: math.powf
   // CHECK: math.sqrt
   // CHECK: return %[[R]]#0, %[[R]]#1, %[[R]]#2, %[[STEP]]
   %np, %nm, %nv, %nt = train.adamw %p, %g, %m, %v, %t, %lr {beta1 = 9.000000e-01 : f64, beta2 = 9.990000e-01 : f64, epsilon = 1.000000e-08 : f64, weight_decay = 1.000000e-02 : f64} : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<f32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<f32>)
