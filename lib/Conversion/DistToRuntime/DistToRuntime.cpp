@@ -31,9 +31,15 @@ private:
   FailureOr<StringRef> getSuffix(Operation *op, Type type);
   /// Declares `name(args...) -> results` (C interface) once.
   func::FuncOp declare(StringRef name, TypeRange args, TypeRange results);
-  /// The mesh shape and group axes of a collective as i64 buffers.
-  std::pair<Value, Value> getGroupArgs(MeshOp mesh, ArrayAttr axes,
-                                       Location loc);
+  /// A collective's group: its size and the mesh shape and group axes as
+  /// i64 buffers, the runtime's way of naming it.
+  struct Group {
+    int64_t size;
+    Value shape, axes;
+  };
+  Group getGroup(Operation *op);
+  /// Calls runtime function `name` (declared from the arguments' types).
+  void call(StringRef name, ValueRange args, Location loc);
   /// A fresh contiguous buffer holding `value` (or uninitialized, of
   /// `type`, when `value` is null).
   Value allocate(RankedTensorType type, Value value, Location loc);
@@ -91,15 +97,22 @@ func::FuncOp RuntimeLowering::declare(StringRef name, TypeRange args,
   return func;
 }
 
-std::pair<Value, Value> RuntimeLowering::getGroupArgs(MeshOp mesh,
-                                                      ArrayAttr axes,
-                                                      Location loc) {
+void RuntimeLowering::call(StringRef name, ValueRange args, Location loc) {
+  func::FuncOp callee = declare(name, args.getTypes(), {});
+  func::CallOp::create(builder, loc, callee, args);
+}
+
+RuntimeLowering::Group RuntimeLowering::getGroup(Operation *op) {
+  Location loc = op->getLoc();
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
+      op, op->getAttrOfType<FlatSymbolRefAttr>("mesh"));
+  auto axes = op->getAttrOfType<ArrayAttr>("axes");
   SmallVector<int64_t> indices;
   for (Attribute axis : axes)
     indices.push_back(*mesh.getAxisIndex(cast<StringAttr>(axis).getValue()));
   auto constant = [&](ArrayRef<int64_t> values) -> Value {
-    auto type = RankedTensorType::get({int64_t(values.size())},
-                                      builder.getI64Type());
+    auto type =
+        RankedTensorType::get({int64_t(values.size())}, builder.getI64Type());
     Value tensor = arith::ConstantOp::create(
         builder, loc, DenseIntElementsAttr::get(type, values));
     Value buffer = bufferization::ToBufferOp::create(
@@ -109,7 +122,8 @@ std::pair<Value, Value> RuntimeLowering::getGroupArgs(MeshOp mesh,
         builder, loc,
         MemRefType::get({ShapedType::kDynamic}, builder.getI64Type()), buffer);
   };
-  return {constant(mesh.getShape()), constant(indices)};
+  return {mesh.getGroupSize(axes), constant(mesh.getShape()),
+          constant(indices)};
 }
 
 Value RuntimeLowering::allocate(RankedTensorType type, Value value,
@@ -117,9 +131,9 @@ Value RuntimeLowering::allocate(RankedTensorType type, Value value,
   auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
   Value buffer = memref::AllocOp::create(builder, loc, memrefType);
   if (value) {
-    Value source = bufferization::ToBufferOp::create(builder, loc, memrefType,
-                                                     value,
-                                                     /*read_only=*/true);
+    Value source =
+        bufferization::ToBufferOp::create(builder, loc, memrefType, value,
+                                          /*read_only=*/true);
     memref::CopyOp::create(builder, loc, source, buffer);
   }
   return buffer;
@@ -138,8 +152,7 @@ Value RuntimeLowering::groupRank(Value shape, Value axes, Location loc) {
   Value rank =
       func::CallOp::create(builder, loc, callee, ValueRange{shape, axes})
           .getResult(0);
-  return arith::IndexCastOp::create(builder, loc, builder.getIndexType(),
-                                    rank);
+  return arith::IndexCastOp::create(builder, loc, builder.getIndexType(), rank);
 }
 
 /// Reads `buffer` back as a tensor of `type`.
@@ -178,8 +191,7 @@ Value RuntimeLowering::packBlocks(Value input, int64_t dim, int64_t group,
 
 Value RuntimeLowering::unpackBlocks(Value blocks, int64_t dim, int64_t group,
                                     RankedTensorType blockType,
-                                    RankedTensorType resultType,
-                                    Location loc) {
+                                    RankedTensorType resultType, Location loc) {
   int64_t rank = blockType.getRank();
   Value result = tensor::EmptyOp::create(builder, loc, resultType.getShape(),
                                          resultType.getElementType());
@@ -196,16 +208,15 @@ Value RuntimeLowering::unpackBlocks(Value blocks, int64_t dim, int64_t group,
         builder, loc, blockType, blocks, at, blockSizes, blockStrides);
     SmallVector<OpFoldResult> offsets(rank, builder.getIndexAttr(0));
     offsets[dim] = builder.getIndexAttr(i * blockType.getDimSize(dim));
-    result = tensor::InsertSliceOp::create(builder, loc, block, result,
-                                           offsets, sizes, strides);
+    result = tensor::InsertSliceOp::create(builder, loc, block, result, offsets,
+                                           sizes, strides);
   }
   return result;
 }
 
 LogicalResult RuntimeLowering::lowerAllReduce(AllReduceOp op) {
   Location loc = op.getLoc();
-  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
-  auto [shape, axes] = getGroupArgs(mesh, op.getAxes(), loc);
+  auto [group, shape, axes] = getGroup(op);
   Value reduction = arith::ConstantOp::create(
       builder, loc, builder.getI32IntegerAttr(int32_t(op.getReduction())));
   SmallVector<Value> results;
@@ -216,13 +227,8 @@ LogicalResult RuntimeLowering::lowerAllReduce(AllReduceOp op) {
       return failure();
     Value buffer = allocate(type, input, loc);
     Value view = unranked(buffer, loc);
-    func::FuncOp callee =
-        declare(("distrt_mlir_all_reduce_" + *suffix).str(),
-                {view.getType(), shape.getType(), axes.getType(),
-                 builder.getI32Type()},
-                {});
-    func::CallOp::create(builder, loc, callee,
-                         ValueRange{view, shape, axes, reduction});
+    call(("distrt_mlir_all_reduce_" + *suffix).str(),
+         ValueRange{view, shape, axes, reduction}, loc);
     results.push_back(toTensor(builder, loc, type, buffer));
   }
   op->replaceAllUsesWith(results);
@@ -232,9 +238,7 @@ LogicalResult RuntimeLowering::lowerAllReduce(AllReduceOp op) {
 
 LogicalResult RuntimeLowering::lowerReduceScatter(ReduceScatterOp op) {
   Location loc = op.getLoc();
-  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
-  int64_t group = mesh.getGroupSize(op.getAxes());
-  auto [shape, axes] = getGroupArgs(mesh, op.getAxes(), loc);
+  auto [group, shape, axes] = getGroup(op);
   Value reduction = arith::ConstantOp::create(
       builder, loc, builder.getI32IntegerAttr(int32_t(op.getReduction())));
   SmallVector<Value> results;
@@ -254,13 +258,8 @@ LogicalResult RuntimeLowering::lowerReduceScatter(ReduceScatterOp op) {
     Value send = allocate(dim != 0 ? packedType : inputType, packed, loc);
     Value recv = allocate(resultType, Value(), loc);
     Value sendView = unranked(send, loc), recvView = unranked(recv, loc);
-    func::FuncOp callee =
-        declare(("distrt_mlir_reduce_scatter_" + *suffix).str(),
-                {sendView.getType(), recvView.getType(), shape.getType(),
-                 axes.getType(), builder.getI32Type()},
-                {});
-    func::CallOp::create(builder, loc, callee,
-                         ValueRange{sendView, recvView, shape, axes, reduction});
+    call(("distrt_mlir_reduce_scatter_" + *suffix).str(),
+         ValueRange{sendView, recvView, shape, axes, reduction}, loc);
     results.push_back(toTensor(builder, loc, resultType, recv));
   }
   op->replaceAllUsesWith(results);
@@ -270,9 +269,7 @@ LogicalResult RuntimeLowering::lowerReduceScatter(ReduceScatterOp op) {
 
 LogicalResult RuntimeLowering::lowerAllGather(AllGatherOp op) {
   Location loc = op.getLoc();
-  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
-  int64_t group = mesh.getGroupSize(op.getAxes());
-  auto [shape, axes] = getGroupArgs(mesh, op.getAxes(), loc);
+  auto [group, shape, axes] = getGroup(op);
   auto inputType = cast<RankedTensorType>(op.getInput().getType());
   auto resultType = cast<RankedTensorType>(op.getResult().getType());
   FailureOr<StringRef> suffix = getSuffix(op, inputType);
@@ -284,12 +281,8 @@ LogicalResult RuntimeLowering::lowerAllGather(AllGatherOp op) {
   Value send = allocate(inputType, op.getInput(), loc);
   Value recv = allocate(gatheredType, Value(), loc);
   Value sendView = unranked(send, loc), recvView = unranked(recv, loc);
-  func::FuncOp callee = declare(
-      ("distrt_mlir_all_gather_" + *suffix).str(),
-      {sendView.getType(), recvView.getType(), shape.getType(), axes.getType()},
-      {});
-  func::CallOp::create(builder, loc, callee,
-                       ValueRange{sendView, recvView, shape, axes});
+  call(("distrt_mlir_all_gather_" + *suffix).str(),
+       ValueRange{sendView, recvView, shape, axes}, loc);
   Value gathered = toTensor(builder, loc, gatheredType, recv);
   Value result = unpackBlocks(gathered, op.getGatherDim(), group, inputType,
                               resultType, loc);
@@ -300,9 +293,7 @@ LogicalResult RuntimeLowering::lowerAllGather(AllGatherOp op) {
 
 LogicalResult RuntimeLowering::lowerAllToAll(AllToAllOp op) {
   Location loc = op.getLoc();
-  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
-  int64_t group = mesh.getGroupSize(op.getAxes());
-  auto [shape, axes] = getGroupArgs(mesh, op.getAxes(), loc);
+  auto [group, shape, axes] = getGroup(op);
   auto inputType = cast<RankedTensorType>(op.getInput().getType());
   auto resultType = cast<RankedTensorType>(op.getResult().getType());
   FailureOr<StringRef> suffix = getSuffix(op, inputType);
@@ -317,17 +308,12 @@ LogicalResult RuntimeLowering::lowerAllToAll(AllToAllOp op) {
   llvm::append_range(packedShape, blockShape);
   auto packedType = inputType.clone(packedShape);
   Value send = allocate(
-      packedType, packBlocks(op.getInput(), op.getSplitDim(), group, blockType,
-                             loc),
-      loc);
+      packedType,
+      packBlocks(op.getInput(), op.getSplitDim(), group, blockType, loc), loc);
   Value recv = allocate(packedType, Value(), loc);
   Value sendView = unranked(send, loc), recvView = unranked(recv, loc);
-  func::FuncOp callee = declare(
-      ("distrt_mlir_all_to_all_" + *suffix).str(),
-      {sendView.getType(), recvView.getType(), shape.getType(), axes.getType()},
-      {});
-  func::CallOp::create(builder, loc, callee,
-                       ValueRange{sendView, recvView, shape, axes});
+  call(("distrt_mlir_all_to_all_" + *suffix).str(),
+       ValueRange{sendView, recvView, shape, axes}, loc);
   Value received = toTensor(builder, loc, packedType, recv);
   op.getResult().replaceAllUsesWith(unpackBlocks(
       received, op.getConcatDim(), group, blockType, resultType, loc));
@@ -337,8 +323,7 @@ LogicalResult RuntimeLowering::lowerAllToAll(AllToAllOp op) {
 
 LogicalResult RuntimeLowering::lowerBroadcast(BroadcastOp op) {
   Location loc = op.getLoc();
-  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
-  auto [shape, axes] = getGroupArgs(mesh, op.getAxes(), loc);
+  auto [group, shape, axes] = getGroup(op);
   auto type = cast<RankedTensorType>(op.getInput().getType());
   FailureOr<StringRef> suffix = getSuffix(op, type);
   if (failed(suffix))
@@ -347,12 +332,8 @@ LogicalResult RuntimeLowering::lowerBroadcast(BroadcastOp op) {
   Value view = unranked(buffer, loc);
   Value root = arith::ConstantOp::create(
       builder, loc, builder.getI64IntegerAttr(op.getRoot()));
-  func::FuncOp callee = declare(("distrt_mlir_broadcast_" + *suffix).str(),
-                                {view.getType(), shape.getType(),
-                                 axes.getType(), builder.getI64Type()},
-                                {});
-  func::CallOp::create(builder, loc, callee,
-                       ValueRange{view, shape, axes, root});
+  call(("distrt_mlir_broadcast_" + *suffix).str(),
+       ValueRange{view, shape, axes, root}, loc);
   op.getResult().replaceAllUsesWith(toTensor(builder, loc, type, buffer));
   op->erase();
   return success();
@@ -360,13 +341,12 @@ LogicalResult RuntimeLowering::lowerBroadcast(BroadcastOp op) {
 
 LogicalResult RuntimeLowering::lowerLocalSlice(LocalSliceOp op) {
   Location loc = op.getLoc();
-  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
-  auto [shape, axes] = getGroupArgs(mesh, op.getAxes(), loc);
+  auto [group, shape, axes] = getGroup(op);
   auto resultType = cast<RankedTensorType>(op.getResult().getType());
   int64_t rank = resultType.getRank(), dim = op.getDim();
   Value index = groupRank(shape, axes, loc);
-  Value length = arith::ConstantIndexOp::create(builder, loc,
-                                                resultType.getDimSize(dim));
+  Value length =
+      arith::ConstantIndexOp::create(builder, loc, resultType.getDimSize(dim));
   SmallVector<OpFoldResult> offsets(rank, builder.getIndexAttr(0)), sizes,
       strides(rank, builder.getIndexAttr(1));
   offsets[dim] = arith::MulIOp::create(builder, loc, index, length).getResult();
@@ -381,9 +361,7 @@ LogicalResult RuntimeLowering::lowerLocalSlice(LocalSliceOp op) {
 
 LogicalResult RuntimeLowering::lowerShardOffset(ShardOffsetOp op) {
   Location loc = op.getLoc();
-  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
-  int64_t group = mesh.getGroupSize(op.getAxes());
-  auto [shape, axes] = getGroupArgs(mesh, op.getAxes(), loc);
+  auto [group, shape, axes] = getGroup(op);
   Value index = groupRank(shape, axes, loc);
   Value length = arith::ConstantIndexOp::create(
       builder, loc, static_cast<int64_t>(op.getSize()) / group);
@@ -405,8 +383,9 @@ LogicalResult RuntimeLowering::lower(Operation *op) {
       .Case([&](BroadcastOp op) { return lowerBroadcast(op); })
       .Case<AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp, WaitOp>(
           [](Operation *op) {
-        return op->emitOpError("dist-to-runtime does not lower this op yet");
-      })
+            return op->emitOpError(
+                "dist-to-runtime does not lower this op yet");
+          })
       .Default([](Operation *) { return success(); });
 }
 
@@ -432,8 +411,8 @@ struct DistToRuntimePass
         func.removeArgAttr(i, DistDialect::kShardingAttrName);
       for (unsigned i = 0; i < func.getNumResults(); ++i)
         func.removeResultAttr(
-            i, StringAttr::get(func.getContext(),
-                               DistDialect::kShardingAttrName));
+            i,
+            StringAttr::get(func.getContext(), DistDialect::kShardingAttrName));
     });
     module.walk([](Operation *op) {
       op->removeAttr(DistDialect::kResultShardingsAttrName);
