@@ -299,38 +299,55 @@ static AffineMap getConvInputMap(MLIRContext *context, unsigned numDims,
                         context);
 }
 
+/// A multiply-accumulate over 7 loops (4 parallel, 3 reduction) of the
+/// zero-padded `input` of a conv op and `other` into a zero-filled tensor of
+/// `type`: conv2d and its filter gradient differ only in which loops index
+/// what. `inputDims` orders the loops as getConvInputMap takes them,
+/// `otherDims` and the output use loops directly.
+template <typename OpT>
+static Value buildConvContraction(PatternRewriter &rewriter, OpT op,
+                                  Value other, RankedTensorType type,
+                                  int64_t filters, ArrayRef<unsigned> inputDims,
+                                  ArrayRef<unsigned> otherDims) {
+  Location loc = op.getLoc();
+  MLIRContext *context = rewriter.getContext();
+  auto inputType = cast<RankedTensorType>(op.getInput().getType());
+  ConvParams p = getConvParams(op, inputType.getDimSize(1), filters);
+  Value zero =
+      identityOf(rewriter, loc, type.getElementType(), ReduceKind::sum);
+  Value padded = padSpatial(rewriter, loc, op.getInput(), p.padding, zero);
+  AffineExpr d[7];
+  for (int i = 0; i < 7; ++i)
+    d[i] = getAffineDimExpr(i, context);
+  SmallVector<AffineExpr> otherExprs;
+  for (unsigned i : otherDims)
+    otherExprs.push_back(d[i]);
+  SmallVector<AffineMap> maps = {
+      getConvInputMap(context, 7, d[inputDims[0]], d[inputDims[1]],
+                      d[inputDims[2]], d[inputDims[3]], d[inputDims[4]],
+                      d[inputDims[5]], d[inputDims[6]], p),
+      AffineMap::get(7, 0, otherExprs, context),
+      AffineMap::get(7, 0, {d[0], d[1], d[2], d[3]}, context)};
+  return buildWindowGeneric(
+      rewriter, loc, ValueRange{padded, other},
+      ValueRange{buildFilled(rewriter, loc, type, zero)}, maps, 4, 3,
+      [&](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
+        return {arith::AddFOp::create(b, l, a[2],
+                                      arith::MulFOp::create(b, l, a[0], a[1]))};
+      })[0];
+}
+
 /// conv2d: loops (n, f, oh, ow | c, kh, kw) over the padded input.
 struct Conv2dPattern : public OpRewritePattern<Conv2dOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(Conv2dOp op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    MLIRContext *context = rewriter.getContext();
     auto type = cast<RankedTensorType>(op.getType());
-    auto inputType = cast<RankedTensorType>(op.getInput().getType());
-    ConvParams p =
-        getConvParams(op, inputType.getDimSize(1), type.getDimSize(1));
-    Value zero =
-        identityOf(rewriter, loc, type.getElementType(), ReduceKind::sum);
-    Value padded = padSpatial(rewriter, loc, op.getInput(), p.padding, zero);
-    AffineExpr d[7];
-    for (int i = 0; i < 7; ++i)
-      d[i] = getAffineDimExpr(i, context);
-    SmallVector<AffineMap> maps = {
-        getConvInputMap(context, 7, d[0], d[1], d[4], d[2], d[3], d[5], d[6],
-                        p),
-        AffineMap::get(7, 0, {d[1], d[4], d[5], d[6]}, context),
-        AffineMap::get(7, 0, {d[0], d[1], d[2], d[3]}, context)};
-    rewriter.replaceOp(
-        op,
-        buildWindowGeneric(
-            rewriter, loc, ValueRange{padded, op.getFilter()},
-            ValueRange{buildFilled(rewriter, loc, type, zero)}, maps, 4, 3,
-            [&](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
-              return {arith::AddFOp::create(
-                  b, l, a[2], arith::MulFOp::create(b, l, a[0], a[1]))};
-            }));
+    rewriter.replaceOp(op, buildConvContraction(rewriter, op, op.getFilter(),
+                                                type, type.getDimSize(1),
+                                                {0, 1, 4, 2, 3, 5, 6},
+                                                {1, 4, 5, 6}));
     return success();
   }
 };
@@ -343,32 +360,11 @@ struct Conv2dBackwardFilterPattern
 
   LogicalResult matchAndRewrite(Conv2dBackwardFilterOp op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    MLIRContext *context = rewriter.getContext();
     auto type = cast<RankedTensorType>(op.getType());
-    auto inputType = cast<RankedTensorType>(op.getInput().getType());
-    ConvParams p =
-        getConvParams(op, inputType.getDimSize(1), type.getDimSize(0));
-    Value zero =
-        identityOf(rewriter, loc, type.getElementType(), ReduceKind::sum);
-    Value padded = padSpatial(rewriter, loc, op.getInput(), p.padding, zero);
-    AffineExpr d[7];
-    for (int i = 0; i < 7; ++i)
-      d[i] = getAffineDimExpr(i, context);
-    SmallVector<AffineMap> maps = {
-        getConvInputMap(context, 7, d[4], d[0], d[1], d[5], d[6], d[2], d[3],
-                        p),
-        AffineMap::get(7, 0, {d[4], d[0], d[5], d[6]}, context),
-        AffineMap::get(7, 0, {d[0], d[1], d[2], d[3]}, context)};
     rewriter.replaceOp(
-        op,
-        buildWindowGeneric(
-            rewriter, loc, ValueRange{padded, op.getGradOutput()},
-            ValueRange{buildFilled(rewriter, loc, type, zero)}, maps, 4, 3,
-            [&](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
-              return {arith::AddFOp::create(
-                  b, l, a[2], arith::MulFOp::create(b, l, a[0], a[1]))};
-            }));
+        op, buildConvContraction(rewriter, op, op.getGradOutput(), type,
+                                 type.getDimSize(0), {4, 0, 1, 5, 6, 2, 3},
+                                 {4, 0, 5, 6}));
     return success();
   }
 };
