@@ -432,13 +432,14 @@ int main(int argc, char **argv) {
   if (failed(pm.run(*module)))
     fail("cannot compile the step (see the diagnostics above)");
   // The kernels library (OpenBLAS matmuls) sits next to the runtime, in
-  // the lib directory beside this tool's.
+  // the lib directory beside this tool's; MLIR's runner utilities provide
+  // the strided memref copies.
   std::string tool = llvm::sys::fs::getMainExecutable(
       argv[0], reinterpret_cast<void *>(&fail));
   SmallString<256> kernels(llvm::sys::path::parent_path(
       llvm::sys::path::parent_path(tool)));
   llvm::sys::path::append(kernels, "lib", "libdistopt_cpu.so");
-  SmallVector<StringRef> libraries = {kernels};
+  SmallVector<StringRef> libraries = {kernels, DISTOPT_MLIR_C_RUNNER_UTILS};
   ExecutionEngineOptions options;
   options.transformer = makeOptimizingTransformer(3, 0, nullptr);
   options.sharedLibPaths = libraries;
