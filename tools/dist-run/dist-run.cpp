@@ -449,6 +449,9 @@ int main(int argc, char **argv) {
 
   // Run.
   std::vector<float> losses;
+  // Long runs also get a progress line (on stderr) every tenth of the steps.
+  auto runStart = std::chrono::steady_clock::now();
+  unsigned progressEvery = numSteps >= 20 ? numSteps / 10 : 0;
   for (unsigned s = 0; s < numSteps; ++s) {
     std::vector<std::vector<int64_t>> descriptors;
     for (Binding &arg : args)
@@ -499,6 +502,16 @@ int main(int argc, char **argv) {
     if (rank == 0)
       llvm::outs() << llvm::formatv("step {0}: loss {1:F6} ({2:F2} ms)\n",
                                     s + 1, loss, ms);
+    if (rank == 0 && progressEvery && (s + 1) % progressEvery == 0) {
+      double elapsed = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - runStart)
+                           .count();
+      llvm::outs().flush();
+      llvm::errs() << llvm::formatv(
+          "progress: {0}/{1} steps, {2:F1} s elapsed, about {3:F1} s left\n",
+          s + 1, unsigned(numSteps), elapsed,
+          elapsed / (s + 1) * (numSteps - s - 1));
+    }
   }
 
   // Gather the state to rank 0 and write it.
