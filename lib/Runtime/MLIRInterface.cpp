@@ -79,6 +79,12 @@ void distrt_mlir_finalize() { check(distrt_finalize()); }
 
 int64_t distrt_mlir_rank() { return distrt_rank(); }
 
+/// Completes a request of a `*_start` entry point (its handle: the
+/// request's address).
+void _mlir_ciface_distrt_mlir_wait(int64_t handle) {
+  check(distrt_wait(reinterpret_cast<distrt_request *>(handle)));
+}
+
 int64_t _mlir_ciface_distrt_mlir_group_rank(
     StridedMemRefType<int64_t, 1> *shape, StridedMemRefType<int64_t, 1> *axes) {
   return distrt_group_rank(getGroup(shape, axes));
@@ -126,6 +132,19 @@ int64_t _mlir_ciface_distrt_mlir_group_rank(
     Buffer b = getBuffer(buffer);                                              \
     check(distrt_broadcast(getGroup(shape, axes), b.data, b.count, DTYPE,      \
                            root));                                             \
+  }                                                                            \
+  int64_t _mlir_ciface_distrt_mlir_all_reduce_start_##SUFFIX(                  \
+      UnrankedMemRefType<T> *buffer, StridedMemRefType<int64_t, 1> *shape,     \
+      StridedMemRefType<int64_t, 1> *axes, int32_t reduction) {                \
+    Buffer b = getBuffer(buffer);                                              \
+    void *buffers[] = {b.data};                                                \
+    int64_t counts[] = {b.count};                                              \
+    distrt_request *request =                                                  \
+        distrt_all_reduce_start(getGroup(shape, axes), buffers, counts, 1,     \
+                                DTYPE, distrt_reduction(reduction));           \
+    if (!request)                                                              \
+      die();                                                                   \
+    return reinterpret_cast<int64_t>(request);                                 \
   }
 
 DISTRT_MLIR_COLLECTIVES(f32, float, DISTRT_F32)

@@ -94,7 +94,17 @@ def DistToRuntimePass : Pass<"dist-to-runtime", "ModuleOp"> {
       block...]`, exchanged, and laid out along the concat dim;
     - `broadcast`: in place, from the group member `root`;
     - `local_slice` and `shard_offset`: the device's index in the group
-      (asked to the runtime) times the slice size.
+      (asked to the runtime) times the slice size;
+    - `all_reduce_start`: the runtime's nonblocking all-reduce on a fresh
+      buffer per tensor (an i64 request handle); `dist.wait` completes the
+      request and only then reads the buffer, so the ops in between overlap
+      the communication;
+    - `reduce_scatter_start` and `all_gather_start`: lowered as their
+      synchronous forms at the start (the runtime has no nonblocking
+      reduce-scatter or all-gather yet), their results taken at the wait.
+
+    Every future must be consumed by a `dist.wait` in the block of its start
+    op; otherwise the start op is an error.
 
     Afterwards the program is plain SPMD code: the pass removes the
     `dist.sharding` and `dist.partitioned` attributes (a runner reads them

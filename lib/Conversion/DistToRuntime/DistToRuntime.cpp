@@ -24,6 +24,11 @@ public:
       : module(module), builder(module.getContext()) {}
 
   LogicalResult lower(Operation *op);
+  /// Erases the lowered start ops (after every op is lowered).
+  void finish() {
+    for (Operation *op : lowered)
+      op->erase();
+  }
 
 private:
   /// The suffix of the runtime entry points for `type`'s elements, or
@@ -62,8 +67,25 @@ private:
   LogicalResult lowerBroadcast(BroadcastOp op);
   LogicalResult lowerReduceScatter(ReduceScatterOp op);
   LogicalResult lowerAllGather(AllGatherOp op);
+  LogicalResult lowerAllReduceStart(AllReduceStartOp op);
+  /// Lowers a start op with a synchronous form `SyncOp` (the same operands
+  /// and attributes) through that form: the collective completes at the
+  /// start, its results wait in `futures`.
+  template <typename SyncOp>
+  LogicalResult lowerThroughSync(Operation *op);
+  LogicalResult lowerWait(WaitOp op);
   LogicalResult lowerLocalSlice(LocalSliceOp op);
   LogicalResult lowerShardOffset(ShardOffsetOp op);
+
+  /// What a future of a lowered start op holds until its `dist.wait`: a
+  /// runtime request (null when the collective has completed) and the
+  /// buffer or tensor that receives the result.
+  struct Pending {
+    Value request, buffer;
+  };
+  DenseMap<Value, Pending> futures;
+  /// Start ops lowered, erased by `finish` once their waits are gone.
+  SmallVector<Operation *> lowered;
 
   ModuleOp module;
   OpBuilder builder;
@@ -236,6 +258,99 @@ LogicalResult RuntimeLowering::lowerAllReduce(AllReduceOp op) {
   return success();
 }
 
+/// Fails unless every future of `op` is consumed by `dist.wait` ops of the
+/// same block (the futures of a lowered start op are not values at run time).
+static LogicalResult checkFutureUses(Operation *op) {
+  for (Value future : op->getResults())
+    for (Operation *user : future.getUsers())
+      if (!isa<WaitOp>(user) || user->getBlock() != op->getBlock())
+        return op->emitOpError("dist-to-runtime needs every future consumed "
+                               "by a dist.wait in the same block; one is "
+                               "used by ")
+               << user->getName();
+  return success();
+}
+
+LogicalResult RuntimeLowering::lowerAllReduceStart(AllReduceStartOp op) {
+  if (failed(checkFutureUses(op)))
+    return failure();
+  Location loc = op.getLoc();
+  auto [group, shape, axes] = getGroup(op);
+  Value reduction = arith::ConstantOp::create(
+      builder, loc, builder.getI32IntegerAttr(int32_t(op.getReduction())));
+  for (auto [input, future] : llvm::zip(op.getInputs(), op.getFutures())) {
+    auto type = cast<RankedTensorType>(input.getType());
+    FailureOr<StringRef> suffix = getSuffix(op, type);
+    if (failed(suffix))
+      return failure();
+    // The buffer stays untouched until the wait reads it back.
+    Value buffer = allocate(type, input, loc);
+    Value view = unranked(buffer, loc);
+    func::FuncOp callee = declare(
+        ("distrt_mlir_all_reduce_start_" + *suffix).str(),
+        TypeRange{view.getType(), shape.getType(), axes.getType(),
+                  reduction.getType()},
+        {builder.getI64Type()});
+    Value request =
+        func::CallOp::create(builder, loc, callee,
+                             ValueRange{view, shape, axes, reduction})
+            .getResult(0);
+    futures[future] = {request, buffer};
+  }
+  lowered.push_back(op);
+  return success();
+}
+
+template <typename SyncOp>
+LogicalResult RuntimeLowering::lowerThroughSync(Operation *op) {
+  if (failed(checkFutureUses(op)))
+    return failure();
+  SmallVector<Type> types;
+  for (Type future : op->getResultTypes())
+    types.push_back(cast<FutureType>(future).getValueType());
+  OperationState state(op->getLoc(), SyncOp::getOperationName());
+  state.addOperands(op->getOperands());
+  state.addTypes(types);
+  state.addAttributes(op->getAttrs());
+  auto sync = cast<SyncOp>(builder.create(state));
+  // Keep the results reachable through a placeholder while the synchronous
+  // op is rewritten in place.
+  SmallVector<Value> results(sync->getResults());
+  for (auto [future, result] : llvm::zip(op->getResults(), results)) {
+    Value held = tensor::CastOp::create(builder, op->getLoc(),
+                                        result.getType(), result);
+    futures[future] = {Value(), held};
+  }
+  if (failed(lower(sync)))
+    return failure();
+  lowered.push_back(op);
+  return success();
+}
+
+LogicalResult RuntimeLowering::lowerWait(WaitOp op) {
+  Location loc = op.getLoc();
+  SmallVector<Value> results;
+  for (auto [future, result] : llvm::zip(op.getFutures(), op.getResults())) {
+    auto pending = futures.find(future);
+    if (pending == futures.end())
+      return op.emitOpError("dist-to-runtime lowers a wait only on futures "
+                            "of start ops in the same function");
+    auto [request, buffer] = pending->second;
+    if (!request) {
+      results.push_back(buffer);
+      continue;
+    }
+    func::FuncOp callee =
+        declare("distrt_mlir_wait", TypeRange{request.getType()}, {});
+    func::CallOp::create(builder, loc, callee, ValueRange{request});
+    results.push_back(toTensor(
+        builder, loc, cast<RankedTensorType>(result.getType()), buffer));
+  }
+  op->replaceAllUsesWith(results);
+  op->erase();
+  return success();
+}
+
 LogicalResult RuntimeLowering::lowerReduceScatter(ReduceScatterOp op) {
   Location loc = op.getLoc();
   auto [group, shape, axes] = getGroup(op);
@@ -381,11 +496,14 @@ LogicalResult RuntimeLowering::lower(Operation *op) {
       .Case([&](ShardOffsetOp op) { return lowerShardOffset(op); })
       .Case([&](AllToAllOp op) { return lowerAllToAll(op); })
       .Case([&](BroadcastOp op) { return lowerBroadcast(op); })
-      .Case<AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp, WaitOp>(
-          [](Operation *op) {
-            return op->emitOpError(
-                "dist-to-runtime does not lower this op yet");
-          })
+      .Case([&](AllReduceStartOp op) { return lowerAllReduceStart(op); })
+      .Case([&](ReduceScatterStartOp op) {
+        return lowerThroughSync<ReduceScatterOp>(op);
+      })
+      .Case([&](AllGatherStartOp op) {
+        return lowerThroughSync<AllGatherOp>(op);
+      })
+      .Case([&](WaitOp op) { return lowerWait(op); })
       .Default([](Operation *) { return success(); });
 }
 
@@ -403,6 +521,7 @@ struct DistToRuntimePass
     for (Operation *op : ops)
       if (failed(lowering.lower(op)))
         return signalPassFailure();
+    lowering.finish();
     // The program is plain SPMD code now: the shardings (which dist-run reads
     // before lowering) and the meshes have served.
     module.walk([](func::FuncOp func) {

@@ -52,3 +52,46 @@ func.func @local_slice(%a: tensor<8x3xf32>) -> tensor<2x3xf32> {
   %r = dist.local_slice %a on @mesh axes = ["data"] dim = 0 : tensor<8x3xf32> -> tensor<2x3xf32>
   return %r : tensor<2x3xf32>
 }
+
+// -----
+
+// An all-reduce start copies its operand into a buffer and starts the
+// runtime's nonblocking reduction (a request handle); the wait completes the
+// request and only then reads the buffer. Work between them overlaps.
+dist.mesh @mesh {axes = ["data"], shape = array<i64: 2>}
+// CHECK-LABEL: func.func @all_reduce_start
+func.func @all_reduce_start(%a: tensor<8xf32>, %b: tensor<4xf64>, %c: tensor<8xf32>) -> (tensor<8xf32>, tensor<4xf64>, tensor<8xf32>) {
+  // CHECK: %[[BA:.*]] = memref.alloc() : memref<8xf32>
+  // CHECK: %[[RA:.*]] = call @distrt_mlir_all_reduce_start_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<*xf32>, memref<?xi64>, memref<?xi64>, i32) -> i64
+  // CHECK: %[[BB:.*]] = memref.alloc() : memref<4xf64>
+  // CHECK: %[[RB:.*]] = call @distrt_mlir_all_reduce_start_f64
+  // CHECK: %[[M:.*]] = arith.mulf
+  // CHECK: call @distrt_mlir_wait(%[[RA]]) : (i64) -> ()
+  // CHECK: %[[TA:.*]] = bufferization.to_tensor %[[BA]] restrict writable
+  // CHECK: call @distrt_mlir_wait(%[[RB]]) : (i64) -> ()
+  // CHECK: %[[TB:.*]] = bufferization.to_tensor %[[BB]] restrict writable
+  // CHECK: return %[[TA]], %[[TB]], %[[M]]
+  %f0, %f1 = dist.all_reduce_start %a, %b on @mesh axes = ["data"] : tensor<8xf32>, tensor<4xf64> -> !dist.future<tensor<8xf32>>, !dist.future<tensor<4xf64>>
+  %m = arith.mulf %c, %c : tensor<8xf32>
+  %r0, %r1 = dist.wait %f0, %f1 : !dist.future<tensor<8xf32>>, !dist.future<tensor<4xf64>>
+  return %r0, %r1, %m : tensor<8xf32>, tensor<4xf64>, tensor<8xf32>
+}
+// CHECK: func.func private @distrt_mlir_all_reduce_start_f32(memref<*xf32>, memref<?xi64>, memref<?xi64>, i32) -> i64 attributes {llvm.emit_c_interface}
+// CHECK: func.func private @distrt_mlir_wait(i64) attributes {llvm.emit_c_interface}
+
+// -----
+
+// Reduce-scatter and all-gather starts complete at the start (the runtime's
+// nonblocking forms cover all-reduce only); the wait takes their results.
+dist.mesh @mesh {axes = ["data"], shape = array<i64: 2>}
+// CHECK-LABEL: func.func @scatter_gather_start
+func.func @scatter_gather_start(%a: tensor<8xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<8xf32>) {
+  // CHECK: call @distrt_mlir_reduce_scatter_f32
+  // CHECK: call @distrt_mlir_all_gather_f32
+  // CHECK-NOT: distrt_mlir_wait
+  // CHECK: return
+  %f = dist.reduce_scatter_start %a on @mesh axes = ["data"] scatter_dims = [0] : tensor<8xf32> -> !dist.future<tensor<4xf32>>
+  %g = dist.all_gather_start %b on @mesh axes = ["data"] gather_dim = 0 : tensor<4xf32> -> !dist.future<tensor<8xf32>>
+  %r, %s = dist.wait %f, %g : !dist.future<tensor<4xf32>>, !dist.future<tensor<8xf32>>
+  return %r, %s : tensor<4xf32>, tensor<8xf32>
+}

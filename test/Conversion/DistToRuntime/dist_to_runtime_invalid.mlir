@@ -1,12 +1,32 @@
 // RUN: dist-opt %s -split-input-file --dist-to-runtime -verify-diagnostics
 
-// Asynchronous collectives have no runtime lowering yet: errors at the op.
+// A future that leaves its block (here: passed to a call) has no runtime
+// value: an error at the start op.
 dist.mesh @mesh {axes = ["data"], shape = array<i64: 2>}
-func.func @async(%a: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'dist.all_reduce_start' op dist-to-runtime does not lower this op yet}}
+func.func private @keep(!dist.future<tensor<4xf32>>)
+func.func @escaping_future(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.all_reduce_start' op dist-to-runtime needs every future consumed by a dist.wait in the same block; one is used by func.call}}
   %f = dist.all_reduce_start %a on @mesh axes = ["data"] : tensor<4xf32> -> !dist.future<tensor<4xf32>>
-  %r = dist.wait %f : !dist.future<tensor<4xf32>>
-  return %r : tensor<4xf32>
+  func.call @keep(%f) : (!dist.future<tensor<4xf32>>) -> ()
+  return
+}
+
+// -----
+
+// A wait in another block than its start: an error at the start op.
+dist.mesh @mesh {axes = ["data"], shape = array<i64: 2>}
+func.func @wait_elsewhere(%a: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.all_gather_start' op dist-to-runtime needs every future consumed by a dist.wait in the same block; one is used by dist.wait}}
+  %f = dist.all_gather_start %a on @mesh axes = ["data"] gather_dim = 0 : tensor<4xf32> -> !dist.future<tensor<8xf32>>
+  %r = scf.if %c -> tensor<8xf32> {
+    %w = dist.wait %f : !dist.future<tensor<8xf32>>
+    scf.yield %w : tensor<8xf32>
+  } else {
+    %z = tensor.empty() : tensor<8xf32>
+    scf.yield %z : tensor<8xf32>
+  }
+  %s = tensor.extract_slice %r[0] [4] [1] : tensor<8xf32> to tensor<4xf32>
+  return %s : tensor<4xf32>
 }
 
 // -----
