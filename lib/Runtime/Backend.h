@@ -70,8 +70,19 @@ public:
   virtual Status reduceScatter(Group &group, const void *send, void *recv,
                                int64_t recvCount, distrt_dtype dtype,
                                distrt_reduction reduction) = 0;
+  /// Starts a reduce-scatter; `send` and `recv` stay untouched until the
+  /// request completes.
+  virtual Status reduceScatterStart(Group &group, const void *send,
+                                    void *recv, int64_t recvCount,
+                                    distrt_dtype dtype,
+                                    distrt_reduction reduction,
+                                    std::unique_ptr<Request> &request) = 0;
   virtual Status allGather(Group &group, const void *send, void *recv,
                            int64_t sendCount, distrt_dtype dtype) = 0;
+  /// Starts an all-gather, as reduceScatterStart.
+  virtual Status allGatherStart(Group &group, const void *send, void *recv,
+                                int64_t sendCount, distrt_dtype dtype,
+                                std::unique_ptr<Request> &request) = 0;
   virtual Status allToAll(Group &group, const void *send, void *recv,
                           int64_t blockCount, distrt_dtype dtype) = 0;
   virtual Status broadcast(Group &group, void *buffer, int64_t count,

@@ -51,6 +51,13 @@ void check(int status) {
     die();
 }
 
+/// A request as the i64 handle compiled code keeps until its wait.
+int64_t handle(distrt_request *request) {
+  if (!request)
+    die();
+  return reinterpret_cast<int64_t>(request);
+}
+
 distrt_group *getGroup(StridedMemRefType<int64_t, 1> *shape,
                        StridedMemRefType<int64_t, 1> *axes) {
   std::vector<int64_t> meshShape = toVector(shape), groupAxes = toVector(axes);
@@ -142,9 +149,24 @@ int64_t _mlir_ciface_distrt_mlir_group_rank(
     distrt_request *request =                                                  \
         distrt_all_reduce_start(getGroup(shape, axes), buffers, counts, 1,     \
                                 DTYPE, distrt_reduction(reduction));           \
-    if (!request)                                                              \
-      die();                                                                   \
-    return reinterpret_cast<int64_t>(request);                                 \
+    return handle(request);                                                    \
+  }                                                                            \
+  int64_t _mlir_ciface_distrt_mlir_reduce_scatter_start_##SUFFIX(              \
+      UnrankedMemRefType<T> *send, UnrankedMemRefType<T> *recv,                \
+      StridedMemRefType<int64_t, 1> *shape,                                    \
+      StridedMemRefType<int64_t, 1> *axes, int32_t reduction) {                \
+    Buffer in = getBuffer(send), out = getBuffer(recv);                        \
+    return handle(distrt_reduce_scatter_start(                                 \
+        getGroup(shape, axes), in.data, out.data, out.count, DTYPE,            \
+        distrt_reduction(reduction)));                                         \
+  }                                                                            \
+  int64_t _mlir_ciface_distrt_mlir_all_gather_start_##SUFFIX(                  \
+      UnrankedMemRefType<T> *send, UnrankedMemRefType<T> *recv,                \
+      StridedMemRefType<int64_t, 1> *shape,                                    \
+      StridedMemRefType<int64_t, 1> *axes) {                                   \
+    Buffer in = getBuffer(send), out = getBuffer(recv);                        \
+    return handle(distrt_all_gather_start(getGroup(shape, axes), in.data,      \
+                                          out.data, in.count, DTYPE));         \
   }
 
 DISTRT_MLIR_COLLECTIVES(f32, float, DISTRT_F32)

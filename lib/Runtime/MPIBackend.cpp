@@ -170,6 +170,39 @@ public:
                  "MPI_Reduce_scatter_block");
   }
 
+  Status reduceScatterStart(Group &group, const void *send, void *recv,
+                            int64_t recvCount, distrt_dtype dtype,
+                            distrt_reduction reduction,
+                            std::unique_ptr<Request> &request) override {
+    if (Status s = checkReducible(dtype); !s.empty())
+      return s;
+    if (Status s = checkCount(recvCount * group.size); !s.empty())
+      return s;
+    MPI_Request handle;
+    Status status = check(
+        MPI_Ireduce_scatter_block(send, recv, recvCount, getMPIType(dtype),
+                                  getMPIOp(reduction), comm(group), &handle),
+        "MPI_Ireduce_scatter_block");
+    if (status.empty())
+      request = std::make_unique<MPIRequest>(handle, [] {});
+    return status;
+  }
+
+  Status allGatherStart(Group &group, const void *send, void *recv,
+                        int64_t sendCount, distrt_dtype dtype,
+                        std::unique_ptr<Request> &request) override {
+    if (Status s = checkCount(sendCount * group.size); !s.empty())
+      return s;
+    MPI_Datatype type = getMPIType(dtype);
+    MPI_Request handle;
+    Status status = check(MPI_Iallgather(send, sendCount, type, recv,
+                                         sendCount, type, comm(group), &handle),
+                          "MPI_Iallgather");
+    if (status.empty())
+      request = std::make_unique<MPIRequest>(handle, [] {});
+    return status;
+  }
+
   Status allGather(Group &group, const void *send, void *recv,
                    int64_t sendCount, distrt_dtype dtype) override {
     if (Status s = checkCount(sendCount * group.size); !s.empty())

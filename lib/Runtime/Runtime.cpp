@@ -7,6 +7,7 @@
 #include "Backend.h"
 
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -316,6 +317,49 @@ distrt_request *distrt_all_reduce_start(distrt_group *group,
                        std::move(done), request->request)))
     return nullptr;
   return request.release();
+}
+
+/// Starts a collective through `start` (a backend call filling the request)
+/// under the name `call`; null on error.
+static distrt_request *
+startRequest(const char *call, distrt_group *group, distrt_dtype dtype,
+             const std::function<Status(Backend &, Group &,
+                                        std::unique_ptr<Request> &)> &start) {
+  if (!checkReady(call, dtype))
+    return nullptr;
+  if (!group) {
+    fail(call, "needs a group");
+    return nullptr;
+  }
+  auto request = std::make_unique<distrt_request>();
+  if (report(call, start(*getState().backend, *group->group,
+                         request->request)))
+    return nullptr;
+  return request.release();
+}
+
+distrt_request *distrt_reduce_scatter_start(distrt_group *group,
+                                            const void *send, void *recv,
+                                            int64_t recv_count,
+                                            distrt_dtype dtype,
+                                            distrt_reduction reduction) {
+  return startRequest(
+      "distrt_reduce_scatter_start", group, dtype,
+      [&](Backend &backend, Group &g, std::unique_ptr<Request> &request) {
+        return backend.reduceScatterStart(g, send, recv, recv_count, dtype,
+                                          reduction, request);
+      });
+}
+
+distrt_request *distrt_all_gather_start(distrt_group *group, const void *send,
+                                        void *recv, int64_t send_count,
+                                        distrt_dtype dtype) {
+  return startRequest(
+      "distrt_all_gather_start", group, dtype,
+      [&](Backend &backend, Group &g, std::unique_ptr<Request> &request) {
+        return backend.allGatherStart(g, send, recv, send_count, dtype,
+                                      request);
+      });
 }
 
 int distrt_wait(distrt_request *request) {

@@ -120,6 +120,43 @@ TEST(RuntimeTest, AllGatherConcatenatesInGroupOrder) {
   }
 }
 
+TEST(RuntimeTest, AsyncReduceScatterAndAllGatherInFlightTogether) {
+  distrt_group *group = worldGroup();
+  int64_t n = size();
+  std::vector<float> send(2 * n), recv(2);
+  std::iota(send.begin(), send.end(), 0.0f);
+  std::vector<int32_t> local = {int32_t(rank())}, gathered(n, -1);
+  distrt_request *scatter = distrt_reduce_scatter_start(
+      group, send.data(), recv.data(), 2, DISTRT_F32, DISTRT_SUM);
+  ASSERT_NE(scatter, nullptr) << distrt_last_error();
+  distrt_request *gather = distrt_all_gather_start(
+      group, local.data(), gathered.data(), 1, DISTRT_I32);
+  ASSERT_NE(gather, nullptr) << distrt_last_error();
+  // Completed in the other order than started.
+  ASSERT_EQ(distrt_wait(gather), 0) << distrt_last_error();
+  ASSERT_EQ(distrt_wait(scatter), 0) << distrt_last_error();
+  EXPECT_EQ(recv[0], float(n * 2 * rank()));
+  EXPECT_EQ(recv[1], float(n * (2 * rank() + 1)));
+  for (int64_t r = 0; r < n; ++r)
+    EXPECT_EQ(gathered[r], r);
+}
+
+TEST(RuntimeTest, AsyncStartsCheckTheirArguments) {
+  EXPECT_EQ(distrt_reduce_scatter_start(nullptr, nullptr, nullptr, 1,
+                                        DISTRT_F32, DISTRT_SUM),
+            nullptr);
+  EXPECT_NE(std::string(distrt_last_error())
+                .find("distrt_reduce_scatter_start: needs a group"),
+            std::string::npos)
+      << distrt_last_error();
+  EXPECT_EQ(distrt_all_gather_start(nullptr, nullptr, nullptr, 1, DISTRT_F32),
+            nullptr);
+  EXPECT_NE(std::string(distrt_last_error())
+                .find("distrt_all_gather_start: needs a group"),
+            std::string::npos)
+      << distrt_last_error();
+}
+
 TEST(RuntimeTest, AllToAllTransposesBlocks) {
   distrt_group *group = worldGroup();
   int64_t n = size();

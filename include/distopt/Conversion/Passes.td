@@ -95,13 +95,12 @@ def DistToRuntimePass : Pass<"dist-to-runtime", "ModuleOp"> {
     - `broadcast`: in place, from the group member `root`;
     - `local_slice` and `shard_offset`: the device's index in the group
       (asked to the runtime) times the slice size;
-    - `all_reduce_start`: the runtime's nonblocking all-reduce on a fresh
-      buffer per tensor (an i64 request handle); `dist.wait` completes the
-      request and only then reads the buffer, so the ops in between overlap
-      the communication;
-    - `reduce_scatter_start` and `all_gather_start`: lowered as their
-      synchronous forms at the start (the runtime has no nonblocking
-      reduce-scatter or all-gather yet), their results taken at the wait.
+    - `all_reduce_start`, `reduce_scatter_start`, `all_gather_start`: the
+      runtime's nonblocking forms (MPI_Iallreduce, MPI_Ireduce_scatter_block,
+      MPI_Iallgather) on buffers prepared as for the synchronous op, one i64
+      request handle per tensor; `dist.wait` completes each request and only
+      then reads its buffer, so the ops in between overlap the
+      communication.
 
     Every future must be consumed by a `dist.wait` in the block of its start
     op; otherwise the start op is an error.

@@ -95,6 +95,16 @@ distrt_request *distrt_all_reduce_start(distrt_group *group,
                                         const int64_t *counts, int64_t n,
                                         distrt_dtype dtype,
                                         distrt_reduction reduction);
+/* Asynchronous distrt_reduce_scatter and distrt_all_gather (`send` and
+ * `recv` stay valid and untouched until distrt_wait); null on error. */
+distrt_request *distrt_reduce_scatter_start(distrt_group *group,
+                                            const void *send, void *recv,
+                                            int64_t recv_count,
+                                            distrt_dtype dtype,
+                                            distrt_reduction reduction);
+distrt_request *distrt_all_gather_start(distrt_group *group, const void *send,
+                                        void *recv, int64_t send_count,
+                                        distrt_dtype dtype);
 /* Completes a request and frees it. */
 int distrt_wait(distrt_request *request);
 

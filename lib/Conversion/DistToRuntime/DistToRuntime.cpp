@@ -67,21 +67,35 @@ private:
   LogicalResult lowerBroadcast(BroadcastOp op);
   LogicalResult lowerReduceScatter(ReduceScatterOp op);
   LogicalResult lowerAllGather(AllGatherOp op);
+  /// The buffers of one reduce-scatter of `input` along `dim` into
+  /// `resultType`: `send` holds the blocks of `dim` as `[group, slice...]`.
+  struct Transfer {
+    Value send, recv;
+  };
+  Transfer prepareReduceScatter(Value input, int64_t dim, int64_t group,
+                                RankedTensorType resultType, Location loc);
+  /// The buffers of an all-gather of `input`: `recv` is `[group, input...]`.
+  Transfer prepareAllGather(Value input, int64_t group, Location loc);
+  /// The gathered `[group, input...]` buffer laid out along `dim`.
+  Value finishAllGather(Value recv, int64_t dim, int64_t group,
+                        RankedTensorType inputType,
+                        RankedTensorType resultType, Location loc);
+  /// Calls the start entry point `name` and returns its request handle.
+  Value callStart(StringRef name, ValueRange args, Location loc);
+
   LogicalResult lowerAllReduceStart(AllReduceStartOp op);
-  /// Lowers a start op with a synchronous form `SyncOp` (the same operands
-  /// and attributes) through that form: the collective completes at the
-  /// start, its results wait in `futures`.
-  template <typename SyncOp>
-  LogicalResult lowerThroughSync(Operation *op);
+  LogicalResult lowerReduceScatterStart(ReduceScatterStartOp op);
+  LogicalResult lowerAllGatherStart(AllGatherStartOp op);
   LogicalResult lowerWait(WaitOp op);
   LogicalResult lowerLocalSlice(LocalSliceOp op);
   LogicalResult lowerShardOffset(ShardOffsetOp op);
 
-  /// What a future of a lowered start op holds until its `dist.wait`: a
-  /// runtime request (null when the collective has completed) and the
-  /// buffer or tensor that receives the result.
+  /// What a future of a lowered start op holds until its `dist.wait`: the
+  /// runtime request, and how to read the result once it completed (at the
+  /// wait's location).
   struct Pending {
-    Value request, buffer;
+    Value request;
+    std::function<Value(Location)> take;
   };
   DenseMap<Value, Pending> futures;
   /// Start ops lowered, erased by `finish` once their waits are gone.
@@ -286,43 +300,73 @@ LogicalResult RuntimeLowering::lowerAllReduceStart(AllReduceStartOp op) {
     // The buffer stays untouched until the wait reads it back.
     Value buffer = allocate(type, input, loc);
     Value view = unranked(buffer, loc);
-    func::FuncOp callee = declare(
-        ("distrt_mlir_all_reduce_start_" + *suffix).str(),
-        TypeRange{view.getType(), shape.getType(), axes.getType(),
-                  reduction.getType()},
-        {builder.getI64Type()});
     Value request =
-        func::CallOp::create(builder, loc, callee,
-                             ValueRange{view, shape, axes, reduction})
-            .getResult(0);
-    futures[future] = {request, buffer};
+        callStart(("distrt_mlir_all_reduce_start_" + *suffix).str(),
+                  ValueRange{view, shape, axes, reduction}, loc);
+    futures[future] = {request, [this, type, buffer](Location at) {
+                         return toTensor(builder, at, type, buffer);
+                       }};
   }
   lowered.push_back(op);
   return success();
 }
 
-template <typename SyncOp>
-LogicalResult RuntimeLowering::lowerThroughSync(Operation *op) {
+Value RuntimeLowering::callStart(StringRef name, ValueRange args,
+                                 Location loc) {
+  func::FuncOp callee = declare(name, args.getTypes(), {builder.getI64Type()});
+  return func::CallOp::create(builder, loc, callee, args).getResult(0);
+}
+
+LogicalResult
+RuntimeLowering::lowerReduceScatterStart(ReduceScatterStartOp op) {
   if (failed(checkFutureUses(op)))
     return failure();
-  SmallVector<Type> types;
-  for (Type future : op->getResultTypes())
-    types.push_back(cast<FutureType>(future).getValueType());
-  OperationState state(op->getLoc(), SyncOp::getOperationName());
-  state.addOperands(op->getOperands());
-  state.addTypes(types);
-  state.addAttributes(op->getAttrs());
-  auto sync = cast<SyncOp>(builder.create(state));
-  // Keep the results reachable through a placeholder while the synchronous
-  // op is rewritten in place.
-  SmallVector<Value> results(sync->getResults());
-  for (auto [future, result] : llvm::zip(op->getResults(), results)) {
-    Value held = tensor::CastOp::create(builder, op->getLoc(),
-                                        result.getType(), result);
-    futures[future] = {Value(), held};
+  Location loc = op.getLoc();
+  auto [group, shape, axes] = getGroup(op);
+  Value reduction = arith::ConstantOp::create(
+      builder, loc, builder.getI32IntegerAttr(int32_t(op.getReduction())));
+  for (auto [input, future, dim] :
+       llvm::zip(op.getInputs(), op.getFutures(), op.getScatterDims())) {
+    auto resultType = cast<FutureType>(future.getType()).getValueType();
+    FailureOr<StringRef> suffix = getSuffix(op, resultType);
+    if (failed(suffix))
+      return failure();
+    auto [send, recv] =
+        prepareReduceScatter(input, dim, group, resultType, loc);
+    Value request =
+        callStart(("distrt_mlir_reduce_scatter_start_" + *suffix).str(),
+                  ValueRange{unranked(send, loc), unranked(recv, loc), shape,
+                             axes, reduction},
+                  loc);
+    futures[future] = {request, [this, resultType, recv](Location at) {
+                         return toTensor(builder, at, resultType, recv);
+                       }};
   }
-  if (failed(lower(sync)))
+  lowered.push_back(op);
+  return success();
+}
+
+LogicalResult RuntimeLowering::lowerAllGatherStart(AllGatherStartOp op) {
+  if (failed(checkFutureUses(op)))
     return failure();
+  Location loc = op.getLoc();
+  auto [group, shape, axes] = getGroup(op);
+  auto inputType = cast<RankedTensorType>(op.getInput().getType());
+  RankedTensorType resultType = op.getFuture().getType().getValueType();
+  FailureOr<StringRef> suffix = getSuffix(op, inputType);
+  if (failed(suffix))
+    return failure();
+  auto [send, recv] = prepareAllGather(op.getInput(), group, loc);
+  Value request =
+      callStart(("distrt_mlir_all_gather_start_" + *suffix).str(),
+                ValueRange{unranked(send, loc), unranked(recv, loc), shape,
+                           axes},
+                loc);
+  int64_t dim = op.getGatherDim(), size = group;
+  futures[op.getFuture()] = {
+      request, [this, recv, dim, size, inputType, resultType](Location at) {
+        return finishAllGather(recv, dim, size, inputType, resultType, at);
+      }};
   lowered.push_back(op);
   return success();
 }
@@ -335,20 +379,49 @@ LogicalResult RuntimeLowering::lowerWait(WaitOp op) {
     if (pending == futures.end())
       return op.emitOpError("dist-to-runtime lowers a wait only on futures "
                             "of start ops in the same function");
-    auto [request, buffer] = pending->second;
-    if (!request) {
-      results.push_back(buffer);
-      continue;
-    }
-    func::FuncOp callee =
-        declare("distrt_mlir_wait", TypeRange{request.getType()}, {});
-    func::CallOp::create(builder, loc, callee, ValueRange{request});
-    results.push_back(toTensor(
-        builder, loc, cast<RankedTensorType>(result.getType()), buffer));
+    call("distrt_mlir_wait", pending->second.request, loc);
+    results.push_back(pending->second.take(loc));
   }
   op->replaceAllUsesWith(results);
   op->erase();
   return success();
+}
+
+RuntimeLowering::Transfer
+RuntimeLowering::prepareReduceScatter(Value input, int64_t dim, int64_t group,
+                                      RankedTensorType resultType,
+                                      Location loc) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  // The blocks of `dim` as [group, slice...].
+  SmallVector<int64_t> packedShape = {group};
+  llvm::append_range(packedShape, resultType.getShape());
+  auto packedType = resultType.clone(packedShape);
+  Value packed =
+      dim == 0 ? input : packBlocks(input, dim, group, resultType, loc);
+  return {allocate(dim != 0 ? packedType : inputType, packed, loc),
+          allocate(resultType, Value(), loc)};
+}
+
+RuntimeLowering::Transfer
+RuntimeLowering::prepareAllGather(Value input, int64_t group, Location loc) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> gatheredShape = {group};
+  llvm::append_range(gatheredShape, inputType.getShape());
+  return {allocate(inputType, input, loc),
+          allocate(inputType.clone(gatheredShape), Value(), loc)};
+}
+
+Value RuntimeLowering::finishAllGather(Value recv, int64_t dim, int64_t group,
+                                       RankedTensorType inputType,
+                                       RankedTensorType resultType,
+                                       Location loc) {
+  auto gatheredType = cast<MemRefType>(recv.getType());
+  Value gathered = toTensor(
+      builder, loc,
+      RankedTensorType::get(gatheredType.getShape(),
+                            gatheredType.getElementType()),
+      recv);
+  return unpackBlocks(gathered, dim, group, inputType, resultType, loc);
 }
 
 LogicalResult RuntimeLowering::lowerReduceScatter(ReduceScatterOp op) {
@@ -364,14 +437,8 @@ LogicalResult RuntimeLowering::lowerReduceScatter(ReduceScatterOp op) {
     FailureOr<StringRef> suffix = getSuffix(op, inputType);
     if (failed(suffix))
       return failure();
-    // The blocks of `dim` as [group, slice...].
-    SmallVector<int64_t> packedShape = {group};
-    llvm::append_range(packedShape, resultType.getShape());
-    auto packedType = resultType.clone(packedShape);
-    Value packed =
-        dim == 0 ? input : packBlocks(input, dim, group, resultType, loc);
-    Value send = allocate(dim != 0 ? packedType : inputType, packed, loc);
-    Value recv = allocate(resultType, Value(), loc);
+    auto [send, recv] =
+        prepareReduceScatter(input, dim, group, resultType, loc);
     Value sendView = unranked(send, loc), recvView = unranked(recv, loc);
     call(("distrt_mlir_reduce_scatter_" + *suffix).str(),
          ValueRange{sendView, recvView, shape, axes, reduction}, loc);
@@ -390,17 +457,11 @@ LogicalResult RuntimeLowering::lowerAllGather(AllGatherOp op) {
   FailureOr<StringRef> suffix = getSuffix(op, inputType);
   if (failed(suffix))
     return failure();
-  SmallVector<int64_t> gatheredShape = {group};
-  llvm::append_range(gatheredShape, inputType.getShape());
-  auto gatheredType = inputType.clone(gatheredShape);
-  Value send = allocate(inputType, op.getInput(), loc);
-  Value recv = allocate(gatheredType, Value(), loc);
-  Value sendView = unranked(send, loc), recvView = unranked(recv, loc);
+  auto [send, recv] = prepareAllGather(op.getInput(), group, loc);
   call(("distrt_mlir_all_gather_" + *suffix).str(),
-       ValueRange{sendView, recvView, shape, axes}, loc);
-  Value gathered = toTensor(builder, loc, gatheredType, recv);
-  Value result = unpackBlocks(gathered, op.getGatherDim(), group, inputType,
-                              resultType, loc);
+       ValueRange{unranked(send, loc), unranked(recv, loc), shape, axes}, loc);
+  Value result = finishAllGather(recv, op.getGatherDim(), group, inputType,
+                                 resultType, loc);
   op.getResult().replaceAllUsesWith(result);
   op->erase();
   return success();
@@ -498,11 +559,9 @@ LogicalResult RuntimeLowering::lower(Operation *op) {
       .Case([&](BroadcastOp op) { return lowerBroadcast(op); })
       .Case([&](AllReduceStartOp op) { return lowerAllReduceStart(op); })
       .Case([&](ReduceScatterStartOp op) {
-        return lowerThroughSync<ReduceScatterOp>(op);
+        return lowerReduceScatterStart(op);
       })
-      .Case([&](AllGatherStartOp op) {
-        return lowerThroughSync<AllGatherOp>(op);
-      })
+      .Case([&](AllGatherStartOp op) { return lowerAllGatherStart(op); })
       .Case([&](WaitOp op) { return lowerWait(op); })
       .Default([](Operation *) { return success(); });
 }

@@ -81,15 +81,23 @@ func.func @all_reduce_start(%a: tensor<8xf32>, %b: tensor<4xf64>, %c: tensor<8xf
 
 // -----
 
-// Reduce-scatter and all-gather starts complete at the start (the runtime's
-// nonblocking forms cover all-reduce only); the wait takes their results.
+// Reduce-scatter and all-gather starts are nonblocking too: the send and
+// receive buffers are allocated at the start, the wait completes the request
+// and reads the receive buffer (laid out along the gather dim afterwards).
 dist.mesh @mesh {axes = ["data"], shape = array<i64: 2>}
 // CHECK-LABEL: func.func @scatter_gather_start
 func.func @scatter_gather_start(%a: tensor<8xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<8xf32>) {
-  // CHECK: call @distrt_mlir_reduce_scatter_f32
-  // CHECK: call @distrt_mlir_all_gather_f32
-  // CHECK-NOT: distrt_mlir_wait
-  // CHECK: return
+  // CHECK: %[[RS_RECV:.*]] = memref.alloc() : memref<4xf32>
+  // CHECK: %[[RS:.*]] = call @distrt_mlir_reduce_scatter_start_f32({{.*}}) : (memref<*xf32>, memref<*xf32>, memref<?xi64>, memref<?xi64>, i32) -> i64
+  // CHECK: %[[AG_RECV:.*]] = memref.alloc() : memref<2x4xf32>
+  // CHECK: %[[AG:.*]] = call @distrt_mlir_all_gather_start_f32({{.*}}) : (memref<*xf32>, memref<*xf32>, memref<?xi64>, memref<?xi64>) -> i64
+  // CHECK: call @distrt_mlir_wait(%[[RS]])
+  // CHECK: %[[R:.*]] = bufferization.to_tensor %[[RS_RECV]] restrict writable
+  // CHECK: call @distrt_mlir_wait(%[[AG]])
+  // CHECK: %[[G:.*]] = bufferization.to_tensor %[[AG_RECV]] restrict writable : memref<2x4xf32> to tensor<2x4xf32>
+  // CHECK: tensor.extract_slice %[[G]][0, 0] [1, 4] [1, 1]
+  // CHECK: %[[S:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[4] [4] [1]
+  // CHECK: return %[[R]], %[[S]]
   %f = dist.reduce_scatter_start %a on @mesh axes = ["data"] scatter_dims = [0] : tensor<8xf32> -> !dist.future<tensor<4xf32>>
   %g = dist.all_gather_start %b on @mesh axes = ["data"] gather_dim = 0 : tensor<4xf32> -> !dist.future<tensor<8xf32>>
   %r, %s = dist.wait %f, %g : !dist.future<tensor<4xf32>>, !dist.future<tensor<8xf32>>
