@@ -71,16 +71,22 @@ distrt_group *getGroup(StridedMemRefType<int64_t, 1> *shape,
 
 extern "C" {
 
-/// Starts the runtime: the mpi backend under mpirun (an MPI launcher's
-/// environment, or DISTRT_BACKEND=mpi), else local.
-void distrt_mlir_init() {
-  const char *backend = std::getenv("DISTRT_BACKEND");
-  if (!backend)
-    backend = std::getenv("PMI_RANK") || std::getenv("OMPI_COMM_WORLD_RANK")
-                  ? "mpi"
-                  : "local";
+/// Starts the runtime with `backend` (mpi, local, or auto: DISTRT_BACKEND
+/// when set, else mpi under an MPI launcher's environment, else local).
+void distrt_mlir_init_backend(const char *backend) {
+  if (std::strcmp(backend, "auto") == 0) {
+    backend = std::getenv("DISTRT_BACKEND");
+    if (!backend)
+      backend =
+          std::getenv("PMI_RANK") || std::getenv("OMPI_COMM_WORLD_RANK")
+              ? "mpi"
+              : "local";
+  }
   check(distrt_init(backend));
 }
+
+/// Starts the runtime with the automatic choice of backend.
+void distrt_mlir_init() { distrt_mlir_init_backend("auto"); }
 
 void distrt_mlir_finalize() { check(distrt_finalize()); }
 

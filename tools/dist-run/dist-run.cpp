@@ -46,7 +46,7 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
-extern "C" void distrt_mlir_init();
+extern "C" void distrt_mlir_init_backend(const char *backend);
 
 static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
                                       cl::desc("<training step .mlir>"));
@@ -66,6 +66,11 @@ static cl::opt<std::string>
     initDataPath("init-data", cl::desc("Write a random batch to this npz"));
 static cl::opt<uint64_t> seed("seed", cl::init(0),
                               cl::desc("Seed of --init-state/--init-data"));
+static cl::opt<std::string> backendName(
+    "backend", cl::init("auto"),
+    cl::desc("Runtime backend: auto (mpi under an MPI launcher, else local), "
+             "mpi or local; a module lowered with "
+             "dist-to-runtime{backend=...} names its own"));
 static cl::opt<std::string>
     entryName("entry", cl::desc("The step function (default: the one whose "
                                 "arguments carry train.role)"));
@@ -281,8 +286,6 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "DistOpt training-step runner\n");
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
-  distrt_mlir_init();
-  int64_t rank = distrt_rank(), worldSize = distrt_size();
 
   DialectRegistry registry;
   dist::registerAllDialects(registry);
@@ -294,6 +297,19 @@ int main(int argc, char **argv) {
       parseSourceFile<ModuleOp>(inputFile, &context);
   if (!module)
     fail("cannot parse '" + inputFile + "'");
+
+  // The backend: the module's (when lowered for one), else --backend.
+  std::string backend = backendName;
+  if (backend != "auto" && backend != "mpi" && backend != "local")
+    fail("unknown --backend '" + backend + "' (expected auto, mpi or local)");
+  if (auto built = (*module)->getAttrOfType<StringAttr>("distrt.backend")) {
+    if (backend != "auto" && backend != built.getValue())
+      fail("'" + inputFile + "' is built for the " + built.getValue() +
+           " backend, not --backend=" + backend);
+    backend = built.getValue().str();
+  }
+  distrt_mlir_init_backend(backend.c_str());
+  int64_t rank = distrt_rank(), worldSize = distrt_size();
 
   // The step and how its arrays are laid out.
   func::FuncOp entry;
@@ -330,8 +346,9 @@ int main(int argc, char **argv) {
   }
   if (devices != worldSize)
     fail(llvm::Twine("the step runs on ") + llvm::Twine(devices) +
-         " device(s) but there are " + llvm::Twine(worldSize) +
-         " processes" +
+         " device(s) but there " +
+         (worldSize == 1 ? "is 1 process"
+                         : "are " + llvm::Twine(worldSize) + " processes") +
          (partitioned ? "" : " (distribute it with a strategy first)"));
 
   auto bind = [&](const train::StepValue &value, bool isResult) {
@@ -427,7 +444,7 @@ int main(int argc, char **argv) {
   // Compile.
   entry->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
   PassManager pm(&context);
-  pm.addPass(train::createDistToRuntimePass());
+  pm.addPass(train::createDistToRuntimePass({backend}));
   train::buildCPUPipeline(pm);
   if (failed(pm.run(*module)))
     fail("cannot compile the step (see the diagnostics above)");

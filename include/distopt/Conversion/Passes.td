@@ -109,9 +109,13 @@ def DistToRuntimePass : Pass<"dist-to-runtime", "ModuleOp"> {
     `dist.sharding` and `dist.partitioned` attributes (a runner reads them
     before lowering) and the meshes.
 
-    The asynchronous forms are not lowered yet (run the program without
-    `dist-overlap-collectives`): the pass fails at such an op. Element
-    types: f32, f64, i32, i64.
+    Element types: f32, f64, i32, i64.
+
+    `backend` names the runtime backend the program is built for: `mpi`,
+    `local` (one process), or `auto` (the default: mpi under an MPI
+    launcher, else local). A choice other than `auto` is recorded as the
+    module attribute `distrt.backend`, which `dist-run` honours (and checks
+    against its own `--backend`).
 
     ```mlir
     // Before:
@@ -123,6 +127,11 @@ def DistToRuntimePass : Pass<"dist-to-runtime", "ModuleOp"> {
     %r = bufferization.to_tensor %buf restrict : memref<10xf32> to tensor<10xf32>
     ```
   }];
+  let options = [
+    Option<"backend", "backend", "std::string", /*default=*/"\"auto\"",
+           "The runtime backend the program starts: auto (mpi under an MPI "
+           "launcher, else local), mpi or local">
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::func::FuncDialect",

@@ -567,10 +567,26 @@ LogicalResult RuntimeLowering::lower(Operation *op) {
 }
 
 namespace {
+/// The module attribute naming the backend a program was built for.
+constexpr llvm::StringLiteral kBackendAttrName = "distrt.backend";
+
 struct DistToRuntimePass
     : public mlir::train::impl::DistToRuntimePassBase<DistToRuntimePass> {
+  using Base::Base;
+
+  LogicalResult initialize(MLIRContext *context) override {
+    if (backend == "auto" || backend == "mpi" || backend == "local")
+      return success();
+    return emitError(UnknownLoc::get(context))
+           << "dist-to-runtime: unknown backend '" << backend
+           << "' (expected auto, mpi or local)";
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (backend != "auto")
+      module->setAttr(kBackendAttrName,
+                      StringAttr::get(module.getContext(), backend));
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
       if (isa<DistDialect>(op->getDialect()) && !isa<MeshOp, AnnotateOp>(op))
