@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Time of one compiled training step against PyTorch eager, same machine.
 
-For examples/mlp.mlir (SGD with momentum) and examples/mlp_adam.mlir
-(AdamW): the same random state and batch (dist-run --init-state, seed 1)
+For examples/mlp.mlir (SGD with momentum), examples/mlp_adam.mlir
+(AdamW) and examples/transformer_block.mlir (pre-LN attention + MLP block,
+AdamW): the same random state and batch (dist-run --init-state, seed 1)
 run by
 
   - dist-run (the step JIT-compiled with dist-lower-cpu: matmuls through
@@ -18,6 +19,7 @@ are printed so that the comparison is of the same computation.
 
     python3 bench/step_time.py                 # prints a Markdown table
     python3 bench/step_time.py --steps 100
+    python3 bench/step_time.py --examples transformer_block
 
 Needs /usr/bin/python3 with Debian's python3-torch and a build in build/.
 """
@@ -57,37 +59,73 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-def main(rank, world, state_path, data_path, adam, steps, threads):
+STATE_SUFFIXES = (".momentum_buffer", ".exp_avg", ".exp_avg_sq", ".step")
+
+
+class Step(torch.nn.Module):
+    # The example's parameters (by train.name) and its loss.
+    def __init__(self, model, state):
+        super().__init__()
+        self.model = model
+        self.params = torch.nn.ParameterDict({
+            name.replace(".", "/"): torch.nn.Parameter(torch.tensor(state[name]))
+            for name in state.files
+            if name != "lr" and not name.endswith(STATE_SUFFIXES)})
+
+    def w(self, name):
+        return self.params[name.replace(".", "/")]
+
+    def linear(self, v, name):
+        return F.linear(v, self.w(name + ".weight"), self.w(name + ".bias"))
+
+    def forward(self, x, y):
+        if self.model.startswith("mlp"):
+            return F.cross_entropy(
+                self.linear(F.relu(self.linear(x, "fc1")), "fc2"), y)
+        # examples/transformer_block.mlir: pre-LN attention (4 heads), GELU
+        # MLP, a linear head, token cross-entropy.
+        b, s, h = x.shape
+        def norm(v, name):
+            return F.layer_norm(v, (h,), self.w(name + ".weight"),
+                                self.w(name + ".bias"), 1e-5)
+        def split(v):
+            return v.reshape(b, s, 4, h // 4).transpose(1, 2)
+        ln1 = norm(x, "ln1")
+        q, k, v = (split(self.linear(ln1, "attn." + n)) for n in "qkv")
+        probs = torch.softmax(q @ k.transpose(-1, -2) / (h // 4) ** 0.5, -1)
+        ctx = (probs @ v).transpose(1, 2).reshape(b, s, h)
+        h1 = x + self.linear(ctx, "attn.out")
+        act = F.gelu(self.linear(norm(h1, "ln2"), "mlp.fc1"), approximate="tanh")
+        logits = self.linear(h1 + self.linear(act, "mlp.fc2"), "head")
+        return F.cross_entropy(logits.reshape(b * s, -1), y.reshape(-1))
+
+
+def main(rank, world, model, state_path, data_path, steps, threads):
     torch.set_num_threads(threads)
     if world > 1:
         os.environ["MASTER_ADDR"] = "127.0.0.1"
         os.environ["MASTER_PORT"] = "29533"
         torch.distributed.init_process_group("gloo", rank=rank, world_size=world)
     s, d = np.load(state_path), np.load(data_path)
-    w1 = torch.tensor(s["fc1.weight"], requires_grad=True)
-    b1 = torch.tensor(s["fc1.bias"], requires_grad=True)
-    w2 = torch.tensor(s["fc2.weight"], requires_grad=True)
-    b2 = torch.tensor(s["fc2.bias"], requires_grad=True)
-    params = [w1, b1, w2, b2]
-    x, y = torch.tensor(d["x"]), torch.tensor(d["y"]).long()
+    step = Step(model, s)
+    net = (torch.nn.parallel.DistributedDataParallel(step) if world > 1
+           else step)
+    x_name, y_name = ("x", "y") if model.startswith("mlp") else ("x", "labels")
+    x, y = torch.tensor(d[x_name]), torch.tensor(d[y_name]).long()
     batch = x.shape[0] // world
     x, y = x[rank * batch:(rank + 1) * batch], y[rank * batch:(rank + 1) * batch]
     lr = float(s["lr"])
-    if adam:
-        opt = torch.optim.AdamW(params, lr=lr, betas=(0.9, 0.999), eps=1e-8,
-                                weight_decay=0.01)
+    if model == "mlp":
+        opt = torch.optim.SGD(step.parameters(), lr=lr, momentum=0.9)
     else:
-        opt = torch.optim.SGD(params, lr=lr, momentum=0.9)
+        opt = torch.optim.AdamW(step.parameters(), lr=lr, betas=(0.9, 0.999),
+                                eps=1e-8, weight_decay=0.01)
     times, first = [], None
     for _ in range(steps):
         start = time.perf_counter()
         opt.zero_grad()
-        loss = F.cross_entropy(F.linear(F.relu(F.linear(x, w1, b1)), w2, b2), y)
-        loss.backward()
-        if world > 1:
-            for p in params:
-                torch.distributed.all_reduce(p.grad)
-                p.grad /= world
+        loss = net(x, y)
+        loss.backward()  # DDP: gradients averaged by bucketed all-reduces
         opt.step()
         times.append((time.perf_counter() - start) * 1e3)
         if first is None:
@@ -104,9 +142,8 @@ def _spawned(rank, *rest):
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    world = int(args[1])
-    rest = (world, args[2], args[3], args[4] == "1", int(args[5]),
-            int(args[6]))
+    world = int(args[0])
+    rest = (world, args[1], args[2], args[3], int(args[4]), int(args[5]))
     if world == 1:
         main(0, *rest)
     else:
@@ -114,12 +151,12 @@ if __name__ == "__main__":
 '''
 
 
-def torch_times(state, data, adam, world, steps, threads, workdir):
+def torch_times(state, data, model, world, steps, threads, workdir):
     script = os.path.join(workdir, "torch_step.py")
     with open(script, "w") as f:
         f.write(TORCH_STEP)
-    out = run(["/usr/bin/python3", script, "x", str(world), state, data,
-               "1" if adam else "0", str(steps), str(threads)])
+    out = run(["/usr/bin/python3", script, str(world), model, state, data,
+               str(steps), str(threads)])
     median, first = out.split()
     return float(median), float(first)
 
@@ -127,10 +164,13 @@ def torch_times(state, data, adam, world, steps, threads, workdir):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--examples", nargs="+",
+                        default=["mlp", "mlp_adam", "transformer_block"],
+                        choices=["mlp", "mlp_adam", "transformer_block"])
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as work:
-        for example, adam in (("mlp", False), ("mlp_adam", True)):
+        for example in args.examples:
             step = os.path.join(ROOT, "examples", example + ".mlir")
             state = os.path.join(work, example + "_state.npz")
             data = os.path.join(work, example + "_data.npz")
@@ -139,7 +179,7 @@ def main():
             ours, our_loss = dist_run_times(
                 [os.path.join(BIN, "dist-run"), step, "--state=" + state,
                  "--data=" + data, "--steps=" + str(args.steps)], 2)
-            theirs, their_loss = torch_times(state, data, adam, 1, args.steps,
+            theirs, their_loss = torch_times(state, data, example, 1, args.steps,
                                              2, work)
             rows.append((example, 1, ours, theirs, our_loss, their_loss))
             mirrored = os.path.join(work, example + "_mirrored.mlir")
@@ -149,7 +189,7 @@ def main():
                 ["mpirun", "-np", "2", os.path.join(BIN, "dist-run"), mirrored,
                  "--state=" + state, "--data=" + data,
                  "--steps=" + str(args.steps)], 1)
-            theirs, their_loss = torch_times(state, data, adam, 2, args.steps,
+            theirs, their_loss = torch_times(state, data, example, 2, args.steps,
                                              1, work)
             rows.append((example, 2, ours, theirs, our_loss, their_loss))
     print("| step | processes | dist-run ms | PyTorch ms | ratio | "
