@@ -93,8 +93,11 @@ void distrt_mlir_finalize() { check(distrt_finalize()); }
 int64_t distrt_mlir_rank() { return distrt_rank(); }
 
 /// Completes a request of a `*_start` entry point (its handle: the
-/// request's address).
-void _mlir_ciface_distrt_mlir_wait(int64_t handle) {
+/// request's address). `send` is the address of the buffer the collective
+/// reads; compiled code passes it so that the buffer stays allocated until
+/// here.
+void _mlir_ciface_distrt_mlir_wait(int64_t handle, intptr_t send) {
+  (void)send;
   check(distrt_wait(reinterpret_cast<distrt_request *>(handle)));
 }
 

@@ -91,10 +91,12 @@ private:
   LogicalResult lowerShardOffset(ShardOffsetOp op);
 
   /// What a future of a lowered start op holds until its `dist.wait`: the
-  /// runtime request, and how to read the result once it completed (at the
-  /// wait's location).
+  /// runtime request, the buffer the collective reads (kept alive until the
+  /// wait: the wait takes its address, so deallocation cannot free it while
+  /// the request is in flight), and how to read the result once it
+  /// completed (at the wait's location).
   struct Pending {
-    Value request;
+    Value request, send;
     std::function<Value(Location)> take;
   };
   DenseMap<Value, Pending> futures;
@@ -303,7 +305,7 @@ LogicalResult RuntimeLowering::lowerAllReduceStart(AllReduceStartOp op) {
     Value request =
         callStart(("distrt_mlir_all_reduce_start_" + *suffix).str(),
                   ValueRange{view, shape, axes, reduction}, loc);
-    futures[future] = {request, [this, type, buffer](Location at) {
+    futures[future] = {request, buffer, [this, type, buffer](Location at) {
                          return toTensor(builder, at, type, buffer);
                        }};
   }
@@ -338,7 +340,7 @@ RuntimeLowering::lowerReduceScatterStart(ReduceScatterStartOp op) {
                   ValueRange{unranked(send, loc), unranked(recv, loc), shape,
                              axes, reduction},
                   loc);
-    futures[future] = {request, [this, resultType, recv](Location at) {
+    futures[future] = {request, send, [this, resultType, recv](Location at) {
                          return toTensor(builder, at, resultType, recv);
                        }};
   }
@@ -364,7 +366,8 @@ LogicalResult RuntimeLowering::lowerAllGatherStart(AllGatherStartOp op) {
                 loc);
   int64_t dim = op.getGatherDim(), size = group;
   futures[op.getFuture()] = {
-      request, [this, recv, dim, size, inputType, resultType](Location at) {
+      request, send,
+      [this, recv, dim, size, inputType, resultType](Location at) {
         return finishAllGather(recv, dim, size, inputType, resultType, at);
       }};
   lowered.push_back(op);
@@ -379,7 +382,10 @@ LogicalResult RuntimeLowering::lowerWait(WaitOp op) {
     if (pending == futures.end())
       return op.emitOpError("dist-to-runtime lowers a wait only on futures "
                             "of start ops in the same function");
-    call("distrt_mlir_wait", pending->second.request, loc);
+    Value sendAddress = memref::ExtractAlignedPointerAsIndexOp::create(
+        builder, loc, pending->second.send);
+    call("distrt_mlir_wait", ValueRange{pending->second.request, sendAddress},
+         loc);
     results.push_back(pending->second.take(loc));
   }
   op->replaceAllUsesWith(results);

@@ -73,9 +73,10 @@ func.func @all_reduce_start(%a: tensor<8xf32>, %b: tensor<4xf64>, %c: tensor<8xf
   // CHECK: %[[BB:.*]] = memref.alloc() : memref<4xf64>
   // CHECK: %[[RB:.*]] = call @distrt_mlir_all_reduce_start_f64
   // CHECK: %[[M:.*]] = arith.mulf
-  // CHECK: call @distrt_mlir_wait(%[[RA]]) : (i64) -> ()
+  // CHECK: %[[PA:.*]] = memref.extract_aligned_pointer_as_index %[[BA]]
+  // CHECK: call @distrt_mlir_wait(%[[RA]], %[[PA]]) : (i64, index) -> ()
   // CHECK: %[[TA:.*]] = bufferization.to_tensor %[[BA]] restrict writable
-  // CHECK: call @distrt_mlir_wait(%[[RB]]) : (i64) -> ()
+  // CHECK: call @distrt_mlir_wait(%[[RB]], %{{.*}}) : (i64, index) -> ()
   // CHECK: %[[TB:.*]] = bufferization.to_tensor %[[BB]] restrict writable
   // CHECK: return %[[TA]], %[[TB]], %[[M]]
   %f0, %f1 = dist.all_reduce_start %a, %b on @mesh axes = ["data"] : tensor<8xf32>, tensor<4xf64> -> !dist.future<tensor<8xf32>>, !dist.future<tensor<4xf64>>
@@ -84,23 +85,26 @@ func.func @all_reduce_start(%a: tensor<8xf32>, %b: tensor<4xf64>, %c: tensor<8xf
   return %r0, %r1, %m : tensor<8xf32>, tensor<4xf64>, tensor<8xf32>
 }
 // CHECK: func.func private @distrt_mlir_all_reduce_start_f32(memref<*xf32>, memref<?xi64>, memref<?xi64>, i32) -> i64 attributes {llvm.emit_c_interface}
-// CHECK: func.func private @distrt_mlir_wait(i64) attributes {llvm.emit_c_interface}
+// CHECK: func.func private @distrt_mlir_wait(i64, index) attributes {llvm.emit_c_interface}
 
 // -----
 
 // Reduce-scatter and all-gather starts are nonblocking too: the send and
 // receive buffers are allocated at the start, the wait completes the request
+// (taking the send buffer's address, so that it stays allocated until then)
 // and reads the receive buffer (laid out along the gather dim afterwards).
 dist.mesh @mesh {axes = ["data"], shape = array<i64: 2>}
 // CHECK-LABEL: func.func @scatter_gather_start
 func.func @scatter_gather_start(%a: tensor<8xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<8xf32>) {
+  // CHECK: %[[RS_SEND:.*]] = memref.alloc() : memref<8xf32>
   // CHECK: %[[RS_RECV:.*]] = memref.alloc() : memref<4xf32>
   // CHECK: %[[RS:.*]] = call @distrt_mlir_reduce_scatter_start_f32({{.*}}) : (memref<*xf32>, memref<*xf32>, memref<?xi64>, memref<?xi64>, i32) -> i64
   // CHECK: %[[AG_RECV:.*]] = memref.alloc() : memref<2x4xf32>
   // CHECK: %[[AG:.*]] = call @distrt_mlir_all_gather_start_f32({{.*}}) : (memref<*xf32>, memref<*xf32>, memref<?xi64>, memref<?xi64>) -> i64
-  // CHECK: call @distrt_mlir_wait(%[[RS]])
+  // CHECK: %[[KEEP:.*]] = memref.extract_aligned_pointer_as_index %[[RS_SEND]]
+  // CHECK: call @distrt_mlir_wait(%[[RS]], %[[KEEP]])
   // CHECK: %[[R:.*]] = bufferization.to_tensor %[[RS_RECV]] restrict writable
-  // CHECK: call @distrt_mlir_wait(%[[AG]])
+  // CHECK: call @distrt_mlir_wait(%[[AG]], %{{.*}})
   // CHECK: %[[G:.*]] = bufferization.to_tensor %[[AG_RECV]] restrict writable : memref<2x4xf32> to tensor<2x4xf32>
   // CHECK: tensor.extract_slice %[[G]][0, 0] [1, 4] [1, 1]
   // CHECK: %[[S:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[4] [4] [1]
