@@ -1,6 +1,6 @@
 """Writes the state and the batch of Inputs/mlp_step.mlir, and checks
-dist-run's outputs: NumPy's steps (the same as mlp_step_reference.py,
-repeated) against the single-device run, and every distributed run against
+dist-run's outputs: NumPy's steps (mlp_step_reference.py uses the same
+step) against the single-device run, and every distributed run against
 the single-device run (relative 1e-5).
 
     mlp_npz.py write STATE.npz DATA.npz
