@@ -35,6 +35,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
+REFERENCE = os.path.join(ROOT, "test", "Integration", "Inputs")
 
 
 def run(cmd, env=None):
@@ -57,47 +58,7 @@ TORCH_STEP = r'''
 import os, sys, time, statistics
 import numpy as np
 import torch
-import torch.nn.functional as F
-
-STATE_SUFFIXES = (".momentum_buffer", ".exp_avg", ".exp_avg_sq", ".step")
-
-
-class Step(torch.nn.Module):
-    # The example's parameters (by train.name) and its loss.
-    def __init__(self, model, state):
-        super().__init__()
-        self.model = model
-        self.params = torch.nn.ParameterDict({
-            name.replace(".", "/"): torch.nn.Parameter(torch.tensor(state[name]))
-            for name in state.files
-            if name != "lr" and not name.endswith(STATE_SUFFIXES)})
-
-    def w(self, name):
-        return self.params[name.replace(".", "/")]
-
-    def linear(self, v, name):
-        return F.linear(v, self.w(name + ".weight"), self.w(name + ".bias"))
-
-    def forward(self, x, y):
-        if self.model.startswith("mlp"):
-            return F.cross_entropy(
-                self.linear(F.relu(self.linear(x, "fc1")), "fc2"), y)
-        # examples/transformer_block.mlir: pre-LN attention (4 heads), GELU
-        # MLP, a linear head, token cross-entropy.
-        b, s, h = x.shape
-        def norm(v, name):
-            return F.layer_norm(v, (h,), self.w(name + ".weight"),
-                                self.w(name + ".bias"), 1e-5)
-        def split(v):
-            return v.reshape(b, s, 4, h // 4).transpose(1, 2)
-        ln1 = norm(x, "ln1")
-        q, k, v = (split(self.linear(ln1, "attn." + n)) for n in "qkv")
-        probs = torch.softmax(q @ k.transpose(-1, -2) / (h // 4) ** 0.5, -1)
-        ctx = (probs @ v).transpose(1, 2).reshape(b, s, h)
-        h1 = x + self.linear(ctx, "attn.out")
-        act = F.gelu(self.linear(norm(h1, "ln2"), "mlp.fc1"), approximate="tanh")
-        logits = self.linear(h1 + self.linear(act, "mlp.fc2"), "head")
-        return F.cross_entropy(logits.reshape(b * s, -1), y.reshape(-1))
+from torch_reference import Step, inputs, make_optimizer
 
 
 def main(rank, world, model, state_path, data_path, steps, threads):
@@ -110,16 +71,10 @@ def main(rank, world, model, state_path, data_path, steps, threads):
     step = Step(model, s)
     net = (torch.nn.parallel.DistributedDataParallel(step) if world > 1
            else step)
-    x_name, y_name = ("x", "y") if model.startswith("mlp") else ("x", "labels")
-    x, y = torch.tensor(d[x_name]), torch.tensor(d[y_name]).long()
+    x, y = inputs(model, d)
     batch = x.shape[0] // world
     x, y = x[rank * batch:(rank + 1) * batch], y[rank * batch:(rank + 1) * batch]
-    lr = float(s["lr"])
-    if model == "mlp":
-        opt = torch.optim.SGD(step.parameters(), lr=lr, momentum=0.9)
-    else:
-        opt = torch.optim.AdamW(step.parameters(), lr=lr, betas=(0.9, 0.999),
-                                eps=1e-8, weight_decay=0.01)
+    opt = make_optimizer(model, step, float(s["lr"]))
     times, first = [], None
     for _ in range(steps):
         start = time.perf_counter()
@@ -155,8 +110,10 @@ def torch_times(state, data, model, world, steps, threads, workdir):
     script = os.path.join(workdir, "torch_step.py")
     with open(script, "w") as f:
         f.write(TORCH_STEP)
+    # The PyTorch model and optimizer are the integration tests' reference.
+    env = dict(os.environ, PYTHONPATH=REFERENCE)
     out = run(["/usr/bin/python3", script, str(world), model, state, data,
-               str(steps), str(threads)])
+               str(steps), str(threads)], env)
     median, first = out.split()
     return float(median), float(first)
 

@@ -28,7 +28,7 @@ esac
 packages=(cmake ninja-build ccache g++ python3 libgtest-dev
           llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
           libmpich-dev mpich python3-numpy libzip-dev libxtensor-dev
-          pkg-config libopenblas-dev)
+          pkg-config libopenblas-dev python3-torch)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

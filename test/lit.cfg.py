@@ -26,6 +26,12 @@ config.substitutions.append(("%cpu_lib", config.cpu_lib))
 if config.mpiexec and not config.mpiexec.endswith("NOTFOUND"):
     config.available_features.add("mpi")
     config.substitutions.append(("%mpirun", config.mpiexec))
+# PyTorch (Debian's python3-torch, which the set-up installs) for the
+# reference runs of the examples.
+import subprocess
+if subprocess.run([config.python_executable, "-c", "import torch"],
+                  capture_output=True).returncode == 0:
+    config.available_features.add("torch")
 # mlir-runner's support libraries (printMemrefF32, ...).
 config.substitutions.append(
     ("%mlir_lib_dir", os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")))

@@ -10,6 +10,7 @@
 #include "distopt/Dialect/Train/Transforms/Passes.h"
 #include "distopt/InitAll.h"
 
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
@@ -33,6 +34,9 @@ int main(int argc, char **argv) {
   mlir::registerCSEPass();
   mlir::registerInlinerPass();
   mlir::registerSymbolDCEPass();
+  // What dist-lower-cpu runs between train-to-linalg and dist-matmul-to-blas,
+  // to run them one at a time.
+  mlir::bufferization::registerOneShotBufferizePass();
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "DistOpt optimizer driver\n", registry));

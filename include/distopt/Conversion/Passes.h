@@ -21,6 +21,12 @@ namespace mlir::train {
 #define GEN_PASS_REGISTRATION
 #include "distopt/Conversion/Passes.h.inc"
 
+/// True when `op` is an f32 `linalg.generic` contraction (two inputs, one
+/// output, a multiply-add body) of the kind `dist-matmul-to-blas` turns
+/// into sgemm calls once bufferized; `dist-fuse-elementwise` keeps such
+/// ops out of fusion so that they stay BLAS calls.
+bool isBlasContraction(linalg::LinalgOp op);
+
 /// Adds `dist-lower-cpu` to `pm`: train-to-linalg, (with `blas`) f32
 /// matrix products through OpenBLAS, one-shot bufferization and the
 /// lowering of loops, arith, math, memref and func to the LLVM dialect.

@@ -140,28 +140,56 @@ def DistToRuntimePass : Pass<"dist-to-runtime", "ModuleOp"> {
 }
 
 def DistMatmulToBlasPass : Pass<"dist-matmul-to-blas", "ModuleOp"> {
-  let summary = "Run f32 contractions through OpenBLAS's sgemm";
+  let summary = "Run f32 contractions on buffers through OpenBLAS's sgemm";
   let description = [{
-    Replaces every f32 `linalg.generic` that is a matrix product (one m, n
-    and k dim, optional leading batch dims, a multiply-add body, the output
-    a zero fill: what `train-to-linalg` makes of `train.matmul`, transposed
-    operands and a weight shared by every batch included) by a call of
-    `distopt_matmul_f32` in `libdistopt_cpu` (OpenBLAS's sgemm per batch),
-    on tensors, before bufferization. Others are left to the loops.
+    Runs after one-shot bufferization. Replaces every f32 `linalg.generic`
+    on buffers that is a matrix product (one m, n and k dim, optional
+    leading batch dims, a multiply-add body: what `train-to-linalg` makes
+    of `train.matmul`, transposed operands and a weight shared by every
+    batch included) whose output was zero-filled just before (nothing else
+    touching the output's allocation in between) by a call of
+    `distopt_matmul_f32` in `libdistopt_cpu` (OpenBLAS's sgemm per batch,
+    beta 0) on the same buffers, and erases the fill. Every operand must be
+    a static, contiguous row-major buffer (any offset). Other generics are
+    left to the loops.
+
+    Working on buffers is what makes the rewrite safe: the call reads and
+    writes exactly the buffers the generic did, so no earlier tensor-level
+    rewrite (CSE, canonicalization) can make it read a buffer that
+    bufferization reused in place.
 
     ```mlir
-    // Before: the linalg.generic of train.matmul %x, %w {transpose_rhs}
-    // After:
-    %c = memref.alloc() : memref<64x128xf32>
-    // (batch 1, m 64, n 128, k 784, B transposed)
-    call @distopt_matmul_f32(%a, %b, %cv, %c1, %c64, %c128, %c784, %c0_i32, %c1_i32, %c1_i32, %c1_i32) : ...
-    %y = bufferization.to_tensor %c restrict writable : memref<64x128xf32> to tensor<64x128xf32>
+    // Before: the bufferized train.matmul %x, %w {transpose_rhs}
+    linalg.fill ins(%zero : f32) outs(%c : memref<64x128xf32>)
+    linalg.generic {...} ins(%x, %w : memref<64x784xf32>, memref<128x784xf32>)
+                         outs(%c : memref<64x128xf32>) {...}
+    // After (batch 1, m 64, n 128, k 784, B transposed):
+    call @distopt_matmul_f32(%xv, %wv, %cv, %c1, %c64, %c128, %c784, %c0_i32, %c1_i32, %c1_i32, %c1_i32) : ...
     ```
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::bufferization::BufferizationDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect"];
+}
+
+def DistFuseElementwisePass : Pass<"dist-fuse-elementwise"> {
+  let summary = "Fuse elementwise linalg generics, keeping BLAS contractions";
+  let description = [{
+    Upstream's elementwise fusion on tensors (producer into consumer when
+    the producer has one use, reshapes folded by expansion, linalg
+    canonicalization and constant folding), except that nothing is fused
+    into or through an f32 contraction that `dist-matmul-to-blas` can run
+    through sgemm: a transpose or activation fused into a matrix product
+    would turn a BLAS call into scalar loops; and each such contraction
+    gets a zero fill of its own (CSE merges equal fills, and a shared fill
+    bufferizes to one filled buffer copied into each product's, which
+    hides the fill from `dist-matmul-to-blas`). Chains of elementwise
+    generics (optimizer updates, activations and their gradients) become
+    one loop each: one pass over memory and no temporaries.
+  }];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 #endif // DISTOPT_CONVERSION_PASSES

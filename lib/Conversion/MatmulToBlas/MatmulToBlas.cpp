@@ -1,11 +1,19 @@
 //===- MatmulToBlas.cpp - f32 contractions through sgemm ------------------===//
+//
+// Runs on buffers, after one-shot bufferization: the call reads and writes
+// the very buffers the linalg.generic did, so no tensor-level rewrite (CSE,
+// canonicalization) can make it read a buffer that bufferization reused.
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Conversion/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::train {
 #define GEN_PASS_DEF_DISTMATMULTOBLASPASS
@@ -19,6 +27,8 @@ namespace {
 struct Gemm {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool transA = false, transB = false, batchedA = false, batchedB = false;
+  /// The zero fill of the output that the call (beta = 0) makes dead.
+  linalg::FillOp fill;
 };
 } // namespace
 
@@ -34,39 +44,68 @@ static std::optional<SmallVector<unsigned>> getDims(AffineMap map) {
   return dims;
 }
 
-/// True when the body computes `out + a * b` (in either order).
-static bool isMultiplyAdd(linalg::GenericOp op) {
-  Block &body = op.getRegion().front();
-  if (body.getOperations().size() != 3)
-    return false;
-  auto add = dyn_cast<arith::AddFOp>(body.getTerminator()->getOperand(0)
-                                         .getDefiningOp());
-  if (!add)
-    return false;
-  Value acc = body.getArgument(2);
-  Value product = add.getLhs() == acc   ? add.getRhs()
-                  : add.getRhs() == acc ? add.getLhs()
-                                        : Value();
-  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
-  if (!mul)
-    return false;
-  Value a = body.getArgument(0), b = body.getArgument(1);
-  return (mul.getLhs() == a && mul.getRhs() == b) ||
-         (mul.getLhs() == b && mul.getRhs() == a);
+/// The buffer `value` is a view of (through view-like ops), or `value`.
+static Value getRootBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+/// The zero fill that last wrote `out` before `op`, when nothing else
+/// touches `out`'s buffer in between: `out` must be (a view of) a local
+/// allocation, so that every alias of it is a use of that allocation.
+static linalg::FillOp findZeroFill(linalg::GenericOp op, Value out) {
+  Value root = getRootBuffer(out);
+  if (!root.getDefiningOp<memref::AllocOp>() &&
+      !root.getDefiningOp<memref::AllocaOp>())
+    return nullptr;
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    auto fill = dyn_cast<linalg::FillOp>(prev);
+    if (fill && fill.getOutputs()[0] == out)
+      return matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ? fill
+                                                                 : nullptr;
+    // Any other op on the buffer (a write, a read, a view that a nested op
+    // may use) between the fill and the product: give up.
+    bool touches = false;
+    prev->walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands())
+        if (isa<BaseMemRefType>(operand.getType()) &&
+            getRootBuffer(operand) == root)
+          touches = true;
+    });
+    if (touches || prev == root.getDefiningOp())
+      return nullptr;
+  }
+  return nullptr;
+}
+
+/// True when `type` is a static, contiguous row-major f32 buffer (any
+/// offset), what sgemm's leading dimensions describe.
+static bool isDenseF32(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  return memref && memref.getElementType().isF32() &&
+         memref::isStaticShapeAndContiguousRowMajor(memref);
+}
+
+bool mlir::train::isBlasContraction(linalg::LinalgOp op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  return generic && generic.getNumDpsInputs() == 2 &&
+         generic.getNumDpsInits() == 1 &&
+         linalg::isaContractionOpInterface(op) &&
+         getElementTypeOrSelf(generic.getDpsInits()[0].getType()).isF32();
 }
 
 /// The gemm `op` is, or nullopt.
 static std::optional<Gemm> matchGemm(linalg::GenericOp op) {
-  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      !isMultiplyAdd(op))
+  if (!op.hasPureBufferSemantics() || !train::isBlasContraction(op))
     return std::nullopt;
-  auto outType = dyn_cast<RankedTensorType>(op.getResult(0).getType());
-  if (!outType || !outType.getElementType().isF32() ||
-      !outType.hasStaticShape())
-    return std::nullopt;
+  for (Value operand : op->getOperands())
+    if (!isDenseF32(operand.getType()))
+      return std::nullopt;
   // The output must start from zero: C = A x B.
-  auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
-  if (!fill || !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))
+  Value out = op.getDpsInits()[0];
+  linalg::FillOp fill = findZeroFill(op, out);
+  if (!fill)
     return std::nullopt;
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(cast<linalg::LinalgOp>(op.getOperation()));
@@ -78,6 +117,8 @@ static std::optional<Gemm> matchGemm(linalg::GenericOp op) {
   if (!a || !b || !c)
     return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  Gemm gemm;
+  gemm.fill = fill;
   if (dims->m.size() > 1) {
     // Several m dims (the batch of an A multiplied by a B shared by every
     // batch): with A = [m..., k] and C = [m..., n] row-major, they merge
@@ -93,7 +134,6 @@ static std::optional<Gemm> matchGemm(linalg::GenericOp op) {
     if (!dims->batch.empty() || *a != wantA || *c != wantC ||
         !(plainB || transB))
       return std::nullopt;
-    Gemm gemm;
     gemm.m = 1;
     for (unsigned d : ms)
       gemm.m *= ranges[d];
@@ -109,7 +149,6 @@ static std::optional<Gemm> matchGemm(linalg::GenericOp op) {
   wantC.append({m, n});
   if (*c != wantC)
     return std::nullopt;
-  Gemm gemm;
   auto operand = [&](ArrayRef<unsigned> got, unsigned rows, unsigned cols,
                      bool &transposed, bool &batched) {
     batched = got.size() == batch.size() + 2;
@@ -133,28 +172,17 @@ static std::optional<Gemm> matchGemm(linalg::GenericOp op) {
   return gemm;
 }
 
-/// Replaces `op` by a call of distopt_matmul_f32.
+/// Replaces `op` (and its output's zero fill) by a call of
+/// distopt_matmul_f32 on the same buffers.
 static void rewrite(linalg::GenericOp op, const Gemm &gemm, ModuleOp module) {
   OpBuilder builder(op);
   Location loc = op.getLoc();
   MLIRContext *context = builder.getContext();
-  auto buffer = [&](Value tensor) -> Value {
-    auto type = cast<RankedTensorType>(tensor.getType());
-    Value memref = bufferization::ToBufferOp::create(
-        builder, loc, MemRefType::get(type.getShape(), type.getElementType()),
-        tensor, /*read_only=*/true);
-    return memref::CastOp::create(
-        builder, loc, UnrankedMemRefType::get(type.getElementType(), 0),
-        memref);
-  };
-  auto outType = cast<RankedTensorType>(op.getResult(0).getType());
-  Value out = memref::AllocOp::create(
-      builder, loc,
-      MemRefType::get(outType.getShape(), outType.getElementType()));
-  Value outView = memref::CastOp::create(
-      builder, loc, UnrankedMemRefType::get(outType.getElementType(), 0), out);
-  SmallVector<Value> args = {buffer(op.getDpsInputs()[0]),
-                             buffer(op.getDpsInputs()[1]), outView};
+  SmallVector<Value> args;
+  for (Value operand : op->getOperands())
+    args.push_back(memref::CastOp::create(
+        builder, loc, UnrankedMemRefType::get(builder.getF32Type(), 0),
+        operand));
   for (int64_t v : {gemm.batch, gemm.m, gemm.n, gemm.k})
     args.push_back(arith::ConstantOp::create(builder, loc,
                                              builder.getI64IntegerAttr(v)));
@@ -175,9 +203,7 @@ static void rewrite(linalg::GenericOp op, const Gemm &gemm, ModuleOp module) {
     callee->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
   }
   func::CallOp::create(builder, loc, callee, args);
-  Value result = bufferization::ToTensorOp::create(
-      builder, loc, outType, out, /*restrict=*/true, /*writable=*/true);
-  op.getResult(0).replaceAllUsesWith(result);
+  gemm.fill->erase();
   op->erase();
 }
 

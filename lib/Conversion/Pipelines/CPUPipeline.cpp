@@ -13,25 +13,27 @@
 
 using namespace mlir;
 
-/// train-to-linalg (matrix products through BLAS, elementwise arith to
-/// linalg, elementwise fusion), one-shot bufferization of whole functions
-/// (identity layouts at the boundaries, so the JIT and C callers see plain memrefs),
+/// train-to-linalg, elementwise arith to linalg, elementwise fusion that
+/// keeps matrix products whole, one-shot bufferization of whole functions
+/// (identity layouts at the boundaries, so the JIT and C callers see plain
+/// memrefs), (with `blas`) matrix products through OpenBLAS on the buffers,
 /// ownership-based deallocation, loops, then the LLVM dialect.
 void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas) {
   pm.addPass(train::createTrainToLinalgPass());
-  if (blas)
-    pm.addPass(train::createDistMatmulToBlasPass());
   // Elementwise arith on tensors (partitioning's mean scaling).
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   // Chains of elementwise generics (optimizer updates, activations and
   // their gradients) fuse into one loop each: one pass over memory and no
   // temporaries (transformer block: 153 -> 99 ms per step).
-  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  pm.addNestedPass<func::FuncOp>(train::createDistFuseElementwisePass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // On buffers, so the calls read and write what the generics did.
+  if (blas)
+    pm.addPass(train::createDistMatmulToBlasPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   // Clones the deallocation keeps (a step returning an argument unchanged).
   pm.addPass(createConvertBufferizationToMemRefPass());
