@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -30,7 +31,10 @@ bool isBlasContraction(linalg::LinalgOp op);
 /// Adds `dist-lower-cpu` to `pm`: train-to-linalg, (with `blas`) f32
 /// matrix products through OpenBLAS, one-shot bufferization and the
 /// lowering of loops, arith, math, memref and func to the LLVM dialect.
-void buildCPUPipeline(OpPassManager &pm, bool blas = true);
+/// With `approximateMath`, f32 tanh, exp and log become polynomial
+/// approximations (dist-approximate-math) instead of libm calls.
+void buildCPUPipeline(OpPassManager &pm, bool blas = true,
+                      bool approximateMath = true);
 
 /// Registers `dist-lower-cpu`: train-to-linalg, one-shot bufferization and
 /// the lowering of loops, arith, math, memref and func to the LLVM dialect.
