@@ -63,6 +63,8 @@ from torch_reference import Step, inputs, make_optimizer
 
 def main(rank, world, model, state_path, data_path, steps, threads):
     torch.set_num_threads(threads)
+    # dist-run flushes subnormals by default; PyTorch does not unless asked.
+    torch.set_flush_denormal(os.environ.get("TORCH_FLUSH_DENORMAL") == "1")
     if world > 1:
         os.environ["MASTER_ADDR"] = "127.0.0.1"
         os.environ["MASTER_PORT"] = "29533"
@@ -121,10 +123,15 @@ def torch_times(state, data, model, world, steps, threads, workdir):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--torch-flush-denormals", action="store_true",
+                        help="run PyTorch with torch.set_flush_denormal(True),"
+                        " as dist-run runs by default")
     parser.add_argument("--examples", nargs="+",
                         default=["mlp", "mlp_adam", "transformer_block"],
                         choices=["mlp", "mlp_adam", "transformer_block"])
     args = parser.parse_args()
+    if args.torch_flush_denormals:
+        os.environ["TORCH_FLUSH_DENORMAL"] = "1"
     rows = []
     with tempfile.TemporaryDirectory() as work:
         for example in args.examples:
