@@ -3,18 +3,21 @@
 //   dist-run MODULE.mlir --state=STATE.npz --data=BATCH.npz --steps=N
 //            --out=OUT.npz [--entry=NAME]
 //
-// Compiles the training step from whatever stage it is in (train dialect, or
-// partitioned by a strategy) for the CPU, JIT-runs it N times feeding the
-// updated state back, and writes the final state (gathered to rank 0) and
-// every step's loss. Arrays are bound by `train.name`; under `mpirun -np K`
-// every rank takes its block of each global array from the argument's
-// `dist.sharding`.
+// Compiles the training step from whatever stage it is in (train dialect,
+// partitioned by a strategy, collectives lowered by dist-to-runtime, or the
+// LLVM dialect after dist-lower-cpu) for the CPU, JIT-runs it N times
+// feeding the updated state back, and writes the final state (gathered to
+// rank 0) and every step's loss. Arrays are bound by `train.name`; under
+// `mpirun -np K` every rank takes its block of each global array from the
+// argument's `dist.sharding`, or, once lowering removed those, from the
+// module's record of the step (`train.step`).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Npz.h"
 
 #include "distopt/Conversion/Passes.h"
+#include "distopt/Conversion/StepSignature.h"
 #include "distopt/Dialect/Dist/IR/DistOps.h"
 #include "distopt/Dialect/Train/IR/TrainOps.h"
 #include "distopt/Dialect/Train/IR/TrainingStep.h"
@@ -88,9 +91,9 @@ static cl::opt<std::string>
 namespace {
 /// One argument or result of the step on this rank.
 struct Binding {
-  const train::StepValue *value;
-  /// The argument's or result's sharding (null: whole).
-  dist::ShardingAttr sharding;
+  const train::StepSignature::Value *value;
+  /// Per dim, the mesh axes the value is split over (null: whole).
+  ArrayAttr split;
   RankedTensorType localType;
   std::vector<int64_t> globalShape;
   /// Where this rank's block starts in the global array.
@@ -146,31 +149,23 @@ void copyBlock(distrun::Array &global, distrun::Array &local,
   }
 }
 
-/// What dist-run needs of the mesh (read before compiling consumes it).
-struct MeshInfo {
-  std::vector<int64_t> shape;
-  std::vector<std::string> axes;
-
-  int64_t getAxisIndex(StringRef axis) const {
-    return std::find(axes.begin(), axes.end(), axis.str()) - axes.begin();
-  }
-};
-
-/// The offsets of rank `rank`'s block of a value sharded as `sharding`.
-std::vector<int64_t> getBlockOffsets(dist::ShardingAttr sharding,
-                                     const MeshInfo &mesh, int64_t rank,
+/// The offsets of rank `rank`'s block of a value split as `split` (per dim,
+/// the mesh axes it is split over).
+std::vector<int64_t> getBlockOffsets(ArrayAttr split,
+                                     const train::StepSignature &step,
+                                     int64_t rank,
                                      ArrayRef<int64_t> localShape) {
-  ArrayRef<int64_t> meshShape = mesh.shape;
+  ArrayRef<int64_t> meshShape = step.meshShape;
   std::vector<int64_t> coords(meshShape.size());
   for (int64_t d = meshShape.size() - 1, r = rank; d >= 0; --d) {
     coords[d] = r % meshShape[d];
     r /= meshShape[d];
   }
   std::vector<int64_t> offsets;
-  for (auto [dim, axes] : llvm::enumerate(sharding.getDims())) {
+  for (auto [dim, axes] : llvm::enumerate(split.getAsRange<ArrayAttr>())) {
     int64_t index = 0;
     for (Attribute axis : axes) {
-      int64_t a = mesh.getAxisIndex(cast<StringAttr>(axis).getValue());
+      int64_t a = step.getAxisIndex(cast<StringAttr>(axis).getValue());
       index = index * meshShape[a] + coords[a];
     }
     offsets.push_back(index * localShape[dim]);
@@ -226,7 +221,8 @@ static bool isNormScale(Value param) {
 /// PyTorch initializes linear layers (uniform in +-1/sqrt(fan_in); vectors
 /// zero, normalization scales one), optimizer state zero, hyper-parameters
 /// 0.01 (integers 0), inputs standard normal, labels uniform classes.
-static distrun::Array initialize(const train::StepValue &value, Value arg,
+static distrun::Array initialize(const train::StepSignature::Value &value,
+                                 Value arg,
                                  ArrayRef<int64_t> shape,
                                  const std::string &dtype,
                                  std::mt19937_64 &random) {
@@ -261,7 +257,7 @@ static distrun::Array initialize(const train::StepValue &value, Value arg,
   case train::Role::label: {
     std::optional<int64_t> classes = getNumClasses(arg);
     if (!classes)
-      fail("cannot tell the range of the labels '" + value.name.getValue() +
+      fail("cannot tell the range of the labels '" + value.name +
            "': no cross_entropy reads them");
     std::uniform_int_distribution<int64_t> uniform(0, *classes - 1);
     for (double &v : values)
@@ -327,65 +323,61 @@ int main(int argc, char **argv) {
   distrt_mlir_init_backend(backend.c_str());
   int64_t rank = distrt_rank(), worldSize = distrt_size();
 
-  // The step and how its arrays are laid out.
+  // The step and how its arrays are laid out. Lowering removes the
+  // function's roles, names and shardings and the mesh, so they are read
+  // from the module's record (train.step), which dist-to-runtime and
+  // dist-lower-cpu write and which is written here for a step not lowered
+  // yet. `entry` is the step function while it is still one (--init-state
+  // reads its ops).
   func::FuncOp entry;
   module->walk([&](func::FuncOp func) {
     if (entryName.empty() ? train::TrainingStep::isTrainingStep(func)
                           : func.getSymName() == entryName)
       entry = func;
   });
-  if (!entry)
+  bool recorded = (*module)->hasAttr(train::TrainDialect::kStepAttrName);
+  if (!entry && !recorded)
     fail(entryName.empty() ? "no function has train.role arguments"
                            : "no function '" + entryName + "'");
-  // `entry` and the mesh are lowered away by compiling: read what is needed
-  // of them first.
-  std::string name = entry.getSymName().str();
-  train::TrainingStep step = train::TrainingStep::get(entry);
-  bool partitioned = entry->hasAttr(dist::DistDialect::kPartitionedAttrName);
-  dist::MeshOp mesh;
-  auto shardingOf = [&](unsigned index, bool isResult) {
-    return isResult ? entry.getResultAttrOfType<dist::ShardingAttr>(
-                          index, dist::DistDialect::kShardingAttrName)
-                    : entry.getArgAttrOfType<dist::ShardingAttr>(
-                          index, dist::DistDialect::kShardingAttrName);
-  };
-  for (unsigned i = 0; i < entry.getNumArguments() && !mesh; ++i)
-    if (dist::ShardingAttr s = shardingOf(i, false))
-      mesh = SymbolTable::lookupNearestSymbolFrom<dist::MeshOp>(
-          entry, s.getMesh());
-  int64_t devices = partitioned && mesh ? mesh.getNumDevices() : 1;
-  MeshInfo meshInfo;
-  if (mesh) {
-    meshInfo.shape.assign(mesh.getShape().begin(), mesh.getShape().end());
-    for (Attribute axis : mesh.getAxes())
-      meshInfo.axes.push_back(cast<StringAttr>(axis).str());
-  }
+  if (!recorded &&
+      failed(train::recordStepSignature(*module, entry.getSymName())))
+    fail("cannot record the step (see the diagnostics above)");
+  FailureOr<train::StepSignature> signature =
+      train::readStepSignature(*module);
+  if (failed(signature))
+    fail("cannot read the step's record (see the diagnostics above)");
+  const train::StepSignature &step = *signature;
+  if (!entryName.empty() && step.entry != entryName)
+    fail("'" + inputFile + "' records the step '" + step.entry +
+         "', not --entry '" + entryName + "'");
+  if (entry && entry.getSymName() != step.entry)
+    entry = nullptr;
+  std::string name = step.entry;
+  bool partitioned = !step.meshShape.empty();
+  int64_t devices = step.getNumDevices();
   if (devices != worldSize)
     fail(llvm::Twine("the step runs on ") + llvm::Twine(devices) +
          " device(s) but there " +
          (worldSize == 1 ? "is 1 process"
                          : "are " + llvm::Twine(worldSize) + " processes") +
          (partitioned ? "" : " (distribute it with a strategy first)"));
-
-  auto bind = [&](const train::StepValue &value, bool isResult) {
+  auto bind = [&](const train::StepSignature::Value &value, bool isResult) {
     Binding binding;
     binding.value = &value;
     binding.localType = cast<RankedTensorType>(value.type);
     binding.dtype = getNpyType(binding.localType.getElementType());
     if (binding.dtype.empty())
-      fail("'" + value.name.getValue() + "' has element type " +
+      fail("'" + value.name + "' has element type " +
            llvm::Twine(binding.dtype) +
            "that dist-run does not move (f32, f64, i32, i64)");
     ArrayRef<int64_t> shape = binding.localType.getShape();
     binding.globalShape.assign(shape.begin(), shape.end());
     binding.offsets.assign(shape.size(), 0);
-    if (partitioned) {
-      if (dist::ShardingAttr sharding = shardingOf(value.index, isResult)) {
-        binding.sharding = sharding;
-        for (auto [dim, axes] : llvm::enumerate(sharding.getDims()))
-          binding.globalShape[dim] *= mesh.getGroupSize(axes);
-        binding.offsets = getBlockOffsets(sharding, meshInfo, rank, shape);
-      }
+    if (ArrayAttr split = value.split) {
+      binding.split = split;
+      for (auto [dim, axes] : llvm::enumerate(split.getAsRange<ArrayAttr>()))
+        binding.globalShape[dim] *= step.getGroupSize(axes);
+      binding.offsets = getBlockOffsets(split, step, rank, shape);
     }
     binding.local.dtype = binding.dtype;
     binding.local.shape.assign(shape.begin(), shape.end());
@@ -400,14 +392,18 @@ int main(int argc, char **argv) {
   if (!initStatePath.empty() || !initDataPath.empty()) {
     std::mt19937_64 random(seed);
     distrun::Arrays initState, initData;
-    for (const train::StepValue &value : step.arguments) {
-      if (!value.name || !value.role)
+    if (!entry)
+      fail("--init-state and --init-data read the step's ops (the labels' "
+           "range, normalization scales), which '" + inputFile +
+           "' has lowered: write them from the module before lowering");
+    for (const train::StepSignature::Value &value : step.arguments) {
+      if (value.name.empty() || !value.role)
         fail("argument #" + llvm::Twine(value.index) +
              " has no train.name or train.role");
       Binding binding = bind(value, false);
       bool isData =
           value.role == train::Role::input || value.role == train::Role::label;
-      (isData ? initData : initState)[value.name.str()] =
+      (isData ? initData : initState)[value.name] =
           initialize(value, entry.getArgument(value.index),
                      binding.globalShape, binding.dtype, random);
     }
@@ -428,15 +424,15 @@ int main(int argc, char **argv) {
   if (!dataPath.empty() && !distrun::readNpz(dataPath, data, error))
     fail(error);
   std::vector<Binding> args;
-  for (const train::StepValue &value : step.arguments) {
-    if (!value.name)
+  for (const train::StepSignature::Value &value : step.arguments) {
+    if (value.name.empty())
       fail("argument #" + llvm::Twine(value.index) + " has no train.name");
     args.push_back(bind(value, false));
     Binding &arg = args.back();
     bool isData =
         value.role == train::Role::input || value.role == train::Role::label;
     distrun::Arrays &source = isData ? data : state;
-    std::string key = value.name.str();
+    std::string key = value.name;
     auto it = source.find(key);
     if (it == source.end())
       fail("'" + key + "' is missing from " +
@@ -454,11 +450,10 @@ int main(int argc, char **argv) {
     copyBlock(global, arg.local, arg.offsets, /*toGlobal=*/false);
   }
   std::vector<Binding> results;
-  for (const train::StepValue &value : step.results)
+  for (const train::StepSignature::Value &value : step.results)
     results.push_back(bind(value, true));
 
   // Compile.
-  entry->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
   PassManager pm(&context);
   pm.addPass(train::createDistToRuntimePass({backend}));
   train::buildCPUPipeline(pm);
@@ -573,7 +568,7 @@ int main(int argc, char **argv) {
     global.dtype = arg.dtype;
     global.shape = arg.globalShape;
     global.bytes.resize(global.getNumElements() * getElementBytes(arg.dtype));
-    dist::ShardingAttr sharding = arg.sharding;
+    ArrayAttr split = arg.split;
     for (int64_t r = 0; r < worldSize; ++r) {
       distrun::Array block = arg.local;
       if (r != 0 && rank == r &&
@@ -586,11 +581,11 @@ int main(int argc, char **argv) {
                                 DISTRT_I8, r, 1) != 0)
         fail(distrt_last_error());
       std::vector<int64_t> offsets =
-          sharding ? getBlockOffsets(sharding, meshInfo, r, arg.local.shape)
+          split ? getBlockOffsets(split, step, r, arg.local.shape)
                    : std::vector<int64_t>(arg.local.shape.size(), 0);
       copyBlock(global, block, offsets, /*toGlobal=*/true);
     }
-    out[arg.value->name.str()] = std::move(global);
+    out[arg.value->name] = std::move(global);
   }
   distrun::Array lossArray;
   lossArray.dtype = "<f4";

@@ -28,16 +28,17 @@ namespace mlir::train {
 /// ops out of fusion so that they stay BLAS calls.
 bool isBlasContraction(linalg::LinalgOp op);
 
-/// Adds `dist-lower-cpu` to `pm`: train-to-linalg, (with `blas`) f32
-/// matrix products through OpenBLAS, one-shot bufferization and the
-/// lowering of loops, arith, math, memref and func to the LLVM dialect.
+/// Adds `dist-lower-cpu` to `pm`: dist-to-runtime (collectives to runtime
+/// calls; records the step's interface), train-to-linalg, elementwise
+/// fusion, one-shot bufferization, (with `blas`) f32 matrix products
+/// through OpenBLAS, and the lowering of loops, arith, math, memref and
+/// func to the LLVM dialect.
 /// With `approximateMath`, f32 tanh, exp and log become polynomial
 /// approximations (dist-approximate-math) instead of libm calls.
 void buildCPUPipeline(OpPassManager &pm, bool blas = true,
                       bool approximateMath = true);
 
-/// Registers `dist-lower-cpu`: train-to-linalg, one-shot bufferization and
-/// the lowering of loops, arith, math, memref and func to the LLVM dialect.
+/// Registers `dist-lower-cpu` (buildCPUPipeline with its options).
 void registerCPUPipeline();
 
 } // namespace mlir::train

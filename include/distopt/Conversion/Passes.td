@@ -218,4 +218,42 @@ def DistApproximateMathPass : Pass<"dist-approximate-math"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def DistRecordStepPass : Pass<"dist-record-step", "ModuleOp"> {
+  let summary = "Record the training step's interface as `train.step`";
+  let description = [{
+    Writes the module attribute `train.step`: the entry function's name and,
+    for each argument and result, its type, `train.role`, `train.name` and,
+    when the step is partitioned, its `dist.sharding`, with the mesh's shape
+    and axes. Lowering removes all of these (`dist-to-runtime` drops the
+    shardings and meshes, the LLVM lowering the argument attributes);
+    `dist-run` reads the record to split global arrays per rank and to feed
+    a step given at any stage. Also marks the entry `llvm.emit_c_interface`
+    (runners call it with memref descriptors). `dist-to-runtime` (the first
+    step of `dist-lower-cpu`) records the only training step of a module
+    before it lowers; run this pass with `entry` first to pick one of
+    several. A module that has a record keeps it; modules without a
+    (unique) training step are left alone.
+
+    ```mlir
+    module attributes {train.step = {entry = "train_step",
+        mesh_shape = array<i64: 2>, mesh_axes = ["data"],
+        arguments = [{train.name = "fc1.weight", train.role = #train.role<param>,
+                      type = tensor<128x784xf32>,
+                      dist.sharding = #dist.sharding<@mesh, [[], []]>}, ...],
+        results = [...]}} { ... }
+    ```
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"",
+           "The step function (default: the only function whose arguments "
+           "or results carry train.role)">,
+    Option<"dropFunctionAttributes", "drop-function-attributes", "bool",
+           /*default=*/"false",
+           "Then remove train.role and train.name from the recorded entry's "
+           "arguments and results (dist-lower-cpu does, before the LLVM "
+           "lowering would copy them onto the C interface, where upstream "
+           "tools cannot parse them)">,
+  ];
+}
+
 #endif // DISTOPT_CONVERSION_PASSES

@@ -1,6 +1,7 @@
 //===- DistToRuntime.cpp - dist collectives to distrt calls ---------------===//
 
 #include "distopt/Conversion/Passes.h"
+#include "distopt/Conversion/StepSignature.h"
 #include "distopt/Dialect/Dist/IR/DistOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -590,6 +591,9 @@ struct DistToRuntimePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // Runners read the step's shardings and mesh, which this pass removes.
+    if (failed(train::recordStepSignature(module)))
+      return signalPassFailure();
     if (backend != "auto")
       module->setAttr(kBackendAttrName,
                       StringAttr::get(module.getContext(), backend));

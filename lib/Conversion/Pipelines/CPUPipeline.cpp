@@ -13,13 +13,17 @@
 
 using namespace mlir;
 
-/// train-to-linalg, elementwise arith to linalg, elementwise fusion that
+/// dist-to-runtime (which records the step's interface), train-to-linalg,
+/// elementwise arith to linalg, elementwise fusion that
 /// keeps matrix products whole, one-shot bufferization of whole functions
 /// (identity layouts at the boundaries, so the JIT and C callers see plain
 /// memrefs), (with `blas`) matrix products through OpenBLAS on the buffers,
 /// ownership-based deallocation, loops, then the LLVM dialect.
 void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas,
                                    bool approximateMath) {
+  // Collectives to runtime calls (a no-op without dist ops); records the
+  // step's interface (train.step) for runners before lowering drops it.
+  pm.addPass(train::createDistToRuntimePass());
   pm.addPass(train::createTrainToLinalgPass());
   // Elementwise arith on tensors (partitioning's mean scaling).
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
@@ -39,6 +43,11 @@ void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas,
   // On buffers, so the calls read and write what the generics did.
   if (blas)
     pm.addPass(train::createDistMatmulToBlasPass());
+  // Roles and names are recorded (train.step): drop them from the entry,
+  // whose C interface would otherwise carry them into the LLVM dialect.
+  train::DistRecordStepPassOptions record;
+  record.dropFunctionAttributes = true;
+  pm.addPass(train::createDistRecordStepPass(record));
   bufferization::buildBufferDeallocationPipeline(pm);
   // Clones the deallocation keeps (a step returning an argument unchanged).
   pm.addPass(createConvertBufferizationToMemRefPass());
@@ -76,7 +85,8 @@ void mlir::train::registerCPUPipeline() {
   PassPipelineRegistration<CPUPipelineOptions>(
       "dist-lower-cpu",
       "Lower a training step (train dialect on tensors) to the LLVM dialect "
-      "for CPUs: train-to-linalg, elementwise fusion, polynomial tanh/exp/log, "
+      "for CPUs: collectives to runtime calls, train-to-linalg, elementwise "
+      "fusion, polynomial tanh/exp/log, "
       "one-shot bufferization, matrix products through OpenBLAS, "
       "deallocation, loops, LLVM",
       [](OpPassManager &pm, const CPUPipelineOptions &options) {

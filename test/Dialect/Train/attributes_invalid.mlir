@@ -59,7 +59,7 @@ func.func @typo(%x: tensor<f32> {train.rol = #train.role<param>}) {
 
 // An unknown train attribute on an op.
 func.func @op_attribute(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'train.neg' op unknown attribute 'train.role' (train attributes on ops are 'train.sharding_rule' and 'train.cost'; roles and names belong on function arguments and results)}}
+  // expected-error @+1 {{'train.neg' op unknown attribute 'train.role' (train attributes on ops are 'train.sharding_rule' and 'train.cost', on modules 'train.step'; roles and names belong on function arguments and results)}}
   %0 = train.neg %x {train.role = #train.role<param>} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
@@ -98,4 +98,18 @@ func.func @no_attributes(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'train.neg' op unknown attribute 'fast' (the op's attributes are: none)}}
   %0 = train.neg %x {fast} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
+}
+
+// -----
+
+// The step record belongs on a module, as a dictionary.
+// expected-error @+1 {{'func.func' op 'train.step' must be a dictionary on a module}}
+func.func @record_on_func() attributes {train.step = {entry = "x"}} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'builtin.module' op 'train.step' must be a dictionary on a module}}
+module attributes {train.step = "train_step"} {
 }

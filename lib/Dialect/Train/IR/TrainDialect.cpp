@@ -3,6 +3,7 @@
 #include "distopt/Dialect/Train/IR/TrainDialect.h"
 #include "distopt/Dialect/Train/IR/TrainOps.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -102,6 +103,12 @@ LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
              << "'" << kShardingRuleAttrName << "' must be a string";
     return success();
   }
+  if (attr.getName() == kStepAttrName) {
+    if (!isa<ModuleOp>(op) || !isa<DictionaryAttr>(attr.getValue()))
+      return op->emitOpError()
+             << "'" << kStepAttrName << "' must be a dictionary on a module";
+    return success();
+  }
   if (attr.getName() == kCostAttrName) {
     if (!isa<DictionaryAttr>(attr.getValue()))
       return op->emitOpError()
@@ -111,6 +118,7 @@ LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
   return op->emitOpError() << "unknown attribute '" << attr.getName().getValue()
                            << "' (train attributes on ops are '"
                            << kShardingRuleAttrName << "' and '"
-                           << kCostAttrName << "'; roles and names belong "
+                           << kCostAttrName << "', on modules '"
+                           << kStepAttrName << "'; roles and names belong "
                            << "on function arguments and results)";
 }

@@ -22,7 +22,10 @@ def Train_Dialect : Dialect {
     `train.role` (`#train.role<param>` ...) and a `train.name` (a stable name
     such as `"fc1.weight"` that binds state and data across steps). Updated
     parameters and optimizer state are results with the name of the argument
-    they replace. `train-verify` checks this structure.
+    they replace. `train-verify` checks this structure. Once lowering has
+    removed these attributes, the module attribute `train.step` (written by
+    `dist-record-step`, `dist-to-runtime` and `dist-lower-cpu`) records the
+    step's interface for runners such as `dist-run`.
 
     All ops work on ranked, statically shaped tensors of floats (f16, bf16,
     f32, f64), signless integers or i1. Every op infers its result type from
@@ -50,6 +53,10 @@ def Train_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kShardingRuleAttrName =
         "train.sharding_rule";
     static constexpr ::llvm::StringLiteral kCostAttrName = "train.cost";
+    /// On a module: the recorded interface of its training step, which
+    /// runners read once lowering removed the function's attributes
+    /// (distopt/Conversion/StepSignature.h).
+    static constexpr ::llvm::StringLiteral kStepAttrName = "train.step";
   }];
 }
 

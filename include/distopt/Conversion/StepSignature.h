@@ -1,0 +1,77 @@
+//===- StepSignature.h - a training step's interface for runners -*- C++ -*-===//
+//
+// What a runner (dist-run) needs to feed a training step: each argument's
+// and result's role, name, type and, for a partitioned step, its sharding
+// and the mesh. The function's attributes and the mesh are lowered away
+// (dist-to-runtime drops shardings and meshes, the LLVM lowering drops
+// argument attributes), so the signature is kept as the module attribute
+// `train.step`, recorded before anything is lost.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DISTOPT_CONVERSION_STEPSIGNATURE_H
+#define DISTOPT_CONVERSION_STEPSIGNATURE_H
+
+#include "distopt/Dialect/Dist/IR/DistOps.h"
+#include "distopt/Dialect/Train/IR/TrainOps.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::train {
+
+/// A training step's interface, as `train.step` records it:
+///
+///   train.step = {entry = "train_step",
+///                 mesh_shape = array<i64: 2>, mesh_axes = ["data"],
+///                 arguments = [{name = "x", role = "input",
+///                               type = tensor<32x784xf32>,
+///                               split = [["data"], []]}, ...],
+///                 results = [...]}
+///
+/// in builtin attributes only, so that upstream tools (mlir-runner,
+/// mlir-translate) read a lowered module. `mesh_*` and `split` (the mesh
+/// axes each dim is split over, major to minor) only for a partitioned
+/// step, whose types are one device's blocks.
+struct StepSignature {
+  struct Value {
+    unsigned index = 0;
+    std::optional<Role> role;
+    /// Empty when the value has no `train.name`.
+    std::string name;
+    RankedTensorType type;
+    /// Per dim, the mesh axes it is split over (ArrayAttrs of StringAttrs);
+    /// null when the value is whole on every device.
+    ArrayAttr split;
+  };
+  std::string entry;
+  /// Empty for a step that is not partitioned (one device).
+  SmallVector<int64_t> meshShape;
+  SmallVector<std::string> meshAxes;
+  SmallVector<Value> arguments, results;
+
+  int64_t getNumDevices() const;
+  /// The position of mesh axis `axis`.
+  int64_t getAxisIndex(StringRef axis) const;
+  /// The product of the sizes of mesh axes `axes`.
+  int64_t getGroupSize(ArrayAttr axes) const;
+};
+
+/// Records the signature of `entryName` (empty: the only function whose
+/// arguments or results carry `train.role`) as `train.step` on `module`,
+/// unless the module has one, and marks the entry `llvm.emit_c_interface`
+/// (runners call it with memref descriptors). Nothing happens when no (or
+/// more than one) function is a training step; fails, with a diagnostic,
+/// when `entryName` names no function or the step's types are not ranked
+/// tensors.
+LogicalResult recordStepSignature(ModuleOp module, StringRef entryName = "");
+
+/// The signature `train.step` records, or failure with a diagnostic at the
+/// module when it is absent or malformed.
+FailureOr<StepSignature> readStepSignature(ModuleOp module);
+
+} // namespace mlir::train
+
+#endif // DISTOPT_CONVERSION_STEPSIGNATURE_H

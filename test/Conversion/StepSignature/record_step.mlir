@@ -1,0 +1,64 @@
+// RUN: dist-opt %s -split-input-file -verify-diagnostics --dist-record-step | FileCheck %s
+// RUN: dist-opt %s -split-input-file -verify-diagnostics --dist-record-step=drop-function-attributes | FileCheck %s --check-prefix=DROP
+
+// A partitioned step: every value's name, role, block type and split axes,
+// and the mesh; the entry gets a C interface.
+// CHECK-LABEL: module attributes {train.step = {
+// CHECK-SAME: arguments = [{name = "w", role = "param", split = {{\[}}[], ["model"]], type = tensor<4x2xf32>},
+// CHECK-SAME: {name = "x", role = "input", split = {{\[}}["data"], []], type = tensor<8x4xf32>},
+// CHECK-SAME: {name = "lr", role = "hyper", split = [], type = tensor<f32>}],
+// CHECK-SAME: entry = "step", mesh_axes = ["data", "model"], mesh_shape = array<i64: 2, 2>,
+// CHECK-SAME: results = [{name = "w", role = "param", split = {{\[}}[], ["model"]], type = tensor<4x2xf32>}]}}
+// CHECK: func.func @step({{.*}}train.name = "w"{{.*}} attributes {dist.partitioned, llvm.emit_c_interface}
+// DROP-LABEL: module attributes {train.step
+// DROP-NOT: train.role
+// DROP-NOT: train.name
+// DROP: attributes {dist.partitioned, llvm.emit_c_interface}
+dist.mesh @mesh {axes = ["data", "model"], shape = array<i64: 2, 2>}
+func.func @step(%w: tensor<4x2xf32> {train.role = #train.role<param>, train.name = "w", dist.sharding = #dist.sharding<@mesh, [[], [model]]>},
+                %x: tensor<8x4xf32> {train.role = #train.role<input>, train.name = "x", dist.sharding = #dist.sharding<@mesh, [[data], []]>},
+                %lr: tensor<f32> {train.role = #train.role<hyper>, train.name = "lr", dist.sharding = #dist.sharding<@mesh, []>})
+    -> (tensor<4x2xf32> {train.role = #train.role<param>, train.name = "w", dist.sharding = #dist.sharding<@mesh, [[], [model]]>})
+    attributes {dist.partitioned} {
+  return %w : tensor<4x2xf32>
+}
+
+// -----
+
+// Not partitioned (annotations only): no mesh and no splits.
+// CHECK-LABEL: module attributes {train.step = {arguments = [{name = "w", role = "param", type = tensor<4xf32>}], entry = "step", results = [{name = "loss", role = "loss", type = tensor<f32>}]}}
+dist.mesh @mesh {axes = ["data"], shape = array<i64: 2>}
+func.func @step(%w: tensor<4xf32> {train.role = #train.role<param>, train.name = "w", dist.sharding = #dist.sharding<@mesh, [[data]]>})
+    -> (tensor<f32> {train.role = #train.role<loss>, train.name = "loss"}) {
+  %l = train.reduce %w {dims = array<i64: 0>, kind = #train.reduce_kind<sum>} : (tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A module that has a record keeps it.
+// CHECK-LABEL: module attributes {train.step = {arguments = [], entry = "lowered", results = []}}
+module attributes {train.step = {arguments = [], entry = "lowered", results = []}} {
+  func.func @step(%w: tensor<4xf32> {train.role = #train.role<param>, train.name = "w"}) -> tensor<4xf32> {
+    return %w : tensor<4xf32>
+  }
+}
+
+// -----
+
+// Two training steps and no entry named, or none at all: nothing recorded.
+// CHECK-LABEL: module {
+// CHECK-NOT: train.step
+func.func @a(%w: tensor<4xf32> {train.role = #train.role<param>}) -> tensor<4xf32> {
+  return %w : tensor<4xf32>
+}
+func.func @b(%w: tensor<4xf32> {train.role = #train.role<param>}) -> tensor<4xf32> {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 is 'memref<4xf32>', not a ranked tensor: the step signature cannot record it}}
+func.func @step(%w: memref<4xf32> {train.role = #train.role<param>}) {
+  return
+}
