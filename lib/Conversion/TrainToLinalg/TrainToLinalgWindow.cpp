@@ -273,105 +273,277 @@ struct PoolBackwardPattern : public OpRewritePattern<OpT> {
   }
 };
 
-/// The attributes every conv op shares, with the channel counts per group.
+/// The shapes and attributes of a conv op, per group: input [n, c, h, w],
+/// filter [f, c / groups, kh, kw], output [n, f, oh, ow].
 struct ConvParams {
   ArrayRef<int64_t> strides, padding, dilations;
   int64_t groups, channelsPerGroup, filtersPerGroup;
+  int64_t batch, height, width, kernelH, kernelW, outH, outW;
+  Type element;
+
+  /// The reduction length of a group's product: channels x kernel taps.
+  int64_t getPatchSize() const {
+    return channelsPerGroup * kernelH * kernelW;
+  }
+  /// Rows of the patch matrix: one per output position of every image.
+  int64_t getRows() const { return batch * outH * outW; }
 };
 
 template <typename OpT>
-static ConvParams getConvParams(OpT op, int64_t channels, int64_t filters) {
+static ConvParams getConvParams(OpT op, RankedTensorType input,
+                                RankedTensorType filter,
+                                RankedTensorType output) {
   int64_t groups = op.getGroups();
-  return {op.getStrides(), op.getPadding(),   op.getDilations(),
-          groups,          channels / groups, filters / groups};
+  return {op.getStrides(),         op.getPadding(),
+          op.getDilations(),       groups,
+          input.getDimSize(1) / groups,
+          output.getDimSize(1) / groups,
+          input.getDimSize(0),     input.getDimSize(2),
+          input.getDimSize(3),     filter.getDimSize(2),
+          filter.getDimSize(3),    output.getDimSize(2),
+          output.getDimSize(3),    input.getElementType()};
 }
 
-/// The padded input read at `(n, group(f) * c/groups + c, oh * sh + kh * dh,
-/// ow * sw + kw * dw)` for loop dims `n, f, c, oh, ow, kh, kw`.
-static AffineMap getConvInputMap(MLIRContext *context, unsigned numDims,
-                                 AffineExpr n, AffineExpr f, AffineExpr c,
-                                 AffineExpr oh, AffineExpr ow, AffineExpr kh,
-                                 AffineExpr kw, const ConvParams &p) {
-  AffineExpr channel = f.floorDiv(p.filtersPerGroup) * p.channelsPerGroup + c;
-  return AffineMap::get(numDims, 0,
-                        {n, channel, oh * p.strides[0] + kh * p.dilations[0],
-                         ow * p.strides[1] + kw * p.dilations[1]},
-                        context);
-}
-
-/// A multiply-accumulate over 7 loops (4 parallel, 3 reduction) of the
-/// zero-padded `input` of a conv op and `other` into a zero-filled tensor of
-/// `type`: conv2d and its filter gradient differ only in which loops index
-/// what. `inputDims` orders the loops as getConvInputMap takes them,
-/// `otherDims` and the output use loops directly.
-template <typename OpT>
-static Value buildConvContraction(PatternRewriter &rewriter, OpT op,
-                                  Value other, RankedTensorType type,
-                                  int64_t filters, ArrayRef<unsigned> inputDims,
-                                  ArrayRef<unsigned> otherDims) {
-  Location loc = op.getLoc();
-  MLIRContext *context = rewriter.getContext();
-  auto inputType = cast<RankedTensorType>(op.getInput().getType());
-  ConvParams p = getConvParams(op, inputType.getDimSize(1), filters);
-  Value zero =
-      identityOf(rewriter, loc, type.getElementType(), ReduceKind::sum);
-  Value padded = padSpatial(rewriter, loc, op.getInput(), p.padding, zero);
-  AffineExpr d[7];
-  for (int i = 0; i < 7; ++i)
-    d[i] = getAffineDimExpr(i, context);
-  SmallVector<AffineExpr> otherExprs;
-  for (unsigned i : otherDims)
-    otherExprs.push_back(d[i]);
+/// C = op(A) x op(B) for 2-D A and B, as the `linalg.generic` that
+/// dist-matmul-to-blas turns into one sgemm (f32) and the loops compute
+/// otherwise.
+static Value buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                         bool transposeLhs, bool transposeRhs) {
+  MLIRContext *context = b.getContext();
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  int64_t m = lhsType.getDimSize(transposeLhs ? 1 : 0);
+  int64_t n = rhsType.getDimSize(transposeRhs ? 0 : 1);
+  AffineExpr i = getAffineDimExpr(0, context), j = getAffineDimExpr(1, context),
+             k = getAffineDimExpr(2, context);
   SmallVector<AffineMap> maps = {
-      getConvInputMap(context, 7, d[inputDims[0]], d[inputDims[1]],
-                      d[inputDims[2]], d[inputDims[3]], d[inputDims[4]],
-                      d[inputDims[5]], d[inputDims[6]], p),
-      AffineMap::get(7, 0, otherExprs, context),
-      AffineMap::get(7, 0, {d[0], d[1], d[2], d[3]}, context)};
+      AffineMap::get(3, 0, transposeLhs ? ArrayRef<AffineExpr>{k, i}
+                                        : ArrayRef<AffineExpr>{i, k},
+                     context),
+      AffineMap::get(3, 0, transposeRhs ? ArrayRef<AffineExpr>{j, k}
+                                        : ArrayRef<AffineExpr>{k, j},
+                     context),
+      AffineMap::get(3, 0, {i, j}, context)};
+  Type element = lhsType.getElementType();
+  Value zero = identityOf(b, loc, element, ReduceKind::sum);
   return buildWindowGeneric(
-      rewriter, loc, ValueRange{padded, other},
-      ValueRange{buildFilled(rewriter, loc, type, zero)}, maps, 4, 3,
-      [&](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
-        return {arith::AddFOp::create(b, l, a[2],
-                                      arith::MulFOp::create(b, l, a[0], a[1]))};
+      b, loc, ValueRange{lhs, rhs},
+      ValueRange{buildFilled(b, loc, RankedTensorType::get({m, n}, element),
+                             zero)},
+      maps, 2, 1,
+      [&](OpBuilder &nb, Location l, ValueRange a) -> SmallVector<Value> {
+        return {arith::AddFOp::create(nb, l, a[2],
+                                      arith::MulFOp::create(nb, l, a[0], a[1]))};
       })[0];
 }
 
-/// conv2d: loops (n, f, oh, ow | c, kh, kw) over the padded input.
+/// Group `g`'s channels of NCHW `value`: `size` channels from `g * size` (a
+/// slice when there are several groups).
+static Value sliceGroup(OpBuilder &b, Location loc, Value value,
+                        const ConvParams &p, int64_t g, int64_t size) {
+  if (p.groups == 1)
+    return value;
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)),
+      strides(4, b.getIndexAttr(1)), sizes;
+  offsets[1] = b.getIndexAttr(g * size);
+  for (int64_t dim = 0; dim < 4; ++dim)
+    sizes.push_back(b.getIndexAttr(dim == 1 ? size : type.getDimSize(dim)));
+  return tensor::ExtractSliceOp::create(b, loc, value, offsets, sizes,
+                                        strides);
+}
+
+/// Group `g`'s patch matrix (im2col) of the zero-padded input: [n * oh *
+/// ow, c/groups * kh * kw], row (n, oh, ow) holding the window
+/// `padded[n, g * c/groups + c, oh * sh + kh * dh, ow * sw + kw * dw]`.
+static Value buildPatches(OpBuilder &b, Location loc, Value padded,
+                          const ConvParams &p, int64_t g) {
+  MLIRContext *context = b.getContext();
+  AffineExpr d[6];
+  for (int i = 0; i < 6; ++i)
+    d[i] = getAffineDimExpr(i, context);
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(6, 0,
+                     {d[0], d[3], d[1] * p.strides[0] + d[4] * p.dilations[0],
+                      d[2] * p.strides[1] + d[5] * p.dilations[1]},
+                     context),
+      b.getMultiDimIdentityMap(6)};
+  auto type = RankedTensorType::get({p.batch, p.outH, p.outW,
+                                     p.channelsPerGroup, p.kernelH, p.kernelW},
+                                    p.element);
+  Value patches =
+      buildWindowGeneric(
+          b, loc,
+          ValueRange{sliceGroup(b, loc, padded, p, g, p.channelsPerGroup)},
+          ValueRange{tensor::EmptyOp::create(b, loc, type.getShape(),
+                                             p.element)},
+          maps, 6, 0,
+          [](OpBuilder &, Location, ValueRange a) -> SmallVector<Value> {
+            return {a[0]};
+          })[0];
+  return tensor::CollapseShapeOp::create(
+      b, loc, patches, ArrayRef<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
+}
+
+/// Group `g`'s filters as a matrix: [f/groups, c/groups * kh * kw].
+static Value buildFilterMatrix(OpBuilder &b, Location loc, Value filter,
+                               const ConvParams &p, int64_t g) {
+  Value block = filter;
+  if (p.groups > 1)
+    block = tensor::ExtractSliceOp::create(
+        b, loc, filter,
+        ArrayRef<OpFoldResult>{b.getIndexAttr(g * p.filtersPerGroup),
+                               b.getIndexAttr(0), b.getIndexAttr(0),
+                               b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(p.filtersPerGroup),
+                               b.getIndexAttr(p.channelsPerGroup),
+                               b.getIndexAttr(p.kernelH),
+                               b.getIndexAttr(p.kernelW)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
+                               b.getIndexAttr(1), b.getIndexAttr(1)});
+  return tensor::CollapseShapeOp::create(
+      b, loc, block, ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
+}
+
+/// Group `g`'s output gradient with positions as rows: [n * oh * ow,
+/// f/groups], row (n, oh, ow) holding `grad[n, g * f/groups + f, oh, ow]`.
+static Value buildGradRows(OpBuilder &b, Location loc, Value grad,
+                           const ConvParams &p, int64_t g) {
+  MLIRContext *context = b.getContext();
+  AffineExpr d[4];
+  for (int i = 0; i < 4; ++i)
+    d[i] = getAffineDimExpr(i, context);
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(4, 0, {d[0], d[3], d[1], d[2]}, context),
+      b.getMultiDimIdentityMap(4)};
+  SmallVector<int64_t> shape = {p.batch, p.outH, p.outW, p.filtersPerGroup};
+  Value rows =
+      buildWindowGeneric(
+          b, loc, ValueRange{sliceGroup(b, loc, grad, p, g, p.filtersPerGroup)},
+          ValueRange{tensor::EmptyOp::create(b, loc, shape, p.element)}, maps,
+          4, 0,
+          [](OpBuilder &, Location, ValueRange a) -> SmallVector<Value> {
+            return {a[0]};
+          })[0];
+  return tensor::CollapseShapeOp::create(
+      b, loc, rows, ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}});
+}
+
+/// `block` placed at `offset` along dim `dim` of `dest` (or `block` itself
+/// when it is all of it).
+static Value insertBlock(OpBuilder &b, Location loc, Value block, Value dest,
+                         int64_t dim, int64_t offset) {
+  auto blockType = cast<RankedTensorType>(block.getType());
+  if (blockType == dest.getType())
+    return block;
+  SmallVector<OpFoldResult> offsets(blockType.getRank(), b.getIndexAttr(0));
+  offsets[dim] = b.getIndexAttr(offset);
+  SmallVector<OpFoldResult> sizes, strides(blockType.getRank(),
+                                           b.getIndexAttr(1));
+  for (int64_t size : blockType.getShape())
+    sizes.push_back(b.getIndexAttr(size));
+  return tensor::InsertSliceOp::create(b, loc, block, dest, offsets, sizes,
+                                       strides);
+}
+
+/// conv2d as one matrix product per group (measured in bench/README.md:
+/// direct loops ran a 3x3 conv layer's step 100x slower than sgemm):
+/// out[n, f, oh, ow] = patches [n*oh*ow, c*kh*kw] x filters^T, transposed
+/// back to NCHW.
 struct Conv2dPattern : public OpRewritePattern<Conv2dOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(Conv2dOp op,
                                 PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *context = rewriter.getContext();
     auto type = cast<RankedTensorType>(op.getType());
-    rewriter.replaceOp(op, buildConvContraction(rewriter, op, op.getFilter(),
-                                                type, type.getDimSize(1),
-                                                {0, 1, 4, 2, 3, 5, 6},
-                                                {1, 4, 5, 6}));
+    ConvParams p = getConvParams(
+        op, cast<RankedTensorType>(op.getInput().getType()),
+        cast<RankedTensorType>(op.getFilter().getType()), type);
+    Value zero = identityOf(rewriter, loc, p.element, ReduceKind::sum);
+    Value padded = padSpatial(rewriter, loc, op.getInput(), p.padding, zero);
+    Value result =
+        tensor::EmptyOp::create(rewriter, loc, type.getShape(), p.element);
+    AffineExpr d[4];
+    for (int i = 0; i < 4; ++i)
+      d[i] = getAffineDimExpr(i, context);
+    for (int64_t g = 0; g < p.groups; ++g) {
+      // (Built one at a time: the IR's order must not depend on the order
+      // in which the compiler evaluates arguments.)
+      Value filters = buildFilterMatrix(rewriter, loc, op.getFilter(), p, g);
+      Value patches = buildPatches(rewriter, loc, padded, p, g);
+      Value product = buildMatmul(rewriter, loc, patches, filters,
+                                  /*transposeLhs=*/false,
+                                  /*transposeRhs=*/true);
+      // [n*oh*ow, f] -> [n, f, oh, ow].
+      Value rows = tensor::ExpandShapeOp::create(
+          rewriter, loc,
+          RankedTensorType::get(
+              {p.batch, p.outH, p.outW, p.filtersPerGroup}, p.element),
+          product, ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}});
+      auto blockType = RankedTensorType::get(
+          {p.batch, p.filtersPerGroup, p.outH, p.outW}, p.element);
+      Value block =
+          buildWindowGeneric(
+              rewriter, loc, ValueRange{rows},
+              ValueRange{tensor::EmptyOp::create(
+                  rewriter, loc, blockType.getShape(), p.element)},
+              {AffineMap::get(4, 0, {d[0], d[2], d[3], d[1]}, context),
+               rewriter.getMultiDimIdentityMap(4)},
+              4, 0,
+              [](OpBuilder &, Location, ValueRange a) -> SmallVector<Value> {
+                return {a[0]};
+              })[0];
+      result = insertBlock(rewriter, loc, block, result, 1,
+                           g * p.filtersPerGroup);
+    }
+    rewriter.replaceOp(op, result);
     return success();
   }
 };
 
-/// conv2d_backward_filter: loops (f, c, kh, kw | n, oh, ow) over the padded
-/// input and the output gradient.
+/// conv2d_backward_filter as one product per group: grad rows^T [f,
+/// n*oh*ow] x patches [n*oh*ow, c*kh*kw].
 struct Conv2dBackwardFilterPattern
     : public OpRewritePattern<Conv2dBackwardFilterOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(Conv2dBackwardFilterOp op,
                                 PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getType());
-    rewriter.replaceOp(
-        op, buildConvContraction(rewriter, op, op.getGradOutput(), type,
-                                 type.getDimSize(0), {4, 0, 1, 5, 6, 2, 3},
-                                 {4, 0, 5, 6}));
+    ConvParams p = getConvParams(
+        op, cast<RankedTensorType>(op.getInput().getType()), type,
+        cast<RankedTensorType>(op.getGradOutput().getType()));
+    Value zero = identityOf(rewriter, loc, p.element, ReduceKind::sum);
+    Value padded = padSpatial(rewriter, loc, op.getInput(), p.padding, zero);
+    Value result =
+        tensor::EmptyOp::create(rewriter, loc, type.getShape(), p.element);
+    for (int64_t g = 0; g < p.groups; ++g) {
+      Value rows = buildGradRows(rewriter, loc, op.getGradOutput(), p, g);
+      Value patches = buildPatches(rewriter, loc, padded, p, g);
+      Value product = buildMatmul(rewriter, loc, rows, patches,
+                                  /*transposeLhs=*/true,
+                                  /*transposeRhs=*/false);
+      Value block = tensor::ExpandShapeOp::create(
+          rewriter, loc,
+          RankedTensorType::get({p.filtersPerGroup, p.channelsPerGroup,
+                                 p.kernelH, p.kernelW},
+                                p.element),
+          product, ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
+      result = insertBlock(rewriter, loc, block, result, 0,
+                           g * p.filtersPerGroup);
+    }
+    rewriter.replaceOp(op, result);
     return success();
   }
 };
 
-/// conv2d_backward_input: loops (n, c, h, w | f in the group, kh, kw); each
-/// input position sums grad_output at the output positions whose window
-/// reaches it times the filter tap.
+/// conv2d_backward_input: the patch gradient grad rows [n*oh*ow, f] x
+/// filters [f, c*kh*kw] per group, then col2im: each input position sums
+/// the patch entries that read it (guarded `tensor.extract`s of the output
+/// positions whose window reaches it).
 struct Conv2dBackwardInputPattern
     : public OpRewritePattern<Conv2dBackwardInputOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -381,56 +553,57 @@ struct Conv2dBackwardInputPattern
     Location loc = op.getLoc();
     MLIRContext *context = rewriter.getContext();
     auto type = cast<RankedTensorType>(op.getType());
-    Value grad = op.getGradOutput();
-    auto gradType = cast<RankedTensorType>(grad.getType());
-    auto filterType = cast<RankedTensorType>(op.getFilter().getType());
-    ConvParams p =
-        getConvParams(op, type.getDimSize(1), gradType.getDimSize(1));
-    Type element = type.getElementType();
-    AffineExpr d[7];
-    for (int i = 0; i < 7; ++i)
+    ConvParams p = getConvParams(
+        op, type, cast<RankedTensorType>(op.getFilter().getType()),
+        cast<RankedTensorType>(op.getGradOutput().getType()));
+    Value zero = identityOf(rewriter, loc, p.element, ReduceKind::sum);
+    Value result =
+        tensor::EmptyOp::create(rewriter, loc, type.getShape(), p.element);
+    AffineExpr d[6];
+    for (int i = 0; i < 6; ++i)
       d[i] = getAffineDimExpr(i, context);
-    AffineExpr filter =
-        d[1].floorDiv(p.channelsPerGroup) * p.filtersPerGroup + d[4];
-    SmallVector<AffineMap> maps = {
-        AffineMap::get(7, 0, {filter, d[1] % p.channelsPerGroup, d[5], d[6]},
-                       context),
-        AffineMap::get(7, 0, {d[4], d[5], d[6]}, context),
-        AffineMap::get(7, 0, {d[0], d[1], d[2], d[3]}, context)};
-    Value zero = identityOf(rewriter, loc, element, ReduceKind::sum);
-    Value window = buildWindow(
-        rewriter, loc,
-        {p.filtersPerGroup, filterType.getDimSize(2), filterType.getDimSize(3)},
-        element);
-    rewriter.replaceOp(
-        op,
-        buildWindowGeneric(
-            rewriter, loc, ValueRange{op.getFilter(), window},
-            ValueRange{buildFilled(rewriter, loc, type, zero)}, maps, 4, 3,
-            [&](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
-              SmallVector<Value> at = getIndices(b, l, 7);
-              auto [oh, validH] =
-                  windowSource(b, l, at[2], at[5], p.padding[0], p.strides[0],
-                               p.dilations[0], gradType.getDimSize(2));
-              auto [ow, validW] =
-                  windowSource(b, l, at[3], at[6], p.padding[2], p.strides[1],
-                               p.dilations[1], gradType.getDimSize(3));
-              Value f = arith::AddIOp::create(
-                  b, l,
-                  arith::MulIOp::create(
-                      b, l,
-                      arith::DivSIOp::create(
-                          b, l, at[1], indexConstant(b, l, p.channelsPerGroup)),
-                      indexConstant(b, l, p.filtersPerGroup)),
-                  at[4]);
-              Value g = tensor::ExtractOp::create(b, l, grad,
-                                                  ValueRange{at[0], f, oh, ow});
-              Value sum = arith::AddFOp::create(
-                  b, l, a[2], arith::MulFOp::create(b, l, g, a[0]));
-              return {arith::SelectOp::create(
-                  b, l, arith::AndIOp::create(b, l, validH, validW), sum,
-                  a[2])};
-            }));
+    for (int64_t g = 0; g < p.groups; ++g) {
+      Value rows = buildGradRows(rewriter, loc, op.getGradOutput(), p, g);
+      Value filters = buildFilterMatrix(rewriter, loc, op.getFilter(), p, g);
+      Value product = buildMatmul(rewriter, loc, rows, filters,
+                                  /*transposeLhs=*/false,
+                                  /*transposeRhs=*/false);
+      Value patchGrad = tensor::ExpandShapeOp::create(
+          rewriter, loc,
+          RankedTensorType::get({p.batch, p.outH, p.outW, p.channelsPerGroup,
+                                 p.kernelH, p.kernelW},
+                                p.element),
+          product, ArrayRef<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
+      // Loops (n, c, h, w | kh, kw).
+      auto blockType = RankedTensorType::get(
+          {p.batch, p.channelsPerGroup, p.height, p.width}, p.element);
+      Value block = buildWindowGeneric(
+          rewriter, loc,
+          ValueRange{buildWindow(rewriter, loc, {p.kernelH, p.kernelW},
+                                 p.element)},
+          ValueRange{buildFilled(rewriter, loc, blockType, zero)},
+          {AffineMap::get(6, 0, {d[4], d[5]}, context),
+           AffineMap::get(6, 0, {d[0], d[1], d[2], d[3]}, context)},
+          4, 2,
+          [&](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
+            SmallVector<Value> at = getIndices(b, l, 6);
+            auto [oh, validH] =
+                windowSource(b, l, at[2], at[4], p.padding[0], p.strides[0],
+                             p.dilations[0], p.outH);
+            auto [ow, validW] =
+                windowSource(b, l, at[3], at[5], p.padding[2], p.strides[1],
+                             p.dilations[1], p.outW);
+            Value entry = tensor::ExtractOp::create(
+                b, l, patchGrad, ValueRange{at[0], oh, ow, at[1], at[4], at[5]});
+            Value sum = arith::AddFOp::create(b, l, a[1], entry);
+            return {arith::SelectOp::create(
+                b, l, arith::AndIOp::create(b, l, validH, validW), sum,
+                a[1])};
+          })[0];
+      result = insertBlock(rewriter, loc, block, result, 1,
+                           g * p.channelsPerGroup);
+    }
+    rewriter.replaceOp(op, result);
     return success();
   }
 };

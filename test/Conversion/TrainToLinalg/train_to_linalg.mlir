@@ -412,46 +412,70 @@ func.func @batch_norm_backward(%g: tensor<4x3xf32>, %x: tensor<4x3xf32>, %mean: 
 
 // -----
 
-// conv2d (strided, dilated, 2 groups, padded): the input is padded first,
-// then one reduction over (c, kh, kw) whose input map walks the window and
-// picks the group's channels with floordiv.
-// CHECK-DAG: #[[$IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, (d1 floordiv 3) * 2 + d4, d2 * 2 + d5, d3 + d6 * 2)>
-// CHECK-DAG: #[[$FILTER:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
-// CHECK-DAG: #[[$OUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+// conv2d (strided, dilated, 2 groups, padded) as matrix products: the
+// input is padded, then per group the patch matrix (im2col: one row per
+// output position, whose map walks the window), its product with the
+// group's filters (transposed) and the transpose back to NCHW, placed at
+// the group's channels.
+// CHECK-DAG: #[[$WALK:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1 * 2 + d4, d2 + d5 * 2)>
+// CHECK-DAG: #[[$A:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[$BT:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[$C:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[$NCHW:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3, d1)>
 // CHECK-LABEL: func.func @conv2d
 func.func @conv2d(%x: tensor<1x4x6x6xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x3x4xf32> {
   // CHECK: %[[P:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x4x8x8xf32>)
-  // CHECK: %[[Z:.*]] = linalg.fill
-  // CHECK: linalg.generic {indexing_maps = [#[[$IN]], #[[$FILTER]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[P]], %{{.*}} : tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>) outs(%[[Z]] : tensor<1x6x3x4xf32>)
-  // CHECK: arith.mulf
-  // CHECK: arith.addf
+  // CHECK: %[[Y:.*]] = tensor.empty() : tensor<1x6x3x4xf32>
+  // CHECK: %[[W0:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0, 0] [3, 2, 3, 3] [1, 1, 1, 1]
+  // CHECK: %[[F0:.*]] = tensor.collapse_shape %[[W0]] {{\[}}[0], [1, 2, 3]] : tensor<3x2x3x3xf32> into tensor<3x18xf32>
+  // CHECK: %[[X0:.*]] = tensor.extract_slice %[[P]][0, 0, 0, 0] [1, 2, 8, 8]
+  // CHECK: %[[COL:.*]] = linalg.generic {indexing_maps = [#[[$WALK]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[X0]] : tensor<1x2x8x8xf32>) outs(%{{.*}} : tensor<1x3x4x2x3x3xf32>)
+  // CHECK: %[[ROWS:.*]] = tensor.collapse_shape %[[COL]] {{\[}}[0, 1, 2], [3, 4, 5]] : tensor<1x3x4x2x3x3xf32> into tensor<12x18xf32>
+  // CHECK: %[[MM:.*]] = linalg.generic {indexing_maps = [#[[$A]], #[[$BT]], #[[$C]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[ROWS]], %[[F0]] : tensor<12x18xf32>, tensor<3x18xf32>) outs(%{{.*}} : tensor<12x3xf32>)
+  // CHECK: %[[E:.*]] = tensor.expand_shape %[[MM]] {{\[}}[0, 1, 2], [3]] output_shape [1, 3, 4, 3]
+  // CHECK: %[[T:.*]] = linalg.generic {indexing_maps = [#[[$NCHW]], #{{.*}}], {{.*}} ins(%[[E]] : tensor<1x3x4x3xf32>) outs(%{{.*}} : tensor<1x3x3x4xf32>)
+  // CHECK: %[[Y0:.*]] = tensor.insert_slice %[[T]] into %[[Y]][0, 0, 0, 0] [1, 3, 3, 4]
+  // CHECK: tensor.extract_slice %{{.*}}[3, 0, 0, 0] [3, 2, 3, 3]
+  // CHECK: tensor.extract_slice %[[P]][0, 2, 0, 0] [1, 2, 8, 8]
+  // CHECK: %[[Y1:.*]] = tensor.insert_slice %{{.*}} into %[[Y0]][0, 3, 0, 0] [1, 3, 3, 4]
+  // CHECK: return %[[Y1]]
   %y = train.conv2d %x, %w {strides = array<i64: 2, 1>, padding = array<i64: 1, 1, 0, 2>, dilations = array<i64: 1, 2>, groups = 2 : i64} : (tensor<1x4x6x6xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x3x4xf32>
   return %y : tensor<1x6x3x4xf32>
 }
 
 // -----
 
-// conv2d_backward_filter: loops (f, c, kh, kw | n, oh, ow) over the padded
-// input and the output gradient.
-// CHECK-DAG: #[[$GRAD:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0, d5, d6)>
+// conv2d_backward_filter as one product: the output gradient with positions
+// as rows ([n*oh*ow, f], transposed) times the patch matrix, expanded to
+// the filter's shape.
+// CHECK-DAG: #[[$ROWS:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d1, d2)>
+// CHECK-DAG: #[[$AT:.*]] = affine_map<(d0, d1, d2) -> (d2, d0)>
+// CHECK-DAG: #[[$B:.*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
 // CHECK-LABEL: func.func @conv2d_backward_filter
 func.func @conv2d_backward_filter(%x: tensor<1x3x5x5xf32>, %g: tensor<1x4x3x3xf32>) -> tensor<4x3x3x3xf32> {
-  // CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[$GRAD]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+  // CHECK: %[[G:.*]] = linalg.generic {indexing_maps = [#[[$ROWS]], #{{.*}}], {{.*}} ins(%{{.*}} : tensor<1x4x3x3xf32>) outs(%{{.*}} : tensor<1x3x3x4xf32>)
+  // CHECK: %[[GR:.*]] = tensor.collapse_shape %[[G]] {{\[}}[0, 1, 2], [3]] : tensor<1x3x3x4xf32> into tensor<9x4xf32>
+  // CHECK: %[[PR:.*]] = tensor.collapse_shape %{{.*}} : tensor<1x3x3x3x3x3xf32> into tensor<9x27xf32>
+  // CHECK: %[[MM:.*]] = linalg.generic {indexing_maps = [#[[$AT]], #[[$B]], #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[GR]], %[[PR]] : tensor<9x4xf32>, tensor<9x27xf32>) outs(%{{.*}} : tensor<4x27xf32>)
+  // CHECK: %[[R:.*]] = tensor.expand_shape %[[MM]] {{\[}}[0], [1, 2, 3]] output_shape [4, 3, 3, 3]
+  // CHECK: return %[[R]]
   %r = train.conv2d_backward_filter %x, %g {kernel_size = array<i64: 3, 3>} : (tensor<1x3x5x5xf32>, tensor<1x4x3x3xf32>) -> tensor<4x3x3x3xf32>
   return %r : tensor<4x3x3x3xf32>
 }
 
 // -----
 
-// conv2d_backward_input: each input position reduces over (f, kh, kw) (an
-// empty [f, kh, kw] tensor bounds the loops), reading the output gradient
-// where the window reaches it.
+// conv2d_backward_input: the patch gradient (gradient rows times filters),
+// then col2im: each input position sums, over the window taps (an empty
+// [kh, kw] tensor bounds the loops), the patch entries that read it.
 // CHECK-LABEL: func.func @conv2d_backward_input
 func.func @conv2d_backward_input(%g: tensor<1x4x3x3xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x3x5x5xf32> {
-  // CHECK: %[[WIN:.*]] = tensor.empty() : tensor<4x3x3xf32>
-  // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%{{.*}}, %[[WIN]] : tensor<4x3x3x3xf32>, tensor<4x3x3xf32>)
+  // CHECK: %[[MM:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<9x4xf32>, tensor<4x27xf32>) outs(%{{.*}} : tensor<9x27xf32>)
+  // CHECK: %[[PG:.*]] = tensor.expand_shape %[[MM]] {{\[}}[0, 1, 2], [3, 4, 5]] output_shape [1, 3, 3, 3, 3, 3]
+  // CHECK: %[[WIN:.*]] = tensor.empty() : tensor<3x3xf32>
+  // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[WIN]] : tensor<3x3xf32>) outs(%{{.*}} : tensor<1x3x5x5xf32>)
   // CHECK: arith.cmpi slt
-  // CHECK: tensor.extract %{{.*}} : tensor<1x4x3x3xf32>
+  // CHECK: tensor.extract %[[PG]]
   // CHECK: arith.select
   %r = train.conv2d_backward_input %g, %w {input_size = array<i64: 5, 5>} : (tensor<1x4x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x5x5xf32>
   return %r : tensor<1x3x5x5xf32>
