@@ -79,12 +79,29 @@ static linalg::FillOp findZeroFill(linalg::GenericOp op, Value out) {
   return nullptr;
 }
 
-/// True when `type` is a static, contiguous row-major f32 buffer (any
-/// offset), what sgemm's leading dimensions describe.
-static bool isDenseF32(Type type) {
+/// True when `type` is a static f32 buffer whose last dim is contiguous,
+/// whose rows are at least a row apart, and whose first `batchDims` dims
+/// flatten into one batch dim: what sgemm's leading dimension and the
+/// kernel's batch stride describe.
+static bool isBlasOperand(Type type, unsigned batchDims) {
   auto memref = dyn_cast<MemRefType>(type);
-  return memref && memref.getElementType().isF32() &&
-         memref::isStaticShapeAndContiguousRowMajor(memref);
+  if (!memref || !memref.getElementType().isF32() ||
+      !memref.hasStaticShape() || memref.getRank() < 2)
+    return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(memref.getStridesAndOffset(strides, offset)) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return false;
+  int64_t rank = memref.getRank();
+  if (strides[rank - 1] != 1 ||
+      (memref.getDimSize(rank - 2) > 1 &&
+       strides[rank - 2] < memref.getDimSize(rank - 1)))
+    return false;
+  for (unsigned i = 0; i + 1 < batchDims; ++i)
+    if (strides[i] != strides[i + 1] * memref.getDimSize(i + 1))
+      return false;
+  return true;
 }
 
 bool mlir::train::isBlasContraction(linalg::LinalgOp op) {
@@ -95,80 +112,65 @@ bool mlir::train::isBlasContraction(linalg::LinalgOp op) {
          getElementTypeOrSelf(generic.getDpsInits()[0].getType()).isF32();
 }
 
-/// The gemm `op` is, or nullopt.
+/// The gemm `op` is, or nullopt. The output must be [batch..., m, n] and
+/// the one reduction dim k; A is [batch..., m, k] or [batch..., k, m] with
+/// all the batch dims or none (one matrix for every batch), likewise B with
+/// n.
 static std::optional<Gemm> matchGemm(linalg::GenericOp op) {
   if (!op.hasPureBufferSemantics() || !train::isBlasContraction(op))
     return std::nullopt;
-  for (Value operand : op->getOperands())
-    if (!isDenseF32(operand.getType()))
-      return std::nullopt;
-  // The output must start from zero: C = A x B.
+  // The output must be dense and start from zero: C = A x B.
   Value out = op.getDpsInits()[0];
+  auto outType = dyn_cast<MemRefType>(out.getType());
+  if (!outType || !memref::isStaticShapeAndContiguousRowMajor(outType))
+    return std::nullopt;
   linalg::FillOp fill = findZeroFill(op, out);
   if (!fill)
     return std::nullopt;
-  FailureOr<linalg::ContractionDimensions> dims =
-      linalg::inferContractionDims(cast<linalg::LinalgOp>(op.getOperation()));
-  if (failed(dims) || dims->m.empty() || dims->n.size() != 1 ||
-      dims->k.size() != 1)
-    return std::nullopt;
+  SmallVector<unsigned> reductions;
+  op.getReductionDims(reductions);
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   auto a = getDims(maps[0]), b = getDims(maps[1]), c = getDims(maps[2]);
-  if (!a || !b || !c)
+  if (reductions.size() != 1 || !a || !b || !c || c->size() < 2 ||
+      c->size() != op.getNumParallelLoops())
     return std::nullopt;
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  Gemm gemm;
-  gemm.fill = fill;
-  if (dims->m.size() > 1) {
-    // Several m dims (the batch of an A multiplied by a B shared by every
-    // batch): with A = [m..., k] and C = [m..., n] row-major, they merge
-    // into one m of their product.
-    SmallVector<unsigned> ms(dims->m.begin(), dims->m.end());
-    SmallVector<unsigned> wantA(ms), wantC(ms);
-    wantA.push_back(dims->k[0]);
-    wantC.push_back(dims->n[0]);
-    bool plainB = b->size() == 2 && (*b)[0] == dims->k[0] &&
-                  (*b)[1] == dims->n[0];
-    bool transB = b->size() == 2 && (*b)[0] == dims->n[0] &&
-                  (*b)[1] == dims->k[0];
-    if (!dims->batch.empty() || *a != wantA || *c != wantC ||
-        !(plainB || transB))
-      return std::nullopt;
-    gemm.m = 1;
-    for (unsigned d : ms)
-      gemm.m *= ranges[d];
-    gemm.n = ranges[dims->n[0]];
-    gemm.k = ranges[dims->k[0]];
-    gemm.transB = transB;
-    return gemm;
-  }
-  unsigned m = dims->m[0], n = dims->n[0], k = dims->k[0];
-  SmallVector<unsigned> batch(dims->batch.begin(), dims->batch.end());
-  // C is [batch..., m, n].
-  SmallVector<unsigned> wantC(batch);
-  wantC.append({m, n});
-  if (*c != wantC)
-    return std::nullopt;
+  unsigned k = reductions[0], m = (*c)[c->size() - 2], n = c->back();
+  ArrayRef<unsigned> batch = ArrayRef<unsigned>(*c).drop_back(2);
   auto operand = [&](ArrayRef<unsigned> got, unsigned rows, unsigned cols,
                      bool &transposed, bool &batched) {
     batched = got.size() == batch.size() + 2;
     if (!batched && got.size() != 2)
       return false;
-    if (batched && ArrayRef<unsigned>(got).take_front(batch.size()) !=
-                       ArrayRef<unsigned>(batch))
+    if (batched && got.take_front(batch.size()) != batch)
       return false;
     ArrayRef<unsigned> matrix = got.take_back(2);
     transposed = matrix[0] == cols && matrix[1] == rows;
     return transposed || (matrix[0] == rows && matrix[1] == cols);
   };
+  Gemm gemm;
+  gemm.fill = fill;
   if (!operand(*a, m, k, gemm.transA, gemm.batchedA) ||
       !operand(*b, k, n, gemm.transB, gemm.batchedB))
     return std::nullopt;
+  Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
+  if (!isBlasOperand(lhs.getType(), gemm.batchedA ? batch.size() : 0) ||
+      !isBlasOperand(rhs.getType(), gemm.batchedB ? batch.size() : 0))
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   for (unsigned d : batch)
     gemm.batch *= ranges[d];
   gemm.m = ranges[m];
   gemm.n = ranges[n];
   gemm.k = ranges[k];
+  // A batch of row-major A's times one B is one taller product when A is
+  // [batch * m, k] in memory, as C is [batch * m, n].
+  if (gemm.batchedA && !gemm.batchedB && !gemm.transA &&
+      memref::isStaticShapeAndContiguousRowMajor(
+          cast<MemRefType>(lhs.getType()))) {
+    gemm.m *= gemm.batch;
+    gemm.batch = 1;
+    gemm.batchedA = false;
+  }
   return gemm;
 }
 

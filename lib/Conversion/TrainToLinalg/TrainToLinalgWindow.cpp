@@ -304,36 +304,65 @@ static ConvParams getConvParams(OpT op, RankedTensorType input,
           output.getDimSize(3),    input.getElementType()};
 }
 
-/// C = op(A) x op(B) for 2-D A and B, as the `linalg.generic` that
-/// dist-matmul-to-blas turns into one sgemm (f32) and the loops compute
-/// otherwise.
+/// C[b] = op(A[b]) x op(B[b]) over a leading batch dim of `batch` (0: no
+/// batch dim), where A (B) has the batch dim only when `batchedLhs`
+/// (`batchedRhs`): the `linalg.generic` that dist-matmul-to-blas turns into
+/// sgemm calls (f32) and the loops compute otherwise.
 static Value buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
-                         bool transposeLhs, bool transposeRhs) {
+                         int64_t batch, bool transposeLhs, bool transposeRhs) {
   MLIRContext *context = b.getContext();
   auto lhsType = cast<RankedTensorType>(lhs.getType());
   auto rhsType = cast<RankedTensorType>(rhs.getType());
-  int64_t m = lhsType.getDimSize(transposeLhs ? 1 : 0);
-  int64_t n = rhsType.getDimSize(transposeRhs ? 0 : 1);
-  AffineExpr i = getAffineDimExpr(0, context), j = getAffineDimExpr(1, context),
-             k = getAffineDimExpr(2, context);
+  bool batchedLhs = batch && lhsType.getRank() == 3;
+  bool batchedRhs = batch && rhsType.getRank() == 3;
+  ArrayRef<int64_t> lhsShape = lhsType.getShape().take_back(2);
+  ArrayRef<int64_t> rhsShape = rhsType.getShape().take_back(2);
+  int64_t m = lhsShape[transposeLhs ? 1 : 0];
+  int64_t n = rhsShape[transposeRhs ? 0 : 1];
+  unsigned numDims = batch ? 4 : 3;
+  AffineExpr bt = getAffineDimExpr(0, context);
+  AffineExpr i = getAffineDimExpr(numDims - 3, context),
+             j = getAffineDimExpr(numDims - 2, context),
+             k = getAffineDimExpr(numDims - 1, context);
+  auto map = [&](bool batched, AffineExpr row, AffineExpr col) {
+    SmallVector<AffineExpr> exprs;
+    if (batched)
+      exprs.push_back(bt);
+    exprs.append({row, col});
+    return AffineMap::get(numDims, 0, exprs, context);
+  };
   SmallVector<AffineMap> maps = {
-      AffineMap::get(3, 0, transposeLhs ? ArrayRef<AffineExpr>{k, i}
-                                        : ArrayRef<AffineExpr>{i, k},
-                     context),
-      AffineMap::get(3, 0, transposeRhs ? ArrayRef<AffineExpr>{j, k}
-                                        : ArrayRef<AffineExpr>{k, j},
-                     context),
-      AffineMap::get(3, 0, {i, j}, context)};
+      transposeLhs ? map(batchedLhs, k, i) : map(batchedLhs, i, k),
+      transposeRhs ? map(batchedRhs, j, k) : map(batchedRhs, k, j),
+      map(batch != 0, i, j)};
+  SmallVector<int64_t> shape;
+  if (batch)
+    shape.push_back(batch);
+  shape.append({m, n});
   Type element = lhsType.getElementType();
   Value zero = identityOf(b, loc, element, ReduceKind::sum);
   return buildWindowGeneric(
       b, loc, ValueRange{lhs, rhs},
-      ValueRange{buildFilled(b, loc, RankedTensorType::get({m, n}, element),
+      ValueRange{buildFilled(b, loc, RankedTensorType::get(shape, element),
                              zero)},
-      maps, 2, 1,
+      maps, numDims - 1, 1,
       [&](OpBuilder &nb, Location l, ValueRange a) -> SmallVector<Value> {
         return {arith::AddFOp::create(nb, l, a[2],
                                       arith::MulFOp::create(nb, l, a[0], a[1]))};
+      })[0];
+}
+
+/// A copy of `value` through `map` (a permutation or slice of its dims)
+/// into a new tensor of `shape`.
+static Value buildCopy(OpBuilder &b, Location loc, Value value, AffineMap map,
+                       ArrayRef<int64_t> shape) {
+  Type element = cast<RankedTensorType>(value.getType()).getElementType();
+  return buildWindowGeneric(
+      b, loc, ValueRange{value},
+      ValueRange{tensor::EmptyOp::create(b, loc, shape, element)},
+      {map, b.getMultiDimIdentityMap(shape.size())}, shape.size(), 0,
+      [](OpBuilder &, Location, ValueRange a) -> SmallVector<Value> {
+        return {a[0]};
       })[0];
 }
 
@@ -353,36 +382,41 @@ static Value sliceGroup(OpBuilder &b, Location loc, Value value,
                                         strides);
 }
 
-/// Group `g`'s patch matrix (im2col) of the zero-padded input: [n * oh *
-/// ow, c/groups * kh * kw], row (n, oh, ow) holding the window
-/// `padded[n, g * c/groups + c, oh * sh + kh * dh, ow * sw + kw * dw]`.
+/// Group `g`'s channels of NCHW `value` as a contiguous [n, size, h * w]
+/// (a copy when there are several groups: BLAS needs each image's block
+/// dense).
+static Value buildGroupMatrix(OpBuilder &b, Location loc, Value value,
+                              const ConvParams &p, int64_t g, int64_t size) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (p.groups > 1)
+    value = buildCopy(b, loc, sliceGroup(b, loc, value, p, g, size),
+                      b.getMultiDimIdentityMap(4),
+                      {type.getDimSize(0), size, type.getDimSize(2),
+                       type.getDimSize(3)});
+  return tensor::CollapseShapeOp::create(
+      b, loc, value, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
+}
+
+/// Group `g`'s patches (im2col) of the zero-padded input, one matrix per
+/// image: [n, c/groups * kh * kw, oh * ow], entry (n, (c, kh, kw), (oh,
+/// ow)) = `padded[n, g * c/groups + c, oh * sh + kh * dh, ow * sw + kw *
+/// dw]` (the innermost loop walks ow: contiguous reads for stride 1).
 static Value buildPatches(OpBuilder &b, Location loc, Value padded,
                           const ConvParams &p, int64_t g) {
   MLIRContext *context = b.getContext();
   AffineExpr d[6];
   for (int i = 0; i < 6; ++i)
     d[i] = getAffineDimExpr(i, context);
-  SmallVector<AffineMap> maps = {
+  // Loops (n, c, kh, kw, oh, ow).
+  Value patches = buildCopy(
+      b, loc, sliceGroup(b, loc, padded, p, g, p.channelsPerGroup),
       AffineMap::get(6, 0,
-                     {d[0], d[3], d[1] * p.strides[0] + d[4] * p.dilations[0],
-                      d[2] * p.strides[1] + d[5] * p.dilations[1]},
+                     {d[0], d[1], d[4] * p.strides[0] + d[2] * p.dilations[0],
+                      d[5] * p.strides[1] + d[3] * p.dilations[1]},
                      context),
-      b.getMultiDimIdentityMap(6)};
-  auto type = RankedTensorType::get({p.batch, p.outH, p.outW,
-                                     p.channelsPerGroup, p.kernelH, p.kernelW},
-                                    p.element);
-  Value patches =
-      buildWindowGeneric(
-          b, loc,
-          ValueRange{sliceGroup(b, loc, padded, p, g, p.channelsPerGroup)},
-          ValueRange{tensor::EmptyOp::create(b, loc, type.getShape(),
-                                             p.element)},
-          maps, 6, 0,
-          [](OpBuilder &, Location, ValueRange a) -> SmallVector<Value> {
-            return {a[0]};
-          })[0];
+      {p.batch, p.channelsPerGroup, p.kernelH, p.kernelW, p.outH, p.outW});
   return tensor::CollapseShapeOp::create(
-      b, loc, patches, ArrayRef<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
+      b, loc, patches, ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
 }
 
 /// Group `g`'s filters as a matrix: [f/groups, c/groups * kh * kw].
@@ -405,30 +439,6 @@ static Value buildFilterMatrix(OpBuilder &b, Location loc, Value filter,
       b, loc, block, ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
 }
 
-/// Group `g`'s output gradient with positions as rows: [n * oh * ow,
-/// f/groups], row (n, oh, ow) holding `grad[n, g * f/groups + f, oh, ow]`.
-static Value buildGradRows(OpBuilder &b, Location loc, Value grad,
-                           const ConvParams &p, int64_t g) {
-  MLIRContext *context = b.getContext();
-  AffineExpr d[4];
-  for (int i = 0; i < 4; ++i)
-    d[i] = getAffineDimExpr(i, context);
-  SmallVector<AffineMap> maps = {
-      AffineMap::get(4, 0, {d[0], d[3], d[1], d[2]}, context),
-      b.getMultiDimIdentityMap(4)};
-  SmallVector<int64_t> shape = {p.batch, p.outH, p.outW, p.filtersPerGroup};
-  Value rows =
-      buildWindowGeneric(
-          b, loc, ValueRange{sliceGroup(b, loc, grad, p, g, p.filtersPerGroup)},
-          ValueRange{tensor::EmptyOp::create(b, loc, shape, p.element)}, maps,
-          4, 0,
-          [](OpBuilder &, Location, ValueRange a) -> SmallVector<Value> {
-            return {a[0]};
-          })[0];
-  return tensor::CollapseShapeOp::create(
-      b, loc, rows, ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}});
-}
-
 /// `block` placed at `offset` along dim `dim` of `dest` (or `block` itself
 /// when it is all of it).
 static Value insertBlock(OpBuilder &b, Location loc, Value block, Value dest,
@@ -446,17 +456,16 @@ static Value insertBlock(OpBuilder &b, Location loc, Value block, Value dest,
                                        strides);
 }
 
-/// conv2d as one matrix product per group (measured in bench/README.md:
-/// direct loops ran a 3x3 conv layer's step 100x slower than sgemm):
-/// out[n, f, oh, ow] = patches [n*oh*ow, c*kh*kw] x filters^T, transposed
-/// back to NCHW.
+/// conv2d as one batched matrix product per group (im2col; measured in
+/// bench/README.md against the direct 7-loop contraction it replaced):
+/// out[n] = filters [f, c*kh*kw] x patches[n] [c*kh*kw, oh*ow], which is
+/// NCHW already.
 struct Conv2dPattern : public OpRewritePattern<Conv2dOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(Conv2dOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    MLIRContext *context = rewriter.getContext();
     auto type = cast<RankedTensorType>(op.getType());
     ConvParams p = getConvParams(
         op, cast<RankedTensorType>(op.getInput().getType()),
@@ -465,36 +474,19 @@ struct Conv2dPattern : public OpRewritePattern<Conv2dOp> {
     Value padded = padSpatial(rewriter, loc, op.getInput(), p.padding, zero);
     Value result =
         tensor::EmptyOp::create(rewriter, loc, type.getShape(), p.element);
-    AffineExpr d[4];
-    for (int i = 0; i < 4; ++i)
-      d[i] = getAffineDimExpr(i, context);
     for (int64_t g = 0; g < p.groups; ++g) {
       // (Built one at a time: the IR's order must not depend on the order
       // in which the compiler evaluates arguments.)
       Value filters = buildFilterMatrix(rewriter, loc, op.getFilter(), p, g);
       Value patches = buildPatches(rewriter, loc, padded, p, g);
-      Value product = buildMatmul(rewriter, loc, patches, filters,
+      Value product = buildMatmul(rewriter, loc, filters, patches, p.batch,
                                   /*transposeLhs=*/false,
-                                  /*transposeRhs=*/true);
-      // [n*oh*ow, f] -> [n, f, oh, ow].
-      Value rows = tensor::ExpandShapeOp::create(
+                                  /*transposeRhs=*/false);
+      Value block = tensor::ExpandShapeOp::create(
           rewriter, loc,
-          RankedTensorType::get(
-              {p.batch, p.outH, p.outW, p.filtersPerGroup}, p.element),
-          product, ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}});
-      auto blockType = RankedTensorType::get(
-          {p.batch, p.filtersPerGroup, p.outH, p.outW}, p.element);
-      Value block =
-          buildWindowGeneric(
-              rewriter, loc, ValueRange{rows},
-              ValueRange{tensor::EmptyOp::create(
-                  rewriter, loc, blockType.getShape(), p.element)},
-              {AffineMap::get(4, 0, {d[0], d[2], d[3], d[1]}, context),
-               rewriter.getMultiDimIdentityMap(4)},
-              4, 0,
-              [](OpBuilder &, Location, ValueRange a) -> SmallVector<Value> {
-                return {a[0]};
-              })[0];
+          RankedTensorType::get({p.batch, p.filtersPerGroup, p.outH, p.outW},
+                                p.element),
+          product, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
       result = insertBlock(rewriter, loc, block, result, 1,
                            g * p.filtersPerGroup);
     }
@@ -503,8 +495,8 @@ struct Conv2dPattern : public OpRewritePattern<Conv2dOp> {
   }
 };
 
-/// conv2d_backward_filter as one product per group: grad rows^T [f,
-/// n*oh*ow] x patches [n*oh*ow, c*kh*kw].
+/// conv2d_backward_filter: per image, grad[n] [f, oh*ow] x patches[n]^T
+/// [oh*ow, c*kh*kw] (one batched product per group), summed over images.
 struct Conv2dBackwardFilterPattern
     : public OpRewritePattern<Conv2dBackwardFilterOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -512,6 +504,7 @@ struct Conv2dBackwardFilterPattern
   LogicalResult matchAndRewrite(Conv2dBackwardFilterOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
+    MLIRContext *context = rewriter.getContext();
     auto type = cast<RankedTensorType>(op.getType());
     ConvParams p = getConvParams(
         op, cast<RankedTensorType>(op.getInput().getType()), type,
@@ -520,18 +513,34 @@ struct Conv2dBackwardFilterPattern
     Value padded = padSpatial(rewriter, loc, op.getInput(), p.padding, zero);
     Value result =
         tensor::EmptyOp::create(rewriter, loc, type.getShape(), p.element);
+    AffineExpr d[3];
+    for (int i = 0; i < 3; ++i)
+      d[i] = getAffineDimExpr(i, context);
     for (int64_t g = 0; g < p.groups; ++g) {
-      Value rows = buildGradRows(rewriter, loc, op.getGradOutput(), p, g);
+      Value grad = buildGroupMatrix(rewriter, loc, op.getGradOutput(), p, g,
+                                    p.filtersPerGroup);
       Value patches = buildPatches(rewriter, loc, padded, p, g);
-      Value product = buildMatmul(rewriter, loc, rows, patches,
-                                  /*transposeLhs=*/true,
-                                  /*transposeRhs=*/false);
+      Value perImage = buildMatmul(rewriter, loc, grad, patches, p.batch,
+                                   /*transposeLhs=*/false,
+                                   /*transposeRhs=*/true);
+      // Sum over images: loops (f, k | n).
+      auto sumType = RankedTensorType::get(
+          {p.filtersPerGroup, p.getPatchSize()}, p.element);
+      Value sum = buildWindowGeneric(
+          rewriter, loc, ValueRange{perImage},
+          ValueRange{buildFilled(rewriter, loc, sumType, zero)},
+          {AffineMap::get(3, 0, {d[2], d[0], d[1]}, context),
+           AffineMap::get(3, 0, {d[0], d[1]}, context)},
+          2, 1,
+          [](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
+            return {arith::AddFOp::create(b, l, a[1], a[0])};
+          })[0];
       Value block = tensor::ExpandShapeOp::create(
           rewriter, loc,
           RankedTensorType::get({p.filtersPerGroup, p.channelsPerGroup,
                                  p.kernelH, p.kernelW},
                                 p.element),
-          product, ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
+          sum, ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
       result = insertBlock(rewriter, loc, block, result, 0,
                            g * p.filtersPerGroup);
     }
@@ -540,10 +549,11 @@ struct Conv2dBackwardFilterPattern
   }
 };
 
-/// conv2d_backward_input: the patch gradient grad rows [n*oh*ow, f] x
-/// filters [f, c*kh*kw] per group, then col2im: each input position sums
-/// the patch entries that read it (guarded `tensor.extract`s of the output
-/// positions whose window reaches it).
+/// conv2d_backward_input: the patch gradient filters^T [c*kh*kw, f] x
+/// grad[n] [f, oh*ow] (one batched product per group), then col2im: for
+/// each window tap (kh, kw), the [n, c, oh, ow] slice of the patch gradient
+/// adds onto the strided slice of the padded input gradient it was read
+/// from; the interior is the result.
 struct Conv2dBackwardInputPattern
     : public OpRewritePattern<Conv2dBackwardInputOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -551,7 +561,6 @@ struct Conv2dBackwardInputPattern
   LogicalResult matchAndRewrite(Conv2dBackwardInputOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    MLIRContext *context = rewriter.getContext();
     auto type = cast<RankedTensorType>(op.getType());
     ConvParams p = getConvParams(
         op, type, cast<RankedTensorType>(op.getFilter().getType()),
@@ -559,47 +568,72 @@ struct Conv2dBackwardInputPattern
     Value zero = identityOf(rewriter, loc, p.element, ReduceKind::sum);
     Value result =
         tensor::EmptyOp::create(rewriter, loc, type.getShape(), p.element);
-    AffineExpr d[6];
-    for (int i = 0; i < 6; ++i)
-      d[i] = getAffineDimExpr(i, context);
+    int64_t paddedH = p.height + p.padding[0] + p.padding[1];
+    int64_t paddedW = p.width + p.padding[2] + p.padding[3];
+    auto index = [&](int64_t v) -> OpFoldResult {
+      return rewriter.getIndexAttr(v);
+    };
+    AffineMap identity = rewriter.getMultiDimIdentityMap(4);
     for (int64_t g = 0; g < p.groups; ++g) {
-      Value rows = buildGradRows(rewriter, loc, op.getGradOutput(), p, g);
       Value filters = buildFilterMatrix(rewriter, loc, op.getFilter(), p, g);
-      Value product = buildMatmul(rewriter, loc, rows, filters,
-                                  /*transposeLhs=*/false,
+      Value grad = buildGroupMatrix(rewriter, loc, op.getGradOutput(), p, g,
+                                    p.filtersPerGroup);
+      Value product = buildMatmul(rewriter, loc, filters, grad, p.batch,
+                                  /*transposeLhs=*/true,
                                   /*transposeRhs=*/false);
       Value patchGrad = tensor::ExpandShapeOp::create(
           rewriter, loc,
-          RankedTensorType::get({p.batch, p.outH, p.outW, p.channelsPerGroup,
-                                 p.kernelH, p.kernelW},
+          RankedTensorType::get({p.batch, p.channelsPerGroup, p.kernelH,
+                                 p.kernelW, p.outH, p.outW},
                                 p.element),
-          product, ArrayRef<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
-      // Loops (n, c, h, w | kh, kw).
-      auto blockType = RankedTensorType::get(
-          {p.batch, p.channelsPerGroup, p.height, p.width}, p.element);
-      Value block = buildWindowGeneric(
+          product, ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
+      Value acc = buildFilled(
           rewriter, loc,
-          ValueRange{buildWindow(rewriter, loc, {p.kernelH, p.kernelW},
-                                 p.element)},
-          ValueRange{buildFilled(rewriter, loc, blockType, zero)},
-          {AffineMap::get(6, 0, {d[4], d[5]}, context),
-           AffineMap::get(6, 0, {d[0], d[1], d[2], d[3]}, context)},
-          4, 2,
-          [&](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
-            SmallVector<Value> at = getIndices(b, l, 6);
-            auto [oh, validH] =
-                windowSource(b, l, at[2], at[4], p.padding[0], p.strides[0],
-                             p.dilations[0], p.outH);
-            auto [ow, validW] =
-                windowSource(b, l, at[3], at[5], p.padding[2], p.strides[1],
-                             p.dilations[1], p.outW);
-            Value entry = tensor::ExtractOp::create(
-                b, l, patchGrad, ValueRange{at[0], oh, ow, at[1], at[4], at[5]});
-            Value sum = arith::AddFOp::create(b, l, a[1], entry);
-            return {arith::SelectOp::create(
-                b, l, arith::AndIOp::create(b, l, validH, validW), sum,
-                a[1])};
-          })[0];
+          RankedTensorType::get(
+              {p.batch, p.channelsPerGroup, paddedH, paddedW}, p.element),
+          zero);
+      auto tapType = RankedTensorType::get(
+          {p.batch, p.channelsPerGroup, p.outH, p.outW}, p.element);
+      SmallVector<OpFoldResult> tapSizes = {index(p.batch),
+                                            index(p.channelsPerGroup),
+                                            index(p.outH), index(p.outW)};
+      SmallVector<OpFoldResult> tapStrides = {index(1), index(1),
+                                              index(p.strides[0]),
+                                              index(p.strides[1])};
+      for (int64_t kh = 0; kh < p.kernelH; ++kh) {
+        for (int64_t kw = 0; kw < p.kernelW; ++kw) {
+          Value tap = tensor::ExtractSliceOp::create(
+              rewriter, loc, tapType, patchGrad,
+              ArrayRef<OpFoldResult>{index(0), index(0), index(kh), index(kw),
+                                     index(0), index(0)},
+              ArrayRef<OpFoldResult>{index(p.batch), index(p.channelsPerGroup),
+                                     index(1), index(1), index(p.outH),
+                                     index(p.outW)},
+              ArrayRef<OpFoldResult>{index(1), index(1), index(1), index(1),
+                                     index(1), index(1)});
+          SmallVector<OpFoldResult> at = {index(0), index(0),
+                                          index(kh * p.dilations[0]),
+                                          index(kw * p.dilations[1])};
+          Value window = tensor::ExtractSliceOp::create(
+              rewriter, loc, tapType, acc, at, tapSizes, tapStrides);
+          Value summed = buildWindowGeneric(
+              rewriter, loc, ValueRange{tap}, ValueRange{window},
+              {identity, identity}, 4, 0,
+              [](OpBuilder &b, Location l,
+                 ValueRange a) -> SmallVector<Value> {
+                return {arith::AddFOp::create(b, l, a[1], a[0])};
+              })[0];
+          acc = tensor::InsertSliceOp::create(rewriter, loc, summed, acc, at,
+                                              tapSizes, tapStrides);
+        }
+      }
+      Value block = tensor::ExtractSliceOp::create(
+          rewriter, loc, acc,
+          ArrayRef<OpFoldResult>{index(0), index(0), index(p.padding[0]),
+                                 index(p.padding[2])},
+          ArrayRef<OpFoldResult>{index(p.batch), index(p.channelsPerGroup),
+                                 index(p.height), index(p.width)},
+          ArrayRef<OpFoldResult>{index(1), index(1), index(1), index(1)});
       result = insertBlock(rewriter, loc, block, result, 1,
                            g * p.channelsPerGroup);
     }

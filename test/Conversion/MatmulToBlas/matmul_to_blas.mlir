@@ -121,3 +121,34 @@ func.func @kept(%a: memref<4x3xf32>, %b: memref<3x5xf32>, %out: memref<4x5xf32>,
   // CHECK-COUNT-4: linalg.generic
   return
 }
+
+// -----
+
+#a = affine_map<(b, m, n, k) -> (m, k)>
+#b = affine_map<(b, m, n, k) -> (b, k, n)>
+#c = affine_map<(b, m, n, k) -> (b, m, n)>
+
+// Operands whose rows are apart (a column block) or whose batches are apart
+// (a channel block of every image), with one A for every batch: one sgemm
+// per batch on the strided buffers (the kernel reads the strides).
+// CHECK-LABEL: func.func @strided
+func.func @strided(%w: memref<4x6xf32>, %x: memref<2x8x5xf32>) -> memref<2x4x5xf32> {
+  // CHECK-DAG: %[[BATCH:.*]] = arith.constant 2 : i64
+  // CHECK-DAG: %[[NO:.*]] = arith.constant 0 : i32
+  // CHECK-DAG: %[[YES:.*]] = arith.constant 1 : i32
+  // CHECK: call @distopt_matmul_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[BATCH]], %{{.*}}, %{{.*}}, %{{.*}}, %[[NO]], %[[NO]], %[[NO]], %[[YES]])
+  // CHECK-NOT: linalg.generic
+  %zero = arith.constant 0.0 : f32
+  %a = memref.subview %w[0, 1] [4, 3] [1, 1] : memref<4x6xf32> to memref<4x3xf32, strided<[6, 1], offset: 1>>
+  %bm = memref.subview %x[0, 2, 0] [2, 3, 5] [1, 1, 1] : memref<2x8x5xf32> to memref<2x3x5xf32, strided<[40, 5, 1], offset: 10>>
+  %c = memref.alloc() : memref<2x4x5xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<2x4x5xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %bm : memref<4x3xf32, strided<[6, 1], offset: 1>>, memref<2x3x5xf32, strided<[40, 5, 1], offset: 10>>) outs(%c : memref<2x4x5xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %t = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %t : f32
+    linalg.yield %s : f32
+  }
+  return %c : memref<2x4x5xf32>
+}

@@ -413,15 +413,14 @@ func.func @batch_norm_backward(%g: tensor<4x3xf32>, %x: tensor<4x3xf32>, %mean: 
 // -----
 
 // conv2d (strided, dilated, 2 groups, padded) as matrix products: the
-// input is padded, then per group the patch matrix (im2col: one row per
-// output position, whose map walks the window), its product with the
-// group's filters (transposed) and the transpose back to NCHW, placed at
-// the group's channels.
-// CHECK-DAG: #[[$WALK:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1 * 2 + d4, d2 + d5 * 2)>
-// CHECK-DAG: #[[$A:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
-// CHECK-DAG: #[[$BT:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
-// CHECK-DAG: #[[$C:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
-// CHECK-DAG: #[[$NCHW:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3, d1)>
+// input is padded, then per group the patches of every image (im2col:
+// [n, c*kh*kw, oh*ow], the innermost loop walking ow) and one product per
+// image with the group's filters, which is NCHW already, placed at the
+// group's channels.
+// CHECK-DAG: #[[$WALK:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4 * 2 + d2, d5 + d3 * 2)>
+// CHECK-DAG: #[[$A:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
+// CHECK-DAG: #[[$B:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+// CHECK-DAG: #[[$C:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @conv2d
 func.func @conv2d(%x: tensor<1x4x6x6xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x3x4xf32> {
   // CHECK: %[[P:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x4x8x8xf32>)
@@ -429,12 +428,11 @@ func.func @conv2d(%x: tensor<1x4x6x6xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x
   // CHECK: %[[W0:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0, 0] [3, 2, 3, 3] [1, 1, 1, 1]
   // CHECK: %[[F0:.*]] = tensor.collapse_shape %[[W0]] {{\[}}[0], [1, 2, 3]] : tensor<3x2x3x3xf32> into tensor<3x18xf32>
   // CHECK: %[[X0:.*]] = tensor.extract_slice %[[P]][0, 0, 0, 0] [1, 2, 8, 8]
-  // CHECK: %[[COL:.*]] = linalg.generic {indexing_maps = [#[[$WALK]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[X0]] : tensor<1x2x8x8xf32>) outs(%{{.*}} : tensor<1x3x4x2x3x3xf32>)
-  // CHECK: %[[ROWS:.*]] = tensor.collapse_shape %[[COL]] {{\[}}[0, 1, 2], [3, 4, 5]] : tensor<1x3x4x2x3x3xf32> into tensor<12x18xf32>
-  // CHECK: %[[MM:.*]] = linalg.generic {indexing_maps = [#[[$A]], #[[$BT]], #[[$C]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[ROWS]], %[[F0]] : tensor<12x18xf32>, tensor<3x18xf32>) outs(%{{.*}} : tensor<12x3xf32>)
-  // CHECK: %[[E:.*]] = tensor.expand_shape %[[MM]] {{\[}}[0, 1, 2], [3]] output_shape [1, 3, 4, 3]
-  // CHECK: %[[T:.*]] = linalg.generic {indexing_maps = [#[[$NCHW]], #{{.*}}], {{.*}} ins(%[[E]] : tensor<1x3x4x3xf32>) outs(%{{.*}} : tensor<1x3x3x4xf32>)
-  // CHECK: %[[Y0:.*]] = tensor.insert_slice %[[T]] into %[[Y]][0, 0, 0, 0] [1, 3, 3, 4]
+  // CHECK: %[[COL:.*]] = linalg.generic {indexing_maps = [#[[$WALK]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[X0]] : tensor<1x2x8x8xf32>) outs(%{{.*}} : tensor<1x2x3x3x3x4xf32>)
+  // CHECK: %[[PATCHES:.*]] = tensor.collapse_shape %[[COL]] {{\[}}[0], [1, 2, 3], [4, 5]] : tensor<1x2x3x3x3x4xf32> into tensor<1x18x12xf32>
+  // CHECK: %[[MM:.*]] = linalg.generic {indexing_maps = [#[[$A]], #[[$B]], #[[$C]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[F0]], %[[PATCHES]] : tensor<3x18xf32>, tensor<1x18x12xf32>) outs(%{{.*}} : tensor<1x3x12xf32>)
+  // CHECK: %[[E:.*]] = tensor.expand_shape %[[MM]] {{\[}}[0], [1], [2, 3]] output_shape [1, 3, 3, 4]
+  // CHECK: %[[Y0:.*]] = tensor.insert_slice %[[E]] into %[[Y]][0, 0, 0, 0] [1, 3, 3, 4]
   // CHECK: tensor.extract_slice %{{.*}}[3, 0, 0, 0] [3, 2, 3, 3]
   // CHECK: tensor.extract_slice %[[P]][0, 2, 0, 0] [1, 2, 8, 8]
   // CHECK: %[[Y1:.*]] = tensor.insert_slice %{{.*}} into %[[Y0]][0, 3, 0, 0] [1, 3, 3, 4]
@@ -445,19 +443,19 @@ func.func @conv2d(%x: tensor<1x4x6x6xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x
 
 // -----
 
-// conv2d_backward_filter as one product: the output gradient with positions
-// as rows ([n*oh*ow, f], transposed) times the patch matrix, expanded to
-// the filter's shape.
-// CHECK-DAG: #[[$ROWS:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d1, d2)>
-// CHECK-DAG: #[[$AT:.*]] = affine_map<(d0, d1, d2) -> (d2, d0)>
-// CHECK-DAG: #[[$B:.*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
+// conv2d_backward_filter: per image the output gradient [f, oh*ow] times
+// the patches transposed, then the sum over images, expanded to the
+// filter's shape.
+// CHECK-DAG: #[[$A:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[$BT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-DAG: #[[$IMAGES:.*]] = affine_map<(d0, d1, d2) -> (d2, d0, d1)>
 // CHECK-LABEL: func.func @conv2d_backward_filter
 func.func @conv2d_backward_filter(%x: tensor<1x3x5x5xf32>, %g: tensor<1x4x3x3xf32>) -> tensor<4x3x3x3xf32> {
-  // CHECK: %[[G:.*]] = linalg.generic {indexing_maps = [#[[$ROWS]], #{{.*}}], {{.*}} ins(%{{.*}} : tensor<1x4x3x3xf32>) outs(%{{.*}} : tensor<1x3x3x4xf32>)
-  // CHECK: %[[GR:.*]] = tensor.collapse_shape %[[G]] {{\[}}[0, 1, 2], [3]] : tensor<1x3x3x4xf32> into tensor<9x4xf32>
-  // CHECK: %[[PR:.*]] = tensor.collapse_shape %{{.*}} : tensor<1x3x3x3x3x3xf32> into tensor<9x27xf32>
-  // CHECK: %[[MM:.*]] = linalg.generic {indexing_maps = [#[[$AT]], #[[$B]], #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[GR]], %[[PR]] : tensor<9x4xf32>, tensor<9x27xf32>) outs(%{{.*}} : tensor<4x27xf32>)
-  // CHECK: %[[R:.*]] = tensor.expand_shape %[[MM]] {{\[}}[0], [1, 2, 3]] output_shape [4, 3, 3, 3]
+  // CHECK: %[[G:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3]] : tensor<1x4x3x3xf32> into tensor<1x4x9xf32>
+  // CHECK: %[[PR:.*]] = tensor.collapse_shape %{{.*}} : tensor<1x3x3x3x3x3xf32> into tensor<1x27x9xf32>
+  // CHECK: %[[MM:.*]] = linalg.generic {indexing_maps = [#[[$A]], #[[$BT]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[G]], %[[PR]] : tensor<1x4x9xf32>, tensor<1x27x9xf32>) outs(%{{.*}} : tensor<1x4x27xf32>)
+  // CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[$IMAGES]], #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[MM]] : tensor<1x4x27xf32>) outs(%{{.*}} : tensor<4x27xf32>)
+  // CHECK: %[[R:.*]] = tensor.expand_shape %[[SUM]] {{\[}}[0], [1, 2, 3]] output_shape [4, 3, 3, 3]
   // CHECK: return %[[R]]
   %r = train.conv2d_backward_filter %x, %g {kernel_size = array<i64: 3, 3>} : (tensor<1x3x5x5xf32>, tensor<1x4x3x3xf32>) -> tensor<4x3x3x3xf32>
   return %r : tensor<4x3x3x3xf32>
@@ -465,18 +463,23 @@ func.func @conv2d_backward_filter(%x: tensor<1x3x5x5xf32>, %g: tensor<1x4x3x3xf3
 
 // -----
 
-// conv2d_backward_input: the patch gradient (gradient rows times filters),
-// then col2im: each input position sums, over the window taps (an empty
-// [kh, kw] tensor bounds the loops), the patch entries that read it.
+// conv2d_backward_input: the patch gradient (filters transposed times each
+// image's output gradient), then col2im: each window tap's [n, c, oh, ow]
+// slice adds onto the (strided) slice of the padded input gradient it was
+// read from.
+// CHECK-DAG: #[[$AT:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d1)>
 // CHECK-LABEL: func.func @conv2d_backward_input
 func.func @conv2d_backward_input(%g: tensor<1x4x3x3xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x3x5x5xf32> {
-  // CHECK: %[[MM:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<9x4xf32>, tensor<4x27xf32>) outs(%{{.*}} : tensor<9x27xf32>)
-  // CHECK: %[[PG:.*]] = tensor.expand_shape %[[MM]] {{\[}}[0, 1, 2], [3, 4, 5]] output_shape [1, 3, 3, 3, 3, 3]
-  // CHECK: %[[WIN:.*]] = tensor.empty() : tensor<3x3xf32>
-  // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[WIN]] : tensor<3x3xf32>) outs(%{{.*}} : tensor<1x3x5x5xf32>)
-  // CHECK: arith.cmpi slt
-  // CHECK: tensor.extract %[[PG]]
-  // CHECK: arith.select
+  // CHECK: %[[MM:.*]] = linalg.generic {indexing_maps = [#[[$AT]], {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<4x27xf32>, tensor<1x4x9xf32>) outs(%{{.*}} : tensor<1x27x9xf32>)
+  // CHECK: %[[PG:.*]] = tensor.expand_shape %[[MM]] {{\[}}[0], [1, 2, 3], [4, 5]] output_shape [1, 3, 3, 3, 3, 3]
+  // CHECK: %[[ACC:.*]] = linalg.fill {{.*}} -> tensor<1x3x5x5xf32>
+  // CHECK: %[[TAP:.*]] = tensor.extract_slice %[[PG]][0, 0, 0, 0, 0, 0] [1, 3, 1, 1, 3, 3] [1, 1, 1, 1, 1, 1] : tensor<1x3x3x3x3x3xf32> to tensor<1x3x3x3xf32>
+  // CHECK: %[[WIN:.*]] = tensor.extract_slice %[[ACC]][0, 0, 0, 0] [1, 3, 3, 3] [1, 1, 1, 1]
+  // CHECK: %[[ADD:.*]] = linalg.generic {{.*}} ins(%[[TAP]] : tensor<1x3x3x3xf32>) outs(%[[WIN]] : tensor<1x3x3x3xf32>)
+  // CHECK: arith.addf
+  // CHECK: tensor.insert_slice %[[ADD]] into %[[ACC]][0, 0, 0, 0] [1, 3, 3, 3] [1, 1, 1, 1]
+  // CHECK-COUNT-8: tensor.insert_slice
+  // CHECK-NOT: tensor.insert_slice
   %r = train.conv2d_backward_input %g, %w {input_size = array<i64: 5, 5>} : (tensor<1x4x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x5x5xf32>
   return %r : tensor<1x3x5x5xf32>
 }

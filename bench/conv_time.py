@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Time of a convolution layer's step (conv2d and both gradients) against
+PyTorch eager, same machine.
+
+For each configuration, writes a training step with one `train.conv2d`,
+its `conv2d_backward_input` and `conv2d_backward_filter` (loss = sum(y * g)
++ sum(dx), SGD on the filter), runs it with `dist-run` (dist-lower-cpu:
+im2col / col2im and one sgemm per group and op) and runs the same three
+convolutions in PyTorch (`y = conv2d(x, w)`, `y.backward(g)`), both with
+one BLAS / intra-op thread. Median step time (dist-run's first step, which
+includes the JIT, left out). The loss after step 1 is printed for both.
+
+    python3 bench/conv_time.py                 # prints a Markdown table
+    python3 bench/conv_time.py --steps 20
+
+Needs /usr/bin/python3 with Debian's python3-torch and a build in build/.
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "build", "bin")
+
+# (name, batch, in channels, out channels, size, kernel, stride, pad, groups)
+CONFIGS = [
+    ("3x3, 64->64, 32x32", 8, 64, 64, 32, 3, 1, 1, 1),
+    ("5x5 stride 2, 3->32, 64x64", 8, 3, 32, 64, 5, 2, 2, 1),
+    ("3x3, 64->64 in 4 groups, 32x32", 8, 64, 64, 32, 3, 1, 1, 4),
+]
+
+STEP = """func.func @train_step(
+    %w: tensor<{f}x{cg}x{k}x{k}xf32> {{train.role = #train.role<param>, train.name = "w"}},
+    %x: tensor<{n}x{c}x{h}x{h}xf32> {{train.role = #train.role<input>, train.name = "x"}},
+    %g: tensor<{n}x{f}x{o}x{o}xf32> {{train.role = #train.role<input>, train.name = "g"}},
+    %lr: tensor<f32> {{train.role = #train.role<hyper>, train.name = "lr"}})
+    -> (tensor<{f}x{cg}x{k}x{k}xf32> {{train.role = #train.role<param>, train.name = "w"}},
+        tensor<f32> {{train.role = #train.role<loss>, train.name = "loss"}}) {{
+  %y = train.conv2d %x, %w {{{attrs}}} : (tensor<{n}x{c}x{h}x{h}xf32>, tensor<{f}x{cg}x{k}x{k}xf32>) -> tensor<{n}x{f}x{o}x{o}xf32>
+  %p = train.mul %y, %g : (tensor<{n}x{f}x{o}x{o}xf32>, tensor<{n}x{f}x{o}x{o}xf32>) -> tensor<{n}x{f}x{o}x{o}xf32>
+  %l = train.reduce %p {{dims = array<i64: 0, 1, 2, 3>, kind = #train.reduce_kind<sum>}} : (tensor<{n}x{f}x{o}x{o}xf32>) -> tensor<f32>
+  %dx = train.conv2d_backward_input %g, %w {{input_size = array<i64: {h}, {h}>, {attrs}}} : (tensor<{n}x{f}x{o}x{o}xf32>, tensor<{f}x{cg}x{k}x{k}xf32>) -> tensor<{n}x{c}x{h}x{h}xf32>
+  %dw = train.conv2d_backward_filter %x, %g {{kernel_size = array<i64: {k}, {k}>, {attrs}}} : (tensor<{n}x{c}x{h}x{h}xf32>, tensor<{n}x{f}x{o}x{o}xf32>) -> tensor<{f}x{cg}x{k}x{k}xf32>
+  %s = train.reduce %dx {{dims = array<i64: 0, 1, 2, 3>, kind = #train.reduce_kind<sum>}} : (tensor<{n}x{c}x{h}x{h}xf32>) -> tensor<f32>
+  %loss = train.add %l, %s : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %w_new = train.sgd %w, %dw, %lr : (tensor<{f}x{cg}x{k}x{k}xf32>, tensor<{f}x{cg}x{k}x{k}xf32>, tensor<f32>) -> tensor<{f}x{cg}x{k}x{k}xf32>
+  return %w_new, %loss : tensor<{f}x{cg}x{k}x{k}xf32>, tensor<f32>
+}}
+"""
+
+
+def run(cmd, env=None):
+    result = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if result.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{result.stdout}{result.stderr}")
+    return result.stdout
+
+
+def ours(step, state, data, steps):
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    out = run([os.path.join(BIN, "dist-run"), step, "--state=" + state,
+               "--data=" + data, "--steps=" + str(steps)], env)
+    lines = [l for l in out.splitlines() if l.startswith("step ")]
+    times = [float(l.split("(")[1].split()[0]) for l in lines]
+    return statistics.median(times[1:]), float(lines[0].split()[3])
+
+
+def theirs(state, data, steps, stride, pad, groups):
+    import torch
+    torch.set_num_threads(1)
+    s, d = np.load(state), np.load(data)
+    w = torch.tensor(s["w"], requires_grad=True)
+    x = torch.tensor(d["x"], requires_grad=True)
+    g = torch.tensor(d["g"])
+    lr = float(s["lr"])
+    times, first = [], None
+    for _ in range(steps):
+        start = time.perf_counter()
+        w.grad = x.grad = None
+        y = torch.nn.functional.conv2d(x, w, stride=stride, padding=pad,
+                                       groups=groups)
+        y.backward(g)
+        loss = float((y * g).sum() + x.grad.sum())
+        with torch.no_grad():
+            w -= lr * w.grad
+        times.append((time.perf_counter() - start) * 1e3)
+        if first is None:
+            first = loss
+    return statistics.median(times[1:]), first
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--steps", type=int, default=10)
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        for name, n, c, f, h, k, stride, pad, groups in CONFIGS:
+            o = (h + 2 * pad - k) // stride + 1
+            attrs = (f"strides = array<i64: {stride}, {stride}>, "
+                     f"padding = array<i64: {pad}, {pad}, {pad}, {pad}>, "
+                     f"groups = {groups} : i64")
+            step = os.path.join(work, "conv.mlir")
+            with open(step, "w") as out:
+                out.write(STEP.format(n=n, c=c, f=f, h=h, k=k, o=o,
+                                      cg=c // groups, attrs=attrs))
+            state = os.path.join(work, "state.npz")
+            data = os.path.join(work, "data.npz")
+            run([os.path.join(BIN, "dist-run"), step, "--init-state=" + state,
+                 "--init-data=" + data, "--seed=1"])
+            ours_ms, ours_loss = ours(step, state, data, args.steps)
+            theirs_ms, theirs_loss = theirs(state, data, args.steps, stride,
+                                            pad, groups)
+            flops = 3 * 2 * n * f * o * o * (c // groups) * k * k
+            rows.append((name, ours_ms, theirs_ms, flops, ours_loss,
+                         theirs_loss))
+    print("| conv layer (batch 8) | dist-run ms | PyTorch ms | ratio | "
+          "GFLOP/s (ours) | loss after step 1 (ours / PyTorch) |")
+    print("|---|---:|---:|---:|---:|---|")
+    for name, a, b, flops, la, lb in rows:
+        print(f"| {name} | {a:.2f} | {b:.2f} | {a / b:.2f}x | "
+              f"{flops / a / 1e6:.1f} | {la:.6g} / {lb:.6g} |")
+
+
+if __name__ == "__main__":
+    main()
