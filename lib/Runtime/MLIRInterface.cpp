@@ -2,7 +2,9 @@
 //
 // The entry points `dist-to-runtime` calls: memref descriptors in (the
 // `llvm.emit_c_interface` convention, `_mlir_ciface_` names), the mesh
-// shape and group axes as i64 memrefs. Compiled code cannot handle an error
+// shape and group axes as i64 memrefs. An all-reduce takes a bucket: the
+// addresses of its buffers (an index memref) and their element counts, and
+// is one collective whatever the number of buffers. Compiled code cannot handle an error
 // code, so a failure prints the runtime's message (rank and call) and exits.
 //
 //===----------------------------------------------------------------------===//
@@ -58,6 +60,23 @@ int64_t handle(distrt_request *request) {
   return reinterpret_cast<int64_t>(request);
 }
 
+/// A bucket of buffers: their addresses (`index` values: the aligned
+/// pointers of fresh, contiguous buffers) and element counts.
+struct Bucket {
+  std::vector<void *> buffers;
+  std::vector<int64_t> counts;
+};
+
+Bucket getBucket(StridedMemRefType<intptr_t, 1> *addresses,
+                 StridedMemRefType<int64_t, 1> *counts) {
+  Bucket bucket;
+  for (int64_t i = 0; i < addresses->sizes[0]; ++i)
+    bucket.buffers.push_back(reinterpret_cast<void *>(
+        addresses->data[addresses->offset + i * addresses->strides[0]]));
+  bucket.counts = toVector(counts);
+  return bucket;
+}
+
 distrt_group *getGroup(StridedMemRefType<int64_t, 1> *shape,
                        StridedMemRefType<int64_t, 1> *axes) {
   std::vector<int64_t> meshShape = toVector(shape), groupAxes = toVector(axes);
@@ -108,12 +127,13 @@ int64_t _mlir_ciface_distrt_mlir_group_rank(
 
 #define DISTRT_MLIR_COLLECTIVES(SUFFIX, T, DTYPE)                              \
   void _mlir_ciface_distrt_mlir_all_reduce_##SUFFIX(                           \
-      UnrankedMemRefType<T> *buffer, StridedMemRefType<int64_t, 1> *shape,     \
+      StridedMemRefType<intptr_t, 1> *addresses,                               \
+      StridedMemRefType<int64_t, 1> *counts,                                   \
+      StridedMemRefType<int64_t, 1> *shape,                                    \
       StridedMemRefType<int64_t, 1> *axes, int32_t reduction) {                \
-    Buffer b = getBuffer(buffer);                                              \
-    void *buffers[] = {b.data};                                                \
-    int64_t counts[] = {b.count};                                              \
-    check(distrt_all_reduce(getGroup(shape, axes), buffers, counts, 1, DTYPE,  \
+    Bucket b = getBucket(addresses, counts);                                   \
+    check(distrt_all_reduce(getGroup(shape, axes), b.buffers.data(),           \
+                            b.counts.data(), b.buffers.size(), DTYPE,          \
                             distrt_reduction(reduction)));                     \
   }                                                                            \
   void _mlir_ciface_distrt_mlir_reduce_scatter_##SUFFIX(                       \
@@ -150,15 +170,14 @@ int64_t _mlir_ciface_distrt_mlir_group_rank(
                            root));                                             \
   }                                                                            \
   int64_t _mlir_ciface_distrt_mlir_all_reduce_start_##SUFFIX(                  \
-      UnrankedMemRefType<T> *buffer, StridedMemRefType<int64_t, 1> *shape,     \
+      StridedMemRefType<intptr_t, 1> *addresses,                               \
+      StridedMemRefType<int64_t, 1> *counts,                                   \
+      StridedMemRefType<int64_t, 1> *shape,                                    \
       StridedMemRefType<int64_t, 1> *axes, int32_t reduction) {                \
-    Buffer b = getBuffer(buffer);                                              \
-    void *buffers[] = {b.data};                                                \
-    int64_t counts[] = {b.count};                                              \
-    distrt_request *request =                                                  \
-        distrt_all_reduce_start(getGroup(shape, axes), buffers, counts, 1,     \
-                                DTYPE, distrt_reduction(reduction));           \
-    return handle(request);                                                    \
+    Bucket b = getBucket(addresses, counts);                                   \
+    return handle(distrt_all_reduce_start(                                     \
+        getGroup(shape, axes), b.buffers.data(), b.counts.data(),              \
+        b.buffers.size(), DTYPE, distrt_reduction(reduction)));                \
   }                                                                            \
   int64_t _mlir_ciface_distrt_mlir_reduce_scatter_start_##SUFFIX(              \
       UnrankedMemRefType<T> *send, UnrankedMemRefType<T> *recv,                \

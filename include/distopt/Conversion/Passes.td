@@ -79,12 +79,17 @@ def DistToRuntimePass : Pass<"dist-to-runtime", "ModuleOp"> {
     Rewrites the collectives of a partitioned program (on tensors, before
     bufferization) into calls of `libdistrt` (`include/distopt/Runtime/
     distrt.h`, its memref entry points in `lib/Runtime/MLIRInterface.cpp`):
-    each operand is copied into a fresh contiguous buffer that the runtime
-    reduces or fills, and read back with `bufferization.to_tensor`. The mesh
+    each operand is copied into a fresh contiguous buffer
+    (`bufferization.materialize_in_destination`, a read of the tensor that
+    bufferization orders) that the runtime reduces or fills, and read back
+    with `bufferization.to_tensor`. The mesh
     shape and the group axes are passed as i64 constants; the runtime
     splits the world communicator by mesh coordinates once per group.
 
-    - `all_reduce`: one in-place call per tensor;
+    - `all_reduce`: in place, one call per bucket: the variadic op's
+      buffers (per element type) are passed as their addresses (a
+      `memref<?xindex>`) and element counts, and the runtime reduces them
+      as one packed collective;
     - `reduce_scatter`: the blocks of the scatter dim are packed into
       `[group, slice...]` (contiguous blocks for the runtime), one call per
       tensor;
@@ -98,12 +103,17 @@ def DistToRuntimePass : Pass<"dist-to-runtime", "ModuleOp"> {
     - `all_reduce_start`, `reduce_scatter_start`, `all_gather_start`: the
       runtime's nonblocking forms (MPI_Iallreduce, MPI_Ireduce_scatter_block,
       MPI_Iallgather) on buffers prepared as for the synchronous op, one i64
-      request handle per tensor; `dist.wait` completes each request and only
-      then reads its buffer, so the ops in between overlap the
-      communication.
+      request handle per all-reduce bucket (per element type) and per
+      reduce-scatter or all-gather tensor; the first `dist.wait` on a
+      request completes it and the waits read their buffers only then, so
+      the ops in between overlap the communication.
 
     Every future must be consumed by a `dist.wait` in the block of its start
-    op; otherwise the start op is an error.
+    op (the runtime writes the buffers until then); otherwise the start op
+    is an error.
+
+    The pass also records the step's interface (`dist-record-step`) before
+    it removes the shardings and meshes.
 
     Afterwards the program is plain SPMD code: the pass removes the
     `dist.sharding` and `dist.partitioned` attributes (a runner reads them
@@ -122,8 +132,9 @@ def DistToRuntimePass : Pass<"dist-to-runtime", "ModuleOp"> {
     %r = dist.all_reduce %g on @mesh axes = ["data"] : tensor<10xf32>
     // After (sketch):
     %buf = memref.alloc() : memref<10xf32>
-    memref.copy %g_buffer, %buf : memref<10xf32> to memref<10xf32>
-    call @distrt_mlir_all_reduce_f32(%unranked, %mesh_shape, %axes, %c0_i32) : ...
+    bufferization.materialize_in_destination %g in restrict writable %buf
+    // %addresses: memref<?xindex> holding %buf's address, %counts: [10]
+    call @distrt_mlir_all_reduce_f32(%addresses, %counts, %mesh_shape, %axes, %c0_i32) : ...
     %r = bufferization.to_tensor %buf restrict : memref<10xf32> to tensor<10xf32>
     ```
   }];

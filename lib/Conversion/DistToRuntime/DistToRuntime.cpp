@@ -51,6 +51,17 @@ private:
   Value allocate(RankedTensorType type, Value value, Location loc);
   /// The buffer as `memref<*xT>`.
   Value unranked(Value buffer, Location loc);
+  /// A bucket of `inputs` for one all-reduce call per element type: fresh
+  /// buffers holding them, and per element suffix the buffers' addresses
+  /// and element counts as `memref<?xindex>` and `memref<?xi64>`.
+  struct Bucket {
+    StringRef suffix;
+    Value addresses, counts;
+  };
+  FailureOr<SmallVector<Bucket>> prepareBuckets(Operation *op,
+                                                ValueRange inputs,
+                                                SmallVectorImpl<Value> &buffers,
+                                                Location loc);
   /// This device's index in the group, as an index.
   Value groupRank(Value shape, Value axes, Location loc);
 
@@ -101,6 +112,9 @@ private:
     std::function<Value(Location)> take;
   };
   DenseMap<Value, Pending> futures;
+  /// Requests already completed by a wait (one request serves every future
+  /// of a bucketed start; its first wait completes it).
+  DenseSet<Value> waited;
   /// Start ops lowered, erased by `finish` once their waits are gone.
   SmallVector<Operation *> lowered;
 
@@ -169,11 +183,14 @@ Value RuntimeLowering::allocate(RankedTensorType type, Value value,
                                 Location loc) {
   auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
   Value buffer = memref::AllocOp::create(builder, loc, memrefType);
+  // A copy that bufferization sees as a read of `value` here (a to_buffer
+  // followed by a memref copy would let CSE merge two to_buffers and a copy
+  // read a buffer reused in place in between).
   if (value) {
-    Value source =
-        bufferization::ToBufferOp::create(builder, loc, memrefType, value,
-                                          /*read_only=*/true);
-    memref::CopyOp::create(builder, loc, source, buffer);
+    auto copy = bufferization::MaterializeInDestinationOp::create(
+        builder, loc, value, buffer);
+    copy.setRestrict(true);
+    copy.setWritable(true);
   }
   return buffer;
 }
@@ -253,23 +270,80 @@ Value RuntimeLowering::unpackBlocks(Value blocks, int64_t dim, int64_t group,
   return result;
 }
 
+FailureOr<SmallVector<RuntimeLowering::Bucket>>
+RuntimeLowering::prepareBuckets(Operation *op, ValueRange inputs,
+                                SmallVectorImpl<Value> &buffers,
+                                Location loc) {
+  // The inputs by element type, in order.
+  SmallVector<StringRef> suffixes;
+  DenseMap<StringRef, SmallVector<unsigned>> members;
+  for (auto [i, input] : llvm::enumerate(inputs)) {
+    auto type = cast<RankedTensorType>(input.getType());
+    FailureOr<StringRef> suffix = getSuffix(op, type);
+    if (failed(suffix))
+      return failure();
+    if (!members.count(*suffix))
+      suffixes.push_back(*suffix);
+    members[*suffix].push_back(i);
+    buffers.push_back(allocate(type, input, loc));
+  }
+  SmallVector<Bucket> buckets;
+  for (StringRef suffix : suffixes) {
+    ArrayRef<unsigned> indices = members[suffix];
+    auto addressesType = MemRefType::get({int64_t(indices.size())},
+                                         builder.getIndexType());
+    Value addresses = memref::AllocOp::create(builder, loc, addressesType);
+    SmallVector<int64_t> counts;
+    for (auto [slot, i] : llvm::enumerate(indices)) {
+      Value address = memref::ExtractAlignedPointerAsIndexOp::create(
+          builder, loc, buffers[i]);
+      memref::StoreOp::create(
+          builder, loc, address, addresses,
+          ValueRange{arith::ConstantIndexOp::create(builder, loc, slot)});
+      counts.push_back(
+          cast<RankedTensorType>(inputs[i].getType()).getNumElements());
+    }
+    auto countsType =
+        RankedTensorType::get({int64_t(counts.size())}, builder.getI64Type());
+    Value countsBuffer = bufferization::ToBufferOp::create(
+        builder, loc, MemRefType::get(countsType.getShape(), builder.getI64Type()),
+        arith::ConstantOp::create(builder, loc,
+                                  DenseIntElementsAttr::get(countsType, counts)),
+        /*read_only=*/true);
+    buckets.push_back(
+        {suffix,
+         memref::CastOp::create(
+             builder, loc,
+             MemRefType::get({ShapedType::kDynamic}, builder.getIndexType()),
+             addresses),
+         memref::CastOp::create(
+             builder, loc,
+             MemRefType::get({ShapedType::kDynamic}, builder.getI64Type()),
+             countsBuffer)});
+  }
+  return buckets;
+}
+
 LogicalResult RuntimeLowering::lowerAllReduce(AllReduceOp op) {
   Location loc = op.getLoc();
   auto [group, shape, axes] = getGroup(op);
   Value reduction = arith::ConstantOp::create(
       builder, loc, builder.getI32IntegerAttr(int32_t(op.getReduction())));
+  // A bucket is one collective (per element type).
+  SmallVector<Value> buffers;
+  FailureOr<SmallVector<Bucket>> buckets =
+      prepareBuckets(op, op.getInputs(), buffers, loc);
+  if (failed(buckets))
+    return failure();
+  for (const Bucket &bucket : *buckets)
+    call(("distrt_mlir_all_reduce_" + bucket.suffix).str(),
+         ValueRange{bucket.addresses, bucket.counts, shape, axes, reduction},
+         loc);
   SmallVector<Value> results;
-  for (Value input : op.getInputs()) {
-    auto type = cast<RankedTensorType>(input.getType());
-    FailureOr<StringRef> suffix = getSuffix(op, type);
-    if (failed(suffix))
-      return failure();
-    Value buffer = allocate(type, input, loc);
-    Value view = unranked(buffer, loc);
-    call(("distrt_mlir_all_reduce_" + *suffix).str(),
-         ValueRange{view, shape, axes, reduction}, loc);
-    results.push_back(toTensor(builder, loc, type, buffer));
-  }
+  for (auto [input, buffer] : llvm::zip(op.getInputs(), buffers))
+    results.push_back(toTensor(builder, loc,
+                               cast<RankedTensorType>(input.getType()),
+                               buffer));
   op->replaceAllUsesWith(results);
   op->erase();
   return success();
@@ -278,13 +352,19 @@ LogicalResult RuntimeLowering::lowerAllReduce(AllReduceOp op) {
 /// Fails unless every future of `op` is consumed by `dist.wait` ops of the
 /// same block (the futures of a lowered start op are not values at run time).
 static LogicalResult checkFutureUses(Operation *op) {
-  for (Value future : op->getResults())
+  for (Value future : op->getResults()) {
+    // The collective writes its buffers until a wait completes it.
+    if (future.use_empty())
+      return op->emitOpError("dist-to-runtime needs every future consumed "
+                             "by a dist.wait; result #")
+             << cast<OpResult>(future).getResultNumber() << " is never waited";
     for (Operation *user : future.getUsers())
       if (!isa<WaitOp>(user) || user->getBlock() != op->getBlock())
         return op->emitOpError("dist-to-runtime needs every future consumed "
                                "by a dist.wait in the same block; one is "
                                "used by ")
                << user->getName();
+  }
   return success();
 }
 
@@ -295,17 +375,23 @@ LogicalResult RuntimeLowering::lowerAllReduceStart(AllReduceStartOp op) {
   auto [group, shape, axes] = getGroup(op);
   Value reduction = arith::ConstantOp::create(
       builder, loc, builder.getI32IntegerAttr(int32_t(op.getReduction())));
-  for (auto [input, future] : llvm::zip(op.getInputs(), op.getFutures())) {
+  // One request per bucket (per element type); the buffers stay untouched
+  // until the first wait on any of its futures completes it.
+  SmallVector<Value> buffers;
+  FailureOr<SmallVector<Bucket>> buckets =
+      prepareBuckets(op, op.getInputs(), buffers, loc);
+  if (failed(buckets))
+    return failure();
+  DenseMap<StringRef, Value> requests;
+  for (const Bucket &bucket : *buckets)
+    requests[bucket.suffix] = callStart(
+        ("distrt_mlir_all_reduce_start_" + bucket.suffix).str(),
+        ValueRange{bucket.addresses, bucket.counts, shape, axes, reduction},
+        loc);
+  for (auto [input, future, buffer] :
+       llvm::zip(op.getInputs(), op.getFutures(), buffers)) {
     auto type = cast<RankedTensorType>(input.getType());
-    FailureOr<StringRef> suffix = getSuffix(op, type);
-    if (failed(suffix))
-      return failure();
-    // The buffer stays untouched until the wait reads it back.
-    Value buffer = allocate(type, input, loc);
-    Value view = unranked(buffer, loc);
-    Value request =
-        callStart(("distrt_mlir_all_reduce_start_" + *suffix).str(),
-                  ValueRange{view, shape, axes, reduction}, loc);
+    Value request = requests[*getSuffix(op, type)];
     futures[future] = {request, buffer, [this, type, buffer](Location at) {
                          return toTensor(builder, at, type, buffer);
                        }};
@@ -383,10 +469,13 @@ LogicalResult RuntimeLowering::lowerWait(WaitOp op) {
     if (pending == futures.end())
       return op.emitOpError("dist-to-runtime lowers a wait only on futures "
                             "of start ops in the same function");
-    Value sendAddress = memref::ExtractAlignedPointerAsIndexOp::create(
-        builder, loc, pending->second.send);
-    call("distrt_mlir_wait", ValueRange{pending->second.request, sendAddress},
-         loc);
+    // Lowered in program order: the first wait of a bucket completes it.
+    if (waited.insert(pending->second.request).second) {
+      Value sendAddress = memref::ExtractAlignedPointerAsIndexOp::create(
+          builder, loc, pending->second.send);
+      call("distrt_mlir_wait",
+           ValueRange{pending->second.request, sendAddress}, loc);
+    }
     results.push_back(pending->second.take(loc));
   }
   op->replaceAllUsesWith(results);

@@ -8,7 +8,8 @@
 // UNKNOWN: error: dist-to-runtime: unknown backend 'nccl' (expected auto, mpi or local)
 
 // An all-reduce copies its operand into a fresh buffer that the runtime
-// reduces in place, with the mesh shape and the group's axes as i64 buffers;
+// reduces in place, and passes the bucket of buffers (their addresses and
+// element counts) with the mesh shape and the group's axes as i64 buffers;
 // the shardings and the mesh are gone afterwards.
 dist.mesh @mesh {axes = ["data", "model"], shape = array<i64: 2, 4>}
 // CHECK-NOT: dist.mesh
@@ -18,16 +19,35 @@ func.func @all_reduce(%a: tensor<8xf32> {dist.sharding = #dist.sharding<@mesh, [
   // CHECK-DAG: %[[SHAPE:.*]] = arith.constant dense<[2, 4]> : tensor<2xi64>
   // CHECK-DAG: %[[AXES:.*]] = arith.constant dense<1> : tensor<1xi64>
   // CHECK: %[[BUF:.*]] = memref.alloc() : memref<8xf32>
-  // CHECK: %[[SRC:.*]] = bufferization.to_buffer %[[A]] read_only
-  // CHECK: memref.copy %[[SRC]], %[[BUF]]
-  // CHECK: %[[U:.*]] = memref.cast %[[BUF]] : memref<8xf32> to memref<*xf32>
-  // CHECK: call @distrt_mlir_all_reduce_f32(%[[U]], %{{.*}}, %{{.*}}, %{{.*}}) : (memref<*xf32>, memref<?xi64>, memref<?xi64>, i32) -> ()
+  // CHECK: bufferization.materialize_in_destination %[[A]] in restrict writable %[[BUF]]
+  // CHECK: %[[ADDRS:.*]] = memref.alloc() : memref<1xindex>
+  // CHECK: %[[P:.*]] = memref.extract_aligned_pointer_as_index %[[BUF]]
+  // CHECK: memref.store %[[P]], %[[ADDRS]][%{{.*}}] : memref<1xindex>
+  // CHECK: %[[COUNTS:.*]] = arith.constant dense<8> : tensor<1xi64>
+  // CHECK: call @distrt_mlir_all_reduce_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<?xindex>, memref<?xi64>, memref<?xi64>, memref<?xi64>, i32) -> ()
   // CHECK: %[[R:.*]] = bufferization.to_tensor %[[BUF]] restrict writable
   // CHECK: return %[[R]]
   %r = dist.all_reduce %a on @mesh axes = ["model"] : tensor<8xf32>
   return %r : tensor<8xf32>
 }
-// CHECK: func.func private @distrt_mlir_all_reduce_f32(memref<*xf32>, memref<?xi64>, memref<?xi64>, i32) attributes {llvm.emit_c_interface}
+// CHECK: func.func private @distrt_mlir_all_reduce_f32(memref<?xindex>, memref<?xi64>, memref<?xi64>, memref<?xi64>, i32) attributes {llvm.emit_c_interface}
+
+// -----
+
+// A bucket (variadic all-reduce) is one call: three buffers' addresses and
+// their counts.
+dist.mesh @mesh {axes = ["data"], shape = array<i64: 2>}
+// CHECK-LABEL: func.func @bucket
+func.func @bucket(%a: tensor<8xf32>, %b: tensor<2x3xf32>, %c: tensor<5xf32>) -> (tensor<8xf32>, tensor<2x3xf32>, tensor<5xf32>) {
+  // CHECK: %[[ADDRS:.*]] = memref.alloc() : memref<3xindex>
+  // CHECK-COUNT-3: memref.store %{{.*}}, %[[ADDRS]]
+  // CHECK: arith.constant dense<[8, 6, 5]> : tensor<3xi64>
+  // CHECK: call @distrt_mlir_all_reduce_f32(
+  // CHECK-NOT: call @distrt_mlir_all_reduce_f32(
+  // CHECK: return
+  %r:3 = dist.all_reduce %a, %b, %c on @mesh axes = ["data"] : tensor<8xf32>, tensor<2x3xf32>, tensor<5xf32>
+  return %r#0, %r#1, %r#2 : tensor<8xf32>, tensor<2x3xf32>, tensor<5xf32>
+}
 
 // -----
 
@@ -62,29 +82,37 @@ func.func @local_slice(%a: tensor<8x3xf32>) -> tensor<2x3xf32> {
 
 // -----
 
-// An all-reduce start copies its operand into a buffer and starts the
-// runtime's nonblocking reduction (a request handle); the wait completes the
-// request and only then reads the buffer. Work between them overlaps.
+// An all-reduce start copies its operands into buffers and starts one
+// nonblocking reduction per element type (a request handle); the first wait
+// on a request completes it and only then are the buffers read. Work
+// between them overlaps.
 dist.mesh @mesh {axes = ["data"], shape = array<i64: 2>}
 // CHECK-LABEL: func.func @all_reduce_start
-func.func @all_reduce_start(%a: tensor<8xf32>, %b: tensor<4xf64>, %c: tensor<8xf32>) -> (tensor<8xf32>, tensor<4xf64>, tensor<8xf32>) {
+func.func @all_reduce_start(%a: tensor<8xf32>, %b: tensor<4xf64>, %c: tensor<8xf32>, %d: tensor<3xf32>) -> (tensor<8xf32>, tensor<4xf64>, tensor<8xf32>, tensor<3xf32>) {
   // CHECK: %[[BA:.*]] = memref.alloc() : memref<8xf32>
-  // CHECK: %[[RA:.*]] = call @distrt_mlir_all_reduce_start_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<*xf32>, memref<?xi64>, memref<?xi64>, i32) -> i64
   // CHECK: %[[BB:.*]] = memref.alloc() : memref<4xf64>
-  // CHECK: %[[RB:.*]] = call @distrt_mlir_all_reduce_start_f64
+  // CHECK: %[[BD:.*]] = memref.alloc() : memref<3xf32>
+  // CHECK: arith.constant dense<[8, 3]> : tensor<2xi64>
+  // CHECK: arith.constant dense<4> : tensor<1xi64>
+  // CHECK: %[[RF32:.*]] = call @distrt_mlir_all_reduce_start_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<?xindex>, memref<?xi64>, memref<?xi64>, memref<?xi64>, i32) -> i64
+  // CHECK: %[[RF64:.*]] = call @distrt_mlir_all_reduce_start_f64
   // CHECK: %[[M:.*]] = arith.mulf
   // CHECK: %[[PA:.*]] = memref.extract_aligned_pointer_as_index %[[BA]]
-  // CHECK: call @distrt_mlir_wait(%[[RA]], %[[PA]]) : (i64, index) -> ()
+  // CHECK: call @distrt_mlir_wait(%[[RF32]], %[[PA]]) : (i64, index) -> ()
   // CHECK: %[[TA:.*]] = bufferization.to_tensor %[[BA]] restrict writable
-  // CHECK: call @distrt_mlir_wait(%[[RB]], %{{.*}}) : (i64, index) -> ()
+  // CHECK: call @distrt_mlir_wait(%[[RF64]], %{{.*}}) : (i64, index) -> ()
   // CHECK: %[[TB:.*]] = bufferization.to_tensor %[[BB]] restrict writable
-  // CHECK: return %[[TA]], %[[TB]], %[[M]]
-  %f0, %f1 = dist.all_reduce_start %a, %b on @mesh axes = ["data"] : tensor<8xf32>, tensor<4xf64> -> !dist.future<tensor<8xf32>>, !dist.future<tensor<4xf64>>
+  // The f32 request is complete already.
+  // CHECK-NOT: call @distrt_mlir_wait
+  // CHECK: %[[TD:.*]] = bufferization.to_tensor %[[BD]] restrict writable
+  // CHECK: return %[[TA]], %[[TB]], %[[M]], %[[TD]]
+  %f0, %f1, %f2 = dist.all_reduce_start %a, %b, %d on @mesh axes = ["data"] : tensor<8xf32>, tensor<4xf64>, tensor<3xf32> -> !dist.future<tensor<8xf32>>, !dist.future<tensor<4xf64>>, !dist.future<tensor<3xf32>>
   %m = arith.mulf %c, %c : tensor<8xf32>
   %r0, %r1 = dist.wait %f0, %f1 : !dist.future<tensor<8xf32>>, !dist.future<tensor<4xf64>>
-  return %r0, %r1, %m : tensor<8xf32>, tensor<4xf64>, tensor<8xf32>
+  %r2 = dist.wait %f2 : !dist.future<tensor<3xf32>>
+  return %r0, %r1, %m, %r2 : tensor<8xf32>, tensor<4xf64>, tensor<8xf32>, tensor<3xf32>
 }
-// CHECK: func.func private @distrt_mlir_all_reduce_start_f32(memref<*xf32>, memref<?xi64>, memref<?xi64>, i32) -> i64 attributes {llvm.emit_c_interface}
+// CHECK: func.func private @distrt_mlir_all_reduce_start_f32(memref<?xindex>, memref<?xi64>, memref<?xi64>, memref<?xi64>, i32) -> i64 attributes {llvm.emit_c_interface}
 // CHECK: func.func private @distrt_mlir_wait(i64, index) attributes {llvm.emit_c_interface}
 
 // -----

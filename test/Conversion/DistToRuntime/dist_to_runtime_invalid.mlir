@@ -38,3 +38,15 @@ func.func @bf16(%a: tensor<4xbf16>) -> tensor<4xbf16> {
   %r = dist.all_reduce %a on @mesh axes = ["data"] : tensor<4xbf16>
   return %r : tensor<4xbf16>
 }
+
+// -----
+
+// A started collective writes its buffers until a wait completes it: every
+// future must be waited.
+dist.mesh @mesh {axes = ["data"], shape = array<i64: 2>}
+func.func @never_waited(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.all_reduce_start' op dist-to-runtime needs every future consumed by a dist.wait; result #1 is never waited}}
+  %f:2 = dist.all_reduce_start %a, %b on @mesh axes = ["data"] : tensor<4xf32>, tensor<4xf32> -> !dist.future<tensor<4xf32>>, !dist.future<tensor<4xf32>>
+  %r = dist.wait %f#0 : !dist.future<tensor<4xf32>>
+  return %r : tensor<4xf32>
+}
