@@ -361,15 +361,17 @@ int main(int argc, char **argv) {
          (worldSize == 1 ? "is 1 process"
                          : "are " + llvm::Twine(worldSize) + " processes") +
          (partitioned ? "" : " (distribute it with a strategy first)"));
-  auto bind = [&](const train::StepSignature::Value &value, bool isResult) {
+  auto bind = [&](const train::StepSignature::Value &value) {
     Binding binding;
     binding.value = &value;
     binding.localType = cast<RankedTensorType>(value.type);
     binding.dtype = getNpyType(binding.localType.getElementType());
-    if (binding.dtype.empty())
-      fail("'" + value.name + "' has element type " +
-           llvm::Twine(binding.dtype) +
-           "that dist-run does not move (f32, f64, i32, i64)");
+    if (binding.dtype.empty()) {
+      std::string element;
+      llvm::raw_string_ostream(element) << binding.localType.getElementType();
+      fail("'" + value.name + "' has element type " + element +
+           ", which dist-run does not move (f32, f64, i32, i64)");
+    }
     ArrayRef<int64_t> shape = binding.localType.getShape();
     binding.globalShape.assign(shape.begin(), shape.end());
     binding.offsets.assign(shape.size(), 0);
@@ -400,7 +402,7 @@ int main(int argc, char **argv) {
       if (value.name.empty() || !value.role)
         fail("argument #" + llvm::Twine(value.index) +
              " has no train.name or train.role");
-      Binding binding = bind(value, false);
+      Binding binding = bind(value);
       bool isData =
           value.role == train::Role::input || value.role == train::Role::label;
       (isData ? initData : initState)[value.name] =
@@ -427,7 +429,7 @@ int main(int argc, char **argv) {
   for (const train::StepSignature::Value &value : step.arguments) {
     if (value.name.empty())
       fail("argument #" + llvm::Twine(value.index) + " has no train.name");
-    args.push_back(bind(value, false));
+    args.push_back(bind(value));
     Binding &arg = args.back();
     bool isData =
         value.role == train::Role::input || value.role == train::Role::label;
@@ -451,7 +453,7 @@ int main(int argc, char **argv) {
   }
   std::vector<Binding> results;
   for (const train::StepSignature::Value &value : step.results)
-    results.push_back(bind(value, true));
+    results.push_back(bind(value));
 
   // Compile.
   PassManager pm(&context);

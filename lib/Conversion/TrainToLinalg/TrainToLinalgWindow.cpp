@@ -439,6 +439,14 @@ static Value buildFilterMatrix(OpBuilder &b, Location loc, Value filter,
       b, loc, block, ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
 }
 
+/// `value` with its dims split into `shape` by `reassociation`.
+static Value expand(OpBuilder &b, Location loc, Value value,
+                    ArrayRef<int64_t> shape,
+                    ArrayRef<ReassociationIndices> reassociation) {
+  auto type = cast<RankedTensorType>(value.getType()).clone(shape);
+  return tensor::ExpandShapeOp::create(b, loc, type, value, reassociation);
+}
+
 /// `block` placed at `offset` along dim `dim` of `dest` (or `block` itself
 /// when it is all of it).
 static Value insertBlock(OpBuilder &b, Location loc, Value block, Value dest,
@@ -482,11 +490,9 @@ struct Conv2dPattern : public OpRewritePattern<Conv2dOp> {
       Value product = buildMatmul(rewriter, loc, filters, patches, p.batch,
                                   /*transposeLhs=*/false,
                                   /*transposeRhs=*/false);
-      Value block = tensor::ExpandShapeOp::create(
-          rewriter, loc,
-          RankedTensorType::get({p.batch, p.filtersPerGroup, p.outH, p.outW},
-                                p.element),
-          product, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
+      Value block = expand(rewriter, loc, product,
+                           {p.batch, p.filtersPerGroup, p.outH, p.outW},
+                           {{0}, {1}, {2, 3}});
       result = insertBlock(rewriter, loc, block, result, 1,
                            g * p.filtersPerGroup);
     }
@@ -535,12 +541,10 @@ struct Conv2dBackwardFilterPattern
           [](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
             return {arith::AddFOp::create(b, l, a[1], a[0])};
           })[0];
-      Value block = tensor::ExpandShapeOp::create(
-          rewriter, loc,
-          RankedTensorType::get({p.filtersPerGroup, p.channelsPerGroup,
-                                 p.kernelH, p.kernelW},
-                                p.element),
-          sum, ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
+      Value block = expand(
+          rewriter, loc, sum,
+          {p.filtersPerGroup, p.channelsPerGroup, p.kernelH, p.kernelW},
+          {{0}, {1, 2, 3}});
       result = insertBlock(rewriter, loc, block, result, 0,
                            g * p.filtersPerGroup);
     }
@@ -581,12 +585,10 @@ struct Conv2dBackwardInputPattern
       Value product = buildMatmul(rewriter, loc, filters, grad, p.batch,
                                   /*transposeLhs=*/true,
                                   /*transposeRhs=*/false);
-      Value patchGrad = tensor::ExpandShapeOp::create(
-          rewriter, loc,
-          RankedTensorType::get({p.batch, p.channelsPerGroup, p.kernelH,
-                                 p.kernelW, p.outH, p.outW},
-                                p.element),
-          product, ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
+      Value patchGrad = expand(rewriter, loc, product,
+                               {p.batch, p.channelsPerGroup, p.kernelH,
+                                p.kernelW, p.outH, p.outW},
+                               {{0}, {1, 2, 3}, {4, 5}});
       Value acc = buildFilled(
           rewriter, loc,
           RankedTensorType::get(
