@@ -4,6 +4,14 @@
 // an independent NumPy computation of the same step (relative 1e-5).
 // RUN: dist-opt %s --dist-lower-cpu | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_lib_dir/libmlir_c_runner_utils.so,%mlir_lib_dir/libmlir_runner_utils.so,%cpu_lib > %t.out
 // RUN: %python %S/mlp_step_reference.py %t.out
+// The same with the matrix products as loops and libm's exp and log.
+// RUN: dist-opt %s --dist-lower-cpu="blas=false approximate-math=false" -o %t.loops.mlir
+// RUN: FileCheck %s --check-prefix=LOOPS < %t.loops.mlir
+// LOOPS-NOT: distopt_matmul_f32
+// LOOPS-DAG: llvm.intr.exp
+// LOOPS-DAG: llvm.intr.log
+// RUN: mlir-runner %t.loops.mlir -e main -entry-point-result=void -shared-libs=%mlir_lib_dir/libmlir_c_runner_utils.so,%mlir_lib_dir/libmlir_runner_utils.so > %t.loops.out
+// RUN: %python %S/mlp_step_reference.py %t.loops.out
 
 func.func @train_step(
     %w1: tensor<5x3xf32> {train.role = #train.role<param>, train.name = "fc1.weight"},
