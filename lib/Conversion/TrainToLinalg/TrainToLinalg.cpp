@@ -373,7 +373,7 @@ static void populateElementwisePatterns(RewritePatternSet &patterns) {
   addElementwise<CompareOp>(patterns, [](OpBuilder &b, Location l,
                                          CompareOp op, ValueRange a) -> Value {
     if (isFloat(a[0])) {
-      arith::CmpFPredicate predicate;
+      arith::CmpFPredicate predicate = arith::CmpFPredicate::OEQ;
       switch (op.getDirection()) {
       case CompareDirection::eq: predicate = arith::CmpFPredicate::OEQ; break;
       case CompareDirection::ne: predicate = arith::CmpFPredicate::UNE; break;
@@ -384,7 +384,7 @@ static void populateElementwisePatterns(RewritePatternSet &patterns) {
       }
       return arith::CmpFOp::create(b, l, predicate, a[0], a[1]);
     }
-    arith::CmpIPredicate predicate;
+    arith::CmpIPredicate predicate = arith::CmpIPredicate::eq;
     switch (op.getDirection()) {
     case CompareDirection::eq: predicate = arith::CmpIPredicate::eq; break;
     case CompareDirection::ne: predicate = arith::CmpIPredicate::ne; break;
