@@ -53,30 +53,37 @@ static Value getRootBuffer(Value value) {
 
 /// The zero fill that last wrote `out` before `op`, when nothing else
 /// touches `out`'s buffer in between: `out` must be (a view of) a local
-/// allocation, so that every alias of it is a use of that allocation.
+/// allocation, so that every alias of it is a use of that allocation or of
+/// a view of it. Looks at those uses only (a block's op order is cached), so
+/// that matching every product of a large step stays linear.
 static linalg::FillOp findZeroFill(linalg::GenericOp op, Value out) {
   Value root = getRootBuffer(out);
   if (!root.getDefiningOp<memref::AllocOp>() &&
       !root.getDefiningOp<memref::AllocaOp>())
     return nullptr;
-  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
-    auto fill = dyn_cast<linalg::FillOp>(prev);
-    if (fill && fill.getOutputs()[0] == out)
-      return matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ? fill
-                                                                 : nullptr;
-    // Any other op on the buffer (a write, a read, a view that a nested op
-    // may use) between the fill and the product: give up.
-    bool touches = false;
-    prev->walk([&](Operation *nested) {
-      for (Value operand : nested->getOperands())
-        if (isa<BaseMemRefType>(operand.getType()) &&
-            getRootBuffer(operand) == root)
-          touches = true;
-    });
-    if (touches || prev == root.getDefiningOp())
-      return nullptr;
+  // The last op of `op`'s block before it that uses the buffer (directly,
+  // through a view, or in a nested region).
+  Block *block = op->getBlock();
+  Operation *last = nullptr;
+  SmallVector<Value> aliases = {root};
+  while (!aliases.empty()) {
+    Value alias = aliases.pop_back_val();
+    for (Operation *user : alias.getUsers()) {
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user);
+          view && view.getViewSource() == alias)
+        llvm::append_range(aliases, user->getResults());
+      Operation *inBlock = block->findAncestorOpInBlock(*user);
+      if (!inBlock || inBlock == op || !inBlock->isBeforeInBlock(op))
+        continue;
+      if (!last || last->isBeforeInBlock(inBlock))
+        last = inBlock;
+    }
   }
-  return nullptr;
+  auto fill = dyn_cast_or_null<linalg::FillOp>(last);
+  if (!fill || fill.getOutputs()[0] != out ||
+      !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))
+    return nullptr;
+  return fill;
 }
 
 /// True when `type` is a static f32 buffer whose last dim is contiguous,

@@ -43,6 +43,7 @@ void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas,
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  bufferize.analysisHeuristic = "bottom-up-from-terminators";
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // On buffers, so the calls read and write what the generics did.
   if (blas)
