@@ -43,6 +43,9 @@ void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas,
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  // 5x faster analysis of a large step than the default bottom-up order
+  // (GPT-like, 48 layers: 103 -> 50 s for the whole lowering), for 11%
+  // more allocations and the same copies (bench/README.md).
   bufferize.analysisHeuristic = "bottom-up-from-terminators";
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // On buffers, so the calls read and write what the generics did.
