@@ -330,11 +330,17 @@ int main(int argc, char **argv) {
   // yet. `entry` is the step function while it is still one (--init-state
   // reads its ops).
   func::FuncOp entry;
+  SmallVector<std::string> steps;
   module->walk([&](func::FuncOp func) {
     if (entryName.empty() ? train::TrainingStep::isTrainingStep(func)
-                          : func.getSymName() == entryName)
+                          : func.getSymName() == entryName) {
       entry = func;
+      steps.push_back(func.getSymName().str());
+    }
   });
+  if (steps.size() > 1)
+    fail("several functions are training steps (" + llvm::join(steps, ", ") +
+         "): pick one with --entry");
   bool recorded = (*module)->hasAttr(train::TrainDialect::kStepAttrName);
   if (!entry && !recorded)
     fail(entryName.empty() ? "no function has train.role arguments"
