@@ -218,9 +218,9 @@ def DistApproximateMathPass : Pass<"dist-approximate-math"> {
   let options = [
     ListOption<"functions", "functions", "std::string",
                "The math ops to approximate (by name without `math.`): "
-               "any of upstream's approximations (tanh, exp, expm1, log, "
-               "log1p, log2, erf, erfc, atan, atan2, sin, cos, cbrt, rsqrt, "
-               "asin, acos)",
+               "any of upstream's approximations (acos, asin, atan, atan2, "
+               "cbrt, cos, erf, erfc, exp, expm1, log, log1p, log2, sin, "
+               "tanh); another name is an error",
                "llvm::cl::list_init<std::string>("
                "{\"tanh\", \"exp\", \"log\"})">,
   ];
