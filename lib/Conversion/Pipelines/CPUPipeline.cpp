@@ -61,7 +61,11 @@ void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas,
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
+  // Without rollback bookkeeping the conversion does not grow quadratically
+  // in the step's size (GPT-like, 48 layers: 12.6 -> 3.0 s).
+  SCFToControlFlowPassOptions scfToCf;
+  scfToCf.allowPatternRollback = false;
+  pm.addPass(createSCFToControlFlowPass(scfToCf));
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
