@@ -15,11 +15,12 @@
 using namespace mlir;
 
 /// dist-to-runtime (which records the step's interface), train-to-linalg,
-/// elementwise arith to linalg, elementwise fusion that
-/// keeps matrix products whole, one-shot bufferization of whole functions
-/// (identity layouts at the boundaries, so the JIT and C callers see plain
-/// memrefs), (with `blas`) matrix products through OpenBLAS on the buffers,
-/// ownership-based deallocation, loops, then the LLVM dialect.
+/// elementwise arith to linalg, CSE, elementwise fusion that keeps matrix
+/// products whole, (with `approximateMath`) polynomial tanh/exp/log,
+/// one-shot bufferization of whole functions (identity layouts at the
+/// boundaries, so the JIT and C callers see plain memrefs), (with `blas`)
+/// matrix products through OpenBLAS on the buffers, ownership-based
+/// deallocation, loops, then the LLVM dialect.
 void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas,
                                    bool approximateMath) {
   // Collectives to runtime calls (a no-op without dist ops); records the
