@@ -194,7 +194,12 @@ def DistFuseElementwisePass : Pass<"dist-fuse-elementwise"> {
     would turn a BLAS call into scalar loops; and each such contraction
     gets a zero fill of its own (CSE merges equal fills, and a shared fill
     bufferizes to one filled buffer copied into each product's, which
-    hides the fill from `dist-matmul-to-blas`). Chains of elementwise
+    hides the fill from `dist-matmul-to-blas`). A producer is fused only
+    into a consumer that reads each of its elements once (a permutation
+    map): through a broadcast or a window it would be recomputed for every
+    read (a padding fused into a convolution's patches ran its guarded
+    gathers once per tap: 48 -> 30 ms for a 3x3 conv layer's step). Chains
+    of elementwise
     generics (optimizer updates, activations and their gradients) become
     one loop each: one pass over memory and no temporaries.
   }];

@@ -53,8 +53,15 @@ struct DistFuseElementwisePass
     // uses would be computed twice.
     linalg::ControlFusionFn control = [](OpOperand *fused) {
       Operation *producer = fused->get().getDefiningOp();
-      return producer && producer->hasOneUse() && !isKept(producer) &&
-             !isKept(fused->getOwner());
+      if (!producer || !producer->hasOneUse() || isKept(producer) ||
+          isKept(fused->getOwner()))
+        return false;
+      // A consumer that reads an element more than once (a window, a
+      // broadcast) would recompute the producer each time: a padding's
+      // guarded gathers fused into a conv's patches ran once per tap.
+      auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner());
+      return !consumer ||
+             consumer.getMatchingIndexingMap(fused).isPermutation();
     };
     RewritePatternSet patterns(context);
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);

@@ -45,3 +45,60 @@ func.func @shared_fill(%a: tensor<4x3xf32>, %b: tensor<3x4xf32>, %c: tensor<3x4x
   %q = train.matmul %a, %c : (tensor<4x3xf32>, tensor<3x4xf32>) -> tensor<4x4xf32>
   return %p, %q : tensor<4x4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+#window = affine_map<(d0, d1) -> (d0 + d1)>
+
+// A producer read more than once per element by its consumer (broadcast
+// along rows, a sliding window) stays its own loop: fused, it would be
+// recomputed for every read. Read once (identity), it fuses.
+// CHECK-LABEL: func.func @reads
+func.func @reads(%x: tensor<4xf32>, %y: tensor<6xf32>) -> (tensor<3x4xf32>, tensor<3x4xf32>, tensor<4xf32>) {
+  // CHECK: %[[NEG:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<4xf32>)
+  // CHECK: arith.negf
+  // CHECK: linalg.generic {{.*}} ins(%[[NEG]] : tensor<4xf32>)
+  // CHECK: %[[EXP:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<6xf32>)
+  // CHECK: math.exp
+  // CHECK: linalg.generic {{.*}} ins(%[[EXP]] : tensor<6xf32>)
+  // The identity read: one loop computing both.
+  // CHECK: linalg.generic
+  // CHECK: math.sqrt
+  // CHECK: math.absf
+  // CHECK: return
+  %e4 = tensor.empty() : tensor<4xf32>
+  %e6 = tensor.empty() : tensor<6xf32>
+  %e34 = tensor.empty() : tensor<3x4xf32>
+  %neg = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x : tensor<4xf32>) outs(%e4 : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.negf %a : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %bcast = linalg.generic {indexing_maps = [#row, #id2], iterator_types = ["parallel", "parallel"]} ins(%neg : tensor<4xf32>) outs(%e34 : tensor<3x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<3x4xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%y : tensor<6xf32>) outs(%e6 : tensor<6xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = math.exp %a : f32
+    linalg.yield %r : f32
+  } -> tensor<6xf32>
+  %win = linalg.generic {indexing_maps = [#window, #id2], iterator_types = ["parallel", "parallel"]} ins(%exp : tensor<6xf32>) outs(%e34 : tensor<3x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<3x4xf32>
+  %sq = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x : tensor<4xf32>) outs(%e4 : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = math.sqrt %a : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %abs = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%sq : tensor<4xf32>) outs(%e4 : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = math.absf %a : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %bcast, %win, %abs : tensor<3x4xf32>, tensor<3x4xf32>, tensor<4xf32>
+}
