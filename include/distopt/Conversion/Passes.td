@@ -272,4 +272,25 @@ def DistRecordStepPass : Pass<"dist-record-step", "ModuleOp"> {
   ];
 }
 
+def DistStridedCopiesToLoopsPass : Pass<"dist-strided-copies-to-loops"> {
+  let summary = "Turn memref copies of strided buffers into loop nests";
+  let description = [{
+    Rewrites every ranked `memref.copy` whose source or target is not a
+    static contiguous buffer into a `linalg.copy`, which
+    `convert-linalg-to-loops` turns into a loop nest that LLVM vectorizes.
+    The LLVM lowering of such a copy is otherwise a call of MLIR's runtime
+    `memrefCopy`, which moves one element at a time through the
+    descriptors (a grouped convolution's channel blocks, sequence
+    parallelism's packed blocks). Contiguous copies stay one `memcpy`.
+
+    ```mlir
+    // Before:
+    memref.copy %block, %slice : memref<8x16x32x32xf32> to memref<8x16x32x32xf32, strided<[65536, 1024, 32, 1], offset: 16384>>
+    // After:
+    linalg.copy ins(%block : memref<8x16x32x32xf32>) outs(%slice : memref<8x16x32x32xf32, strided<[65536, 1024, 32, 1], offset: 16384>>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 #endif // DISTOPT_CONVERSION_PASSES

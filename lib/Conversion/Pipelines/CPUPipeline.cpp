@@ -60,6 +60,8 @@ void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas,
   bufferization::buildBufferDeallocationPipeline(pm);
   // Clones the deallocation keeps (a step returning an argument unchanged).
   pm.addPass(createConvertBufferizationToMemRefPass());
+  // Strided copies as loops LLVM vectorizes, not element-wise runtime calls.
+  pm.addNestedPass<func::FuncOp>(train::createDistStridedCopiesToLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   // Without rollback bookkeeping the conversion does not grow quadratically
