@@ -271,9 +271,10 @@ int distrt_all_reduce(distrt_group *group, void *const *buffers,
   if (n == 1)
     return report(call, backend.allReduce(*group->group, buffers[0],
                                           counts[0], dtype, reduction));
-  // A bucket: one collective over the packed buffers.
+  // A bucket: one collective over the packed buffers, packed into storage
+  // kept from call to call (a step reduces the same buckets every time).
   std::size_t elementSize = getElementSize(dtype);
-  std::vector<char> packed;
+  static std::vector<char> packed;
   pack(buffers, counts, n, elementSize, packed);
   if (report(call, backend.allReduce(*group->group, packed.data(),
                                      packed.size() / elementSize, dtype,
