@@ -19,15 +19,12 @@ Needs /usr/bin/python3 with Debian's python3-torch and a build in build/.
 import argparse
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(ROOT, "build", "bin")
+from step_time import BIN, dist_run_times, run
 
 # (name, batch, in channels, out channels, size, kernel, stride, pad, groups)
 CONFIGS = [
@@ -54,22 +51,6 @@ STEP = """func.func @train_step(
   return %w_new, %loss : tensor<{f}x{cg}x{k}x{k}xf32>, tensor<f32>
 }}
 """
-
-
-def run(cmd, env=None):
-    result = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if result.returncode != 0:
-        sys.exit(f"failed: {' '.join(cmd)}\n{result.stdout}{result.stderr}")
-    return result.stdout
-
-
-def ours(step, state, data, steps):
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-    out = run([os.path.join(BIN, "dist-run"), step, "--state=" + state,
-               "--data=" + data, "--steps=" + str(steps)], env)
-    lines = [l for l in out.splitlines() if l.startswith("step ")]
-    times = [float(l.split("(")[1].split()[0]) for l in lines]
-    return statistics.median(times[1:]), float(lines[0].split()[3])
 
 
 def theirs(state, data, steps, stride, pad, groups):
@@ -115,7 +96,9 @@ def main():
             data = os.path.join(work, "data.npz")
             run([os.path.join(BIN, "dist-run"), step, "--init-state=" + state,
                  "--init-data=" + data, "--seed=1"])
-            ours_ms, ours_loss = ours(step, state, data, args.steps)
+            ours_ms, ours_loss = dist_run_times(
+                [os.path.join(BIN, "dist-run"), step, "--state=" + state,
+                 "--data=" + data, "--steps=" + str(args.steps)], 1)
             theirs_ms, theirs_loss = theirs(state, data, args.steps, stride,
                                             pad, groups)
             flops = 3 * 2 * n * f * o * o * (c // groups) * k * k

@@ -463,8 +463,8 @@ int main(int argc, char **argv) {
 
   // Compile.
   PassManager pm(&context);
-  pm.addPass(train::createDistToRuntimePass({backend}));
-  train::buildCPUPipeline(pm);
+  train::buildCPUPipeline(pm, /*blas=*/true, /*approximateMath=*/true,
+                          backend);
   if (failed(pm.run(*module)))
     fail("cannot compile the step (see the diagnostics above)");
   // The kernels library (OpenBLAS matmuls) sits next to the runtime, in

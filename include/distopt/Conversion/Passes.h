@@ -34,9 +34,11 @@ bool isBlasContraction(linalg::LinalgOp op);
 /// through OpenBLAS, and the lowering of loops, arith, math, memref and
 /// func to the LLVM dialect.
 /// With `approximateMath`, f32 tanh, exp and log become polynomial
-/// approximations (dist-approximate-math) instead of libm calls.
+/// approximations (dist-approximate-math) instead of libm calls; `backend`
+/// is dist-to-runtime's.
 void buildCPUPipeline(OpPassManager &pm, bool blas = true,
-                      bool approximateMath = true);
+                      bool approximateMath = true,
+                      StringRef backend = "auto");
 
 /// Registers `dist-lower-cpu` (buildCPUPipeline with its options).
 void registerCPUPipeline();

@@ -57,6 +57,8 @@ private:
   struct Bucket {
     StringRef suffix;
     Value addresses, counts;
+    /// The positions of the bucket's buffers among the inputs.
+    SmallVector<unsigned> members;
   };
   FailureOr<SmallVector<Bucket>> prepareBuckets(Operation *op,
                                                 ValueRange inputs,
@@ -319,7 +321,8 @@ RuntimeLowering::prepareBuckets(Operation *op, ValueRange inputs,
          memref::CastOp::create(
              builder, loc,
              MemRefType::get({ShapedType::kDynamic}, builder.getI64Type()),
-             countsBuffer)});
+             countsBuffer),
+         SmallVector<unsigned>(indices)});
   }
   return buckets;
 }
@@ -382,19 +385,19 @@ LogicalResult RuntimeLowering::lowerAllReduceStart(AllReduceStartOp op) {
       prepareBuckets(op, op.getInputs(), buffers, loc);
   if (failed(buckets))
     return failure();
-  DenseMap<StringRef, Value> requests;
-  for (const Bucket &bucket : *buckets)
-    requests[bucket.suffix] = callStart(
+  for (const Bucket &bucket : *buckets) {
+    Value request = callStart(
         ("distrt_mlir_all_reduce_start_" + bucket.suffix).str(),
         ValueRange{bucket.addresses, bucket.counts, shape, axes, reduction},
         loc);
-  for (auto [input, future, buffer] :
-       llvm::zip(op.getInputs(), op.getFutures(), buffers)) {
-    auto type = cast<RankedTensorType>(input.getType());
-    Value request = requests[*getSuffix(op, type)];
-    futures[future] = {request, buffer, [this, type, buffer](Location at) {
-                         return toTensor(builder, at, type, buffer);
-                       }};
+    for (unsigned i : bucket.members) {
+      auto type = cast<RankedTensorType>(op.getInputs()[i].getType());
+      Value buffer = buffers[i];
+      futures[op.getFutures()[i]] = {
+          request, buffer, [this, type, buffer](Location at) {
+            return toTensor(builder, at, type, buffer);
+          }};
+    }
   }
   lowered.push_back(op);
   return success();

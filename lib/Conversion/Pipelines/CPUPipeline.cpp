@@ -22,10 +22,10 @@ using namespace mlir;
 /// matrix products through OpenBLAS on the buffers, ownership-based
 /// deallocation, loops, then the LLVM dialect.
 void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas,
-                                   bool approximateMath) {
+                                   bool approximateMath, StringRef backend) {
   // Collectives to runtime calls (a no-op without dist ops); records the
   // step's interface (train.step) for runners before lowering drops it.
-  pm.addPass(train::createDistToRuntimePass());
+  pm.addPass(train::createDistToRuntimePass({backend.str()}));
   pm.addPass(train::createTrainToLinalgPass());
   // Elementwise arith on tensors (partitioning's mean scaling).
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
