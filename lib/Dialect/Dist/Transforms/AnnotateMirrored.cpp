@@ -27,10 +27,12 @@ struct DistAnnotateMirroredPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (replicas < 1) {
-      module.emitError("dist-annotate-mirrored needs replicas >= 1, got ")
-          << static_cast<int64_t>(replicas);
+      emitOptionError(module, "dist-annotate-mirrored")
+          << "needs replicas >= 1, got " << static_cast<int64_t>(replicas);
       return signalPassFailure();
     }
+    if (failed(checkSingleDevice(module)))
+      return signalPassFailure();
     FailureOr<MeshOp> mesh =
         getOrCreateMesh(module, "mesh", {"data"}, {replicas}, {});
     if (failed(mesh) || failed(annotateDataParallel(module, *mesh, {0}, replicas,
@@ -47,11 +49,14 @@ struct DistAnnotateMultiWorkerMirroredPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (hosts < 1 || devices < 1) {
-      module.emitError("dist-annotate-multi-worker-mirrored needs hosts >= 1 "
-                       "and devices >= 1, got ")
-          << static_cast<int64_t>(hosts) << " and " << static_cast<int64_t>(devices);
+      emitOptionError(module, "dist-annotate-multi-worker-mirrored")
+          << "needs hosts >= 1 and devices >= 1, got "
+          << static_cast<int64_t>(hosts) << " and "
+          << static_cast<int64_t>(devices);
       return signalPassFailure();
     }
+    if (failed(checkSingleDevice(module)))
+      return signalPassFailure();
     FailureOr<MeshOp> mesh = getOrCreateMesh(
         module, "mesh", {"hosts", "devices"}, {hosts, devices}, {"hosts"});
     if (failed(mesh) || failed(annotateDataParallel(
@@ -68,11 +73,14 @@ struct DistAnnotateZeroPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (replicas < 1 || stage < 1 || stage > 3) {
-      module.emitError("dist-annotate-zero needs stage 1, 2 or 3 and "
-                       "replicas >= 1, got stage ")
-          << static_cast<int64_t>(stage) << " and replicas " << static_cast<int64_t>(replicas);
+      emitOptionError(module, "dist-annotate-zero")
+          << "needs stage=1, 2 or 3 and replicas >= 1, got stage "
+          << static_cast<int64_t>(stage) << " and replicas "
+          << static_cast<int64_t>(replicas);
       return signalPassFailure();
     }
+    if (failed(checkSingleDevice(module)))
+      return signalPassFailure();
     FailureOr<MeshOp> mesh =
         getOrCreateMesh(module, "mesh", {"data"}, {replicas}, {});
     if (failed(mesh) ||

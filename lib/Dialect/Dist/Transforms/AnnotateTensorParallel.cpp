@@ -516,14 +516,26 @@ void SequenceParallelizer::run() {
 }
 
 /// Annotates every training step of `module` with Megatron's plan over axis
-/// `modelAxis` of `mesh`, with sequence parallelism when asked.
-static void annotateTensorParallel(ModuleOp module, MeshOp mesh,
-                                   int64_t modelAxis, bool sequenceParallel) {
-  module.walk([&](func::FuncOp func) {
+/// `modelAxis` of `mesh`, with sequence parallelism when asked. A step in
+/// which nothing can be split over more than one device is an error: the
+/// devices of the model axis would all compute the same thing.
+static LogicalResult annotateTensorParallel(ModuleOp module, MeshOp mesh,
+                                            int64_t modelAxis,
+                                            bool sequenceParallel) {
+  int64_t size = mesh.getShape()[modelAxis];
+  WalkResult result = module.walk([&](func::FuncOp func) {
     if (!train::TrainingStep::isTrainingStep(func) || func.isExternal())
-      return;
+      return WalkResult::advance();
     TensorParallelPlan plan =
         TensorParallelPlanner(func, mesh, modelAxis).run();
+    if (plan.params.empty() && size > 1) {
+      mlir::emitError(func.getLoc())
+          << "tensor parallelism finds nothing to split over " << size
+          << " devices in training step '" << func.getSymName()
+          << "' (no column/row weight pair or embedding table divides; the "
+             "remarks say why for each weight)";
+      return WalkResult::interrupt();
+    }
     train::TrainingStep step = train::TrainingStep::get(func);
     StepShardings shardings(func, step);
     for (auto &[index, sharding] : plan.params)
@@ -531,7 +543,9 @@ static void annotateTensorParallel(ModuleOp module, MeshOp mesh,
     shardings.apply();
     if (sequenceParallel)
       SequenceParallelizer(mesh, modelAxis, plan).run();
+    return WalkResult::advance();
   });
+  return failure(result.wasInterrupted());
 }
 
 namespace {
@@ -543,15 +557,19 @@ struct DistAnnotateTensorParallelPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (size < 1) {
-      module.emitError("dist-annotate-tensor-parallel needs size >= 1, got ")
-          << static_cast<int64_t>(size);
+      emitOptionError(module, "dist-annotate-tensor-parallel")
+          << "needs size >= 1, got " << static_cast<int64_t>(size);
       return signalPassFailure();
     }
+    if (failed(checkSingleDevice(module)))
+      return signalPassFailure();
     FailureOr<MeshOp> mesh =
         getOrCreateMesh(module, "mesh", {"model"}, {size}, {});
     if (failed(mesh))
       return signalPassFailure();
-    annotateTensorParallel(module, *mesh, /*modelAxis=*/0, sequenceParallel);
+    if (failed(annotateTensorParallel(module, *mesh, /*modelAxis=*/0,
+                                      sequenceParallel)))
+      return signalPassFailure();
   }
 };
 
@@ -563,13 +581,16 @@ struct DistAnnotateHybridPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (hosts < 1 || dp < 1 || tp < 1 || zero < 0 || zero > 3) {
-      module.emitError("dist-annotate-hybrid needs hosts >= 1, dp >= 1, "
-                       "tp >= 1 and zero 0, 1, 2 or 3, got hosts ")
-          << static_cast<int64_t>(hosts) << ", dp "
-          << static_cast<int64_t>(dp) << ", tp " << static_cast<int64_t>(tp)
-          << " and zero " << static_cast<int64_t>(zero);
+      emitOptionError(module, "dist-annotate-hybrid")
+          << "needs hosts >= 1, dp >= 1, tp >= 1 and zero 0, 1, 2 or 3, got "
+             "hosts "
+          << static_cast<int64_t>(hosts) << ", dp " << static_cast<int64_t>(dp)
+          << ", tp " << static_cast<int64_t>(tp) << " and zero "
+          << static_cast<int64_t>(zero);
       return signalPassFailure();
     }
+    if (failed(checkSingleDevice(module)))
+      return signalPassFailure();
     // 2-D data x model, or 3-D hosts x data x model across hosts.
     bool multiHost = hosts > 1;
     SmallVector<StringRef> axes = {"data", "model"};
@@ -588,9 +609,9 @@ struct DistAnnotateHybridPass
         getOrCreateMesh(module, "mesh", axes, shape, hostAxes);
     if (failed(mesh))
       return signalPassFailure();
-    annotateTensorParallel(module, *mesh, modelAxis,
-                           /*sequenceParallel=*/false);
-    if (failed(annotateDataParallel(module, *mesh, dataAxes, replicas,
+    if (failed(annotateTensorParallel(module, *mesh, modelAxis,
+                                      /*sequenceParallel=*/false)) ||
+        failed(annotateDataParallel(module, *mesh, dataAxes, replicas,
                                     /*replicateState=*/false)))
       return signalPassFailure();
     if (zero > 0)

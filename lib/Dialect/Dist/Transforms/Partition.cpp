@@ -2,6 +2,8 @@
 
 #include "distopt/Dialect/Dist/IR/DistOps.h"
 #include "distopt/Dialect/Dist/Transforms/Passes.h"
+#include "distopt/Dialect/Dist/Transforms/StepContract.h"
+#include "distopt/Dialect/Train/IR/TrainingStep.h"
 #include "distopt/Interfaces/ShardingRuleOpInterface.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -453,6 +455,10 @@ LogicalResult Partitioner::run() {
       return failure();
   }
   func->setAttr(DistDialect::kPartitionedAttrName, builder.getUnitAttr());
+  // What was written must keep the step contract (state results shaped and
+  // split as their arguments), whatever the shardings it was given.
+  if (train::TrainingStep::isTrainingStep(func))
+    return verifyStepContract(func);
   return success();
 }
 

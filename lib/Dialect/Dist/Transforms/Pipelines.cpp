@@ -39,8 +39,8 @@ struct MultiWorkerPipelineOptions
 };
 
 struct ZeroPipelineOptions : public BucketOptions<ZeroPipelineOptions> {
-  Option<int64_t> stage{*this, "stage", llvm::cl::desc("ZeRO stage: 1, 2 or 3"),
-                        llvm::cl::init(1)};
+  Option<int64_t> stage{*this, "stage",
+                        llvm::cl::desc("ZeRO stage (required): 1, 2 or 3")};
   Option<int64_t> replicas{*this, "replicas",
                            llvm::cl::desc("Number of data-parallel replicas")};
 };
@@ -61,11 +61,11 @@ struct HybridPipelineOptions : public BucketOptions<HybridPipelineOptions> {
                         llvm::cl::desc("Number of hosts (a 3-D mesh when > 1)"),
                         llvm::cl::init(1)};
   Option<int64_t> dp{*this, "dp",
-                     llvm::cl::desc("Number of data-parallel replicas"),
-                     llvm::cl::init(1)};
+                     llvm::cl::desc("Number of data-parallel replicas "
+                                    "(required)")};
   Option<int64_t> tp{*this, "tp",
-                     llvm::cl::desc("Number of tensor-parallel devices"),
-                     llvm::cl::init(1)};
+                     llvm::cl::desc("Number of tensor-parallel devices "
+                                    "(required)")};
   Option<int64_t> zero{*this, "zero",
                        llvm::cl::desc("ZeRO stage over the data axis (0: none)"),
                        llvm::cl::init(0)};
@@ -81,6 +81,9 @@ static void addEngine(OpPassManager &pm, const Options &options) {
       options.bucketMb, options.firstBucketMb}));
 }
 
+/// What every strategy pipeline ends with: the step contract.
+static void addVerify(OpPassManager &pm) { pm.addPass(createDistVerifyPass()); }
+
 void mlir::dist::registerStrategyPipelines() {
   PassPipelineRegistration<MirroredPipelineOptions>(
       "dist-mirrored",
@@ -91,6 +94,7 @@ void mlir::dist::registerStrategyPipelines() {
         pm.addPass(createDistAnnotateMirroredPass(
             DistAnnotateMirroredPassOptions{options.replicas}));
         addEngine(pm, options);
+        addVerify(pm);
       });
   PassPipelineRegistration<MultiWorkerPipelineOptions>(
       "dist-multi-worker-mirrored",
@@ -104,6 +108,7 @@ void mlir::dist::registerStrategyPipelines() {
                                                        options.devices}));
         addEngine(pm, options);
         pm.addPass(createDistHierarchicalAllReducePass());
+        addVerify(pm);
       });
   PassPipelineRegistration<ZeroPipelineOptions>(
       "dist-zero",
@@ -113,6 +118,7 @@ void mlir::dist::registerStrategyPipelines() {
         pm.addPass(createDistAnnotateZeroPass(
             DistAnnotateZeroPassOptions{options.stage, options.replicas}));
         addEngine(pm, options);
+        addVerify(pm);
       });
   PassPipelineRegistration<TensorParallelPipelineOptions>(
       "dist-tensor-parallel",
@@ -123,6 +129,7 @@ void mlir::dist::registerStrategyPipelines() {
             DistAnnotateTensorParallelPassOptions{options.size,
                                                   options.sequenceParallel}));
         addEngine(pm, options);
+        addVerify(pm);
       });
   PassPipelineRegistration<HybridPipelineOptions>(
       "dist-hybrid",
@@ -134,5 +141,6 @@ void mlir::dist::registerStrategyPipelines() {
             options.hosts, options.dp, options.tp, options.zero}));
         addEngine(pm, options);
         pm.addPass(createDistHierarchicalAllReducePass());
+        addVerify(pm);
       });
 }

@@ -55,6 +55,61 @@ void StepShardings::setState(const train::StepValue &arg,
       update.setResult(result, sharding);
 }
 
+InFlightDiagnostic mlir::dist::emitOptionError(ModuleOp module,
+                                               StringRef pass) {
+  return mlir::emitError(module.getLoc()) << pass << ": ";
+}
+
+LogicalResult mlir::dist::checkSingleDevice(ModuleOp module) {
+  WalkResult result = module.walk([&](func::FuncOp func) {
+    if (!func->hasAttr(DistDialect::kPartitionedAttrName) ||
+        !train::TrainingStep::isTrainingStep(func))
+      return WalkResult::advance();
+    mlir::emitError(func.getLoc())
+        << "training step '" << func.getSymName()
+        << "' is already distributed (it carries '"
+        << DistDialect::kPartitionedAttrName
+        << "'): apply a strategy to the single-device step";
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
+/// The global batch size of `step`: the leading dim of its labels, else of
+/// its first input; none when it has neither. Labels that disagree are an
+/// error.
+static FailureOr<std::optional<int64_t>>
+getBatchSize(const train::TrainingStep &step) {
+  const train::StepValue *source = nullptr;
+  for (train::Role role : {train::Role::label, train::Role::input}) {
+    for (const train::StepValue &arg : step.arguments) {
+      auto type = dyn_cast<RankedTensorType>(arg.type);
+      if (arg.role != role || !type)
+        continue;
+      if (type.getRank() == 0) {
+        if (role == train::Role::label)
+          return step.emitArgumentError(arg)
+                 << "has no batch dim: labels hold one entry per sample";
+        continue;
+      }
+      if (!source) {
+        source = &arg;
+        continue;
+      }
+      int64_t batch = cast<RankedTensorType>(source->type).getDimSize(0);
+      if (role == train::Role::label && type.getDimSize(0) != batch)
+        return step.emitArgumentError(arg)
+               << "has batch " << type.getDimSize(0) << " but "
+               << train::TrainingStep::describe("argument", *source)
+               << " has " << batch << ": labels must agree on the batch";
+    }
+    if (source)
+      return std::optional<int64_t>(
+          cast<RankedTensorType>(source->type).getDimSize(0));
+  }
+  return std::optional<int64_t>();
+}
+
 LogicalResult mlir::dist::annotateDataParallel(ModuleOp module, MeshOp mesh,
                                                ArrayRef<int64_t> batchAxes,
                                                int64_t replicas,
@@ -64,24 +119,34 @@ LogicalResult mlir::dist::annotateDataParallel(ModuleOp module, MeshOp mesh,
     if (!train::TrainingStep::isTrainingStep(func))
       return;
     train::TrainingStep step = train::TrainingStep::get(func);
+    FailureOr<std::optional<int64_t>> batch = getBatchSize(step);
+    if (failed(batch)) {
+      failedAny = true;
+      return;
+    }
     StepShardings shardings(func, step);
     for (const train::StepValue &arg : step.arguments) {
       auto type = dyn_cast<RankedTensorType>(arg.type);
       if (!type)
         continue;
-      bool batch =
+      bool isData =
           arg.role == train::Role::input || arg.role == train::Role::label;
-      if (!batch && !replicateState)
+      bool isBatch = isData && type.getRank() > 0 &&
+                     type.getDimSize(0) == batch->value_or(-1);
+      if (isData && !isBatch) {
+        InFlightDiagnostic remark = step.emitArgumentRemark(arg);
+        remark << "has no batch dim (" << type;
+        if (*batch)
+          remark << ", the batch is " << **batch;
+        remark << "): it stays whole on every replica";
+      }
+      if (!isBatch && !replicateState)
         continue;
       TensorSharding sharding = TensorSharding::replicated(type.getRank());
-      if (batch) {
-        if (type.getRank() == 0 || type.getDimSize(0) % replicas) {
-          func.emitOpError("argument #")
-              << arg.index << " '" << arg.name.getValue() << "' ("
-              << train::stringifyRole(*arg.role) << ") has "
-              << (type.getRank() == 0
-                      ? std::string("no batch dim")
-                      : "batch " + std::to_string(type.getDimSize(0)))
+      if (isBatch) {
+        if (type.getDimSize(0) % replicas) {
+          step.emitArgumentError(arg)
+              << "has batch " << type.getDimSize(0)
               << ", which does not divide over " << replicas << " replicas";
           failedAny = true;
           return;
@@ -127,9 +192,8 @@ static void shardParameter(func::FuncOp func, MeshOp mesh, int64_t stage,
   auto update = returned.getDefiningOp<train::OptimizerOpInterface>();
   if (!update || update.getNewParam() != returned ||
       update.getParam() != arg) {
-    func.emitRemark("parameter '")
-        << param.name.getValue()
-        << "' stays replicated: its result is not the update of the "
+    step.emitArgumentRemark(param)
+        << "stays replicated: its result is not the update of the "
            "argument by an optimizer op";
     return;
   }
@@ -147,10 +211,9 @@ static void shardParameter(func::FuncOp func, MeshOp mesh, int64_t stage,
     if (local[d] % replicas == 0)
       dim = d;
   if (!dim) {
-    func.emitRemark("parameter '")
-        << param.name.getValue() << "' of type " << type
-        << " stays replicated: no dim divides over " << replicas
-        << " replicas";
+    step.emitArgumentRemark(param)
+        << "of type " << type << " stays replicated: no dim divides over "
+        << replicas << " replicas";
     return;
   }
   TensorSharding split = base;
@@ -167,9 +230,8 @@ static void shardParameter(func::FuncOp func, MeshOp mesh, int64_t stage,
       continue;
     }
     if (value == grad) {
-      // Whole then sliced (stage 1) or reduce-scattered (stages 2, 3).
-      if (stage == 1)
-        annotateUse(operand, whole);
+      // Reduce-scattered at every stage: with the all-gather of the updated
+      // slice this moves one all-reduce's bytes, as data parallelism does.
       annotateUse(operand, sharded);
       continue;
     }
@@ -184,8 +246,13 @@ static void shardParameter(func::FuncOp func, MeshOp mesh, int64_t stage,
     }
     shardings.setState(step.arguments[blockArg.getArgNumber()], sharded);
   }
-  if (stage < 3)
+  // Below stage 3 the parameter stays whole at the step's boundary: the
+  // update runs on this rank's slice and its result is all-gathered back,
+  // whatever propagation would infer from the sliced update.
+  if (stage < 3) {
+    shardings.setState(param, whole);
     return;
+  }
   shardings.setState(param, sharded);
   SmallVector<OpOperand *> otherUses;
   for (OpOperand &use : arg.getUses())

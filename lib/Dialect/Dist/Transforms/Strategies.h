@@ -26,12 +26,24 @@ FailureOr<MeshOp> getOrCreateMesh(ModuleOp module, StringRef name,
                                   ArrayRef<int64_t> shape,
                                   ArrayRef<StringRef> hostAxes);
 
+/// Reports a bad option of strategy pass `pass` at the module's location
+/// (one line: the module itself is not printed).
+InFlightDiagnostic emitOptionError(ModuleOp module, StringRef pass);
+
+/// Fails, naming the step, when a training step of `module` is already
+/// partitioned: strategies apply to single-device steps.
+LogicalResult checkSingleDevice(ModuleOp module);
+
 /// Annotates every training step of `module` for data parallelism over
-/// `batchAxes` of `mesh` (`replicas` devices in all): `input` and `label`
-/// arguments split along dim 0. With `replicateState`, every other argument
+/// `batchAxes` of `mesh` (`replicas` devices in all): the batch arguments
+/// split along dim 0. The batch is the leading dim of the labels (of the
+/// inputs when there are none); an input whose leading dim differs (a
+/// positional table, a mask shared by all samples) has no batch dim and
+/// stays whole, with a remark. With `replicateState`, every other argument
 /// and every result is annotated replicated; otherwise they are left to
 /// propagation (so another strategy's shardings can reach them). A batch
-/// that does not divide is an error naming the argument.
+/// that does not divide, or labels that disagree on it, are errors naming
+/// the argument.
 LogicalResult annotateDataParallel(ModuleOp module, MeshOp mesh,
                                    ArrayRef<int64_t> batchAxes,
                                    int64_t replicas, bool replicateState);

@@ -2,6 +2,9 @@
 
 #include "distopt/Dialect/Train/IR/TrainingStep.h"
 
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringMap.h"
+
 using namespace mlir;
 using namespace mlir::train;
 
@@ -36,4 +39,114 @@ TrainingStep TrainingStep::get(FunctionOpInterface func) {
     step.results.push_back(
         readValue(index, type, func.getResultAttrDict(index)));
   return step;
+}
+
+std::string TrainingStep::describe(StringRef what, const StepValue &value) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << what << " #" << value.index;
+  if (value.name)
+    os << " '" << value.name.getValue() << "'";
+  if (value.role)
+    os << " (" << stringifyRole(*value.role) << ")";
+  return text;
+}
+
+/// The location of argument `index` of `func`: its own when the body has
+/// one, else the function's.
+static Location getArgumentLoc(FunctionOpInterface func, unsigned index) {
+  if (func.isExternal())
+    return func.getLoc();
+  return func.getArgument(index).getLoc();
+}
+
+/// The location of result `index` of `func`: its return's.
+static Location getResultLoc(FunctionOpInterface func, unsigned index) {
+  Region &body = func.getFunctionBody();
+  if (body.empty())
+    return func.getLoc();
+  return body.back().back().getLoc();
+}
+
+InFlightDiagnostic
+TrainingStep::emitArgumentError(const StepValue &value) const {
+  return mlir::emitError(getArgumentLoc(func, value.index))
+         << describe("argument", value) << " ";
+}
+
+InFlightDiagnostic TrainingStep::emitResultError(const StepValue &value) const {
+  return mlir::emitError(getResultLoc(func, value.index))
+         << describe("result", value) << " ";
+}
+
+InFlightDiagnostic
+TrainingStep::emitArgumentRemark(const StepValue &value) const {
+  return mlir::emitRemark(getArgumentLoc(func, value.index))
+         << describe("argument", value) << " ";
+}
+
+/// Checks roles and names are present and names unique; fills `byName`.
+static LogicalResult
+checkNamed(const TrainingStep &step, bool results,
+           llvm::StringMap<const StepValue *> &byName) {
+  StringRef what = results ? "result" : "argument";
+  for (const StepValue &value : results ? step.results : step.arguments) {
+    auto emit = [&] {
+      return results ? step.emitResultError(value)
+                     : step.emitArgumentError(value);
+    };
+    if (!value.role)
+      return emit() << "has no '" << TrainDialect::kRoleAttrName << "'";
+    if (!value.name)
+      return emit() << "has no '" << TrainDialect::kNameAttrName << "'";
+    auto [it, inserted] = byName.try_emplace(value.name.getValue(), &value);
+    if (!inserted)
+      return emit() << "reuses the name of "
+                    << TrainingStep::describe(what, *it->second);
+  }
+  return success();
+}
+
+LogicalResult TrainingStep::verify() const {
+  llvm::StringMap<const StepValue *> byArgument, byResult;
+  if (failed(checkNamed(*this, /*results=*/false, byArgument)) ||
+      failed(checkNamed(*this, /*results=*/true, byResult)))
+    return failure();
+
+  const StepValue *loss = nullptr;
+  for (const StepValue &result : results) {
+    if (*result.role == Role::loss) {
+      if (loss)
+        return emitResultError(result)
+               << "is a second loss (" << describe("result", *loss)
+               << " is one)";
+      loss = &result;
+      auto type = dyn_cast<RankedTensorType>(result.type);
+      if (!type || type.getRank() != 0 ||
+          !isa<FloatType>(type.getElementType()))
+        return emitResultError(result)
+               << "must be a float scalar tensor, got " << result.type;
+      continue;
+    }
+    if (*result.role != Role::param && *result.role != Role::opt_state)
+      continue;
+    const StepValue *argument = byArgument.lookup(result.name.getValue());
+    if (!argument)
+      return emitResultError(result)
+             << "does not name an argument: updated state must replace "
+                "the argument of the same name";
+    if (argument->role != result.role)
+      return emitResultError(result)
+             << "replaces " << describe("argument", *argument)
+             << " of another role";
+    if (argument->type != result.type)
+      return emitResultError(result)
+             << "has type " << result.type << " but "
+             << describe("argument", *argument) << " has " << argument->type;
+  }
+  if (!loss)
+    return mlir::emitError(FunctionOpInterface(func).getLoc())
+           << "training step '" << FunctionOpInterface(func).getName()
+           << "' has no result with role 'loss'";
+  return success();
 }

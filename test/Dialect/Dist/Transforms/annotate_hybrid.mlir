@@ -27,9 +27,27 @@
 // ZERO3: dist.all_gather %{{.*}} on @mesh axes = ["data"] gather_dim = 0 : tensor<64x256xf32> -> tensor<128x256xf32>
 // ZERO3: dist.reduce_scatter {{.*}} on @mesh axes = ["data"] scatter_dims = [{{.*}}] : {{.*}}tensor<128x256xf32>{{.*}} -> {{.*}}tensor<64x256xf32>
 
-// Bad options are errors.
+// Parameters tensor parallelism leaves whole (here all of them: tp = 1)
+// stay whole at the boundary under ZeRO-1/2: the update runs on this rank's
+// slice (reduce-scattered gradient) and is all-gathered into the returned
+// parameter, which keeps its argument's type; the step contract holds. (They
+// once came back split over `data` and the runner kept the old values.)
+// RUN: dist-opt %distopt_src_root/test/Integration/Inputs/linear_step.mlir --dist-hybrid="dp=2 tp=1 zero=1" 2>/dev/null | FileCheck %s --check-prefix=WHOLE
+// RUN: dist-opt %distopt_src_root/test/Integration/Inputs/linear_step.mlir --dist-hybrid="dp=2 tp=1 zero=2" 2>/dev/null | FileCheck %s --check-prefix=WHOLE
+// RUN: dist-opt %distopt_src_root/test/Integration/Inputs/linear_step.mlir --dist-hybrid="hosts=2 dp=1 tp=1 zero=1" 2>/dev/null | FileCheck %s --check-prefix=WHOLE
+// WHOLE-LABEL: func.func @train_step
+// WHOLE-SAME: -> (tensor<4x8xf32> {dist.sharding = #dist.sharding<@mesh, {{\[\[}}], []]>, train.name = "fc.weight"
+// WHOLE-SAME: tensor<4xf32> {dist.sharding = #dist.sharding<@mesh, {{\[\[}}]]>, train.name = "fc.bias"
+// WHOLE: dist.reduce_scatter
+// WHOLE: train.sgd {{.*}} : (tensor<2x8xf32>, tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+// WHOLE: dist.all_gather {{.*}} : tensor<2x8xf32> -> tensor<4x8xf32>
+
+// Bad options are errors of one line, without the module.
 // RUN: not dist-opt %examples/mlp.mlir --dist-annotate-hybrid="dp=2 tp=2 zero=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: error: dist-annotate-hybrid needs hosts >= 1, dp >= 1, tp >= 1 and zero 0, 1, 2 or 3, got hosts 1, dp 2, tp 2 and zero 4
+// BAD: error: dist-annotate-hybrid: needs hosts >= 1, dp >= 1, tp >= 1 and zero 0, 1, 2 or 3, got hosts 1, dp 2, tp 2 and zero 4
+// RUN: not dist-opt %examples/mlp.mlir --dist-hybrid= -o /dev/null 2>&1 | FileCheck %s --check-prefix=EMPTY
+// EMPTY: mlp.mlir:0:0: error: dist-annotate-hybrid: needs hosts >= 1, dp >= 1, tp >= 1 and zero 0, 1, 2 or 3, got hosts 1, dp 0, tp 0 and zero 0
+// EMPTY-NOT: func.func
 
 // Across hosts the mesh is 3-D: hosts x data x model. The batch splits over
 // hosts and data, Megatron's all-reduces stay within `model`, and each

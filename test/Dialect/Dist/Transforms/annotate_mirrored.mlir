@@ -1,4 +1,4 @@
-// RUN: dist-opt %s -split-input-file --dist-annotate-mirrored=replicas=4 | FileCheck %s
+// RUN: dist-opt %s -split-input-file --dist-annotate-mirrored=replicas=4 -verify-diagnostics | FileCheck %s
 
 // A training step: a 1-D mesh "data" of 4 devices is declared; input and
 // label are split along the batch, param, optimizer state, hyper-parameter
@@ -108,4 +108,27 @@ func.func @second(%w: tensor<4x8xf32> {train.role = #train.role<param>, train.na
 func.func @not_a_step(%x: tensor<16x8xf32>) -> tensor<16x8xf32> {
   %y = train.relu %x : (tensor<16x8xf32>) -> tensor<16x8xf32>
   return %y : tensor<16x8xf32>
+}
+
+// -----
+
+// An input without a batch dim (a positional table [3, 8] beside a batch of
+// 16: the batch is the labels' leading dim) stays whole on every replica,
+// with a remark; it is neither refused nor split and gathered back.
+// CHECK-LABEL: func.func @positional_table
+// CHECK-SAME: %{{.*}}: tensor<16x3x8xf32> {dist.sharding = #dist.sharding<@mesh, [{{\[}}data], [], []]>, train.name = "x"
+// CHECK-SAME: %{{.*}}: tensor<3x8xf32> {dist.sharding = #dist.sharding<@mesh, [{{\[}}], []]>, train.name = "pos"
+// CHECK-SAME: %{{.*}}: tensor<2x8xf32> {dist.sharding = #dist.sharding<@mesh, [{{\[}}], []]>, train.name = "mask"
+// CHECK-SAME: %{{.*}}: tensor<16xf32> {dist.sharding = #dist.sharding<@mesh, [{{\[}}data]]>, train.name = "t"
+func.func @positional_table(
+    %x: tensor<16x3x8xf32> {train.role = #train.role<input>, train.name = "x"},
+    // expected-remark @+1 {{argument #1 'pos' (input) has no batch dim ('tensor<3x8xf32>', the batch is 16): it stays whole on every replica}}
+    %pos: tensor<3x8xf32> {train.role = #train.role<input>, train.name = "pos"},
+    // expected-remark @+1 {{argument #2 'mask' (input) has no batch dim ('tensor<2x8xf32>', the batch is 16): it stays whole on every replica}}
+    %mask: tensor<2x8xf32> {train.role = #train.role<input>, train.name = "mask"},
+    %t: tensor<16xf32> {train.role = #train.role<label>, train.name = "t"})
+    -> (tensor<f32> {train.role = #train.role<loss>, train.name = "loss"}) {
+  %h = train.add %x, %pos : (tensor<16x3x8xf32>, tensor<3x8xf32>) -> tensor<16x3x8xf32>
+  %l = train.reduce %h {dims = array<i64: 0, 1, 2>, kind = #train.reduce_kind<sum>} : (tensor<16x3x8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
 }

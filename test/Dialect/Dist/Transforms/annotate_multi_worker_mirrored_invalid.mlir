@@ -2,12 +2,12 @@
 // RUN: not dist-opt %s -split-input-file --dist-annotate-multi-worker-mirrored="hosts=2" 2>&1 | FileCheck %s --check-prefix=NO-DEVICES
 
 // A missing devices count is rejected before anything is annotated.
-// NO-DEVICES: error: dist-annotate-multi-worker-mirrored needs hosts >= 1 and devices >= 1, got
+// NO-DEVICES: error: dist-annotate-multi-worker-mirrored: needs hosts >= 1 and devices >= 1, got
 
 // A batch of 16 does not split over 2 x 3 = 6 replicas.
-// expected-error @+1 {{'func.func' op argument #2 'x' (input) has batch 16, which does not divide over 6 replicas}}
 func.func @step(%w: tensor<4x8xf32> {train.role = #train.role<param>, train.name = "w"},
                 %m: tensor<4x8xf32> {train.role = #train.role<opt_state>, train.name = "w.momentum_buffer"},
+                // expected-error @+1 {{argument #2 'x' (input) has batch 16, which does not divide over 6 replicas}}
                 %x: tensor<16x8xf32> {train.role = #train.role<input>, train.name = "x"},
                 %y: tensor<16xi32> {train.role = #train.role<label>, train.name = "y"},
                 %lr: tensor<f32> {train.role = #train.role<hyper>, train.name = "lr"})

@@ -48,13 +48,20 @@
 // MLP: dist.all_reduce %{{.*}} on @mesh axes = ["model"] : tensor<64x10xf32>
 // MLP-NOT: dist.
 
-// A weight whose output does not divide stays replicated, with a remark.
-// RUN: dist-opt %examples/mlp.mlir --dist-annotate-tensor-parallel=size=3 -o /dev/null 2>&1 | FileCheck %s --check-prefix=NODIV
+// A weight whose output does not divide stays replicated, with a remark; a
+// step with nothing left to split is an error (not a program that runs the
+// same computation on every device of a 3-device mesh).
+// RUN: not dist-opt %examples/mlp.mlir --dist-annotate-tensor-parallel=size=3 -o %t.nodiv.mlir 2>&1 | FileCheck %s --check-prefix=NODIV
+// RUN: not test -e %t.nodiv.mlir
 // NODIV: remark: tensor parallelism leaves parameter 'fc1.weight' replicated: its output dim 0 of size 128 does not divide over 3 devices
+// NODIV: mlp.mlir:7:1: error: tensor parallelism finds nothing to split over 3 devices in training step 'train_step'
+// RUN: not dist-opt %distopt_src_root/test/Integration/Inputs/linear_step.mlir --dist-tensor-parallel=size=4 2>&1 | FileCheck %s --check-prefix=NOPAIR
+// NOPAIR: remark: tensor parallelism leaves parameter 'fc.weight' replicated
+// NOPAIR: error: tensor parallelism finds nothing to split over 4 devices in training step 'train_step'
 
 // Bad options are errors.
 // RUN: not dist-opt %examples/mlp.mlir --dist-annotate-tensor-parallel=size=0 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADSIZE
-// BADSIZE: error: dist-annotate-tensor-parallel needs size >= 1, got 0
+// BADSIZE: error: dist-annotate-tensor-parallel: needs size >= 1, got 0
 
 // Sequence parallelism: per block, the forward pass reduce-scatters the
 // row-parallel results along the sequence dim (8x128x256 -> 8x64x256) and

@@ -3,15 +3,17 @@
 // RUN: not dist-opt %s -split-input-file --dist-annotate-zero="stage=0 replicas=4" 2>&1 | FileCheck %s --check-prefix=OPTIONS
 // RUN: not dist-opt %s -split-input-file --dist-annotate-zero="stage=1 replicas=0" 2>&1 | FileCheck %s --check-prefix=OPTIONS
 // RUN: not dist-opt %s -split-input-file --dist-annotate-zero=stage=1 2>&1 | FileCheck %s --check-prefix=OPTIONS
+// The stage is required: a missing one is not taken as stage 1.
+// RUN: not dist-opt %s -split-input-file --dist-zero=replicas=4 2>&1 | FileCheck %s --check-prefix=OPTIONS
 
 // A stage outside 1-3, or no replicas, is rejected before anything is
 // annotated.
-// OPTIONS: error: dist-annotate-zero needs stage 1, 2 or 3 and replicas >= 1, got stage
+// OPTIONS: error: dist-annotate-zero: needs stage=1, 2 or 3 and replicas >= 1, got stage
 
 // A batch of 6 does not split over 4 replicas.
-// expected-error @+1 {{'func.func' op argument #2 'x' (input) has batch 6, which does not divide over 4 replicas}}
 func.func @batch6(%w: tensor<4x8xf32> {train.role = #train.role<param>, train.name = "w"},
                 %m: tensor<4x8xf32> {train.role = #train.role<opt_state>, train.name = "w.momentum_buffer"},
+                // expected-error @+1 {{argument #2 'x' (input) has batch 6, which does not divide over 4 replicas}}
                 %x: tensor<6x8xf32> {train.role = #train.role<input>, train.name = "x"},
                 %y: tensor<6xi32> {train.role = #train.role<label>, train.name = "y"},
                 %lr: tensor<f32> {train.role = #train.role<hyper>, train.name = "lr"})

@@ -78,9 +78,14 @@ def DistAnnotateZeroPass : Pass<"dist-annotate-zero", "ModuleOp"> {
 
     - stage 1: the optimizer state of `P` (the update op's operands of `P`'s
       type that are `opt_state` arguments) is sharded along `d` at the
-      function boundary; the gradient is all-reduced whole and sliced; the
-      updated shard is all-gathered into the returned parameter;
-    - stage 2: also the gradient: it is reduce-scattered instead;
+      function boundary; the gradient is reduce-scattered and the updated
+      shard all-gathered into the returned parameter, which stays whole at
+      the boundary: a reduce-scatter and an all-gather move what one
+      all-reduce moves, so ZeRO costs no more traffic than data
+      parallelism (DeepSpeed's stage 1);
+    - stage 2: also the gradient: only its shard outlives the update. A
+      step compiled here holds no gradient across steps (no accumulation
+      buffer), so stages 1 and 2 give the same program;
     - stage 3: also the parameter itself: it is sharded at the boundary and
       all-gathered before each use in forward and backward; the updated
       shard is returned as is.
@@ -94,8 +99,9 @@ def DistAnnotateZeroPass : Pass<"dist-annotate-zero", "ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"stage", "stage", "int64_t", /*default=*/"1",
-           "ZeRO stage: 1 (optimizer state), 2 (+ gradients), 3 (+ params)">,
+    Option<"stage", "stage", "int64_t", /*default=*/"0",
+           "ZeRO stage (required): 1 (optimizer state), 2 (+ gradients), 3 "
+           "(+ params)">,
     Option<"replicas", "replicas", "int64_t", /*default=*/"0",
            "Number of data-parallel replicas (devices)">,
   ];
@@ -189,10 +195,10 @@ def DistAnnotateHybridPass : Pass<"dist-annotate-hybrid", "ModuleOp"> {
   let options = [
     Option<"hosts", "hosts", "int64_t", /*default=*/"1",
            "Number of hosts (a 3-D mesh when > 1)">,
-    Option<"dp", "dp", "int64_t", /*default=*/"1",
-           "Number of data-parallel replicas (per host)">,
-    Option<"tp", "tp", "int64_t", /*default=*/"1",
-           "Number of tensor-parallel devices">,
+    Option<"dp", "dp", "int64_t", /*default=*/"0",
+           "Number of data-parallel replicas per host (required)">,
+    Option<"tp", "tp", "int64_t", /*default=*/"0",
+           "Number of tensor-parallel devices (required)">,
     Option<"zero", "zero", "int64_t", /*default=*/"0",
            "ZeRO stage over the data axis (0: none)">,
   ];
@@ -267,6 +273,35 @@ def DistPartitionPass : Pass<"dist-partition", "ModuleOp"> {
 //===----------------------------------------------------------------------===//
 // Communication optimization
 //===----------------------------------------------------------------------===//
+
+def DistVerifyPass : Pass<"dist-verify", "ModuleOp"> {
+  let summary = "Check the step contract of distributed training steps";
+  let description = [{
+    Checks what every strategy promises of the training steps it rewrites
+    (every strategy pipeline ends with this pass, and `dist-partition` runs
+    the same check on what it writes):
+
+    - the train dialect's contract (`train-verify`): roles and unique names,
+      one float scalar loss, each updated `param` / `opt_state` result
+      replaces the argument of its name, role and (local) type;
+    - each state result has its argument's `dist.sharding`: the runner
+      feeds it back as the next step's argument, so a result split
+      otherwise would be a different array;
+    - nothing the contract says is whole comes back split: the loss,
+      metrics and hyper-parameters are replicated, and no argument or
+      result is a pending partial sum.
+
+    A violation is an error at the value's location naming it and both
+    shardings; nothing is written.
+
+    ```mlir
+    // error: result #0 'fc.weight' (param) comes back as
+    // #dist.sharding<@mesh, [[data], []]> but argument #0 'fc.weight'
+    // (param) is #dist.sharding<@mesh, [[], []]>: a state result must keep
+    // its argument's sharding (the step contract)
+    ```
+  }];
+}
 
 def DistBucketCollectivesPass : Pass<"dist-bucket-collectives", "ModuleOp"> {
   let summary = "Fuse gradient all-reduces and reduce-scatters into buckets";

@@ -32,6 +32,23 @@ struct TrainingStep {
   /// True when any argument or result of `func` carries a `train.role`.
   static bool isTrainingStep(FunctionOpInterface func);
   static TrainingStep get(FunctionOpInterface func);
+
+  /// Checks the step contract of the train dialect: every argument and
+  /// result has a role and a unique name, one float scalar loss, and each
+  /// updated param / opt_state result replaces the argument of its name,
+  /// role and type. Reports the first violation.
+  LogicalResult verify() const;
+
+  /// The argument or result `index` of the step as messages name it:
+  /// `argument #1 'fc1.bias' (param)`.
+  static std::string describe(StringRef what, const StepValue &value);
+
+  /// Reports an error about argument `value` at its own location (or the
+  /// result's: the returned value's), naming it, without printing the whole
+  /// function as an error on the function would.
+  InFlightDiagnostic emitArgumentError(const StepValue &value) const;
+  InFlightDiagnostic emitResultError(const StepValue &value) const;
+  InFlightDiagnostic emitArgumentRemark(const StepValue &value) const;
 };
 
 } // namespace mlir::train
