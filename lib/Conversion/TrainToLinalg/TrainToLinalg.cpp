@@ -45,6 +45,14 @@ AffineMap linalg_lowering::getBroadcastMap(MLIRContext *context,
   return AffineMap::get(rank, 0, exprs, context);
 }
 
+AffineMap linalg_lowering::getLeadingDimsMap(MLIRContext *context,
+                                             int64_t rank, int64_t count) {
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d = 0; d < count; ++d)
+    exprs.push_back(getAffineDimExpr(d, context));
+  return AffineMap::get(rank, 0, exprs, context);
+}
+
 /// One parallel `linalg.generic` computing `body` at every index of the
 /// (same-shaped) `resultTypes`, reading operand i through `maps[i]`.
 SmallVector<Value> linalg_lowering::buildGeneric(
@@ -502,7 +510,7 @@ static SoftmaxRows buildSoftmaxRows(OpBuilder &b, Location loc, Value logits) {
   Value max =
       buildReduction(b, loc, logits, {rank - 1}, ReduceKind::max, rowType);
   AffineMap identity = b.getMultiDimIdentityMap(rank);
-  AffineMap rowMap = identity.getMajorSubMap(rank - 1);
+  AffineMap rowMap = getLeadingDimsMap(b.getContext(), rank, rank - 1);
   Value init = tensor::EmptyOp::create(b, loc, rowType.getShape(), element);
   Value zero = linalg::FillOp::create(
                    b, loc, identityOf(b, loc, element, ReduceKind::sum), init)

@@ -275,7 +275,7 @@ struct GatherPattern : public OpRewritePattern<GatherOp> {
     int64_t rank = resultType.getRank();
     int64_t rows = tableType.getDimSize(0);
     AffineMap indexMap =
-        rewriter.getMultiDimIdentityMap(rank).getMajorSubMap(indexRank);
+        getLeadingDimsMap(rewriter.getContext(), rank, indexRank);
     Value result = buildGeneric(
         rewriter, op.getLoc(), TypeRange{resultType},
         ValueRange{op.getIndices()}, {indexMap},
@@ -327,7 +327,7 @@ struct ScatterAddPattern : public OpRewritePattern<ScatterAddOp> {
     SmallVector<AffineMap> maps = {
         AffineMap::get(loops, 0, indexExprs, context),
         AffineMap::get(loops, 0, updateExprs, context),
-        rewriter.getMultiDimIdentityMap(loops).getMajorSubMap(tableRank)};
+        getLeadingDimsMap(context, loops, tableRank)};
     SmallVector<utils::IteratorType> iterators(tableRank,
                                                utils::IteratorType::parallel);
     iterators.append(indexRank, utils::IteratorType::reduction);

@@ -136,7 +136,7 @@ static NormLayout getLayerNormLayout(OpBuilder &b, RankedTensorType type,
                                      Type paramType) {
   int64_t rank = type.getRank();
   return {dimRange(axis, rank),
-          b.getMultiDimIdentityMap(rank).getMajorSubMap(axis),
+          getLeadingDimsMap(b.getContext(), rank, axis),
           cast<RankedTensorType>(statType),
           dimRange(0, axis),
           getBroadcastMap(b.getContext(), type.getShape(), paramType),

@@ -27,6 +27,12 @@ using BodyBuilder =
 AffineMap getBroadcastMap(MLIRContext *context, ArrayRef<int64_t> shape,
                           Type type);
 
+/// The map from `rank` loops to the first `count` of them, also when
+/// `count` is 0 (`(d0, d1) -> ()`, which AffineMap::getMajorSubMap gives as
+/// a null map).
+AffineMap getLeadingDimsMap(MLIRContext *context, int64_t rank,
+                            int64_t count);
+
 /// One parallel `linalg.generic` computing `body` at every index of the
 /// (same-shaped) `resultTypes`, reading operand i through `maps[i]`.
 SmallVector<Value> buildGeneric(OpBuilder &builder, Location loc,
