@@ -94,7 +94,15 @@ public:
   virtual Status barrier() = 0;
   /// Stops the backend.
   virtual Status finalize() = 0;
+  /// Ends every process of the job with exit status `code`.
+  [[noreturn]] virtual void abort(int code);
+
+  /// Seconds a blocking call may take before it fails (0: no limit).
+  double timeout = 0;
 };
+
+/// "<call> did not complete within <timeout> s (a rank stopped answering?)".
+Status getTimeoutMessage(const char *call, double timeout);
 
 /// The single-process backend: every group has one member.
 std::unique_ptr<Backend> createLocalBackend();

@@ -4,12 +4,17 @@
 // `llvm.emit_c_interface` convention, `_mlir_ciface_` names), the mesh
 // shape and group axes as i64 memrefs. An all-reduce takes a bucket: the
 // addresses of its buffers (an index memref) and their element counts, and
-// is one collective whatever the number of buffers. Compiled code cannot handle an error
-// code, so a failure prints the runtime's message (rank and call) and exits.
+// is one collective whatever the number of buffers. Compiled code cannot
+// handle an error code, so a failure goes to the host's error handler
+// (distrt_mlir_set_error_handler), or prints the runtime's message (rank and
+// call) and ends the whole job (distrt_abort): a rank that exited alone would
+// leave the others waiting in their next collective.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Backend.h"
+
+#include "distopt/Runtime/distrt_mlir.h"
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 
@@ -42,10 +47,14 @@ std::vector<int64_t> toVector(StridedMemRefType<int64_t, 1> *memref) {
   return values;
 }
 
+/// The host's handler of fatal errors (null: none).
+void (*errorHandler)(const char *message) = nullptr;
+
 [[noreturn]] void die() {
+  if (errorHandler)
+    errorHandler(distrt_last_error());
   std::fprintf(stderr, "%s\n", distrt_last_error());
-  std::fflush(stderr);
-  std::exit(1);
+  distrt_abort(1);
 }
 
 void check(int status) {
@@ -90,8 +99,10 @@ distrt_group *getGroup(StridedMemRefType<int64_t, 1> *shape,
 
 extern "C" {
 
-/// Starts the runtime with `backend` (mpi, local, or auto: DISTRT_BACKEND
-/// when set, else mpi under an MPI launcher's environment, else local).
+void distrt_mlir_set_error_handler(void (*handler)(const char *message)) {
+  errorHandler = handler;
+}
+
 void distrt_mlir_init_backend(const char *backend) {
   if (std::strcmp(backend, "auto") == 0) {
     backend = std::getenv("DISTRT_BACKEND");

@@ -5,6 +5,10 @@
 #ifdef DISTOPT_HAVE_MPI
 #include <mpi.h>
 
+#include <chrono>
+
+#include <unistd.h>
+
 using namespace distrt;
 
 /// The MPI datatype of `dtype`; f16 and bf16 move as 16-bit words.
@@ -65,6 +69,31 @@ static Status checkCount(int64_t count) {
   return {};
 }
 
+/// Completes `request` (of `call`) within `timeout` seconds (0: no limit),
+/// polling as MPICH's blocking calls do. A request still pending at the
+/// deadline is cancelled when `cancellable` (a receive), else left in
+/// flight: the caller has to end the job.
+static Status complete(MPI_Request &request, const char *call, double timeout,
+                       bool cancellable = false) {
+  if (timeout <= 0)
+    return check(MPI_Wait(&request, MPI_STATUS_IGNORE), call);
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(timeout));
+  for (unsigned polls = 1;; ++polls) {
+    int done = 0;
+    if (Status s = check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), call);
+        !s.empty() || done)
+      return s;
+    if (polls % 64 == 0 && Clock::now() > deadline)
+      break;
+  }
+  if (cancellable && MPI_Cancel(&request) == MPI_SUCCESS)
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+  return getTimeoutMessage(call, timeout);
+}
+
 namespace {
 class MPIGroup : public Group {
 public:
@@ -81,10 +110,12 @@ public:
 
 class MPIRequest : public Request {
 public:
-  MPIRequest(MPI_Request request, std::function<void()> done)
-      : request(request), done(std::move(done)) {}
+  MPIRequest(MPI_Request request, const char *call, double timeout,
+             std::function<void()> done)
+      : request(request), call(call), timeout(timeout), done(std::move(done)) {
+  }
   Status wait() override {
-    Status status = check(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
+    Status status = complete(request, call, timeout);
     if (status.empty())
       done();
     return status;
@@ -92,9 +123,13 @@ public:
 
 private:
   MPI_Request request;
+  const char *call;
+  double timeout;
   std::function<void()> done;
 };
 
+/// Every blocking call is its nonblocking form completed by `complete`, so
+/// that a timeout applies to all of them.
 class MPIBackend : public Backend {
 public:
   MPIBackend() {
@@ -118,6 +153,14 @@ public:
 
   Status createGroup(const std::vector<int64_t> &members, int64_t index,
                      int64_t color, std::unique_ptr<Group> &group) override {
+    // MPI_Comm_split has no nonblocking form: a barrier with the timeout
+    // first, so that a rank that stopped answering is noticed here.
+    if (timeout > 0)
+      if (Status s = startAndComplete(
+              "MPI_Comm_split",
+              [&](MPI_Request *r) { return MPI_Ibarrier(MPI_COMM_WORLD, r); });
+          !s.empty())
+        return s;
     MPI_Comm comm = MPI_COMM_NULL;
     Status status = check(MPI_Comm_split(MPI_COMM_WORLD, color, index, &comm),
                           "MPI_Comm_split");
@@ -134,9 +177,10 @@ public:
       return s;
     if (Status s = checkCount(count); !s.empty())
       return s;
-    return check(MPI_Allreduce(MPI_IN_PLACE, buffer, count, getMPIType(dtype),
-                               getMPIOp(reduction), comm(group)),
-                 "MPI_Allreduce");
+    return startAndComplete("MPI_Allreduce", [&](MPI_Request *r) {
+      return MPI_Iallreduce(MPI_IN_PLACE, buffer, count, getMPIType(dtype),
+                            getMPIOp(reduction), comm(group), r);
+    });
   }
 
   Status allReduceStart(Group &group, void *buffer, int64_t count,
@@ -153,7 +197,8 @@ public:
                              getMPIOp(reduction), comm(group), &handle),
               "MPI_Iallreduce");
     if (status.empty())
-      request = std::make_unique<MPIRequest>(handle, std::move(done));
+      request = std::make_unique<MPIRequest>(handle, "MPI_Iallreduce",
+                                             timeout, std::move(done));
     return status;
   }
 
@@ -164,10 +209,11 @@ public:
       return s;
     if (Status s = checkCount(recvCount * group.size); !s.empty())
       return s;
-    return check(MPI_Reduce_scatter_block(send, recv, recvCount,
-                                          getMPIType(dtype),
-                                          getMPIOp(reduction), comm(group)),
-                 "MPI_Reduce_scatter_block");
+    return startAndComplete("MPI_Reduce_scatter_block", [&](MPI_Request *r) {
+      return MPI_Ireduce_scatter_block(send, recv, recvCount,
+                                       getMPIType(dtype), getMPIOp(reduction),
+                                       comm(group), r);
+    });
   }
 
   Status reduceScatterStart(Group &group, const void *send, void *recv,
@@ -184,7 +230,8 @@ public:
                                   getMPIOp(reduction), comm(group), &handle),
         "MPI_Ireduce_scatter_block");
     if (status.empty())
-      request = std::make_unique<MPIRequest>(handle, [] {});
+      request = std::make_unique<MPIRequest>(
+          handle, "MPI_Ireduce_scatter_block", timeout, [] {});
     return status;
   }
 
@@ -199,7 +246,8 @@ public:
                                          sendCount, type, comm(group), &handle),
                           "MPI_Iallgather");
     if (status.empty())
-      request = std::make_unique<MPIRequest>(handle, [] {});
+      request = std::make_unique<MPIRequest>(handle, "MPI_Iallgather",
+                                             timeout, [] {});
     return status;
   }
 
@@ -208,9 +256,10 @@ public:
     if (Status s = checkCount(sendCount * group.size); !s.empty())
       return s;
     MPI_Datatype type = getMPIType(dtype);
-    return check(MPI_Allgather(send, sendCount, type, recv, sendCount, type,
-                               comm(group)),
-                 "MPI_Allgather");
+    return startAndComplete("MPI_Allgather", [&](MPI_Request *r) {
+      return MPI_Iallgather(send, sendCount, type, recv, sendCount, type,
+                            comm(group), r);
+    });
   }
 
   Status allToAll(Group &group, const void *send, void *recv,
@@ -218,9 +267,10 @@ public:
     if (Status s = checkCount(blockCount * group.size); !s.empty())
       return s;
     MPI_Datatype type = getMPIType(dtype);
-    return check(MPI_Alltoall(send, blockCount, type, recv, blockCount, type,
-                              comm(group)),
-                 "MPI_Alltoall");
+    return startAndComplete("MPI_Alltoall", [&](MPI_Request *r) {
+      return MPI_Ialltoall(send, blockCount, type, recv, blockCount, type,
+                           comm(group), r);
+    });
   }
 
   Status broadcast(Group &group, void *buffer, int64_t count,
@@ -231,9 +281,10 @@ public:
              " processes";
     if (Status s = checkCount(count); !s.empty())
       return s;
-    return check(
-        MPI_Bcast(buffer, count, getMPIType(dtype), root, comm(group)),
-        "MPI_Bcast");
+    return startAndComplete("MPI_Bcast", [&](MPI_Request *r) {
+      return MPI_Ibcast(buffer, count, getMPIType(dtype), root, comm(group),
+                        r);
+    });
   }
 
   Status send(const void *buffer, int64_t count, distrt_dtype dtype,
@@ -242,9 +293,10 @@ public:
       return s;
     if (Status s = checkCount(count); !s.empty())
       return s;
-    return check(MPI_Send(buffer, count, getMPIType(dtype), dest, tag,
-                          MPI_COMM_WORLD),
-                 "MPI_Send");
+    return startAndComplete("MPI_Send", [&](MPI_Request *r) {
+      return MPI_Isend(buffer, count, getMPIType(dtype), dest, tag,
+                       MPI_COMM_WORLD, r);
+    });
   }
 
   Status recv(void *buffer, int64_t count, distrt_dtype dtype,
@@ -253,25 +305,57 @@ public:
       return s;
     if (Status s = checkCount(count); !s.empty())
       return s;
-    return check(MPI_Recv(buffer, count, getMPIType(dtype), source, tag,
-                          MPI_COMM_WORLD, MPI_STATUS_IGNORE),
-                 "MPI_Recv");
+    return startAndComplete(
+        "MPI_Recv",
+        [&](MPI_Request *r) {
+          return MPI_Irecv(buffer, count, getMPIType(dtype), source, tag,
+                           MPI_COMM_WORLD, r);
+        },
+        /*cancellable=*/true);
   }
 
   Status barrier() override {
-    return check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    return startAndComplete("MPI_Barrier", [&](MPI_Request *r) {
+      return MPI_Ibarrier(MPI_COMM_WORLD, r);
+    });
   }
 
   Status finalize() override {
     if (!ownsMPI)
       return {};
+    // MPI_Finalize waits for every rank: a barrier with the timeout first.
+    if (timeout > 0 && size > 1)
+      if (Status s = startAndComplete("MPI_Finalize",
+                                      [&](MPI_Request *r) {
+                                        return MPI_Ibarrier(MPI_COMM_WORLD, r);
+                                      });
+          !s.empty())
+        return s;
     ownsMPI = false;
     return check(MPI_Finalize(), "MPI_Finalize");
+  }
+
+  [[noreturn]] void abort(int code) override {
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (initialized && !finalized)
+      MPI_Abort(MPI_COMM_WORLD, code);
+    ::_exit(code);
   }
 
 private:
   static MPI_Comm comm(Group &group) {
     return static_cast<MPIGroup &>(group).comm;
+  }
+  /// Starts a nonblocking call through `start` and completes it.
+  Status startAndComplete(const char *call,
+                          const std::function<int(MPI_Request *)> &start,
+                          bool cancellable = false) const {
+    MPI_Request request;
+    if (Status s = check(start(&request), call); !s.empty())
+      return s;
+    return complete(request, call, timeout, cancellable);
   }
   Status checkPeer(int64_t peer) const {
     if (peer < 0 || peer >= size)

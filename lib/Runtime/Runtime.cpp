@@ -6,6 +6,8 @@
 
 #include "Backend.h"
 
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -13,11 +15,22 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 using namespace distrt;
 
 distrt::Group::~Group() = default;
 distrt::Request::~Request() = default;
 distrt::Backend::~Backend() = default;
+
+void distrt::Backend::abort(int code) { ::_exit(code); }
+
+Status distrt::getTimeoutMessage(const char *call, double timeout) {
+  char seconds[32];
+  std::snprintf(seconds, sizeof(seconds), "%g", timeout);
+  return std::string(call) + " did not complete within " + seconds +
+         " s (a rank stopped answering?)";
+}
 
 std::size_t distrt::getElementSize(distrt_dtype dtype) {
   switch (dtype) {
@@ -70,6 +83,8 @@ namespace {
 /// The runtime's process-wide state.
 struct State {
   std::unique_ptr<Backend> backend;
+  /// distrt_set_timeout's value, handed to every backend started.
+  double timeout = 0;
   /// Groups by (mesh shape, axes).
   std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>,
            std::unique_ptr<distrt_group>>
@@ -122,11 +137,14 @@ int distrt_init(const char *backend) {
   std::string name = backend ? backend : "";
   if (name == "local") {
     state.backend = createLocalBackend();
+    state.backend->timeout = state.timeout;
     return 0;
   }
   if (name == "mpi") {
     Status error;
     state.backend = createMPIBackend(error);
+    if (state.backend)
+      state.backend->timeout = state.timeout;
     return report("distrt_init", error);
   }
   return fail("distrt_init", "unknown backend '" + name +
@@ -142,6 +160,31 @@ int distrt_finalize(void) {
   int result = report("distrt_finalize", status);
   state.backend.reset();
   return result;
+}
+
+void distrt_abort(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  State &state = getState();
+  if (state.backend)
+    state.backend->abort(code);
+  ::_exit(code);
+}
+
+int distrt_set_timeout(double seconds) {
+  if (!(seconds >= 0) || std::isinf(seconds)) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%g", seconds);
+    return fail("distrt_set_timeout",
+                std::string("the timeout must be a finite number of seconds "
+                            ">= 0, not ") +
+                    text);
+  }
+  State &state = getState();
+  state.timeout = seconds;
+  if (state.backend)
+    state.backend->timeout = seconds;
+  return 0;
 }
 
 int64_t distrt_rank(void) {

@@ -11,6 +11,7 @@
 
 #include "gtest/gtest.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <numeric>
 #include <string>
@@ -264,6 +265,74 @@ TEST(RuntimeTest, SendRecvAroundARing) {
   }
   EXPECT_EQ(in[0], float(prev));
   EXPECT_EQ(distrt_barrier(), 0);
+}
+
+TEST(RuntimeTest, CollectivesCompleteWithinATimeout) {
+  ASSERT_EQ(distrt_set_timeout(60), 0) << distrt_last_error();
+  distrt_group *group = worldGroup();
+  std::vector<int64_t> a = {rank() + 1};
+  void *buffers[] = {a.data()};
+  int64_t counts[] = {1};
+  EXPECT_EQ(distrt_all_reduce(group, buffers, counts, 1, DISTRT_I64,
+                              DISTRT_SUM),
+            0)
+      << distrt_last_error();
+  EXPECT_EQ(a[0], size() * (size() + 1) / 2);
+  std::vector<int64_t> gathered(size());
+  int64_t mine = 3 * rank();
+  EXPECT_EQ(distrt_all_gather(group, &mine, gathered.data(), 1, DISTRT_I64),
+            0)
+      << distrt_last_error();
+  EXPECT_EQ(gathered.back(), 3 * (size() - 1));
+  distrt_request *request =
+      distrt_all_reduce_start(group, buffers, counts, 1, DISTRT_I64,
+                              DISTRT_MAX);
+  ASSERT_NE(request, nullptr) << distrt_last_error();
+  EXPECT_EQ(distrt_wait(request), 0) << distrt_last_error();
+  EXPECT_EQ(distrt_barrier(), 0) << distrt_last_error();
+  EXPECT_EQ(distrt_set_timeout(0), 0);
+}
+
+TEST(RuntimeTest, TimeoutsMustBeNonNegative) {
+  EXPECT_EQ(distrt_set_timeout(-1), -1);
+  EXPECT_NE(std::string(distrt_last_error())
+                .find("distrt_set_timeout: the timeout must be a finite "
+                      "number of seconds >= 0, not -1"),
+            std::string::npos)
+      << distrt_last_error();
+  EXPECT_EQ(distrt_set_timeout(0), 0);
+}
+
+// A receive nobody answers fails once the timeout is over, naming the call.
+TEST(RuntimeTest, ReceiveTimesOut) {
+  if (size() == 1)
+    GTEST_SKIP() << "point to point needs two processes";
+  if (rank() == 0) {
+    ASSERT_EQ(distrt_set_timeout(0.5), 0);
+    float value = 0;
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(distrt_recv(&value, 1, DISTRT_F32, 1, 99), -1);
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    EXPECT_GE(seconds, 0.5);
+    EXPECT_LT(seconds, 5);
+    EXPECT_NE(std::string(distrt_last_error())
+                  .find("distrt: rank 0: distrt_recv: MPI_Recv did not "
+                        "complete within 0.5 s (a rank stopped answering?)"),
+              std::string::npos)
+        << distrt_last_error();
+    ASSERT_EQ(distrt_set_timeout(0), 0);
+  }
+  EXPECT_EQ(distrt_barrier(), 0) << distrt_last_error();
+}
+
+// distrt_abort ends the process with the code (one process: the local
+// backend; under MPI it would end the test program's whole job).
+TEST(RuntimeTest, AbortExitsWithTheCode) {
+  if (size() > 1)
+    GTEST_SKIP() << "MPI_Abort would end every rank";
+  EXPECT_EXIT(distrt_abort(3), ::testing::ExitedWithCode(3), "");
 }
 
 } // namespace

@@ -15,12 +15,26 @@
  * another dim than the outermost one packs first. Every call returns 0, or
  * -1 with a message in distrt_last_error() that names the rank and the call.
  *
+ * Failures are whole: a process that cannot go on ends every process of the
+ * job with distrt_abort (a rank that finalizes and exits alone can leave the
+ * others waiting in their next collective). With a timeout (distrt_set_timeout),
+ * a blocking call that does not complete in time fails with "... did not
+ * complete within S s (a rank stopped answering?)" instead of waiting
+ * forever; the call is then still in flight, so the only way on is
+ * distrt_abort.
+ *
  *===----------------------------------------------------------------------===*/
 
 #ifndef DISTOPT_RUNTIME_DISTRT_H
 #define DISTOPT_RUNTIME_DISTRT_H
 
 #include <stdint.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define DISTRT_NORETURN __attribute__((noreturn))
+#else
+#define DISTRT_NORETURN
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -56,6 +70,15 @@ int distrt_finalize(void);
 /* This process's rank and the number of processes (1 for "local"). */
 int64_t distrt_rank(void);
 int64_t distrt_size(void);
+/* Ends every process of the job with exit status `code`, after flushing
+ * stdout and stderr: MPI_Abort(MPI_COMM_WORLD, code) under "mpi", _exit in
+ * one process (or before distrt_init). Does not return. */
+DISTRT_NORETURN void distrt_abort(int code);
+/* The time, in seconds, that each blocking call (collectives, send, recv,
+ * barrier, distrt_wait, group creation, finalize) may take before it fails;
+ * 0 (the default) waits forever. May be set before distrt_init. -1 for a
+ * negative or not-a-number value. */
+int distrt_set_timeout(double seconds);
 
 /* The group along `axes` (num_axes indices into `shape`) of a mesh of shape
  * `shape` (rank `mesh_rank`) containing this device; created once, then
