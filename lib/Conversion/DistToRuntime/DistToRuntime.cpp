@@ -665,6 +665,36 @@ LogicalResult RuntimeLowering::lower(Operation *op) {
       .Default([](Operation *) { return success(); });
 }
 
+/// Fails on a function that carries shardings (on its arguments, results
+/// or `dist.annotate` ops) but was not partitioned: lowering it would run
+/// the whole single-device step on every rank of a mesh it never splits.
+static LogicalResult checkPartitioned(ModuleOp module) {
+  WalkResult result = module.walk([](func::FuncOp func) {
+    if (func->hasAttr(DistDialect::kPartitionedAttrName))
+      return WalkResult::advance();
+    auto hasSharding = [](ArrayAttr dicts) {
+      return dicts && llvm::any_of(dicts, [](Attribute dict) {
+               return cast<DictionaryAttr>(dict).contains(
+                   DistDialect::kShardingAttrName);
+             });
+    };
+    bool annotated = hasSharding(func.getArgAttrsAttr()) ||
+                     hasSharding(func.getResAttrsAttr()) ||
+                     func.walk([](AnnotateOp) {
+                           return WalkResult::interrupt();
+                         }).wasInterrupted();
+    if (!annotated)
+      return WalkResult::advance();
+    mlir::emitError(func.getLoc(), "function '")
+        << func.getSymName()
+        << "' carries shardings but is not partitioned: run "
+           "--dist-propagate-sharding --dist-partition (or a strategy's "
+           "pipeline) before lowering it";
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
 namespace {
 /// The module attribute naming the backend a program was built for.
 constexpr llvm::StringLiteral kBackendAttrName = "distrt.backend";
@@ -683,6 +713,8 @@ struct DistToRuntimePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (failed(checkPartitioned(module)))
+      return signalPassFailure();
     // Runners read the step's shardings and mesh, which this pass removes.
     if (failed(train::recordStepSignature(module)))
       return signalPassFailure();

@@ -53,6 +53,32 @@ AffineMap linalg_lowering::getLeadingDimsMap(MLIRContext *context,
   return AffineMap::get(rank, 0, exprs, context);
 }
 
+Value linalg_lowering::castFloat(OpBuilder &b, Location loc, Value value,
+                                 Type to) {
+  Type from = value.getType();
+  if (from == to)
+    return value;
+  unsigned fromWidth = from.getIntOrFloatBitWidth();
+  unsigned toWidth = to.getIntOrFloatBitWidth();
+  if (fromWidth == toWidth)
+    return castFloat(b, loc, castFloat(b, loc, value, b.getF32Type()), to);
+  if (fromWidth < toWidth)
+    return arith::ExtFOp::create(b, loc, to, value);
+  return arith::TruncFOp::create(b, loc, to, value);
+}
+
+Type linalg_lowering::getComputeType(ValueRange values) {
+  Type widest;
+  for (Value value : values) {
+    Type type = value.getType();
+    if (isa<FloatType>(type) &&
+        (!widest ||
+         type.getIntOrFloatBitWidth() > widest.getIntOrFloatBitWidth()))
+      widest = type;
+  }
+  return widest;
+}
+
 /// One parallel `linalg.generic` computing `body` at every index of the
 /// (same-shaped) `resultTypes`, reading operand i through `maps[i]`.
 SmallVector<Value> linalg_lowering::buildGeneric(
@@ -345,9 +371,7 @@ static void populateElementwisePatterns(RewritePatternSet &patterns) {
         // i1 is a truth value: it converts as unsigned (true is 1).
         bool fromBool = from.isInteger(1);
         if (fromFloat && toFloat)
-          return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
-                     ? arith::ExtFOp::create(b, l, to, a[0]).getResult()
-                     : arith::TruncFOp::create(b, l, to, a[0]).getResult();
+          return castFloat(b, l, a[0], to);
         if (toFloat)
           return fromBool ? arith::UIToFPOp::create(b, l, to, a[0]).getResult()
                           : arith::SIToFPOp::create(b, l, to, a[0]).getResult();
@@ -630,8 +654,12 @@ struct SgdPattern : public OpRewritePattern<SgdOp> {
     bool hasBuffer = static_cast<bool>(op.getMomentumBuffer());
     SmallVector<Value> results = buildElementwise(
         rewriter, op.getLoc(), op->getResultTypes(), op->getOperands(),
-        [&](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
-          Type t = a[0].getType();
+        [&](OpBuilder &b, Location l, ValueRange operands)
+            -> SmallVector<Value> {
+          Type t = getComputeType(operands);
+          SmallVector<Value> a;
+          for (Value operand : operands)
+            a.push_back(castFloat(b, l, operand, t));
           auto constant = [&](double v) { return floatConstant(b, l, t, v); };
           Value p = a[0], g = a[1], lr = a[2];
           if (decay != 0)
@@ -652,8 +680,9 @@ struct SgdPattern : public OpRewritePattern<SgdOp> {
           Value next = arith::SubFOp::create(
               b, l, p, arith::MulFOp::create(b, l, lr, g));
           if (hasBuffer)
-            return {next, buffer};
-          return {next};
+            return {castFloat(b, l, next, operands[0].getType()),
+                    castFloat(b, l, buffer, operands[3].getType())};
+          return {castFloat(b, l, next, operands[0].getType())};
         });
     rewriter.replaceOp(op, results);
     return success();
@@ -685,9 +714,17 @@ struct AdamPattern : public OpRewritePattern<OpT> {
               b, l, a[0],
               arith::ConstantOp::create(b, l, b.getIntegerAttr(t, 1)))};
         })[0];
-    // The bias corrections 1 - beta^t, once per step (not per element).
-    Type element = cast<RankedTensorType>(op.getParam().getType())
-                       .getElementType();
+    // The bias corrections 1 - beta^t, once per step (not per element), in
+    // the type the update computes in.
+    auto elementOf = [](Value value) {
+      return cast<RankedTensorType>(value.getType()).getElementType();
+    };
+    Type element = elementOf(op.getParam());
+    for (Value operand : {op.getGrad(), op.getExpAvg(), op.getExpAvgSq(),
+                          op.getLr()})
+      if (elementOf(operand).getIntOrFloatBitWidth() >
+          element.getIntOrFloatBitWidth())
+        element = elementOf(operand);
     auto scalarType = RankedTensorType::get({}, element);
     SmallVector<Value> corrections = buildElementwise(
         rewriter, loc, TypeRange{scalarType, scalarType}, ValueRange{nextStep},
@@ -695,8 +732,8 @@ struct AdamPattern : public OpRewritePattern<OpT> {
           Value time = a[0];
           if (!isa<FloatType>(time.getType()))
             time = arith::SIToFPOp::create(b, l, element, time);
-          else if (time.getType() != element)
-            time = arith::TruncFOp::create(b, l, element, time);
+          else
+            time = castFloat(b, l, time, element);
           auto correction = [&](double beta) -> Value {
             return arith::SubFOp::create(
                 b, l, floatConstant(b, l, element, 1),
@@ -711,8 +748,12 @@ struct AdamPattern : public OpRewritePattern<OpT> {
         ValueRange{op.getParam(), op.getGrad(), op.getExpAvg(),
                    op.getExpAvgSq(), corrections[0], corrections[1],
                    op.getLr()},
-        [&](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
-          Type t = a[0].getType();
+        [&](OpBuilder &b, Location l, ValueRange operands)
+            -> SmallVector<Value> {
+          Type t = element;
+          SmallVector<Value> a;
+          for (Value operand : operands)
+            a.push_back(castFloat(b, l, operand, t));
           auto constant = [&](double v) { return floatConstant(b, l, t, v); };
           Value p = a[0], g = a[1], m = a[2], v = a[3], lr = a[6];
           Value correction1 = a[4], correction2 = a[5];
@@ -741,7 +782,9 @@ struct AdamPattern : public OpRewritePattern<OpT> {
               b, l, p,
               arith::MulFOp::create(b, l, lr,
                                     arith::DivFOp::create(b, l, mHat, denom)));
-          return {next, m1, v1};
+          return {castFloat(b, l, next, operands[0].getType()),
+                  castFloat(b, l, m1, operands[2].getType()),
+                  castFloat(b, l, v1, operands[3].getType())};
         });
     results.push_back(nextStep);
     rewriter.replaceOp(op, results);

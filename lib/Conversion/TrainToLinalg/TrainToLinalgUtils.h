@@ -48,6 +48,15 @@ SmallVector<Value> buildElementwise(OpBuilder &builder, Location loc,
 /// A float constant of `type` (f32, f16, ...).
 Value floatConstant(OpBuilder &b, Location loc, Type type, double value);
 
+/// `value` (a float scalar) as float type `to`: extended, truncated, or,
+/// between types of one width (bf16 and f16), through f32.
+Value castFloat(OpBuilder &b, Location loc, Value value, Type to);
+
+/// The widest float type of `values` (the type optimizer updates compute
+/// in: bf16 state updated with an f32 learning rate computes in f32, as
+/// PyTorch's CPU kernels do, and rounds the results once).
+Type getComputeType(ValueRange values);
+
 /// A zero (or identity of `kind`) of element type `type`.
 Value identityOf(OpBuilder &b, Location loc, Type type, ReduceKind kind);
 

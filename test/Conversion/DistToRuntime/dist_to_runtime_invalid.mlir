@@ -50,3 +50,23 @@ func.func @never_waited(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
   %r = dist.wait %f#0 : !dist.future<tensor<4xf32>>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// An annotated step that was never partitioned is not lowered as if it ran
+// on one device (dist-lower-cpu once lowered it silently, or said the mesh
+// did not exist).
+dist.mesh @mesh {axes = ["data"], shape = array<i64: 2>}
+// expected-error @+1 {{function 'annotated' carries shardings but is not partitioned: run --dist-propagate-sharding --dist-partition (or a strategy's pipeline) before lowering it}}
+func.func @annotated(%x: tensor<4xf32> {dist.sharding = #dist.sharding<@mesh, [[data]]>}) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @mesh {axes = ["data"], shape = array<i64: 2>}
+// expected-error @+1 {{function 'annotate_op' carries shardings but is not partitioned}}
+func.func @annotate_op(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = dist.annotate %x {sharding = #dist.sharding<@mesh, [[data]]>} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
