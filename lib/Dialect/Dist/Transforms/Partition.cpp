@@ -11,6 +11,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::dist {
 #define GEN_PASS_DEF_DISTPARTITIONPASS
@@ -454,6 +455,13 @@ LogicalResult Partitioner::run() {
     if (failed(partitionOp(op)))
       return failure();
   }
+  // Collectives of values nothing reads (a resharding of a dead value) would
+  // still move bytes on every step: drop every op whose results are unused
+  // and that has no effects, last to first so that chains go at once.
+  for (Operation &op :
+       llvm::make_early_inc_range(llvm::reverse(func.getBody().front())))
+    if (isOpTriviallyDead(&op))
+      op.erase();
   func->setAttr(DistDialect::kPartitionedAttrName, builder.getUnitAttr());
   // What was written must keep the step contract (state results shaped and
   // split as their arguments), whatever the shardings it was given.

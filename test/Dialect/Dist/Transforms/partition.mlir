@@ -302,3 +302,20 @@ func.func @no_rule(%x: tensor<8x16xf32> {dist.sharding = #dist.sharding<@mesh, [
   %n = arith.negf %x : tensor<8x16xf32>
   return %n : tensor<8x16xf32>
 }
+
+// -----
+
+// A value nothing reads is not communicated: the all-gather its annotation
+// asks for (and the dead op) are dropped, where they once stayed until a
+// --canonicalize.
+// CHECK-LABEL: func.func @dead_resharding
+// CHECK-NOT: dist.all_gather
+// CHECK-NOT: train.relu
+// CHECK: return
+dist.mesh @mesh {axes = ["data"], shape = array<i64: 4>}
+func.func @dead_resharding(%x: tensor<8x16xf32> {dist.sharding = #dist.sharding<@mesh, [[data], []]>})
+    -> (tensor<8x16xf32> {dist.sharding = #dist.sharding<@mesh, [[data], []]>}) {
+  %whole = dist.annotate %x {sharding = #dist.sharding<@mesh, [[], []]>} : tensor<8x16xf32>
+  %dead = train.relu %whole : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %x : tensor<8x16xf32>
+}
