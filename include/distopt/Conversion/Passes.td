@@ -30,11 +30,14 @@ def TrainToLinalgPass : Pass<"train-to-linalg", "ModuleOp"> {
       `tensor.expand_shape` (no copy); `transpose`, `broadcast`, `slice`:
       copies whose indexing maps permute, broadcast or stride;
     - `concat`, `pad`, `iota`, `gather` (with `row_offset`: rows outside
-      the table read zeros): a `linalg.generic` computing each element from
-      its index, with guarded `tensor.extract` reads;
+      the table read zeros; without, an index outside the table aborts the
+      program through `cf.assert`, naming the op and its location): a
+      `linalg.generic` computing each element from its index, with guarded
+      `tensor.extract` reads;
     - `scatter_add`: a reduction over the index positions into a copy of
       `init`, each table row adding the updates whose index hits it (rows
-      outside the table, with `row_offset`, are dropped);
+      outside the table, with `row_offset`, are dropped; without, they are
+      an error at run time as for `gather`);
     - `dropout`: Philox4x32-10 of the element's global row-major index
       (`offsets`, `global_shape`) in an elementwise `linalg.generic`;
     - `max_pool2d`, `avg_pool2d`, `conv2d`: the input padded first, then a
@@ -70,6 +73,7 @@ def TrainToLinalgPass : Pass<"train-to-linalg", "ModuleOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",
+                           "::mlir::cf::ControlFlowDialect",
                            "::mlir::math::MathDialect"];
 }
 

@@ -11,6 +11,8 @@
 
 #include "TrainToLinalgUtils.h"
 
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+
 using namespace mlir;
 using namespace mlir::train;
 using namespace mlir::train::linalg_lowering;
@@ -30,6 +32,21 @@ static Value inRange(OpBuilder &b, Location loc, Value v, Value lo, Value hi) {
   return arith::AndIOp::create(
       b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, v, lo),
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v, hi));
+}
+
+/// Aborts the program, naming `op` and its location, when table row `row`
+/// is outside `[0, rows)`: an index out of range is an error at run time
+/// (as PyTorch's "index out of range in self"), not a read elsewhere.
+static void assertRow(OpBuilder &b, Location loc, Value row, int64_t rows,
+                      Operation *op) {
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  os << "'" << op->getName() << "' at " << op->getLoc()
+     << ": an index is outside the table's rows [0, " << rows << ")";
+  cf::AssertOp::create(
+      b, loc, inRange(b, loc, row, indexConstant(b, loc, 0),
+                      indexConstant(b, loc, rows)),
+      message);
 }
 
 /// `v` clamped into `[0, size)` (a guarded read stays in bounds).
@@ -283,6 +300,8 @@ struct GatherPattern : public OpRewritePattern<GatherOp> {
           Value row = arith::IndexCastOp::create(b, l, b.getIndexType(), a[0]);
           if (offset)
             row = arith::SubIOp::create(b, l, row, offset);
+          else
+            assertRow(b, l, row, rows, op);
           SmallVector<Value> at = {clampIndex(b, l, row, rows)};
           SmallVector<Value> loops = getIndices(b, l, rank);
           at.append(loops.begin() + indexRank, loops.end());
@@ -339,6 +358,8 @@ struct ScatterAddPattern : public OpRewritePattern<ScatterAddOp> {
           Value row = arith::IndexCastOp::create(b, l, b.getIndexType(), a[0]);
           if (offset)
             row = arith::SubIOp::create(b, l, row, offset);
+          else
+            assertRow(b, l, row, type.getDimSize(0), op);
           Value hit = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, row,
                                             linalg::IndexOp::create(b, l, 0));
           Value sum = isFloat
