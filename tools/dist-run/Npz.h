@@ -1,12 +1,16 @@
 //===- Npz.h - NumPy .npz archives of named arrays --------------*- C++ -*-===//
 //
-// Reads and writes the arrays of an .npz archive (a zip of .npy files) with
-// libzip for the archive and xtensor's npy reader and writer for the arrays.
+// Reads and writes the arrays of an .npz archive (a zip of .npy files):
+// libzip for the archive (members CRC-checked), the .npy format (versions
+// 1 to 3) parsed and written here. Every malformed input is an error naming
+// the file and the member, checked before anything is allocated from it.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef DISTOPT_TOOLS_DIST_RUN_NPZ_H
 #define DISTOPT_TOOLS_DIST_RUN_NPZ_H
+
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <cstdint>
 #include <map>
@@ -15,8 +19,8 @@
 
 namespace distrun {
 
-/// One array: its npy type string (`<f4`, `<i4`, ...), row-major shape and
-/// bytes.
+/// One array: its npy type string (`<f4`, `<f8`, `<i4`, `<i8`), row-major
+/// shape and bytes.
 struct Array {
   std::string dtype;
   std::vector<int64_t> shape;
@@ -27,11 +31,24 @@ struct Array {
 
 using Arrays = std::map<std::string, Array>;
 
+/// Bytes of one element of `dtype` (4 or 8).
+int64_t getElementBytes(const std::string &dtype);
+
+/// Parses one .npy file held in `data` into `array` (taking the bytes);
+/// on failure returns false with `problem` set (what is wrong, without the
+/// file's name).
+bool parseNpy(std::vector<char> &data, Array &array, std::string &problem);
+/// The .npy bytes of `array` (format version 1.0, or 2.0 for a huge header).
+std::string writeNpy(const Array &array);
+
 /// Reads every array of `path`; on failure returns false with `error` set.
 bool readNpz(const std::string &path, Arrays &arrays, std::string &error);
-/// Writes `arrays` to `path` (replacing it only once everything is written).
+/// Writes `arrays` to `path` through a partial file renamed onto it once
+/// complete (see PartialFile.h); `beforeRename`, when given, runs once the
+/// partial file is written (tests interrupt the write there).
 bool writeNpz(const std::string &path, const Arrays &arrays,
-              std::string &error);
+              std::string &error,
+              llvm::function_ref<void()> beforeRename = {});
 
 } // namespace distrun
 

@@ -1,7 +1,7 @@
 //===- dist-run.cpp - train a step (single device or under mpirun) --------===//
 //
 //   dist-run MODULE.mlir --state=STATE.npz --data=BATCH.npz --steps=N
-//            --out=OUT.npz [--entry=NAME]
+//            --out=OUT.npz [--entry=NAME] [--collective-timeout=SECONDS]
 //
 // Compiles the training step from whatever stage it is in (train dialect,
 // partitioned by a strategy, collectives lowered by dist-to-runtime, or the
@@ -12,9 +12,20 @@
 // argument's `dist.sharding`, or, once lowering removed those, from the
 // module's record of the step (`train.step`).
 //
+// Before anything runs, the ranks check that they agree on the module, the
+// options and the inputs (Agreement.h), that the step keeps its contract
+// (each state result comes back as its argument), that labels and token ids
+// are in range (StepInputs.h) and that the output can be written. Any
+// failure ends every rank with one line naming the rank (Failure.h).
+//
 //===----------------------------------------------------------------------===//
 
+#include "Agreement.h"
+#include "Bindings.h"
+#include "Failure.h"
 #include "Npz.h"
+#include "PartialFile.h"
+#include "StepInputs.h"
 
 #include "distopt/Conversion/Passes.h"
 #include "distopt/Conversion/StepSignature.h"
@@ -23,6 +34,7 @@
 #include "distopt/Dialect/Train/IR/TrainingStep.h"
 #include "distopt/InitAll.h"
 #include "distopt/Runtime/distrt.h"
+#include "distopt/Runtime/distrt_mlir.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -30,31 +42,33 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <chrono>
 #if defined(__SSE__)
 #include <xmmintrin.h>
 #endif
-#include <malloc.h>
 #include <cmath>
-#include <optional>
-#include <random>
+#include <csignal>
 #include <cstring>
+#include <functional>
+#include <malloc.h>
+#include <random>
 
 using namespace mlir;
+using namespace distrun;
 namespace cl = llvm::cl;
-
-extern "C" void distrt_mlir_init_backend(const char *backend);
 
 static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
                                       cl::desc("<training step .mlir>"));
@@ -65,7 +79,8 @@ static cl::opt<std::string> dataPath(
 static cl::opt<unsigned> numSteps("steps", cl::init(1),
                                   cl::desc("Steps to run (default 1)"));
 static cl::opt<std::string> outPath(
-    "out", cl::desc("npz to write: the final state and the losses"));
+    "out", cl::desc("npz to write: the final state and the losses (written "
+                    "as OUT.partial.XXXXXX, renamed once complete)"));
 static cl::opt<std::string> initStatePath(
     "init-state",
     cl::desc("Write deterministic random state for the step to this npz "
@@ -87,209 +102,109 @@ static cl::opt<bool> flushDenormals(
 static cl::opt<std::string>
     entryName("entry", cl::desc("The step function (default: the one whose "
                                 "arguments carry train.role)"));
+static cl::opt<double> collectiveTimeout(
+    "collective-timeout", cl::init(300),
+    cl::desc("Seconds a collective or message may wait for the other ranks "
+             "before the job ends with an error (a rank stopped answering); "
+             "0 waits forever (default 300)"));
+static cl::opt<std::string> testRaise(
+    "test-raise", cl::Hidden,
+    cl::desc("For tests: RANK:SIGNAL:POINT makes rank RANK raise SIGNAL "
+             "(STOP, TERM or INT) at POINT (step: before the first step; "
+             "write: with the output written but not yet renamed)"));
 
-namespace {
-/// One argument or result of the step on this rank.
-struct Binding {
-  const train::StepSignature::Value *value;
-  /// Per dim, the mesh axes the value is split over (null: whole).
-  ArrayAttr split;
-  RankedTensorType localType;
-  std::vector<int64_t> globalShape;
-  /// Where this rank's block starts in the global array.
-  std::vector<int64_t> offsets;
-  std::string dtype;
-  distrun::Array local;
-};
-
-/// Fails with `message`, prefixed with the rank.
-[[noreturn]] void fail(const llvm::Twine &message) {
-  llvm::errs() << "dist-run: rank " << distrt_rank() << ": " << message
-               << "\n";
-  distrt_finalize();
-  std::exit(1);
-}
-
-std::string getNpyType(Type element) {
-  if (element.isF32())
-    return "<f4";
-  if (element.isF64())
-    return "<f8";
-  if (element.isInteger(32))
-    return "<i4";
-  if (element.isInteger(64))
-    return "<i8";
-  return "";
-}
-
-int64_t getElementBytes(const std::string &dtype) {
-  return dtype[2] == '4' ? 4 : 8;
-}
-
-/// Copies the block of `global` at `offsets` with `localShape` (row-major)
-/// into `local`, or back with `toGlobal`.
-void copyBlock(distrun::Array &global, distrun::Array &local,
-               ArrayRef<int64_t> offsets, bool toGlobal) {
-  int64_t rank = local.shape.size();
-  int64_t bytes = getElementBytes(local.dtype);
-  int64_t count = local.getNumElements();
-  std::vector<int64_t> index(rank, 0);
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t at = 0;
-    for (int64_t d = 0; d < rank; ++d)
-      at = at * global.shape[d] + offsets[d] + index[d];
-    char *g = global.bytes.data() + at * bytes;
-    char *l = local.bytes.data() + i * bytes;
-    std::memcpy(toGlobal ? g : l, toGlobal ? l : g, bytes);
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      if (++index[d] < local.shape[d])
-        break;
-      index[d] = 0;
-    }
+/// --test-raise: raises its signal on its rank at `point`.
+static void raiseForTest(StringRef point) {
+  if (testRaise.empty())
+    return;
+  SmallVector<StringRef> fields;
+  StringRef(testRaise).split(fields, ':');
+  int64_t rank = -1;
+  int signal = 0;
+  if (fields.size() == 3)
+    signal = llvm::StringSwitch<int>(fields[1])
+                 .Case("STOP", SIGSTOP)
+                 .Case("TERM", SIGTERM)
+                 .Case("INT", SIGINT)
+                 .Default(0);
+  if (fields.size() != 3 || fields[0].getAsInteger(10, rank) || !signal ||
+      (fields[2] != "step" && fields[2] != "write"))
+    fail("malformed --test-raise '" + testRaise +
+         "' (expected RANK:STOP|TERM|INT:step|write)");
+  if (fields[2] == point && rank == distrt_rank()) {
+    llvm::outs().flush();
+    std::raise(signal);
   }
 }
 
-/// The offsets of rank `rank`'s block of a value split as `split` (per dim,
-/// the mesh axes it is split over).
-std::vector<int64_t> getBlockOffsets(ArrayAttr split,
-                                     const train::StepSignature &step,
-                                     int64_t rank,
-                                     ArrayRef<int64_t> localShape) {
-  ArrayRef<int64_t> meshShape = step.meshShape;
-  std::vector<int64_t> coords(meshShape.size());
-  for (int64_t d = meshShape.size() - 1, r = rank; d >= 0; --d) {
-    coords[d] = r % meshShape[d];
-    r /= meshShape[d];
-  }
-  std::vector<int64_t> offsets;
-  for (auto [dim, axes] : llvm::enumerate(split.getAsRange<ArrayAttr>())) {
-    int64_t index = 0;
-    for (Attribute axis : axes) {
-      int64_t a = step.getAxisIndex(cast<StringAttr>(axis).getValue());
-      index = index * meshShape[a] + coords[a];
-    }
-    offsets.push_back(index * localShape[dim]);
-  }
-  return offsets;
+/// The absolute path of `path` with its directory's links and dots
+/// resolved, for comparing paths of files that may not exist yet.
+static std::string getCanonicalPath(StringRef path) {
+  SmallString<256> absolute(path);
+  llvm::sys::fs::make_absolute(absolute);
+  llvm::sys::path::remove_dots(absolute, /*remove_dot_dot=*/true);
+  SmallString<256> real;
+  if (llvm::sys::fs::real_path(llvm::sys::path::parent_path(absolute), real))
+    return absolute.str().str();
+  llvm::sys::path::append(real, llvm::sys::path::filename(absolute));
+  return real.str().str();
 }
 
-/// A memref descriptor of rank R: allocated, aligned, offset, sizes,
-/// strides (all 8-byte words).
-std::vector<int64_t> describe(distrun::Array &array) {
-  std::vector<int64_t> words = {int64_t(array.bytes.data()),
-                                int64_t(array.bytes.data()), 0};
-  llvm::append_range(words, array.shape);
-  int64_t stride = 1;
-  std::vector<int64_t> strides(array.shape.size());
-  for (int64_t d = array.shape.size() - 1; d >= 0; --d) {
-    strides[d] = stride;
-    stride *= array.shape[d];
-  }
-  llvm::append_range(words, strides);
-  return words;
-}
-} // namespace
-
-/// The number of classes of the labels `label` holds: the class dim of the
-/// cross-entropy that reads it.
-static std::optional<int64_t> getNumClasses(Value label) {
-  for (Operation *user : label.getUsers()) {
-    if (auto loss = dyn_cast<train::CrossEntropyOp>(user))
-      return cast<RankedTensorType>(loss.getLogits().getType())
-          .getShape()
-          .back();
-    if (auto grad = dyn_cast<train::CrossEntropyBackwardOp>(user))
-      return cast<RankedTensorType>(grad.getLogits().getType())
-          .getShape()
-          .back();
-  }
-  return std::nullopt;
+static bool isSameFile(StringRef a, StringRef b) {
+  bool same = false;
+  if (!llvm::sys::fs::equivalent(a, b, same) && same)
+    return true;
+  return getCanonicalPath(a) == getCanonicalPath(b);
 }
 
-/// True when `param` is the scale of a normalization (initialized to one).
-static bool isNormScale(Value param) {
-  return llvm::any_of(param.getUses(), [](OpOperand &use) {
-    if (auto norm = dyn_cast<train::LayerNormOp>(use.getOwner()))
-      return use.get() == norm.getWeight();
-    if (auto norm = dyn_cast<train::BatchNormOp>(use.getOwner()))
-      return use.get() == norm.getWeight();
-    return false;
-  });
+/// Checks, before anything runs, that the outputs overwrite no input and
+/// can be written (rank 0 writes them).
+static void checkOutputs() {
+  std::pair<const char *, std::string> inputs[] = {
+      {"--state", statePath}, {"--data", dataPath}, {"the module", inputFile}};
+  std::pair<const char *, std::string> outputs[] = {
+      {"--out", outPath},
+      {"--init-state", initStatePath},
+      {"--init-data", initDataPath}};
+  for (auto [i, output] : llvm::enumerate(outputs)) {
+    if (output.second.empty())
+      continue;
+    for (auto &input : inputs)
+      if (!input.second.empty() && isSameFile(output.second, input.second))
+        fail(llvm::Twine(output.first) + " '" + output.second +
+             "' is the same file as " + input.first + " '" + input.second +
+             "': it would overwrite its input");
+    for (auto &other : llvm::ArrayRef(outputs).drop_front(i + 1))
+      if (!other.second.empty() && isSameFile(output.second, other.second))
+        fail(llvm::Twine(output.first) + " '" + output.second +
+             "' is the same file as " + other.first + " '" + other.second +
+             "'");
+    std::string error;
+    if (!checkWritable(output.second, error))
+      fail(llvm::Twine(output.first) + ": " + error);
+  }
 }
 
-/// A deterministic array for argument `value` of the step: parameters as
-/// PyTorch initializes linear layers (uniform in +-1/sqrt(fan_in); vectors
-/// zero, normalization scales one), optimizer state zero, hyper-parameters
-/// 0.01 (integers 0), inputs standard normal, labels uniform classes.
-static distrun::Array initialize(const train::StepSignature::Value &value,
-                                 Value arg,
-                                 ArrayRef<int64_t> shape,
-                                 const std::string &dtype,
-                                 std::mt19937_64 &random) {
-  distrun::Array array;
-  array.dtype = dtype;
-  array.shape.assign(shape.begin(), shape.end());
-  int64_t count = array.getNumElements();
-  bool isFloat = dtype[1] == 'f';
-  std::vector<double> values(count, 0.0);
-  switch (*value.role) {
-  case train::Role::param:
-    if (shape.size() >= 2) {
-      int64_t fanIn = count / shape[0];
-      double bound = 1.0 / std::sqrt(double(fanIn));
-      std::uniform_real_distribution<double> uniform(-bound, bound);
-      for (double &v : values)
-        v = uniform(random);
-    } else if (isNormScale(arg)) {
-      std::fill(values.begin(), values.end(), 1.0);
-    }
-    break;
-  case train::Role::hyper:
-    if (isFloat)
-      std::fill(values.begin(), values.end(), 0.01);
-    break;
-  case train::Role::input: {
-    std::normal_distribution<double> normal(0.0, 1.0);
-    for (double &v : values)
-      v = normal(random);
-    break;
-  }
-  case train::Role::label: {
-    std::optional<int64_t> classes = getNumClasses(arg);
-    if (!classes)
-      fail("cannot tell the range of the labels '" + value.name +
-           "': no cross_entropy reads them");
-    std::uniform_int_distribution<int64_t> uniform(0, *classes - 1);
-    for (double &v : values)
-      v = double(uniform(random));
-    break;
-  }
-  default:
-    break;
-  }
-  int64_t bytes = getElementBytes(dtype);
-  array.bytes.resize(count * bytes);
-  for (int64_t i = 0; i < count; ++i) {
-    char *at = array.bytes.data() + i * bytes;
-    if (dtype == "<f4") {
-      float v = values[i];
-      std::memcpy(at, &v, 4);
-    } else if (dtype == "<f8") {
-      std::memcpy(at, &values[i], 8);
-    } else if (dtype == "<i4") {
-      int32_t v = values[i];
-      std::memcpy(at, &v, 4);
-    } else {
-      int64_t v = values[i];
-      std::memcpy(at, &v, 8);
-    }
-  }
-  return array;
+/// Reads `path` (--`option`) into `arrays`.
+static void readInput(const std::string &path, Arrays &arrays) {
+  std::string error;
+  if (!path.empty() && !readNpz(path, arrays, error))
+    fail(error);
+}
+
+/// Writes `arrays` to `path` (rank 0).
+static void writeOutput(const std::string &path, const Arrays &arrays) {
+  std::string error;
+  if (distrt_rank() == 0 && !path.empty() &&
+      !writeNpz(path, arrays, error, [] { raiseForTest("write"); }))
+    fail(error);
 }
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "DistOpt training-step runner\n");
+  setRequestedBackend(backendName);
+  installFailureHandlers(/*runtimeIsStarted=*/false);
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   // A step allocates and frees the same large buffers every time: keep
@@ -299,36 +214,75 @@ int main(int argc, char **argv) {
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
 
+  std::string backend = backendName;
+  if (backend != "auto" && backend != "mpi" && backend != "local")
+    fail("unknown --backend '" + backend + "' (expected auto, mpi or local)");
+  if (!(collectiveTimeout >= 0) || std::isinf(collectiveTimeout))
+    fail("--collective-timeout must be a number of seconds >= 0 (0: none), "
+         "not '" + llvm::formatv("{0}", collectiveTimeout.getValue()).str() +
+         "'");
+
+  // The module, hashed for the ranks' agreement.
+  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(inputFile);
+  if (!buffer)
+    fail("cannot read '" + inputFile + "': " + buffer.getError().message());
+  uint64_t moduleHash = hashText((*buffer)->getBuffer());
   DialectRegistry registry;
   dist::registerAllDialects(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
   OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(inputFile, &context);
+      parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     fail("cannot parse '" + inputFile + "'");
 
   // The backend: the module's (when lowered for one), else --backend.
-  std::string backend = backendName;
-  if (backend != "auto" && backend != "mpi" && backend != "local")
-    fail("unknown --backend '" + backend + "' (expected auto, mpi or local)");
   if (auto built = (*module)->getAttrOfType<StringAttr>("distrt.backend")) {
     if (backend != "auto" && backend != built.getValue())
       fail("'" + inputFile + "' is built for the " + built.getValue() +
            " backend, not --backend=" + backend);
     backend = built.getValue().str();
   }
+  distrt_set_timeout(collectiveTimeout);
   distrt_mlir_init_backend(backend.c_str());
+  installFailureHandlers(/*runtimeIsStarted=*/true);
   int64_t rank = distrt_rank(), worldSize = distrt_size();
+  if (rank == 0)
+    checkOutputs();
+
+  // The inputs, and the ranks' agreement on everything they run.
+  bool initializing = !initStatePath.empty() || !initDataPath.empty();
+  Arrays state, data;
+  if (!initializing) {
+    readInput(statePath, state);
+    readInput(dataPath, data);
+  }
+  auto hashOption = [](const auto &option) {
+    std::string text;
+    llvm::raw_string_ostream(text) << option.getValue();
+    return hashText(text);
+  };
+  checkRanksAgree({{"the module", "text", moduleHash},
+                   {"--state", "contents", hashArrays(state)},
+                   {"--data", "contents", hashArrays(data)},
+                   {"--steps", "value", hashOption(numSteps)},
+                   {"--backend", "value", hashText(backend)},
+                   {"--entry", "value", hashOption(entryName)},
+                   {"--flush-denormals", "value", hashOption(flushDenormals)},
+                   {"--collective-timeout", "value",
+                    hashOption(collectiveTimeout)},
+                   {"--seed", "value", hashOption(seed)}});
 
   // The step and how its arrays are laid out. Lowering removes the
   // function's roles, names and shardings and the mesh, so they are read
   // from the module's record (train.step), which dist-to-runtime and
   // dist-lower-cpu write and which is written here for a step not lowered
-  // yet. `entry` is the step function while it is still one (--init-state
-  // reads its ops).
+  // yet. `entry` is the step function while it is still one (its ops give
+  // the ranges of labels and token ids).
   func::FuncOp entry;
   SmallVector<std::string> steps;
   module->walk([&](func::FuncOp func) {
@@ -356,7 +310,7 @@ int main(int argc, char **argv) {
   if (!entryName.empty() && step.entry != entryName)
     fail("'" + inputFile + "' records the step '" + step.entry +
          "', not --entry '" + entryName + "'");
-  if (entry && entry.getSymName() != step.entry)
+  if (entry && (entry.getSymName() != step.entry || entry.isExternal()))
     entry = nullptr;
   std::string name = step.entry;
   bool partitioned = !step.meshShape.empty();
@@ -367,99 +321,68 @@ int main(int argc, char **argv) {
          (worldSize == 1 ? "is 1 process"
                          : "are " + llvm::Twine(worldSize) + " processes") +
          (partitioned ? "" : " (distribute it with a strategy first)"));
-  auto bind = [&](const train::StepSignature::Value &value) {
-    Binding binding;
-    binding.value = &value;
-    binding.localType = cast<RankedTensorType>(value.type);
-    binding.dtype = getNpyType(binding.localType.getElementType());
-    if (binding.dtype.empty()) {
-      std::string element;
-      llvm::raw_string_ostream(element) << binding.localType.getElementType();
-      fail("'" + value.name + "' has element type " + element +
-           ", which dist-run does not move (f32, f64, i32, i64)");
-    }
-    ArrayRef<int64_t> shape = binding.localType.getShape();
-    binding.globalShape.assign(shape.begin(), shape.end());
-    binding.offsets.assign(shape.size(), 0);
-    if (ArrayAttr split = value.split) {
-      binding.split = split;
-      for (auto [dim, axes] : llvm::enumerate(split.getAsRange<ArrayAttr>()))
-        binding.globalShape[dim] *= step.getGroupSize(axes);
-      binding.offsets = getBlockOffsets(split, step, rank, shape);
-    }
-    binding.local.dtype = binding.dtype;
-    binding.local.shape.assign(shape.begin(), shape.end());
-    binding.local.bytes.resize(binding.local.getNumElements() *
-                               getElementBytes(binding.dtype));
-    return binding;
-  };
+  std::vector<Binding> args;
+  for (const train::StepSignature::Value &value : step.arguments) {
+    if (value.name.empty() || (initializing && !value.role))
+      fail("argument #" + llvm::Twine(value.index) + " has no train.name" +
+           (initializing ? " or train.role" : ""));
+    args.push_back(bind(value, step, rank));
+  }
 
   // --init-state / --init-data: write deterministic arrays of the global
   // shapes (rank 0) and stop.
-  std::string error;
-  if (!initStatePath.empty() || !initDataPath.empty()) {
-    std::mt19937_64 random(seed);
-    distrun::Arrays initState, initData;
+  if (initializing) {
     if (!entry)
       fail("--init-state and --init-data read the step's ops (the labels' "
            "range, normalization scales), which '" + inputFile +
            "' has lowered: write them from the module before lowering");
-    for (const train::StepSignature::Value &value : step.arguments) {
-      if (value.name.empty() || !value.role)
-        fail("argument #" + llvm::Twine(value.index) +
-             " has no train.name or train.role");
-      Binding binding = bind(value);
-      bool isData =
-          value.role == train::Role::input || value.role == train::Role::label;
-      (isData ? initData : initState)[value.name] =
-          initialize(value, entry.getArgument(value.index),
-                     binding.globalShape, binding.dtype, random);
+    std::mt19937_64 random(seed);
+    Arrays initState, initData;
+    for (Binding &arg : args) {
+      bool isData = arg.value->role == train::Role::input ||
+                    arg.value->role == train::Role::label;
+      (isData ? initData : initState)[arg.value->name] =
+          initialize(entry, *module, arg, args, random);
     }
-    if (rank == 0 && !initStatePath.empty() &&
-        !distrun::writeNpz(initStatePath, initState, error))
-      fail(error);
-    if (rank == 0 && !initDataPath.empty() &&
-        !distrun::writeNpz(initDataPath, initData, error))
-      fail(error);
+    writeOutput(initStatePath, initState);
+    writeOutput(initDataPath, initData);
     distrt_finalize();
     return 0;
   }
 
-  // Inputs.
-  distrun::Arrays state, data;
-  if (!statePath.empty() && !distrun::readNpz(statePath, state, error))
-    fail(error);
-  if (!dataPath.empty() && !distrun::readNpz(dataPath, data, error))
-    fail(error);
-  std::vector<Binding> args;
-  for (const train::StepSignature::Value &value : step.arguments) {
-    if (value.name.empty())
-      fail("argument #" + llvm::Twine(value.index) + " has no train.name");
-    args.push_back(bind(value));
-    Binding &arg = args.back();
+  // Bind the inputs: the step's contract first (results fed back), then
+  // each array's type, shape and range.
+  checkStepContract(step);
+  for (Binding &arg : args) {
+    const train::StepSignature::Value &value = *arg.value;
     bool isData =
         value.role == train::Role::input || value.role == train::Role::label;
-    distrun::Arrays &source = isData ? data : state;
-    std::string key = value.name;
-    auto it = source.find(key);
+    Arrays &source = isData ? data : state;
+    auto it = source.find(value.name);
     if (it == source.end())
-      fail("'" + key + "' is missing from " +
+      fail("'" + value.name + "' is missing from " +
            (isData ? "--data '" + dataPath : "--state '" + statePath) + "'");
-    distrun::Array &global = it->second;
-    if (global.dtype != arg.dtype || global.shape != arg.globalShape) {
-      std::string want, got;
-      for (int64_t s : arg.globalShape)
-        want += (want.empty() ? "" : "x") + std::to_string(s);
-      for (int64_t s : global.shape)
-        got += (got.empty() ? "" : "x") + std::to_string(s);
-      fail("'" + key + "' is " + global.dtype + " [" + got +
-           "] but the step takes " + arg.dtype + " [" + want + "]");
-    }
+    Array &global = it->second;
+    if (global.dtype != arg.dtype || global.shape != arg.globalShape)
+      fail("'" + value.name + "' is " + global.dtype + " [" +
+           formatShape(global.shape) + "] but the step takes " + arg.dtype +
+           " [" + formatShape(arg.globalShape) + "]");
+    if (std::optional<IndexRange> range =
+            getIndexRange(entry, *module, arg, args))
+      checkIndexRange(arg, global, *range);
     copyBlock(global, arg.local, arg.offsets, /*toGlobal=*/false);
   }
   std::vector<Binding> results;
-  for (const train::StepSignature::Value &value : step.results)
-    results.push_back(bind(value));
+  // For each result, the argument it is fed back into (-1: none).
+  std::vector<int64_t> feedBack;
+  for (const train::StepSignature::Value &value : step.results) {
+    results.push_back(bind(value, step, rank));
+    auto arg = llvm::find_if(
+        args, [&](const Binding &a) { return a.value->name == value.name; });
+    feedBack.push_back(isState(value) && arg != args.end()
+                           ? arg - args.begin()
+                           : -1);
+  }
 
   // Compile.
   PassManager pm(&context);
@@ -471,7 +394,7 @@ int main(int argc, char **argv) {
   // the lib directory beside this tool's; MLIR's runner utilities provide
   // the strided memref copies.
   std::string tool = llvm::sys::fs::getMainExecutable(
-      argv[0], reinterpret_cast<void *>(&fail));
+      argv[0], reinterpret_cast<void *>(&checkOutputs));
   SmallString<256> kernels(llvm::sys::path::parent_path(
       llvm::sys::path::parent_path(tool)));
   llvm::sys::path::append(kernels, "lib", "libdistopt_cpu.so");
@@ -485,8 +408,12 @@ int main(int argc, char **argv) {
   auto host = hostBuilder->createTargetMachine();
   if (!host)
     fail("cannot target this host: " + llvm::toString(host.takeError()));
+  // The options hold a function_ref: the transformer it refers to must
+  // outlive the engine's creation.
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      makeOptimizingTransformer(3, 0, host->get());
   ExecutionEngineOptions options;
-  options.transformer = makeOptimizingTransformer(3, 0, host->get());
+  options.transformer = optimize;
   options.sharedLibPaths = libraries;
   auto engine = ExecutionEngine::create(*module, options);
   if (!engine)
@@ -500,6 +427,7 @@ int main(int argc, char **argv) {
   if (flushDenormals)
     _mm_setcsr(_mm_getcsr() | _MM_FLUSH_ZERO_ON | 0x0040 /*DAZ*/);
 #endif
+  raiseForTest("step");
   std::vector<float> losses;
   // Long runs also get a progress line (on stderr) every tenth of the steps.
   auto runStart = std::chrono::steady_clock::now();
@@ -529,8 +457,13 @@ int main(int argc, char **argv) {
     // Read the results and feed the state back.
     int64_t *words = resultWords.data();
     float loss = 0;
-    for (Binding &result : results) {
+    for (auto [i, result] : llvm::enumerate(results)) {
       int64_t resultRank = result.local.shape.size();
+      ArrayRef<int64_t> sizes(words + 3, resultRank);
+      if (sizes != ArrayRef<int64_t>(result.local.shape))
+        fail("result '" + result.value->name + "' came back as [" +
+             formatShape(sizes) + "], not the recorded [" +
+             formatShape(result.local.shape) + "]");
       char *aligned = reinterpret_cast<char *>(words[1]);
       int64_t offset = words[2];
       int64_t bytes = getElementBytes(result.dtype);
@@ -545,10 +478,8 @@ int main(int argc, char **argv) {
       words += 3 + 2 * resultRank;
       if (result.value->role == train::Role::loss && result.dtype == "<f4")
         loss = *reinterpret_cast<float *>(result.local.bytes.data());
-      for (Binding &arg : args)
-        if (arg.value->name == result.value->name &&
-            arg.local.shape == result.local.shape)
-          arg.local.bytes = result.local.bytes;
+      if (feedBack[i] >= 0)
+        args[feedBack[i]].local.bytes = result.local.bytes;
     }
     losses.push_back(loss);
     if (rank == 0)
@@ -567,43 +498,41 @@ int main(int argc, char **argv) {
   }
 
   // Gather the state to rank 0 and write it.
-  distrun::Arrays out;
+  Arrays out;
   for (Binding &arg : args) {
-    if (arg.value->role != train::Role::param &&
-        arg.value->role != train::Role::opt_state)
+    if (!isState(*arg.value))
       continue;
-    distrun::Array global;
+    Array global;
     global.dtype = arg.dtype;
     global.shape = arg.globalShape;
     global.bytes.resize(global.getNumElements() * getElementBytes(arg.dtype));
     ArrayAttr split = arg.split;
     for (int64_t r = 0; r < worldSize; ++r) {
-      distrun::Array block = arg.local;
+      Array block = arg.local;
       if (r != 0 && rank == r &&
           distrt_send(arg.local.bytes.data(), arg.local.bytes.size(),
                       DISTRT_I8, 0, 1) != 0)
-        fail(distrt_last_error());
+        fail(getRuntimeError());
       if (rank != 0)
         continue;
       if (r != 0 && distrt_recv(block.bytes.data(), block.bytes.size(),
                                 DISTRT_I8, r, 1) != 0)
-        fail(distrt_last_error());
+        fail(getRuntimeError());
       std::vector<int64_t> offsets =
           split ? getBlockOffsets(split, step, r, arg.local.shape)
-                   : std::vector<int64_t>(arg.local.shape.size(), 0);
+                : std::vector<int64_t>(arg.local.shape.size(), 0);
       copyBlock(global, block, offsets, /*toGlobal=*/true);
     }
     out[arg.value->name] = std::move(global);
   }
-  distrun::Array lossArray;
+  Array lossArray;
   lossArray.dtype = "<f4";
   lossArray.shape = {int64_t(losses.size())};
   lossArray.bytes.resize(losses.size() * 4);
   std::memcpy(lossArray.bytes.data(), losses.data(), losses.size() * 4);
   out["loss"] = std::move(lossArray);
-  if (rank == 0 && !outPath.empty() &&
-      !distrun::writeNpz(outPath, out, error))
-    fail(error);
-  distrt_finalize();
+  writeOutput(outPath, out);
+  if (distrt_finalize() != 0)
+    fail(getRuntimeError());
   return 0;
 }

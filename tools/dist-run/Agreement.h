@@ -1,0 +1,43 @@
+//===- Agreement.h - the ranks agree on what they run ------------*- C++ -*-===//
+//
+// Every rank of a job must run the same module with the same options on the
+// same inputs: a rank with another --steps would wait forever in a
+// collective the others never start again, one with other state would
+// silently train another model. At start-up each rank hashes each item and
+// the ranks compare the hashes (an all-gather over the world).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DISTOPT_TOOLS_DIST_RUN_AGREEMENT_H
+#define DISTOPT_TOOLS_DIST_RUN_AGREEMENT_H
+
+#include "Npz.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <string>
+
+namespace distrun {
+
+/// One thing every rank must hold the same: `what` ("--state") and `noun`
+/// ("contents", "value", "text") name it in messages.
+struct AgreementItem {
+  std::string what;
+  std::string noun;
+  uint64_t hash;
+};
+
+uint64_t hashText(llvm::StringRef text);
+/// A hash of the names, types, shapes and bytes of `arrays`.
+uint64_t hashArrays(const Arrays &arrays);
+
+/// Compares `items` across the ranks (every rank passes the same items in
+/// the same order); on a mismatch fails with "ranks disagree on WHAT: rank
+/// R's NOUN differ(s) from rank 0's", for the first item that differs.
+void checkRanksAgree(llvm::ArrayRef<AgreementItem> items);
+
+} // namespace distrun
+
+#endif // DISTOPT_TOOLS_DIST_RUN_AGREEMENT_H

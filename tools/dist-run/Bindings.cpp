@@ -1,0 +1,168 @@
+//===- Bindings.cpp - the step's arrays on this rank ----------------------===//
+
+#include "Bindings.h"
+#include "Failure.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace distrun;
+
+/// The npy type of `element`; empty for one dist-run does not move.
+static std::string getNpyType(Type element) {
+  if (element.isF32())
+    return "<f4";
+  if (element.isF64())
+    return "<f8";
+  if (element.isInteger(32))
+    return "<i4";
+  if (element.isInteger(64))
+    return "<i8";
+  return "";
+}
+
+std::string distrun::formatShape(ArrayRef<int64_t> shape) {
+  std::string text;
+  for (int64_t size : shape)
+    text += (text.empty() ? "" : "x") + std::to_string(size);
+  return text;
+}
+
+Binding distrun::bind(const train::StepSignature::Value &value,
+                      const train::StepSignature &step, int64_t rank) {
+  Binding binding;
+  binding.value = &value;
+  binding.localType = cast<RankedTensorType>(value.type);
+  binding.dtype = getNpyType(binding.localType.getElementType());
+  if (binding.dtype.empty()) {
+    std::string element;
+    llvm::raw_string_ostream(element) << binding.localType.getElementType();
+    fail("'" + value.name + "' has element type " + element +
+         ", which dist-run does not move (f32, f64, i32, i64)");
+  }
+  ArrayRef<int64_t> shape = binding.localType.getShape();
+  binding.globalShape.assign(shape.begin(), shape.end());
+  binding.offsets.assign(shape.size(), 0);
+  if (ArrayAttr split = value.split) {
+    binding.split = split;
+    for (auto [dim, axes] : llvm::enumerate(split.getAsRange<ArrayAttr>()))
+      binding.globalShape[dim] *= step.getGroupSize(axes);
+    binding.offsets = getBlockOffsets(split, step, rank, shape);
+  }
+  binding.local.dtype = binding.dtype;
+  binding.local.shape.assign(shape.begin(), shape.end());
+  binding.local.bytes.resize(binding.local.getNumElements() *
+                             getElementBytes(binding.dtype));
+  return binding;
+}
+
+std::vector<int64_t>
+distrun::getBlockOffsets(ArrayAttr split, const train::StepSignature &step,
+                         int64_t rank, ArrayRef<int64_t> localShape) {
+  ArrayRef<int64_t> meshShape = step.meshShape;
+  std::vector<int64_t> coords(meshShape.size());
+  for (int64_t d = meshShape.size() - 1, r = rank; d >= 0; --d) {
+    coords[d] = r % meshShape[d];
+    r /= meshShape[d];
+  }
+  std::vector<int64_t> offsets;
+  for (auto [dim, axes] : llvm::enumerate(split.getAsRange<ArrayAttr>())) {
+    int64_t index = 0;
+    for (Attribute axis : axes) {
+      int64_t a = step.getAxisIndex(cast<StringAttr>(axis).getValue());
+      index = index * meshShape[a] + coords[a];
+    }
+    offsets.push_back(index * localShape[dim]);
+  }
+  return offsets;
+}
+
+void distrun::copyBlock(Array &global, Array &local,
+                        ArrayRef<int64_t> offsets, bool toGlobal) {
+  int64_t rank = local.shape.size();
+  int64_t bytes = getElementBytes(local.dtype);
+  int64_t count = local.getNumElements();
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t at = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      at = at * global.shape[d] + offsets[d] + index[d];
+    char *g = global.bytes.data() + at * bytes;
+    char *l = local.bytes.data() + i * bytes;
+    std::memcpy(toGlobal ? g : l, toGlobal ? l : g, bytes);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++index[d] < local.shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}
+
+std::vector<int64_t> distrun::describe(Array &array) {
+  std::vector<int64_t> words = {int64_t(array.bytes.data()),
+                                int64_t(array.bytes.data()), 0};
+  llvm::append_range(words, array.shape);
+  int64_t stride = 1;
+  std::vector<int64_t> strides(array.shape.size());
+  for (int64_t d = array.shape.size() - 1; d >= 0; --d) {
+    strides[d] = stride;
+    stride *= array.shape[d];
+  }
+  llvm::append_range(words, strides);
+  return words;
+}
+
+bool distrun::isState(const train::StepSignature::Value &value) {
+  return value.role == train::Role::param ||
+         value.role == train::Role::opt_state;
+}
+
+/// Per dim, the mesh axes `value` is split over (none for a value whole on
+/// every device, however the record says so).
+static std::vector<std::vector<std::string>>
+getSplitAxes(const train::StepSignature::Value &value) {
+  std::vector<std::vector<std::string>> split(value.type.getRank());
+  if (value.split)
+    for (auto [dim, axes] :
+         llvm::enumerate(value.split.getAsRange<ArrayAttr>()))
+      for (Attribute axis : axes)
+        split[dim].push_back(cast<StringAttr>(axis).getValue().str());
+  return split;
+}
+
+/// `tensor<2x5xf32> split [["data"], []]`.
+static std::string formatLayout(const train::StepSignature::Value &value) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << value.type << " split [";
+  llvm::interleaveComma(getSplitAxes(value), os, [&](const auto &axes) {
+    os << "[";
+    llvm::interleaveComma(axes, os,
+                          [&](const std::string &a) { os << '"' << a << '"'; });
+    os << "]";
+  });
+  os << "]";
+  return text;
+}
+
+void distrun::checkStepContract(const train::StepSignature &step) {
+  for (const train::StepSignature::Value &result : step.results) {
+    if (!isState(result) || result.name.empty())
+      continue;
+    const auto *arg = llvm::find_if(step.arguments, [&](const auto &a) {
+      return a.name == result.name;
+    });
+    if (arg == step.arguments.end())
+      continue;
+    if (arg->type == result.type && getSplitAxes(*arg) == getSplitAxes(result))
+      continue;
+    failOnEveryRank("result '" + result.name + "' comes back as " +
+                    formatLayout(result) + " but the step takes " +
+                    formatLayout(*arg) +
+                    "; the program does not keep the step contract (re-run "
+                    "the strategy / dist-opt --dist-verify-contract)");
+  }
+}

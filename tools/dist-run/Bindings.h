@@ -1,0 +1,66 @@
+//===- Bindings.h - the step's arrays on this rank --------------*- C++ -*-===//
+//
+// How the arguments and results of a training step map onto the global
+// arrays of the npz files: each rank's block (from the value's split over
+// the mesh), memref descriptors for the JIT, and the step contract a
+// runner relies on to feed results back.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DISTOPT_TOOLS_DIST_RUN_BINDINGS_H
+#define DISTOPT_TOOLS_DIST_RUN_BINDINGS_H
+
+#include "Npz.h"
+
+#include "distopt/Conversion/StepSignature.h"
+
+namespace distrun {
+
+/// One argument or result of the step on this rank.
+struct Binding {
+  const mlir::train::StepSignature::Value *value;
+  /// Per dim, the mesh axes the value is split over (null: whole).
+  mlir::ArrayAttr split;
+  mlir::RankedTensorType localType;
+  std::vector<int64_t> globalShape;
+  /// Where this rank's block starts in the global array.
+  std::vector<int64_t> offsets;
+  std::string dtype;
+  Array local;
+};
+
+/// The binding of `value` on rank `rank`; fails (dist-run's fail()) for an
+/// element type dist-run does not move.
+Binding bind(const mlir::train::StepSignature::Value &value,
+             const mlir::train::StepSignature &step, int64_t rank);
+
+/// The offsets of rank `rank`'s block of a value split as `split` (per dim,
+/// the mesh axes it is split over).
+std::vector<int64_t> getBlockOffsets(mlir::ArrayAttr split,
+                                     const mlir::train::StepSignature &step,
+                                     int64_t rank,
+                                     llvm::ArrayRef<int64_t> localShape);
+
+/// Copies the block of `global` at `offsets` with `local`'s shape
+/// (row-major) into `local`, or back with `toGlobal`.
+void copyBlock(Array &global, Array &local, llvm::ArrayRef<int64_t> offsets,
+               bool toGlobal);
+
+/// A memref descriptor of `array`: allocated, aligned, offset, sizes,
+/// strides (all 8-byte words).
+std::vector<int64_t> describe(Array &array);
+
+/// True for the roles of state a step returns updated (param, opt_state).
+bool isState(const mlir::train::StepSignature::Value &value);
+
+/// Fails unless every state result named as an argument comes back with
+/// exactly the argument's local type and split: the runner feeds it back
+/// into the next step as that argument.
+void checkStepContract(const mlir::train::StepSignature &step);
+
+/// "4x3" for a shape.
+std::string formatShape(llvm::ArrayRef<int64_t> shape);
+
+} // namespace distrun
+
+#endif // DISTOPT_TOOLS_DIST_RUN_BINDINGS_H

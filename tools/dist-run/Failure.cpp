@@ -1,0 +1,112 @@
+//===- Failure.cpp - how dist-run ends on an error or a signal ------------===//
+
+#include "Failure.h"
+#include "PartialFile.h"
+
+#include "distopt/Runtime/distrt.h"
+#include "distopt/Runtime/distrt_mlir.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include <unistd.h>
+
+using namespace distrun;
+
+static std::string requestedBackend = "auto";
+
+void distrun::setRequestedBackend(llvm::StringRef backend) {
+  requestedBackend = backend.str();
+}
+
+/// True when distrt_init has run (distrt_rank and distrt_size answer 0 and
+/// 1 before).
+static bool runtimeStarted = false;
+
+/// The rank an MPI launcher gave this process, from its environment.
+static const char *getLauncherRank() {
+  for (const char *name : {"PMI_RANK", "OMPI_COMM_WORLD_RANK"})
+    if (const char *value = std::getenv(name))
+      return value;
+  return nullptr;
+}
+
+/// This rank, as fail() names it.
+static std::string getRankName() {
+  if (runtimeStarted)
+    return std::to_string(distrt_rank());
+  const char *launched = getLauncherRank();
+  return launched ? launched : "0";
+}
+
+void distrun::fail(const llvm::Twine &message) {
+  llvm::outs().flush();
+  llvm::errs() << "dist-run: rank " << getRankName() << ": " << message
+               << "\n";
+  PartialFile::removeCurrent();
+  // Under a launcher the other ranks wait in MPI_Init until this one is
+  // there too: start MPI so that the abort below reaches them.
+  if (!runtimeStarted && getLauncherRank() && requestedBackend != "local")
+    distrt_init("mpi");
+  if (distrt_size() > 1)
+    distrt_abort(1);
+  distrt_finalize();
+  std::exit(1);
+}
+
+void distrun::failOnEveryRank(const llvm::Twine &message) {
+  if (distrt_rank() != 0)
+    std::this_thread::sleep_for(std::chrono::seconds(10));
+  fail(message);
+}
+
+std::string distrun::getRuntimeError() {
+  llvm::StringRef error = distrt_last_error();
+  if (error.consume_front("distrt: rank ")) {
+    size_t colon = error.find(": ");
+    if (colon != llvm::StringRef::npos)
+      error = error.drop_front(colon + 2);
+  }
+  return error.str();
+}
+
+/// The runtime's fatal errors in compiled code.
+static void onRuntimeError(const char *message) {
+  (void)message;
+  fail(getRuntimeError());
+}
+
+/// "dist-run: rank R: ended by SIG" lines, formatted before any signal.
+static char signalLines[3][96];
+static const int handledSignals[3] = {SIGINT, SIGTERM, SIGHUP};
+
+static void onSignal(int signal) {
+  PartialFile::removeCurrent();
+  for (int i = 0; i < 3; ++i)
+    if (handledSignals[i] == signal) {
+      ssize_t ignored = ::write(2, signalLines[i], std::strlen(signalLines[i]));
+      (void)ignored;
+    }
+  ::_exit(128 + signal);
+}
+
+void distrun::installFailureHandlers(bool runtimeIsStarted) {
+  runtimeStarted = runtimeIsStarted;
+  static const char *names[3] = {"SIGINT", "SIGTERM", "SIGHUP"};
+  for (int i = 0; i < 3; ++i) {
+    std::string line =
+        "dist-run: rank " + getRankName() + ": ended by " + names[i] + "\n";
+    std::strncpy(signalLines[i], line.c_str(), sizeof(signalLines[i]) - 1);
+    struct sigaction action;
+    std::memset(&action, 0, sizeof(action));
+    action.sa_handler = onSignal;
+    sigemptyset(&action.sa_mask);
+    sigaction(handledSignals[i], &action, nullptr);
+  }
+  distrt_mlir_set_error_handler(onRuntimeError);
+}

@@ -1,0 +1,56 @@
+//===- StepInputs.h - initializing and checking the step's inputs -*- C++ -*-===//
+//
+// The ranges that the step's ops give its integer arguments (labels in
+// [0, classes) of the cross-entropy reading them, token ids in [0, rows) of
+// the table a gather reads), used both to write random inputs
+// (--init-state/--init-data) and to check loaded ones before any step.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DISTOPT_TOOLS_DIST_RUN_STEPINPUTS_H
+#define DISTOPT_TOOLS_DIST_RUN_STEPINPUTS_H
+
+#include "Bindings.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <optional>
+#include <random>
+
+namespace distrun {
+
+/// The range [0, bound) an integer argument of the step must hold, and
+/// what sets it (for messages).
+struct IndexRange {
+  int64_t bound;
+  std::string origin;
+};
+
+/// The range of argument `value` (global shapes in `bindings`, by argument
+/// index): for a label, the class dim of the logits of the cross-entropy
+/// (or its backward) reading it in `entry`, else the record's `classes`
+/// when the module kept one; for an integer input, the rows of the table
+/// that a train.gather in `entry` indexes with it. None when nothing tells
+/// (a lowered module: its ops are gone).
+std::optional<IndexRange> getIndexRange(mlir::func::FuncOp entry,
+                                        mlir::ModuleOp module,
+                                        const Binding &binding,
+                                        llvm::ArrayRef<Binding> bindings);
+
+/// Fails, naming the array, the index and the value, when `global` (the
+/// array bound to `binding`) holds a value outside `range`.
+void checkIndexRange(const Binding &binding, const Array &global,
+                     const IndexRange &range);
+
+/// A deterministic global array for `binding` (`bindings`: every
+/// argument's, by index): parameters as PyTorch initializes linear layers
+/// (uniform in +-1/sqrt(fan_in); vectors zero, normalization scales one),
+/// optimizer state zero, hyper-parameters 0.01 (integers 0), float inputs
+/// standard normal, labels and token ids uniform in their range.
+Array initialize(mlir::func::FuncOp entry, mlir::ModuleOp module,
+                 const Binding &binding, llvm::ArrayRef<Binding> bindings,
+                 std::mt19937_64 &random);
+
+} // namespace distrun
+
+#endif // DISTOPT_TOOLS_DIST_RUN_STEPINPUTS_H
