@@ -1,0 +1,586 @@
+#!/usr/bin/env python3
+"""Differential tester: random training steps under every strategy.
+
+    python3 scripts/difftest/run.py --build build --seeds 0-9 [--strategies mirrored*,zero2] \
+        [--keep DIR] [-j N] [--time-limit HOURS]
+    python3 scripts/difftest/run.py --self-check --seeds 0-19      # the generator checked against NumPy
+    python3 scripts/difftest/run.py --list-strategies
+    python3 scripts/difftest/run.py --compare SINGLE.npz OTHER.npz   # what a failure compares
+
+For every seed: gen.py writes a training step (step.mlir), `dist-opt
+--train-verify` checks it, `dist-run --init-state/--init-data --seed=N`
+writes its state and batch (then filled in here: token ids in range,
+optimizer state and vectors made non-zero), and the single-device step runs
+2 steps. Then, for every strategy configuration: `dist-opt STEP <flags> -o
+OUT`. A failure with an error diagnostic is an acceptable "refused" (the
+strategy says it cannot apply); a crash, an assertion, a stack dump or an
+exit without a diagnostic is a FAIL. Otherwise `dist-opt OUT --train-verify`
+must pass, `mpirun -np K dist-run OUT ... --steps=2` must succeed and every
+loss and final state array must equal the single-device run (numpy.allclose,
+rtol 1e-5, atol 1e-6; parameters updated by Adam/AdamW to atol 1e-5).
+
+One line per (seed, strategy): ok / refused: <first diagnostic> / FAIL:
+<why>; for each failure, the generated step and the commands that reproduce
+it. The exit status is 1 when anything failed.
+"""
+
+import argparse
+import concurrent.futures
+import fnmatch
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import gen  # noqa: E402
+
+# name, dist-opt flags, number of processes
+STRATEGIES = [
+    ("mirrored2", ["--dist-mirrored=replicas=2"], 2),
+    ("mirrored4", ["--dist-mirrored=replicas=4"], 4),
+    ("mirrored2-bucket", ["--dist-mirrored=replicas=2 bucket-mb=0.0001"], 2),
+    ("mirrored2-overlap", ["--dist-mirrored=replicas=2", "--dist-overlap-collectives"], 2),
+    ("multiworker", ["--dist-multi-worker-mirrored=hosts=2 devices=2"], 4),
+    ("multiworker-bucket-overlap",
+     ["--dist-multi-worker-mirrored=hosts=2 devices=2 bucket-mb=0.0001", "--dist-overlap-collectives"], 4),
+    ("zero1", ["--dist-zero=stage=1 replicas=2"], 2),
+    ("zero2", ["--dist-zero=stage=2 replicas=2"], 2),
+    ("zero3", ["--dist-zero=stage=3 replicas=2"], 2),
+    ("zero1-bucket-overlap", ["--dist-zero=stage=1 replicas=2 bucket-mb=0.0001", "--dist-overlap-collectives"], 2),
+    ("zero2-bucket", ["--dist-zero=stage=2 replicas=2 bucket-mb=0.0001"], 2),
+    ("zero3-r4-overlap", ["--dist-zero=stage=3 replicas=4", "--dist-overlap-collectives"], 4),
+    ("tp2", ["--dist-tensor-parallel=size=2"], 2),
+    ("tp2-sp", ["--dist-tensor-parallel=size=2 sequence-parallel=true"], 2),
+    ("tp2-bucket-overlap", ["--dist-tensor-parallel=size=2 bucket-mb=0.0001", "--dist-overlap-collectives"], 2),
+    ("tp2-sp-overlap", ["--dist-tensor-parallel=size=2 sequence-parallel=true", "--dist-overlap-collectives"], 2),
+    ("hybrid", ["--dist-hybrid=dp=2 tp=2"], 4),
+    ("hybrid-zero1", ["--dist-hybrid=dp=2 tp=2 zero=1"], 4),
+    ("hybrid-zero2", ["--dist-hybrid=dp=2 tp=2 zero=2"], 4),
+    ("hybrid-zero3", ["--dist-hybrid=dp=2 tp=2 zero=3"], 4),
+    ("hybrid-hosts", ["--dist-hybrid=hosts=2 dp=1 tp=2"], 4),
+    ("hybrid-hosts-zero1", ["--dist-hybrid=hosts=2 dp=1 tp=2 zero=1"], 4),
+    ("hybrid-hosts-dp2-tp1", ["--dist-hybrid=hosts=2 dp=2 tp=1"], 4),
+    ("hybrid-dp2-tp1-zero1", ["--dist-hybrid=dp=2 tp=1 zero=1"], 2),
+    ("hybrid-zero2-bucket-overlap",
+     ["--dist-hybrid=dp=2 tp=2 zero=2 bucket-mb=0.0001", "--dist-overlap-collectives"], 4),
+    ("hybrid-zero3-overlap", ["--dist-hybrid=dp=2 tp=2 zero=3", "--dist-overlap-collectives"], 4),
+]
+
+CRASH_MARKS = ("Stack dump", "PLEASE submit a bug report", "Assertion", "assertion", "LLVM ERROR",
+               "UNREACHABLE", "Segmentation fault", "terminate called", "Aborted", "core dumped",
+               "stack trace", "Traceback")
+
+DIST_OPT_TIMEOUT = 120
+DIST_RUN_TIMEOUT = 300
+
+
+# ----------------------------------------------------------------------------
+# Processes
+
+
+def run_cmd(cmd, timeout):
+    """Runs cmd (a list) in its own process group; returns (rc, stdout,
+    stderr, timed_out). A timeout kills the whole group."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+        return p.returncode, out, err, False
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out, err = p.communicate()
+        return p.returncode, out, err, True
+
+
+def shell_line(cmd):
+    return " ".join(shlex.quote(c) for c in cmd)
+
+
+def first_error(text):
+    for line in text.splitlines():
+        if "error:" in line:
+            i = line.find("error:")
+            return line[i:].strip()
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return "(no output)"
+
+
+def is_crash(rc, text):
+    return rc < 0 or rc >= 128 or any(m in text for m in CRASH_MARKS)
+
+
+# ----------------------------------------------------------------------------
+# State and data
+
+
+def fill_arrays(step, state_path, data_path, seed):
+    """Makes dist-run's deterministic state and batch exercise more: token
+    ids in their range, dropout seeds, non-zero vectors and optimizer state
+    (a mis-sharded momentum buffer shows only when it is not zero)."""
+    import numpy as np
+    rng = np.random.default_rng(seed * 1000003 + 7)
+    state = dict(np.load(state_path))
+    data = dict(np.load(data_path))
+    meta = step.meta
+    for name, vocab in meta["int_inputs"].items():
+        data[name] = rng.integers(0, vocab, data[name].shape).astype(data[name].dtype)
+    for name in meta["seed_hypers"]:
+        state[name] = np.array(rng.integers(1, 2**40), dtype=state[name].dtype)
+    for name, init in meta["param_init"].items():
+        a = state[name]
+        if init in ("one", "norm_scale"):
+            state[name] = (1 + 0.2 * rng.standard_normal(a.shape)).astype(a.dtype)
+        elif init == "small":
+            state[name] = (0.2 * rng.standard_normal(a.shape)).astype(a.dtype)
+    opt = meta["optimizer"]
+    for b in step.args:
+        if b.role == "opt_state":
+            a = state[b.name]
+            if b.name.endswith(".step"):
+                state[b.name] = np.array(rng.integers(0, 6), dtype=a.dtype)
+            elif b.name.endswith(".exp_avg_sq"):
+                state[b.name] = rng.uniform(0, 2e-3, a.shape).astype(a.dtype)
+            else:
+                state[b.name] = (0.01 * rng.standard_normal(a.shape)).astype(a.dtype)
+        elif b.role == "hyper" and b.name == "lr":
+            state[b.name] = np.array(0.1 if opt["kind"] == "sgd" else 0.01, dtype=state[b.name].dtype)
+    np.savez(state_path, **state)
+    np.savez(data_path, **data)
+
+
+# ----------------------------------------------------------------------------
+# Comparison
+
+
+def compare(single_path, other_path, adam_params, rtol, atol, adam_atol):
+    """None when every array of single equals other's, else a message."""
+    import numpy as np
+    single, other = np.load(single_path), np.load(other_path)
+    bad = []
+    for name in single.files:
+        if name not in other.files:
+            bad.append(f"'{name}' missing")
+            continue
+        a, b = single[name], other[name]
+        if a.shape != b.shape:
+            bad.append(f"'{name}' has shape {b.shape}, expected {a.shape}")
+            continue
+        tol = adam_atol if name in adam_params else atol
+        if not np.allclose(b, a, rtol=rtol, atol=tol):
+            d = np.abs(a.astype(np.float64) - b.astype(np.float64))
+            i = np.unravel_index(np.nanargmax(d), d.shape) if d.size and not np.all(np.isnan(d)) else ()
+            where = f" at {list(map(int, i))}" if d.ndim else ""
+            bad.append(f"'{name}' differs (max abs {np.nanmax(d):.3g}{where}: "
+                       f"{a[i] if d.ndim else a} vs {b[i] if d.ndim else b})")
+    extra = sorted(set(other.files) - set(single.files))
+    if extra:
+        bad.append("unexpected arrays " + ", ".join(extra))
+    if not bad:
+        return None
+    return "; ".join(bad[:4]) + (f"; ... ({len(bad)} arrays)" if len(bad) > 4 else "")
+
+
+# ----------------------------------------------------------------------------
+# One seed
+
+
+class Tools:
+    def __init__(self, args):
+        bindir = os.path.join(args.build, "bin")
+        self.dist_opt = args.dist_opt or os.path.join(bindir, "dist-opt")
+        self.dist_run = args.dist_run or os.path.join(bindir, "dist-run")
+        self.mpirun = shlex.split(args.mpirun)
+
+    def wait_for_binaries(self):
+        # The binaries are rebuilt from time to time: wait for them.
+        for _ in range(60):
+            if all(os.access(p, os.X_OK) for p in (self.dist_opt, self.dist_run)):
+                return
+            time.sleep(5)
+        sys.exit(f"difftest: no {self.dist_opt} / {self.dist_run}")
+
+
+class Outcome:
+    def __init__(self, seed, name, status, detail="", cmds=None):
+        self.seed, self.name, self.status, self.detail = seed, name, status, detail
+        self.cmds = cmds or []
+
+    def line(self):
+        d = f": {self.detail}" if self.detail else ""
+        return f"seed {self.seed:<5} {self.name:<28} {self.status}{d}"
+
+
+def run_seed(seed, strategies, tools, workdir, opts, emit):
+    """Runs one seed through every strategy; returns (outcomes, step text, desc)."""
+    os.makedirs(workdir, exist_ok=True)
+    step = gen.generate(seed)
+    text = step.text()
+    path = os.path.join(workdir, "step.mlir")
+    with open(path, "w") as f:
+        f.write(text)
+    with open(os.path.join(workdir, "meta.json"), "w") as f:
+        json.dump({"seed": seed, "layers": step.layers, "adam_params": step.meta["adam_params"]}, f, indent=1)
+    state, data = os.path.join(workdir, "state.npz"), os.path.join(workdir, "data.npz")
+    single = os.path.join(workdir, "single.npz")
+    outcomes = []
+    gen_cmd = [sys.executable, os.path.join(HERE, "gen.py"), str(seed)]
+    verify = [tools.dist_opt, path, "--train-verify", "-o", os.devnull]
+    init = [tools.dist_run, path, f"--init-state={state}", f"--init-data={data}", f"--seed={seed}"]
+    fill = [sys.executable, os.path.join(HERE, "run.py"), "--fill", str(seed), state, data]
+    base = [tools.dist_run, path, f"--state={state}", f"--data={data}", "--steps=2", f"--out={single}"]
+    setup_cmds = [shell_line(gen_cmd) + " > " + shlex.quote(path), shell_line(init), shell_line(fill),
+                  shell_line(base)]
+
+    def setup_fail(name, detail, cmd):
+        o = Outcome(seed, name, "FAIL", detail, setup_cmds[:1] + [shell_line(cmd)])
+        emit(o)
+        return [o], text, step.describe()
+
+    rc, out, err, to = run_cmd(verify, DIST_OPT_TIMEOUT)
+    if rc != 0:
+        return setup_fail("generator", "the generated step does not pass --train-verify: "
+                          + first_error(err), verify)
+    rc, out, err, to = run_cmd(init, DIST_OPT_TIMEOUT)
+    if rc != 0:
+        return setup_fail("init", "dist-run --init-state failed: " + first_error(err), init)
+    fill_arrays(step, state, data, seed)
+    rc, out, err, to = run_cmd(base, DIST_RUN_TIMEOUT)
+    if rc != 0 or to:
+        return setup_fail("single", ("timed out" if to else f"exit {rc}: ") + first_error(err + out), base)
+    adam = set(step.meta["adam_params"])
+    for name, flags, np_ in strategies:
+        o = run_strategy(seed, name, flags, np_, tools, path, workdir, state, data, single, adam, opts,
+                         setup_cmds)
+        emit(o)
+        outcomes.append(o)
+    return outcomes, text, step.describe()
+
+
+def run_strategy(seed, name, flags, nproc, tools, path, workdir, state, data, single, adam, opts, setup_cmds):
+    out_mlir = os.path.join(workdir, f"{name}.mlir")
+    out_npz = os.path.join(workdir, f"{name}.npz")
+    opt = [tools.dist_opt, path] + flags + ["-o", out_mlir]
+    verify = [tools.dist_opt, out_mlir, "--train-verify", "-o", os.devnull]
+    runc = tools.mpirun + ["-np", str(nproc), tools.dist_run, out_mlir, f"--state={state}",
+                           f"--data={data}", "--steps=2", f"--out={out_npz}"]
+    cmp = [sys.executable, os.path.join(HERE, "run.py"), "--compare", single, out_npz]
+    if adam:
+        cmp += ["--adam-params", ",".join(sorted(adam))]
+    cmds = setup_cmds + [shell_line(c) for c in (opt, verify, runc, cmp)]
+    rc, out, err, to = run_cmd(opt, DIST_OPT_TIMEOUT)
+    if to:
+        return Outcome(seed, name, "FAIL", "dist-opt timed out", cmds)
+    if rc != 0:
+        if is_crash(rc, err):
+            return Outcome(seed, name, "FAIL", f"dist-opt crashed (exit {rc}): {first_error(err)}", cmds)
+        if "error:" not in err:
+            return Outcome(seed, name, "FAIL", f"dist-opt exit {rc} without a diagnostic: "
+                           f"{first_error(err + out)}", cmds)
+        return Outcome(seed, name, "refused", first_error(err))
+    if "error:" in err:
+        return Outcome(seed, name, "FAIL", f"dist-opt reported an error but exited 0: {first_error(err)}",
+                       cmds)
+    rc, out, err, to = run_cmd(verify, DIST_OPT_TIMEOUT)
+    if rc != 0 or to:
+        return Outcome(seed, name, "FAIL", "the strategy's output fails --train-verify: " + first_error(err),
+                       cmds)
+    if os.path.exists(out_npz):
+        os.remove(out_npz)
+    rc, out, err, to = run_cmd(runc, DIST_RUN_TIMEOUT)
+    if to:
+        return Outcome(seed, name, "FAIL", f"mpirun dist-run timed out after {DIST_RUN_TIMEOUT} s (hang?)",
+                       cmds)
+    if rc != 0:
+        return Outcome(seed, name, "FAIL", f"dist-run failed on a program dist-opt accepted (exit {rc}): "
+                       + first_error(err + out), cmds)
+    if not os.path.exists(out_npz):
+        return Outcome(seed, name, "FAIL", "dist-run wrote no output", cmds)
+    why = compare(single, out_npz, adam, opts.rtol, opts.atol, opts.adam_atol)
+    if why:
+        return Outcome(seed, name, "FAIL", "wrong result: " + why, cmds)
+    return Outcome(seed, name, "ok")
+
+
+# ----------------------------------------------------------------------------
+# Self-check: the generator against NumPy
+
+
+def self_check(seed, tools, workdir, opts):
+    """Gradient check of the generated backward ops (central differences in
+    float64 through ref.py) and the single-device dist-run step against
+    ref.py. Returns a list of problems."""
+    import numpy as np
+    import ref
+    step = gen.generate(seed)
+    problems = []
+    rng = np.random.default_rng(seed)
+    # Random float64 arguments (ids in range, positive exp_avg_sq).
+    arrays = {}
+    for b in step.args:
+        v = b.value
+        if v.dtype.startswith("i"):
+            if b.name in step.meta["int_inputs"]:
+                arrays[b.name] = rng.integers(0, step.meta["int_inputs"][b.name], v.shape)
+            elif b.role == "label":
+                arrays[b.name] = rng.integers(0, 2, v.shape)  # fixed below
+            else:
+                arrays[b.name] = np.array(rng.integers(1, 1000), dtype=np.int64).reshape(v.shape)
+        elif b.name.endswith("exp_avg_sq"):
+            arrays[b.name] = np.asarray(rng.uniform(0, 1e-3, v.shape))
+        elif b.name.endswith(".step"):
+            arrays[b.name] = np.asarray(float(rng.integers(0, 6)))
+        else:
+            arrays[b.name] = np.asarray(rng.standard_normal(v.shape) * 0.5)
+    # Labels in range: the class dim of the cross-entropy that reads them.
+    for op in step.ops:
+        if op.kind == "cross_entropy":
+            lab = op.operands[1]
+            name = next(b.name for b in step.args if b.value is lab)
+            arrays[name] = rng.integers(0, op.operands[0].shape[-1], lab.shape)
+    # The ops the loss depends on.
+    need, cone = {step.loss.name}, []
+    for i in reversed(range(len(step.ops))):
+        op = step.ops[i]
+        if any(r.name in need for r in op.results):
+            cone.append(i)
+            need.update(o.name for o in op.operands)
+    fwd = gen.Step(seed, step.args, step.results, [step.ops[i] for i in sorted(cone)], {}, [])
+
+    def loss_of(arrs):
+        return float(ref.run(fwd, arrs)[step.loss.name])
+
+    env = ref.run(step, arrays)
+    checked = 0
+    for pname, gval in step.param_grads.items():
+        an = env[gval.name]
+        p = arrays[pname]
+        flat = list(range(p.size))
+        rng.shuffle(flat)
+        for k in flat[:opts.fd_points]:
+            idx = np.unravel_index(k, p.shape) if p.shape else ()
+            a = float(an[idx])
+            checked += 1
+            # A kink (relu, max) within eps of the point spoils one step
+            # size: the gradient must match at one of them.
+            for eps in (1e-5, 1e-7, 1e-3):
+                plus, minus = dict(arrays), dict(arrays)
+                pp, pm = p.astype(np.float64).copy(), p.astype(np.float64).copy()
+                pp[idx] += eps
+                pm[idx] -= eps
+                plus[pname], minus[pname] = pp, pm
+                fd = (loss_of(plus) - loss_of(minus)) / (2 * eps)
+                if abs(fd - a) <= 1e-6 + 1e-4 * max(abs(fd), abs(a)):
+                    break
+            else:
+                problems.append(f"gradient of '{pname}'{list(map(int, idx)) if p.shape else ''}: "
+                                f"backward ops give {a:.9g}, central differences {fd:.9g}")
+    # dist-run single-device, 1 step, against the interpreter.
+    path = os.path.join(workdir, "step.mlir")
+    with open(path, "w") as f:
+        f.write(step.text())
+    state, data, out = (os.path.join(workdir, n) for n in ("state.npz", "data.npz", "single1.npz"))
+    for cmd in ([tools.dist_run, path, f"--init-state={state}", f"--init-data={data}", f"--seed={seed}"],):
+        rc, o, e, _ = run_cmd(cmd, DIST_RUN_TIMEOUT)
+        if rc:
+            return problems + [f"{shell_line(cmd)} failed: {first_error(e)}"], checked
+    fill_arrays(step, state, data, seed)
+    cmd = [tools.dist_run, path, f"--state={state}", f"--data={data}", "--steps=1", f"--out={out}"]
+    rc, o, e, _ = run_cmd(cmd, DIST_RUN_TIMEOUT)
+    if rc:
+        return problems + [f"{shell_line(cmd)} failed: {first_error(e + o)}"], checked
+    st, dt, got = np.load(state), np.load(data), np.load(out)
+    arrs = {**{k: st[k] for k in st.files}, **{k: dt[k] for k in dt.files}}
+    expected = ref.outputs(step, ref.run(step, arrs))
+    for r in step.results:
+        if r.role == "metric":
+            continue
+        key = "loss" if r.role == "loss" else r.name
+        e_, g_ = np.asarray(expected[r.name], np.float64), got[key].astype(np.float64)
+        if r.role == "loss":
+            g_ = g_.reshape(-1)[0]
+        tol = 1e-4 if r.name in step.meta["adam_params"] else 2e-5
+        if not np.allclose(g_, e_, rtol=1e-4, atol=tol):
+            problems.append(f"single-device '{r.name}' differs from NumPy "
+                            f"(max abs {np.max(np.abs(g_ - e_)):.3g})")
+    return problems, checked
+
+
+# ----------------------------------------------------------------------------
+
+
+def parse_seeds(text):
+    seeds = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if "-" in part:
+            a, b = part.split("-", 1)
+            seeds.extend(range(int(a), int(b) + 1))
+        else:
+            seeds.append(int(part))
+    return seeds
+
+
+def select_strategies(patterns):
+    if not patterns:
+        return list(STRATEGIES)
+    pats = [p.strip() for p in patterns.split(",") if p.strip()]
+    chosen = [s for s in STRATEGIES if any(fnmatch.fnmatchcase(s[0], p) for p in pats)]
+    if not chosen:
+        sys.exit(f"difftest: no strategy matches {patterns!r} (see --list-strategies)")
+    return chosen
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.path.join(HERE, "..", "..", "build"),
+                    help="build directory holding bin/dist-opt and bin/dist-run (default: the checkout's build)")
+    ap.add_argument("--dist-opt", help="dist-opt binary (default: BUILD/bin/dist-opt)")
+    ap.add_argument("--dist-run", help="dist-run binary (default: BUILD/bin/dist-run)")
+    ap.add_argument("--mpirun", default="mpirun", help="MPI launcher (default: mpirun)")
+    ap.add_argument("--seeds", default="0-9", help="seeds: 3 / 0-99 / 1,4,7-9 (default 0-9)")
+    ap.add_argument("--strategies", help="comma-separated names or globs (default: all; see --list-strategies)")
+    ap.add_argument("--list-strategies", action="store_true")
+    ap.add_argument("--keep", help="keep every seed's files in DIR/seed<N> (default: a temporary directory "
+                    "that keeps only the failing seeds)")
+    ap.add_argument("-j", "--jobs", type=int, default=1, help="seeds run in parallel (default 1)")
+    ap.add_argument("--time-limit", type=float, help="stop starting seeds after this many hours")
+    ap.add_argument("--stop-on-fail", action="store_true", help="stop after the first failing seed")
+    ap.add_argument("--no-print-step", action="store_true", help="do not print failing steps' text")
+    ap.add_argument("--rtol", type=float, default=1e-5)
+    ap.add_argument("--atol", type=float, default=1e-6)
+    ap.add_argument("--adam-atol", type=float, default=1e-5,
+                    help="absolute tolerance of parameters updated by adam/adamw (default 1e-5: Adam "
+                    "divides by the gradient's magnitude, see test/Integration/transformer_block.test; "
+                    "the random initial exp_avg_sq keeps that from amplifying rounding here)")
+    ap.add_argument("--self-check", action="store_true",
+                    help="check the generator: gradient check against NumPy and single-device dist-run "
+                    "against the NumPy interpreter, for --seeds")
+    ap.add_argument("--fd-points", type=int, default=6, help="elements per parameter in the gradient check")
+    ap.add_argument("--compare", nargs=2, metavar=("SINGLE", "OTHER"), help="compare two dist-run outputs")
+    ap.add_argument("--adam-params", default="", help="with --compare: parameters with --adam-atol")
+    ap.add_argument("--fill", nargs=3, metavar=("SEED", "STATE", "DATA"), help=argparse.SUPPRESS)
+    opts = ap.parse_args(argv)
+
+    if opts.list_strategies:
+        for name, flags, n in STRATEGIES:
+            print(f"{name:<28} -np {n}  {shell_line(flags)}")
+        return 0
+    if opts.fill:
+        seed, state, data = opts.fill
+        fill_arrays(gen.generate(int(seed)), state, data, int(seed))
+        return 0
+    if opts.compare:
+        adam = set(p for p in opts.adam_params.split(",") if p)
+        why = compare(opts.compare[0], opts.compare[1], adam, opts.rtol, opts.atol, opts.adam_atol)
+        print(why or "ok: equal to the single-device run")
+        return 1 if why else 0
+
+    seeds = parse_seeds(opts.seeds)
+    tools = Tools(opts)
+    tools.wait_for_binaries()
+
+    root = opts.keep or tempfile.mkdtemp(prefix="difftest-")
+    os.makedirs(root, exist_ok=True)
+
+    if opts.self_check:
+        failed = 0
+        for seed in seeds:
+            wd = os.path.join(root, f"seed{seed}")
+            os.makedirs(wd, exist_ok=True)
+            problems, checked = self_check(seed, tools, wd, opts)
+            step = gen.generate(seed)
+            status = "ok" if not problems else "FAIL"
+            print(f"seed {seed:<5} self-check {status}: {checked} gradient elements, "
+                  f"{step.describe()}", flush=True)
+            for p in problems:
+                print(f"    {p}")
+            if problems:
+                failed += 1
+                print(f"    step: {os.path.join(wd, 'step.mlir')}")
+            elif not opts.keep:
+                shutil.rmtree(wd, ignore_errors=True)
+        if not opts.keep and not failed:
+            shutil.rmtree(root, ignore_errors=True)
+        print(f"self-check: {len(seeds) - failed} of {len(seeds)} seeds ok")
+        return 1 if failed else 0
+
+    strategies = select_strategies(opts.strategies)
+    lock = threading.Lock()
+    start = time.time()
+
+    def emit(o):
+        with lock:
+            print(o.line(), flush=True)
+
+    results = {}
+    stop = threading.Event()
+
+    def job(seed):
+        if stop.is_set() or (opts.time_limit and time.time() - start > opts.time_limit * 3600):
+            return seed, None
+        wd = os.path.join(root, f"seed{seed}")
+        outcomes, text, desc = run_seed(seed, strategies, tools, wd, opts, emit)
+        failed = any(o.status == "FAIL" for o in outcomes)
+        if failed and opts.stop_on_fail:
+            stop.set()
+        if not failed and not opts.keep:
+            shutil.rmtree(wd, ignore_errors=True)
+        return seed, (outcomes, text, desc, wd)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as ex:
+        for seed, res in ex.map(job, seeds):
+            if res is not None:
+                results[seed] = res
+
+    counts = {"ok": 0, "refused": 0, "FAIL": 0}
+    failures = []
+    for seed in sorted(results):
+        outcomes, text, desc, wd = results[seed]
+        for o in outcomes:
+            counts[o.status] += 1
+        bad = [o for o in outcomes if o.status == "FAIL"]
+        if bad:
+            failures.append((seed, bad, text, desc, wd))
+    for seed, bad, text, desc, wd in failures:
+        print()
+        print(f"=== seed {seed} FAILED ({len(bad)} configuration(s)): {desc}")
+        print(f"    step: {os.path.join(wd, 'step.mlir')}")
+        print(f"    rerun: {shell_line([sys.executable, os.path.abspath(__file__), '--build', opts.build, '--seeds', str(seed), '--keep', wd])}"
+              + (f" --strategies {','.join(o.name for o in bad)}" if bad[0].name not in ("generator", "init", "single") else ""))
+        for o in bad:
+            print(f"--- {o.name}: {o.detail}")
+            for c in o.cmds:
+                print(f"    {c}")
+        if not opts.no_print_step:
+            print(f"--- the step (seed {seed}):")
+            sys.stdout.write(text)
+    elapsed = time.time() - start
+    ran = len(results)
+    print()
+    print(f"difftest: {ran} seed(s), {counts['ok']} ok, {counts['refused']} refused, {counts['FAIL']} FAIL "
+          f"({elapsed:.0f} s){'' if ran == len(seeds) else f', {len(seeds) - ran} seed(s) not run'}")
+    if not opts.keep and not failures:
+        shutil.rmtree(root, ignore_errors=True)
+    elif failures:
+        print(f"difftest: the failing seeds' files are in {root}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
