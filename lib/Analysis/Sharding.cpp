@@ -132,11 +132,11 @@ TensorSharding mlir::dist::projectOperand(const ShardingRule &rule,
   return project(rule.getOperandMappings()[operand], factors);
 }
 
-TensorSharding mlir::dist::projectResult(const ShardingRule &rule,
-                                         const FactorAxes &factors,
-                                         int64_t result) {
+/// The axes of the reduction factors result `result` does not map.
+static AxisIndices getReducedAxes(const ShardingRule &rule,
+                                  const FactorAxes &factors, int64_t result) {
   const TensorMapping &mapping = rule.getResultMappings()[result];
-  TensorSharding sharding = project(mapping, factors);
+  AxisIndices axes;
   for (int64_t factor = 0; factor < rule.getNumFactors(); ++factor) {
     if (rule.getFactorKinds()[factor] != FactorKind::Reduction)
       continue;
@@ -144,8 +144,28 @@ TensorSharding mlir::dist::projectResult(const ShardingRule &rule,
       return llvm::is_contained(dim, factor);
     });
     if (!mapped)
-      llvm::append_range(sharding.partial, factors[factor]);
+      llvm::append_range(axes, factors[factor]);
   }
+  return axes;
+}
+
+AxisIndices mlir::dist::getCombinedAxes(const ShardingRule &rule,
+                                        const FactorAxes &factors,
+                                        int64_t result) {
+  if (rule.getCombiner() == Combiner::Sum)
+    return {};
+  return getReducedAxes(rule, factors, result);
+}
+
+TensorSharding mlir::dist::projectResult(const ShardingRule &rule,
+                                         const FactorAxes &factors,
+                                         int64_t result) {
+  const TensorMapping &mapping = rule.getResultMappings()[result];
+  TensorSharding sharding = project(mapping, factors);
+  // A max / min is combined right after the op (see Combiner): never
+  // pending.
+  if (rule.getCombiner() == Combiner::Sum)
+    sharding.partial = getReducedAxes(rule, factors, result);
   return sharding;
 }
 

@@ -155,6 +155,8 @@ void ShardingRule::print(raw_ostream &os) const {
   }
   if (linear)
     os << " linear";
+  if (combiner != Combiner::Sum)
+    os << " combiner=" << (combiner == Combiner::Max ? "max" : "min");
 }
 
 std::string ShardingRule::str() const {

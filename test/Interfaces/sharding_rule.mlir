@@ -433,11 +433,12 @@ func.func @reduce_sum(%a: tensor<3x5x7xf32>) -> tensor<3x7xf32> {
 
 // -----
 
-// keepdims: the kept size-1 dims map no factor; max/min reductions cannot
-// leave partial sums, so their reduced dims need replication.
+// keepdims: the kept size-1 dims map no factor; a max / min reduces its
+// dims as a sum does but combines them by max / min (the partitioner
+// all-reduces right after the op instead of gathering the input).
 // CHECK-LABEL: func.func @reduce_max_keepdims
 func.func @reduce_max_keepdims(%a: tensor<3x5x7xf32>) -> tensor<1x5x1xf32> {
-  // CHECK: train.reduce {{.*}}train.sharding_rule = "([i, j, k])->([1, j, 1]) {i=3, j=5, k=7} need_replication={i, k}"
+  // CHECK: train.reduce {{.*}}train.sharding_rule = "([i, j, k])->([1, j, 1]) {i=3, j=5, k=7} reduction={i, k} combiner=max"
   %0 = train.reduce %a {dims = array<i64: 0, 2>, keepdims, kind = #train.reduce_kind<max>} : (tensor<3x5x7xf32>) -> tensor<1x5x1xf32>
   return %0 : tensor<1x5x1xf32>
 }
@@ -457,7 +458,7 @@ func.func @reduce_mean_unordered_dims(%a: tensor<3x5x7xf16>) -> tensor<5xf16> {
 // Reducing every dim gives a scalar.
 // CHECK-LABEL: func.func @reduce_min_all
 func.func @reduce_min_all(%a: tensor<4x6xi32>) -> tensor<i32> {
-  // CHECK: train.reduce {{.*}}train.sharding_rule = "([i, j])->([]) {i=4, j=6} need_replication={i, j}"
+  // CHECK: train.reduce {{.*}}train.sharding_rule = "([i, j])->([]) {i=4, j=6} reduction={i, j} combiner=min"
   %0 = train.reduce %a {dims = array<i64: 0, 1>, kind = #train.reduce_kind<min>} : (tensor<4x6xi32>) -> tensor<i32>
   return %0 : tensor<i32>
 }

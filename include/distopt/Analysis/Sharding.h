@@ -73,7 +73,13 @@ void normalizeFactorAxes(const ShardingRule &rule, FactorAxes &factors,
 TensorSharding projectOperand(const ShardingRule &rule,
                               const FactorAxes &factors, int64_t operand);
 /// The sharding of result `result`: its dims from `factors`, partial over the
-/// axes of the reduction factors it does not map.
+/// axes of the reduction factors it does not map (none when the rule
+/// combines by max / min: see getCombinedAxes).
+/// The mesh axes over which result `result` of an op combining by max / min
+/// must be combined right after the op: those of the reduction factors it
+/// does not map. Empty for a sum.
+AxisIndices getCombinedAxes(const ShardingRule &rule, const FactorAxes &factors,
+                            int64_t result);
 TensorSharding projectResult(const ShardingRule &rule,
                              const FactorAxes &factors, int64_t result);
 

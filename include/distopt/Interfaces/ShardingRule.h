@@ -35,6 +35,18 @@ enum class FactorKind {
   Permutation,
 };
 
+/// How an op combines the contributions of a sharded reduction factor.
+enum class Combiner {
+  /// A sum: each device's result is an addend, a pending partial sum that
+  /// can wait (linear ops may run on it) until a user needs it whole.
+  Sum,
+  /// A maximum or minimum: shardings cannot express a pending max, so the
+  /// partitioner combines the devices' results right after the op (one
+  /// all-reduce with max / min) instead of gathering its operand.
+  Max,
+  Min,
+};
+
 /// Returns the keyword used when printing `kind` ("pass", "reduction", ...).
 StringRef stringifyFactorKind(FactorKind kind);
 
@@ -76,6 +88,9 @@ public:
   /// so pending reductions can wait until after it.
   bool isLinear() const { return linear; }
 
+  /// How the reduction factors combine (a sum unless the op says otherwise).
+  Combiner getCombiner() const { return combiner; }
+
   /// Checks that the rule is consistent with the given operand and result
   /// shapes: one mapping per tensor and per dimension, and the product of the
   /// sizes of the factors of every dimension equals its size. Reports through
@@ -105,6 +120,7 @@ private:
   SmallVector<int64_t> meanFactors;
   SmallVector<int64_t> positionalFactors;
   bool linear = false;
+  Combiner combiner = Combiner::Sum;
 };
 
 /// Fluent builder for `ShardingRule`s, created with the ranks of the operands
@@ -149,6 +165,12 @@ public:
   /// Marks the op as linear in its operands jointly (see isLinear).
   ShardingRuleBuilder &markLinear() {
     rule.linear = true;
+    return *this;
+  }
+
+  /// Sets how the reduction factors combine (see getCombiner).
+  ShardingRuleBuilder &setCombiner(Combiner combiner) {
+    rule.combiner = combiner;
     return *this;
   }
 

@@ -31,10 +31,13 @@ def ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
     such a factor is split over `k` devices; and *positional factors*: the
     op's result depends on the global index along them (dropout's mask, an
     embedding's row ids), so partitioning gives the op the offset where its
-    shard starts along each of them through `setShardOffsets`.
+    shard starts along each of them through `setShardOffsets`. A rule whose
+    reductions combine by max or min (`combiner=max|min`: a max reduction)
+    yields no pending partial sum: the partitioner combines the devices'
+    results right after the op with one all-reduce of that kind.
 
     Rules print as `([i, k], [k, j])->([i, j]) {i=8, j=16, k=4} reduction={k}`
-    (plus `mean={...}`).
+    (plus `mean={...}`, `positional={...}`, `linear`, `combiner=...`).
     Sharding propagation and SPMD partitioning read only this rule, so they
     never depend on op names. The `train-test-sharding-rule` pass writes the
     rule of every op as a `train.sharding_rule` attribute for lit tests.

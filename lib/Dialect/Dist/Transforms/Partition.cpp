@@ -343,6 +343,22 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
       uses.push_back(&use);
     Value value = result;
     if (ruleIt != rules.end()) {
+      // A max / min over a split factor: combine the devices' results now.
+      const ShardingRule &rule = ruleIt->second;
+      AxisIndices combined =
+          getCombinedAxes(rule, factors, result.getResultNumber());
+      if (!combined.empty()) {
+        ReductionKind kind = rule.getCombiner() == Combiner::Max
+                                 ? ReductionKind::max
+                                 : ReductionKind::min;
+        value = AllReduceOp::create(builder, op->getLoc(),
+                                    TypeRange{value.getType()},
+                                    ValueRange{value}, kind,
+                                    mesh.getSymName(), axisNames(combined))
+                    .getResult(0);
+        current[value] = current.at(result);
+        globalTypes[value] = globalTypes.at(result);
+      }
       int64_t shards = 1;
       for (int64_t f : ruleIt->second.getMeanFactors())
         shards *= getGroupSize(meshShape, factors[f]);

@@ -198,15 +198,15 @@ ShardingRule ReduceOp::getShardingRule() {
   ArrayRef<int64_t> reduced = getDims();
   ShardingRuleBuilder builder = makeBuilder(*this);
   int64_t resultDim = 0;
-  // A sharded max/min would leave a partial max/min, which shardings do not
-  // express (partial means a pending sum): those dims need replication.
-  bool summable = getKind() == ReduceKind::sum || getKind() == ReduceKind::mean;
-  FactorKind reducedKind =
-      summable ? FactorKind::Reduction : FactorKind::NeedReplication;
+  // A sharded max / min is combined across devices right after the op.
+  if (getKind() == ReduceKind::max)
+    builder.setCombiner(dist::Combiner::Max);
+  else if (getKind() == ReduceKind::min)
+    builder.setCombiner(dist::Combiner::Min);
   for (int64_t d = 0, e = shape.size(); d < e; ++d) {
     bool isReduced = llvm::is_contained(reduced, d);
-    int64_t factor =
-        builder.addFactor(shape[d], isReduced ? reducedKind : FactorKind::Pass);
+    int64_t factor = builder.addFactor(
+        shape[d], isReduced ? FactorKind::Reduction : FactorKind::Pass);
     if (isReduced && getKind() == ReduceKind::mean)
       builder.markMean(factor);
     builder.mapOperand(0, d, factor);

@@ -121,12 +121,13 @@ func.func @all_gather_need_replication(%x: tensor<8x16xf32> {dist.sharding = #di
 
 // -----
 
-// A max over the split batch cannot be a partial sum: the input is gathered.
+// A max over the split batch is each device's max, then one all-reduce with
+// max of the [16] result (it once all-gathered the whole [8, 16] input).
 // CHECK-LABEL: func.func @all_gather_reduce_max
 // CHECK-SAME: (%[[X:.*]]: tensor<2x16xf32> {{.*}}) -> (tensor<16xf32>
-// CHECK: %[[G:.*]] = dist.all_gather %[[X]] on @mesh axes = ["data"] gather_dim = 0 : tensor<2x16xf32> -> tensor<8x16xf32>
-// CHECK: %[[Y:.*]] = train.reduce %[[G]] {{.*}}kind = #train.reduce_kind<max>{{.*}} : (tensor<8x16xf32>) -> tensor<16xf32>
-// CHECK-NOT: dist.all_reduce
+// CHECK-NOT: dist.all_gather
+// CHECK: %[[L:.*]] = train.reduce %[[X]] {{.*}}kind = #train.reduce_kind<max>{{.*}} : (tensor<2x16xf32>) -> tensor<16xf32>
+// CHECK: %[[Y:.*]] = dist.all_reduce %[[L]] on @mesh axes = ["data"] reduction = <max> : tensor<16xf32>
 // CHECK: return %[[Y]]
 dist.mesh @mesh {axes = ["data"], shape = array<i64: 4>}
 func.func @all_gather_reduce_max(%x: tensor<8x16xf32> {dist.sharding = #dist.sharding<@mesh, [[data], []]>})
