@@ -30,6 +30,17 @@
 // RUN: dist-opt %examples/mlp_adam.mlir --dist-zero="stage=1 replicas=2" --dist-cost-report=format=json -o /dev/null | FileCheck %s --check-prefix=Z1
 // RUN: dist-opt %examples/mlp_adam.mlir --dist-zero="stage=2 replicas=2" --dist-cost-report=format=json -o /dev/null | FileCheck %s --check-prefix=Z2
 // RUN: dist-opt %examples/mlp_adam.mlir --dist-zero="stage=3 replicas=2" --dist-cost-report=format=json -o /dev/null | FileCheck %s --check-prefix=Z3
+// Communication: ZeRO-1 and -2 move what data parallelism moves (a
+// reduce-scatter of the gradients and an all-gather of the updated shards
+// are one all-reduce's ring bytes, 2 (N-1)/N * 4 Psi + the loss's 4 bytes =
+// 407084 for N = 2), not 1.5x as an all-reduce then a slice did; ZeRO-3
+// adds only the all-gather of fc2.weight for the backward pass ((N-1)/N *
+// 5120 = 2560 bytes: fc1.weight is not needed there, the input needs no
+// gradient).
+// Z0: "comm_bytes_per_rank": 407084,
+// Z1: "comm_bytes_per_rank": 407084,
+// Z2: "comm_bytes_per_rank": 407084,
+// Z3: "comm_bytes_per_rank": 409644,
 // Z0: "gradient_bytes": 407080,
 // Z0: "model_state_bytes_per_rank": 1628336,
 // Z0: "opt_state_bytes": 814176,
