@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Collective counts and ring bus bytes per strategy against the formulas.
+
+    python3 bench/comm_volume.py [--build build] [--markdown]
+
+For each model (examples/transformer_block.mlir, a 4-block stack from
+bench/gen_gpt.py, examples/mlp_adam.mlir) and strategy, runs
+`dist-opt STRATEGY --dist-cost-report=format=json` and compares the ring bus
+bytes per rank it reports with the analytic minimum:
+
+  data parallel (mirrored, N replicas):  2 (N-1)/N * (P + 4)
+      P = the gradients' bytes (every parameter), 4 = the loss
+  ZeRO-1 / ZeRO-2: reduce-scatter of the gradients + all-gather of the
+      updated shards = 2 (N-1)/N * P, plus the loss: the same formula
+  ZeRO-3: the same plus one all-gather of each parameter the backward pass
+      reads ((N-1)/N * P_bwd; P_bwd = parameters read by a backward op)
+  tensor parallel (Megatron, T devices): 4 all-reduces of the [b, s, h]
+      activations per block (2 forward, 2 backward): 2 (T-1)/T * 4 A per
+      block, A = b*s*h*4 bytes, plus what the model has outside the blocks
+      (the vocabulary-parallel token embedding: one all-reduce of
+      [b, s, h]; the position table and the LM head stay replicated)
+  sequence parallel: 2 all-gathers + 2 reduce-scatters per block in forward
+      and the same in backward, (T-1)/T * A each: the same bytes as tensor
+      parallelism, plus the all-reduce of the replicated layer-norm
+      parameters' gradients (partial over the split tokens)
+
+and prints count, measured, formula and their ratio.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4, "i64": 8}
+
+
+def tensor_bytes(text):
+    """Bytes of `tensor<AxBxf32>`."""
+    dims = text.split("x")
+    count = 1
+    for d in dims[:-1]:
+        count *= int(d)
+    return count * BYTES[dims[-1]]
+
+
+def read_step(path):
+    """The step's parameters: name -> (bytes, used by a backward op)."""
+    text = open(path).read()
+    params = {}
+    args = {}
+    for m in re.finditer(r"(%[\w.]+): tensor<([^>]*)> \{[^}]*train\.role = "
+                         r"#train\.role<param>, train\.name = \"([^\"]+)\"",
+                         text):
+        args[m.group(1)] = m.group(3)
+        params[m.group(3)] = [tensor_bytes(m.group(2)), False]
+    # A parameter read by an op whose name ends in _backward, or by a matmul
+    # after the "Backward" comment / backward section, is needed in backward.
+    body = text.split("Backward", 1)[1] if "Backward" in text else ""
+    for name, pname in args.items():
+        for line in body.split("\n"):
+            if re.search(re.escape(name) + r"\b", line) and \
+                    not re.search(r"train\.(sgd|adam|adamw)\b", line):
+                params[pname][1] = True
+                break
+    return params
+
+
+def cost(build, model, flags):
+    out = subprocess.run(
+        [os.path.join(build, "bin", "dist-opt"), model, *flags,
+         "--dist-cost-report=format=json", "-o", "/dev/null"],
+        capture_output=True, text=True)
+    if out.returncode:
+        sys.exit(f"dist-opt {model} {' '.join(flags)} failed:\n{out.stderr}")
+    fn = json.loads(out.stdout)["functions"][0]
+    return fn["collective_count"], fn["comm_bytes_per_rank"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    args = parser.parse_args()
+    tmp = tempfile.mkdtemp()
+    gpt = os.path.join(tmp, "gpt4.mlir")
+    with open(gpt, "w") as f:
+        subprocess.run([sys.executable, os.path.join(ROOT, "bench", "gen_gpt.py"),
+                        "--layers", "4", "--hidden", "256", "--heads", "4",
+                        "--seq", "128", "--batch", "8", "--vocab", "512"],
+                       stdout=f, check=True)
+    block = os.path.join(ROOT, "examples", "transformer_block.mlir")
+    mlp = os.path.join(ROOT, "examples", "mlp_adam.mlir")
+    # (model, blocks, activation bytes A, embedding lookups)
+    models = [("transformer block", block, 1, 8 * 128 * 256 * 4, 0),
+              ("GPT, 4 blocks", gpt, 4, 8 * 128 * 256 * 4, 1),
+              ("MLP (AdamW)", mlp, 0, 0, 0)]
+    rows = []
+    for label, path, blocks, act, lookups in models:
+        params = read_step(path)
+        P = sum(b for b, _ in params.values())
+        P_bwd = sum(b for b, used in params.values() if used)
+        strategies = [
+            ("mirrored N=4", ["--dist-mirrored=replicas=4"],
+             2 * 3 / 4 * (P + 4)),
+            ("ZeRO-1 N=4", ["--dist-zero=stage=1 replicas=4"],
+             2 * 3 / 4 * (P + 4)),
+            ("ZeRO-2 N=4", ["--dist-zero=stage=2 replicas=4"],
+             2 * 3 / 4 * (P + 4)),
+            ("ZeRO-3 N=4", ["--dist-zero=stage=3 replicas=4"],
+             2 * 3 / 4 * (P + 4) + 3 / 4 * P_bwd),
+        ]
+        if blocks:
+            tp = 2 * 1 / 2 * (4 * blocks + lookups) * act
+            strategies.append(("tensor parallel T=2",
+                               ["--dist-tensor-parallel=size=2"], tp))
+            strategies.append(("sequence parallel T=2",
+                               ["--dist-tensor-parallel=size=2 "
+                                "sequence-parallel=true"], tp))
+        for name, flags, formula in strategies:
+            count, measured = cost(args.build, path, flags)
+            rows.append((label, name, count, measured, formula))
+    print("| model | strategy | collectives | bus bytes / rank | formula | ratio |")
+    print("|---|---|---:|---:|---:|---:|")
+    for label, name, count, measured, formula in rows:
+        print(f"| {label} | {name} | {count} | {measured:.0f} | {formula:.0f} "
+              f"| {measured / formula:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
