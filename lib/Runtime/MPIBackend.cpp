@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <thread>
 
 #include <unistd.h>
 
@@ -339,8 +340,13 @@ public:
     int initialized = 0, finalized = 0;
     MPI_Initialized(&initialized);
     MPI_Finalized(&finalized);
-    if (initialized && !finalized)
+    if (initialized && !finalized) {
+      // MPICH's launcher can end the job before it forwarded what this
+      // process printed last (the message saying why): a moment for it.
+      if (size > 1)
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
       MPI_Abort(MPI_COMM_WORLD, code);
+    }
     ::_exit(code);
   }
 

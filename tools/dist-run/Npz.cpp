@@ -306,7 +306,10 @@ static bool readMember(zip_t *archive, zip_int64_t index,
   for (;;) {
     zip_int64_t read = zip_fread(file, data.data() + at, data.size() - at);
     if (read < 0) {
-      problem = std::string("cannot read it: ") + zip_file_strerror(file);
+      problem = zip_error_code_zip(zip_file_get_error(file)) == ZIP_ER_CRC
+                    ? "its CRC does not match its bytes (the file is damaged)"
+                    : std::string("cannot read it: ") +
+                          zip_file_strerror(file);
       ok = false;
       break;
     }
@@ -448,10 +451,12 @@ bool distrun::writeNpz(const std::string &path, const Arrays &arrays,
     return false;
   }
   PartialFile file;
-  if (!file.create(path, error) ||
-      !file.write(archive.data(), archive.size(), error))
-    return false;
-  if (beforeRename)
+  bool ok = file.create(path, error) &&
+            file.write(archive.data(), archive.size(), error);
+  if (ok && beforeRename)
     beforeRename();
-  return file.commit(error);
+  if (ok && file.commit(error))
+    return true;
+  error = "cannot write '" + path + "': " + error;
+  return false;
 }

@@ -35,19 +35,20 @@ PartialFile::~PartialFile() {
 bool PartialFile::create(const std::string &destination, std::string &error) {
   this->destination = destination;
   if (llvm::sys::fs::is_directory(destination)) {
-    error = "cannot write '" + destination + "': it is a directory";
+    error = "it is a directory";
     return false;
   }
   llvm::StringRef directory = llvm::sys::path::parent_path(destination);
   if (!directory.empty() && !llvm::sys::fs::is_directory(directory)) {
-    error = "cannot write '" + destination + "': directory '" +
-            directory.str() + "' does not exist";
+    error = "'" + directory.str() + "' " +
+            (llvm::sys::fs::exists(directory) ? "is not a directory"
+                                              : "does not exist");
     return false;
   }
   llvm::SmallString<256> created;
   if (std::error_code ec = llvm::sys::fs::createUniqueFile(
           destination + ".partial.%%%%%%", fd, created)) {
-    error = "cannot write '" + destination + "': " + ec.message();
+    error = ec.message();
     fd = -1;
     return false;
   }
@@ -66,8 +67,7 @@ bool PartialFile::write(const char *data, std::size_t size,
     if (written < 0 && errno == EINTR)
       continue;
     if (written <= 0) {
-      error = "cannot write '" + destination +
-              "': " + std::strerror(written < 0 ? errno : ENOSPC);
+      error = std::strerror(written < 0 ? errno : ENOSPC);
       discard();
       return false;
     }
@@ -84,12 +84,12 @@ bool PartialFile::commit(std::string &error) {
   if (::close(closing) != 0 && !failure)
     failure = errno;
   if (failure) {
-    error = "cannot write '" + destination + "': " + std::strerror(failure);
+    error = std::strerror(failure);
     discard();
     return false;
   }
   if (std::rename(path.c_str(), destination.c_str()) != 0) {
-    error = "cannot write '" + destination + "': " + std::strerror(errno);
+    error = std::strerror(errno);
     discard();
     return false;
   }

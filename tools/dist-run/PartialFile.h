@@ -25,8 +25,9 @@ public:
   /// Removes the file unless committed.
   ~PartialFile();
 
-  /// Creates `destination.partial.XXXXXX`; false with `error` set (naming
-  /// `destination`) when its directory does not exist or is not writable.
+  /// Creates `destination.partial.XXXXXX`; false with `error` set (what is
+  /// wrong, as every call here) when its directory does not exist or is not
+  /// writable.
   bool create(const std::string &destination, std::string &error);
   /// Appends `size` bytes.
   bool write(const char *data, std::size_t size, std::string &error);

@@ -61,6 +61,7 @@
 #endif
 #include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <malloc.h>
@@ -181,7 +182,8 @@ static void checkOutputs() {
              "'");
     std::string error;
     if (!checkWritable(output.second, error))
-      fail(llvm::Twine(output.first) + ": " + error);
+      fail(llvm::Twine("cannot write ") + output.first + " '" + output.second +
+           "': " + error);
   }
 }
 
@@ -202,9 +204,25 @@ static void writeOutput(const std::string &path, const Arrays &arrays) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv, "DistOpt training-step runner\n");
-  setRequestedBackend(backendName);
   installFailureHandlers(/*runtimeIsStarted=*/false);
+  // A bad command line is a failure like any other: under mpirun the other
+  // ranks must not wait for this one.
+  std::string optionErrors;
+  llvm::raw_string_ostream optionStream(optionErrors);
+  if (!cl::ParseCommandLineOptions(argc, argv,
+                                   "DistOpt training-step runner\n",
+                                   &optionStream)) {
+    SmallVector<StringRef> lines;
+    StringRef(optionErrors).split(lines, '\n', -1, /*KeepEmpty=*/false);
+    std::string prefix = llvm::sys::path::filename(argv[0]).str() + ": ";
+    std::string message;
+    for (StringRef line : lines) {
+      line.consume_front(prefix);
+      message += (message.empty() ? "" : " ") + line.trim().str();
+    }
+    fail(message.empty() ? "invalid command line (see above)" : message);
+  }
+  setRequestedBackend(backendName);
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   // A step allocates and frees the same large buffers every time: keep
@@ -217,10 +235,12 @@ int main(int argc, char **argv) {
   std::string backend = backendName;
   if (backend != "auto" && backend != "mpi" && backend != "local")
     fail("unknown --backend '" + backend + "' (expected auto, mpi or local)");
-  if (!(collectiveTimeout >= 0) || std::isinf(collectiveTimeout))
+  if (!(collectiveTimeout >= 0) || std::isinf(collectiveTimeout)) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%g", collectiveTimeout.getValue());
     fail("--collective-timeout must be a number of seconds >= 0 (0: none), "
-         "not '" + llvm::formatv("{0}", collectiveTimeout.getValue()).str() +
-         "'");
+         "not '" + llvm::Twine(text) + "'");
+  }
 
   // The module, hashed for the ranks' agreement.
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(inputFile);
@@ -430,7 +450,7 @@ int main(int argc, char **argv) {
   raiseForTest("step");
   std::vector<float> losses;
   // Long runs also get a progress line (on stderr) every tenth of the steps.
-  auto runStart = std::chrono::steady_clock::now();
+  auto runStart = std::chrono::steady_clock::now(), lastFlush = runStart;
   unsigned progressEvery = numSteps >= 20 ? numSteps / 10 : 0;
   for (unsigned s = 0; s < numSteps; ++s) {
     std::vector<std::vector<int64_t>> descriptors;
@@ -482,9 +502,17 @@ int main(int argc, char **argv) {
         args[feedBack[i]].local.bytes = result.local.bytes;
     }
     losses.push_back(loss);
-    if (rank == 0)
+    if (rank == 0) {
       llvm::outs() << llvm::formatv("step {0}: loss {1:F6} ({2:F2} ms)\n",
                                     s + 1, loss, ms);
+      // Whoever watches the output (a log, mpirun) sees progress: the
+      // first step's line at once, then at most every tenth of a second.
+      auto now = std::chrono::steady_clock::now();
+      if (s == 0 || now - lastFlush > std::chrono::milliseconds(100)) {
+        llvm::outs().flush();
+        lastFlush = now;
+      }
+    }
     if (rank == 0 && progressEvery && (s + 1) % progressEvery == 0) {
       double elapsed = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - runStart)

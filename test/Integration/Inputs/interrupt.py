@@ -1,0 +1,62 @@
+"""Sends SIGNAL to a running command (mpirun, say) once it printed its
+first "step " line, and checks that it then ends with a non-zero status
+within SECONDS: exits 0 if so, else 1 (the command ended with 0, never
+printed a step, or was still running SECONDS after the signal and was
+killed, with everything it started). Prints the command's output (stdout
+and stderr together) and "ended with status N after T s", for FileCheck.
+
+    interrupt.py SIGNAL SECONDS COMMAND [ARG ...]
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+
+def main():
+    signum = getattr(signal, "SIG" + sys.argv[1])
+    limit = float(sys.argv[2])
+    process = subprocess.Popen(sys.argv[3:], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    lines = []
+    stepped = threading.Event()
+
+    def read():
+        for line in process.stdout:
+            text = line.decode(errors="replace")
+            lines.append(text)
+            if text.startswith("step "):
+                stepped.set()
+        stepped.set()
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    stepped.wait(timeout=120)
+    ok = process.poll() is None
+    if ok:
+        start = time.monotonic()
+        process.send_signal(signum)
+        try:
+            process.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            ok = False
+        elapsed = time.monotonic() - start
+    reader.join()
+    # The step lines up to the signal are not what is checked.
+    sys.stdout.write("".join(l for l in lines if not l.startswith("step ")))
+    if not ok:
+        print(f"not running when signalled, or still running {limit:g} s "
+              f"after it (status {process.returncode})")
+        return 1
+    print(f"ended with status {process.returncode} after {elapsed:.1f} s")
+    return 0 if process.returncode != 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
