@@ -9,6 +9,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cstdio>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -95,7 +96,40 @@ static void onSignal(int signal) {
   ::_exit(128 + signal);
 }
 
+/// "dist-run: rank R: the step stopped at a failed check ..." for SIGABRT.
+static char abortLine[160];
+
+/// A failed check in the compiled step (`cf.assert`: an index outside a
+/// table) has printed its message and called abort(): name the rank and end
+/// the whole job, not this rank alone.
+static void onAbort(int signal) {
+  std::fflush(stdout);
+  PartialFile::removeCurrent();
+  ssize_t ignored = ::write(2, abortLine, std::strlen(abortLine));
+  (void)ignored;
+  if (runtimeStarted && distrt_size() > 1)
+    distrt_abort(128 + signal);
+  ::_exit(128 + signal);
+}
+
 void distrun::installFailureHandlers(bool runtimeIsStarted) {
+  // The compiled step prints a failed check's message with puts() just
+  // before it aborts: keep stdout line-buffered (set before any output) so
+  // the message is out.
+  static bool lineBuffered = false;
+  if (!lineBuffered)
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  lineBuffered = true;
+  std::string line = "dist-run: rank " + getRankName() +
+                     ": the step stopped at a failed check (its message is "
+                     "above)\n";
+  std::strncpy(abortLine, line.c_str(), sizeof(abortLine) - 1);
+  struct sigaction onAbortAction;
+  std::memset(&onAbortAction, 0, sizeof(onAbortAction));
+  onAbortAction.sa_handler = onAbort;
+  sigemptyset(&onAbortAction.sa_mask);
+  sigaction(SIGABRT, &onAbortAction, nullptr);
+
   runtimeStarted = runtimeIsStarted;
   static const char *names[3] = {"SIGINT", "SIGTERM", "SIGHUP"};
   for (int i = 0; i < 3; ++i) {

@@ -41,8 +41,10 @@ void setRequestedBackend(llvm::StringRef backend);
 /// Handles SIGINT, SIGTERM and SIGHUP: removes the partial output, prints
 /// "dist-run: rank R: ended by SIGTERM" and exits with 128 + the signal (an
 /// exit status, which mpirun passes on, where dying of the signal made
-/// MPICH's mpirun exit with 0). Also routes the runtime's fatal errors in
-/// compiled code through fail(). Called at start-up and again once the
+/// MPICH's mpirun exit with 0). A failed check in the compiled step
+/// (SIGABRT after its message) prints "dist-run: rank R: the step stopped at
+/// a failed check" and ends every rank. Also routes the runtime's fatal
+/// errors in compiled code through fail(). Called at start-up and again once the
 /// runtime is started (`runtimeIsStarted`: the rank is known).
 void installFailureHandlers(bool runtimeIsStarted);
 
