@@ -147,8 +147,15 @@ SmallVector<StringAttr> ShardingAttr::getUsedAxes() const {
 
 static LogicalResult verifyValueSharding(Operation *op, StringRef what,
                                          unsigned index, NamedAttribute attr) {
+  // At the argument's own location (the function's for a result), without
+  // the whole function printed after the error.
   auto emit = [&]() {
-    return op->emitOpError() << what << " #" << index << ": ";
+    Location loc = op->getLoc();
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    if (func && what == "argument" && !func.isExternal())
+      loc = func.getArgument(index).getLoc();
+    return mlir::emitError(loc) << "'" << op->getName() << "' op " << what
+                                << " #" << index << ": ";
   };
   if (attr.getName() != DistDialect::kShardingAttrName)
     return emit() << "unknown attribute '" << attr.getName().getValue() << "'";

@@ -96,10 +96,14 @@ LogicalResult Partitioner::checkDivisible(Value value, RankedTensorType global,
     std::string name;
     llvm::raw_string_ostream os(name);
     value.printAsOperand(os, OpPrintingFlags());
-    return where->emitOpError("cannot shard ")
-           << name << ": dim " << dim << " of size " << global.getDimSize(dim)
-           << " does not divide over mesh axes " << axisNames(axes) << " ("
-           << group << " devices)";
+    // An argument is reported at its own location: an error on the
+    // function would print the whole function.
+    InFlightDiagnostic diag = isa<BlockArgument>(value)
+                                  ? mlir::emitError(value.getLoc())
+                                  : where->emitOpError();
+    return diag << "cannot shard " << name << ": dim " << dim << " of size "
+                << global.getDimSize(dim) << " does not divide over mesh axes "
+                << axisNames(axes) << " (" << group << " devices)";
   }
   return success();
 }

@@ -55,3 +55,14 @@ func.func @non_divisible_argument(%x: tensor<6x16xf32> {dist.sharding = #dist.sh
   %y = train.relu %x : (tensor<6x16xf32>) -> tensor<6x16xf32>
   return %y : tensor<6x16xf32>
 }
+
+// -----
+
+// An argument split over axes its dim does not divide by: the verifier reports
+// it at the argument (an error on the function printed the whole function).
+dist.mesh @mesh {axes = ["data"], shape = array<i64: 4>}
+func.func @argument_does_not_divide(
+    // expected-error @+1 {{'func.func' op argument #0: dim 0 of size 6 does not divide over ["data"] (4 devices)}}
+    %x: tensor<6x2xf32> {dist.sharding = #dist.sharding<@mesh, [[data], []]>}) -> tensor<6x2xf32> {
+  return %x : tensor<6x2xf32>
+}
