@@ -720,6 +720,25 @@ class AddTable(Layer):
         return dy if need_dx else None
 
 
+class InputProjection(Layer):
+    """y = x @ M with M an input [F, F2] without a batch dim (a fixed
+    projection fed as data)."""
+
+    def __init__(self, out_dim):
+        self.out_dim = out_dim
+
+    def desc(self):
+        return f"matmul by an input without batch dim [{self.in_dim}, {self.out_dim}]"
+
+    def fwd(self, g, x):
+        self.in_dim = x.shape[-1]
+        self.m = g.input("proj", (self.in_dim, self.out_dim))
+        return g.b.matmul(x, self.m, prefix="proj")
+
+    def bwd(self, g, dy, need_dx):
+        return g.b.matmul(dy, self.m, tr=True, prefix="d_proj") if need_dx else None
+
+
 class Shuffle(Layer):
     """[..., a*b] -> [..., a, b] -> [..., b, a] -> [..., a*b]."""
 
@@ -802,7 +821,7 @@ class Rotate(Layer):
 
 
 def rotate(g, x, k, prefix):
-    b, f, r = g.b, x.shape[-1], x.rank
+    b, r = g.b, x.rank
     hi = b.slice(x, [0] * (r - 1) + [k], list(x.shape), prefix=prefix + "_hi")
     lo = b.slice(x, [0] * r, list(x.shape[:-1]) + [k], prefix=prefix + "_lo")
     return b.concat([hi, lo], r - 1, prefix=prefix)
@@ -876,7 +895,10 @@ class Attention(Layer):
     def __init__(self, g, name, hidden, heads):
         self.name, self.h, self.nh = name, hidden, heads
         bias = g.chance(0.7)
-        self.q, self.k, self.v, self.o = (Linear(g, f"{name}.{p}", hidden, bias) for p in "qkvo")
+        # No bias for k: softmax over the keys ignores it, so its gradient
+        # would be zero in exact arithmetic (rounding noise, which Adam
+        # blows up to a full step).
+        self.q, self.k, self.v, self.o = (Linear(g, f"{name}.{p}", hidden, bias and p != "k") for p in "qkvo")
         for l in (self.q, self.k, self.v, self.o):
             l.torch_layout = True
 
@@ -1080,6 +1102,38 @@ def dense_block(g, x_shape, name, allow_attention):
     return [Gain(g, f"{name}.g", g.chance(0.3))]
 
 
+def zero_gradient_before(layers, norm):
+    """True when appending `norm` would give a parameter of the layers
+    before it a zero gradient in exact arithmetic (so only rounding noise,
+    which differs between runs and which Adam normalizes to a full step):
+    a batch norm removes any offset or per-feature scale that is the same
+    for every sample (a bias, a gain, a positional table) that reaches it
+    through affine layers; a layer norm removes a scalar scale that reaches
+    it through linear layers. The caller puts a nonlinearity in between."""
+    if isinstance(norm, BatchNorm):
+        for l in reversed(layers):
+            if isinstance(l, (Linear, Conv)) and l.bias and not getattr(l, "frozen", False):
+                return True
+            if isinstance(l, (Gain, AddTable)) and l.has_params:
+                return True
+            if isinstance(l, Residual):
+                return True
+            if not isinstance(l, (Linear, Conv, Reshape, Shuffle, Rotate, InputProjection, AddTable, Gain,
+                                  TokenMix, SeqPool, Pool)):
+                return False
+        return False
+    for l in reversed(layers):
+        if isinstance(l, Gain) and l.scalar:
+            return True
+        if isinstance(l, Residual):
+            return True
+        if isinstance(l, (Linear, TokenMix)) and not getattr(l, "bias", getattr(getattr(l, "lin", None), "bias", False)):
+            continue
+        if not isinstance(l, (Reshape, Shuffle, Rotate, Dropout, InputProjection, SeqPool, Pool)):
+            return False
+    return False
+
+
 def body_layer(g, shape, i):
     """One random layer for an activation of `shape` (rank 2: [B, F],
     rank 3: [B, S, F]); returns a Layer (not yet applied)."""
@@ -1089,7 +1143,7 @@ def body_layer(g, shape, i):
     choices = {
         "linear": 6, "act": 4, "residual": 4, "layer_norm": 2, "dropout": 1.5, "gain": 1,
         "shuffle": 1 if f >= 4 and any(f % a == 0 for a in (2, 3)) else 0,
-        "add_table": 1.5, "batch_norm": 1 if rank == 2 else 0,
+        "add_table": 1.5, "batch_norm": 1 if rank == 2 else 0, "input_proj": 0.5,
         "token_mix": 1 if rank == 3 else 0, "attention": 2 if rank == 3 else 0,
         "frozen_linear": 0.5, "rotate": 0.7 if f >= 2 else 0, "softmax": 0.5,
         "seq_pool": 0.7 if rank == 3 else 0,
@@ -1123,6 +1177,8 @@ def body_layer(g, shape, i):
     if kind == "shuffle":
         a = g.rng.choice([a for a in (2, 3, 4) if f % a == 0 and f // a >= 2] or [2])
         return Shuffle(a, f // a)
+    if kind == "input_proj":
+        return InputProjection(g.dim(2, 32))
     if kind == "add_table":
         return AddTable(g, f"{name}.pos", as_input=g.chance(0.4))
     if kind == "batch_norm":
@@ -1191,7 +1247,10 @@ def build(g):
             c, hw = cout, (oh, ow)
             extra = g.pick("relu", "bn_relu", "pool", "none", weights=[3, 1, 2, 1])
             if extra in ("bn_relu",):
-                layers.append(BatchNorm(g, f"conv{ci}.bn"))
+                bn = BatchNorm(g, f"conv{ci}.bn")
+                if zero_gradient_before(layers, bn):
+                    conv.bias = None  # as frameworks do before a batch norm
+                layers.append(bn)
             if extra in ("relu", "bn_relu", "pool"):
                 layers.append(Activation("relu"))
             if extra == "pool" and min(hw) >= 2:
@@ -1225,6 +1284,10 @@ def build(g):
             h = l.fwd(g, h)
             continue
         l = body_layer(g, h.shape, i)
+        if isinstance(l, (BatchNorm, LayerNorm)) and zero_gradient_before(layers, l):
+            act = Activation("tanh")
+            layers.append(act)
+            h = act.fwd(g, h)
         layers.append(l)
         h = l.fwd(g, h)
     # Head and loss.

@@ -79,6 +79,16 @@ CRASH_MARKS = ("Stack dump", "PLEASE submit a bug report", "Assertion", "asserti
                "UNREACHABLE", "Segmentation fault", "terminate called", "Aborted", "core dumped",
                "stack trace", "Traceback")
 
+SETUP = ("generator", "init", "single")  # outcomes of a seed's set-up, not of a strategy
+
+# Diagnostics that an op verifier or the step contract gives on the
+# strategy's own output: the strategy built an invalid program and the
+# verifier caught it. Still "refused" (an error, not a wrong result), but
+# marked, counted, and a FAIL with --strict-refusals.
+INVALID_IR_MARKS = ("failed to infer returned types", "must divide", "need 0 <=", "but argument #",
+                    "comes back as", "failed to verify", "does not match", "' op requires",
+                    "' op expected", "' op operand", "' op result")
+
 DIST_OPT_TIMEOUT = 120
 DIST_RUN_TIMEOUT = 300
 
@@ -87,9 +97,22 @@ DIST_RUN_TIMEOUT = 300
 # Processes
 
 
+def wait_for(paths, seconds=600):
+    """The binaries are rebuilt from time to time: wait for them to be back."""
+    deadline = time.time() + seconds
+    while not all(os.access(p, os.X_OK) for p in paths):
+        if time.time() > deadline:
+            sys.exit("difftest: missing " + ", ".join(p for p in paths if not os.access(p, os.X_OK)))
+        time.sleep(2)
+
+
+BINARIES = []
+
+
 def run_cmd(cmd, timeout):
     """Runs cmd (a list) in its own process group; returns (rc, stdout,
     stderr, timed_out). A timeout kills the whole group."""
+    wait_for(BINARIES)
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          start_new_session=True)
     try:
@@ -109,14 +132,43 @@ def shell_line(cmd):
 
 
 def first_error(text):
-    for line in text.splitlines():
-        if "error:" in line:
-            i = line.find("error:")
-            return line[i:].strip()
+    """The first error diagnostic (and the last one, when there are more)."""
+    errors = [line[line.find("error:"):].strip() for line in text.splitlines() if "error:" in line]
+    if errors:
+        return errors[0] + (f" [... {errors[-1]}]" if len(errors) > 1 else "")
     for line in text.splitlines():
         if line.strip():
             return line.strip()
     return "(no output)"
+
+
+def crash_summary(rc, text):
+    """How dist-opt died: the signal and the innermost frames of the
+    project's code in the stack dump."""
+    import re
+    how = f"exit {rc}"
+    if rc < 0 or rc >= 128:
+        num = -rc if rc < 0 else rc - 128
+        try:
+            how = f"killed by {signal.Signals(num).name}"
+        except ValueError:
+            how = f"killed by signal {num}"
+    frames = []
+    for line in text.splitlines():
+        m = re.match(r"\s*#\d+ 0x[0-9a-f]+ (.+?)(?: \(/[^)]*\))?(?: [\w./-]+:\d+(?::\d+)?)?$", line)
+        if not m:
+            continue
+        fn = m.group(1)
+        if any(k in fn for k in ("llvm::sys::", "libc.so", "(/") ) or fn.startswith("0x"):
+            continue
+        frames.append(re.sub(r"\(.*", "", fn) if "(" in fn and not fn.startswith("(") else fn)
+        if len(frames) == 3:
+            break
+    for mark in ("Assertion", "LLVM ERROR", "UNREACHABLE", "terminate called"):
+        for line in text.splitlines():
+            if mark in line:
+                return f"{how}: {line.strip()}"
+    return how + (" in " + " <- ".join(frames) if frames else "")
 
 
 def is_crash(rc, text):
@@ -200,18 +252,19 @@ def compare(single_path, other_path, adam_params, rtol, atol, adam_atol):
 
 class Tools:
     def __init__(self, args):
-        bindir = os.path.join(args.build, "bin")
+        bindir = os.path.join(os.path.abspath(args.build), "bin")
         self.dist_opt = args.dist_opt or os.path.join(bindir, "dist-opt")
         self.dist_run = args.dist_run or os.path.join(bindir, "dist-run")
+        # A bare name is looked up on PATH.
+        if os.sep not in self.dist_opt:
+            self.dist_opt = shutil.which(self.dist_opt) or self.dist_opt
+        if os.sep not in self.dist_run:
+            self.dist_run = shutil.which(self.dist_run) or self.dist_run
         self.mpirun = shlex.split(args.mpirun)
 
     def wait_for_binaries(self):
-        # The binaries are rebuilt from time to time: wait for them.
-        for _ in range(60):
-            if all(os.access(p, os.X_OK) for p in (self.dist_opt, self.dist_run)):
-                return
-            time.sleep(5)
-        sys.exit(f"difftest: no {self.dist_opt} / {self.dist_run}")
+        BINARIES[:] = [self.dist_opt, self.dist_run]
+        wait_for(BINARIES)
 
 
 class Outcome:
@@ -286,11 +339,15 @@ def run_strategy(seed, name, flags, nproc, tools, path, workdir, state, data, si
         return Outcome(seed, name, "FAIL", "dist-opt timed out", cmds)
     if rc != 0:
         if is_crash(rc, err):
-            return Outcome(seed, name, "FAIL", f"dist-opt crashed (exit {rc}): {first_error(err)}", cmds)
+            return Outcome(seed, name, "FAIL", f"dist-opt crashed ({crash_summary(rc, err)})", cmds)
         if "error:" not in err:
             return Outcome(seed, name, "FAIL", f"dist-opt exit {rc} without a diagnostic: "
                            f"{first_error(err + out)}", cmds)
-        return Outcome(seed, name, "refused", first_error(err))
+        diag = first_error(err)
+        if any(m in err for m in INVALID_IR_MARKS):
+            return Outcome(seed, name, "FAIL" if opts.strict_refusals else "refused",
+                           "[invalid IR from the strategy?] " + diag, cmds)
+        return Outcome(seed, name, "refused", diag)
     if "error:" in err:
         return Outcome(seed, name, "FAIL", f"dist-opt reported an error but exited 0: {first_error(err)}",
                        cmds)
@@ -423,11 +480,13 @@ def self_check(seed, tools, workdir, opts):
 
 
 def parse_seeds(text):
+    """A range object or list: "3", "0-99", "1,4,7-9"."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if len(parts) == 1 and "-" in parts[0]:
+        a, b = parts[0].split("-", 1)
+        return range(int(a), int(b) + 1)
     seeds = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
+    for part in parts:
         if "-" in part:
             a, b = part.split("-", 1)
             seeds.extend(range(int(a), int(b) + 1))
@@ -456,12 +515,16 @@ def main(argv):
     ap.add_argument("--seeds", default="0-9", help="seeds: 3 / 0-99 / 1,4,7-9 (default 0-9)")
     ap.add_argument("--strategies", help="comma-separated names or globs (default: all; see --list-strategies)")
     ap.add_argument("--list-strategies", action="store_true")
-    ap.add_argument("--keep", help="keep every seed's files in DIR/seed<N> (default: a temporary directory "
-                    "that keeps only the failing seeds)")
+    ap.add_argument("--keep", metavar="DIR", help="keep every seed's files in DIR/seed<N>")
+    ap.add_argument("--workdir", metavar="DIR", help="work in DIR/seed<N> and keep only the failing seeds' "
+                    "files there (default: a temporary directory, kept when something fails)")
     ap.add_argument("-j", "--jobs", type=int, default=1, help="seeds run in parallel (default 1)")
     ap.add_argument("--time-limit", type=float, help="stop starting seeds after this many hours")
     ap.add_argument("--stop-on-fail", action="store_true", help="stop after the first failing seed")
     ap.add_argument("--no-print-step", action="store_true", help="do not print failing steps' text")
+    ap.add_argument("--strict-refusals", action="store_true",
+                    help="a refusal whose diagnostic is an op verifier's or the step contract's on the "
+                    "strategy's output (marked [invalid IR from the strategy?]) is a FAIL")
     ap.add_argument("--rtol", type=float, default=1e-5)
     ap.add_argument("--atol", type=float, default=1e-6)
     ap.add_argument("--adam-atol", type=float, default=1e-5,
@@ -495,7 +558,7 @@ def main(argv):
     tools = Tools(opts)
     tools.wait_for_binaries()
 
-    root = opts.keep or tempfile.mkdtemp(prefix="difftest-")
+    root = opts.keep or opts.workdir or tempfile.mkdtemp(prefix="difftest-")
     os.makedirs(root, exist_ok=True)
 
     if opts.self_check:
@@ -515,7 +578,7 @@ def main(argv):
                 print(f"    step: {os.path.join(wd, 'step.mlir')}")
             elif not opts.keep:
                 shutil.rmtree(wd, ignore_errors=True)
-        if not opts.keep and not failed:
+        if not opts.keep and not opts.workdir and not failed:
             shutil.rmtree(root, ignore_errors=True)
         print(f"self-check: {len(seeds) - failed} of {len(seeds)} seeds ok")
         return 1 if failed else 0
@@ -528,54 +591,78 @@ def main(argv):
         with lock:
             print(o.line(), flush=True)
 
-    results = {}
+    def rerun(seed, wd, names):
+        cmd = [sys.executable, os.path.abspath(__file__), "--dist-opt", tools.dist_opt, "--dist-run",
+               tools.dist_run, "--mpirun", shell_line(tools.mpirun), "--seeds", str(seed), "--keep", wd]
+        if names:
+            cmd += ["--strategies", ",".join(names)]
+        return shell_line(cmd)
+
+    def report(seed, bad, text, desc, wd):
+        """A failing seed: the step and how to reproduce each failure."""
+        lines = ["", f"=== seed {seed} FAILED ({len(bad)} configuration(s)): {desc}",
+                 f"    step: {os.path.join(wd, 'step.mlir')}",
+                 "    rerun: " + rerun(seed, wd, [o.name for o in bad if o.name not in SETUP])]
+        for o in bad:
+            lines.append(f"--- {o.name}: {o.detail}")
+            lines.extend(f"    {c}" for c in o.cmds)
+        if not opts.no_print_step:
+            lines.append(f"--- the step (seed {seed}):")
+            lines.append(text.rstrip("\n"))
+        lines.append("")
+        with lock:
+            print("\n".join(lines), flush=True)
+
+    counts = {"ok": 0, "refused": 0, "FAIL": 0}
+    failures, suspicious = [], []
     stop = threading.Event()
 
     def job(seed):
         if stop.is_set() or (opts.time_limit and time.time() - start > opts.time_limit * 3600):
-            return seed, None
+            return False
         wd = os.path.join(root, f"seed{seed}")
         outcomes, text, desc = run_seed(seed, strategies, tools, wd, opts, emit)
-        failed = any(o.status == "FAIL" for o in outcomes)
-        if failed and opts.stop_on_fail:
-            stop.set()
-        if not failed and not opts.keep:
-            shutil.rmtree(wd, ignore_errors=True)
-        return seed, (outcomes, text, desc, wd)
-
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as ex:
-        for seed, res in ex.map(job, seeds):
-            if res is not None:
-                results[seed] = res
-
-    counts = {"ok": 0, "refused": 0, "FAIL": 0}
-    failures = []
-    for seed in sorted(results):
-        outcomes, text, desc, wd = results[seed]
-        for o in outcomes:
-            counts[o.status] += 1
         bad = [o for o in outcomes if o.status == "FAIL"]
+        with lock:
+            for o in outcomes:
+                counts[o.status] += 1
+            failures.extend(bad)
+            suspicious.extend(o for o in outcomes if o.status == "refused" and o.detail.startswith("[invalid"))
         if bad:
-            failures.append((seed, bad, text, desc, wd))
-    for seed, bad, text, desc, wd in failures:
-        print()
-        print(f"=== seed {seed} FAILED ({len(bad)} configuration(s)): {desc}")
-        print(f"    step: {os.path.join(wd, 'step.mlir')}")
-        print(f"    rerun: {shell_line([sys.executable, os.path.abspath(__file__), '--build', opts.build, '--seeds', str(seed), '--keep', wd])}"
-              + (f" --strategies {','.join(o.name for o in bad)}" if bad[0].name not in ("generator", "init", "single") else ""))
-        for o in bad:
-            print(f"--- {o.name}: {o.detail}")
-            for c in o.cmds:
-                print(f"    {c}")
-        if not opts.no_print_step:
-            print(f"--- the step (seed {seed}):")
-            sys.stdout.write(text)
+            report(seed, bad, text, desc, wd)
+            if opts.stop_on_fail:
+                stop.set()
+        elif not opts.keep:
+            shutil.rmtree(wd, ignore_errors=True)
+        return True
+
+    ran = 0
+    jobs = max(1, opts.jobs)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as ex:
+        pending = set()
+        for seed in seeds:
+            if stop.is_set():
+                break
+            pending.add(ex.submit(job, seed))
+            if len(pending) >= 2 * jobs:
+                done, pending = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
+                ran += sum(f.result() for f in done)
+        ran += sum(f.result() for f in pending)
+
     elapsed = time.time() - start
-    ran = len(results)
     print()
+    if failures:
+        print("difftest: failures (details above):")
+        for o in failures:
+            print("  " + o.line())
+    if suspicious:
+        print("difftest: refusals whose diagnostic looks like invalid IR from the strategy (a FAIL with "
+              "--strict-refusals):")
+        for o in suspicious:
+            print("  " + o.line())
     print(f"difftest: {ran} seed(s), {counts['ok']} ok, {counts['refused']} refused, {counts['FAIL']} FAIL "
           f"({elapsed:.0f} s){'' if ran == len(seeds) else f', {len(seeds) - ran} seed(s) not run'}")
-    if not opts.keep and not failures:
+    if not opts.keep and not opts.workdir and not failures:
         shutil.rmtree(root, ignore_errors=True)
     elif failures:
         print(f"difftest: the failing seeds' files are in {root}")
