@@ -163,6 +163,6 @@ void distrun::checkStepContract(const train::StepSignature &step) {
                     formatLayout(result) + " but the step takes " +
                     formatLayout(*arg) +
                     "; the program does not keep the step contract (re-run "
-                    "the strategy / dist-opt --dist-verify-contract)");
+                    "the strategy / dist-opt --dist-verify)");
   }
 }

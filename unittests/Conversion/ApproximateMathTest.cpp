@@ -73,7 +73,10 @@ double maxUlpError(StringRef fn, const std::vector<float> &inputs,
   train::buildCPUPipeline(pm, /*blas=*/true, approximated);
   EXPECT_TRUE(succeeded(pm.run(*module)));
   ExecutionEngineOptions options;
-  options.transformer = makeOptimizingTransformer(3, 0, nullptr);
+  // The options hold a function_ref: the transformer must outlive create().
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      makeOptimizingTransformer(3, 0, nullptr);
+  options.transformer = optimize;
   auto engine = ExecutionEngine::create(*module, options);
   EXPECT_TRUE(static_cast<bool>(engine));
   StridedMemRefType<float, 1> in{
