@@ -37,6 +37,10 @@ config.substitutions.append(
     ("%mlir_lib_dir", os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+# The sanitizer build's settings (scripts/sanitizers/env.sh; lit passes
+# ASAN_OPTIONS and UBSAN_OPTIONS itself).
+llvm_config.with_system_environment(
+    ["LSAN_OPTIONS", "UCX_MEM_MMAP_HOOK_MODE", "HWLOC_PLUGINS_BLACKLIST"])
 llvm_config.use_default_substitutions()
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
