@@ -5,7 +5,9 @@
 #   scripts/setup.sh example   examples/mlp.mlir: a summary, the mirrored
 #                              program's cost report, and training it on one
 #                              device and under mpirun on 2 processes
-#   scripts/setup.sh test      every test (ctest: lit + gtest + docs check)
+#   scripts/setup.sh test      every test (ctest: lit + gtest + docs check),
+#                              then the sanitizer build and the fuzzer
+#                              (scripts/sanitize.sh)
 #   scripts/setup.sh build     only build
 #
 # Idempotent and fast when everything is present. Environment:
@@ -83,5 +85,9 @@ case "$job" in
   test)
     echo "== ctest"
     ctest --test-dir "$build" --output-on-failure -j "$jobs"
+    # DistOpt's code under AddressSanitizer + UBSan, and the fuzzer (a build
+    # of its own: docs/guides/testing.md).
+    echo "== scripts/sanitize.sh"
+    bash "$root/scripts/sanitize.sh"
     ;;
 esac
