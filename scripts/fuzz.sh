@@ -76,10 +76,12 @@ if [ "$mode" = bounded ]; then
   limit=(-max_total_time="$seconds")
   [ -z "$runs" ] || limit=(-runs="$runs")
   echo "== dist-fuzz: $(ls "$work/corpus" | wc -l) seeds, ${runs:+$runs runs}${seconds:+$seconds s}"
-  rc=0
+  set +e
   "$fuzz" "${common[@]}" "${limit[@]}" -artifact_prefix="$work/artifacts/" \
-    "$work/corpus" 2>&1 | tee "$work/log" | grep -E '^(#[0-9]+ +(INITED|DONE)|Done|stat::|==[0-9]+==ERROR|SUMMARY|INFO: seed corpus)' || true
+    "$work/corpus" 2>&1 | tee "$work/log" |
+    grep -aE '^(#[0-9]+ +(INITED|DONE)|Done|stat::|==[0-9]+==ERROR|SUMMARY|INFO: seed corpus)'
   rc=${PIPESTATUS[0]}
+  set -e
   found=$(ls "$work/artifacts")
   if [ "$rc" -ne 0 ] || [ -n "$found" ]; then
     keep=${DISTOPT_FUZZ_FINDINGS:-$build/fuzz-findings}
@@ -89,7 +91,7 @@ if [ "$mode" = bounded ]; then
     tail -60 "$work/log"
     echo "== dist-fuzz FOUND A BUG (exit $rc); inputs copied to $keep:"
     for a in $found; do
-      echo "  reproduce: DIST_FUZZ_VERBOSE=1 $fuzz $keep/$a"
+      echo "  reproduce: source $root/scripts/sanitizers/env.sh; DIST_FUZZ_VERBOSE=1 $fuzz $keep/$a"
       echo "  minimize:  $fuzz -minimize_crash=1 -runs=2000 -exact_artifact_path=$keep/$a.min $keep/$a"
     done
     echo "  then keep it: test/Fuzz/regressions/<what>.mlir (docs/guides/testing.md)"
@@ -113,7 +115,7 @@ echo "== dist-fuzz: $hours h, $jobs workers, corpus $corpus, findings $artifacts
   -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
   -artifact_prefix="$artifacts/" "$corpus" "$seeds" 2>&1 |
   tee "$artifacts/fuzz-$(date +%Y%m%d-%H%M%S).log" |
-  grep --line-buffered -E '^(#[0-9]+|INFO: fuzzed for|==[0-9]+==ERROR|SUMMARY)' || true
+  grep -a --line-buffered -E '^(#[0-9]+|INFO: fuzzed for|==[0-9]+==ERROR|SUMMARY)' || true
 shopt -s nullglob
 found=0
 for a in "$artifacts"/crash-* "$artifacts"/timeout-* "$artifacts"/oom-* \

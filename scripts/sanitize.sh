@@ -56,7 +56,9 @@ fi
 # -O1 with line tables: readable reports, a fast enough build on 2 cores.
 # No NDEBUG: the project's assertions and MLIR's inline ones (cast<>, ...)
 # run in its code.
-export CCACHE_BASEDIR="$root"
+# Paths below the repository hash relative, and the line tables' build
+# directory does not count, so a fresh clone elsewhere (CI) hits the cache.
+export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=true
 if [ ! -f "$build/build.ninja" ]; then
   phase "configuring $build"
   cmake -S "$root" -B "$build" -G Ninja \

@@ -1,10 +1,11 @@
 //===- dist-fuzz.cpp - libFuzzer target over the whole compiler -----------===//
 //
-// Each input is parsed as an MLIR module with DistOpt's dialects, verified,
-// checked with `train-verify`, distributed with one strategy pipeline
-// picked by a hash of the input, lowered with `dist-lower-cpu` and printed.
-// A module that is no valid step still goes through the CPU lowering (the
-// conversion tests' inputs are functions of train ops, not steps).
+// Each input is parsed as an MLIR module with DistOpt's dialects, verified
+// and printed, checked with `train-verify`, distributed with one strategy
+// pipeline picked by a hash of the input and printed again, then lowered
+// with `dist-lower-cpu`. A module that is no valid step still goes through
+// the CPU lowering (the conversion tests' inputs are functions of train
+// ops, not steps).
 // Diagnostics are swallowed: a failure with a diagnostic is a correct
 // answer; only crashes, sanitizer reports and timeouts are findings.
 // Besides libFuzzer's byte-level mutations, a custom one renames a
@@ -166,8 +167,26 @@ static uint64_t hashInput(StringRef text) {
   return h;
 }
 
-/// Parses `text` in a fresh context and runs `pipeline` on it, then prints
-/// the result (the dialects' printers are part of what is fuzzed).
+/// Prints `module` into a string: the dialects' printers are fuzzed too.
+static void print(ModuleOp module) {
+  std::string printed;
+  llvm::raw_string_ostream os(printed);
+  module.print(os);
+}
+
+/// Runs the textual `pipeline` on `module`.
+static LogicalResult run(ModuleOp module, StringRef pipeline) {
+  if (verbose())
+    llvm::errs() << "dist-fuzz: " << pipeline << "\n";
+  PassManager pm(module.getContext());
+  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
+    llvm::report_fatal_error("dist-fuzz: cannot parse its own pipeline");
+  return pm.run(module);
+}
+
+/// Parses `text` in a fresh context; prints it; if it is a well-formed step
+/// distributes it with `strategy` (none when empty) and prints the result;
+/// lowers it with `lowering`.
 static void runOne(StringRef text, StringRef strategy, StringRef lowering) {
   MLIRContext context(getRegistry(), MLIRContext::Threading::DISABLED);
   ScopedDiagnosticHandler handler(&context, [](Diagnostic &diag) {
@@ -184,27 +203,17 @@ static void runOne(StringRef text, StringRef strategy, StringRef lowering) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, config);
   if (!module)
     return;
+  print(*module);
 
-  // A well-formed step is distributed first; anything else still lowers.
-  PassManager verify(&context);
-  bool isStep = succeeded(
-      parsePassPipeline("builtin.module(train-verify)", verify)) &&
-                succeeded(verify.run(*module));
-  std::string pipeline = "builtin.module(";
-  if (isStep && !strategy.empty())
-    pipeline += strategy.str() + ",";
-  pipeline += lowering.str() + ")";
-  if (verbose())
-    llvm::errs() << "dist-fuzz: step=" << isStep << " " << pipeline << "\n";
-
-  PassManager pm(&context);
-  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
-    llvm::report_fatal_error("dist-fuzz: cannot parse its own pipeline");
-  if (failed(pm.run(*module)))
-    return;
-  std::string printed;
-  llvm::raw_string_ostream os(printed);
-  module->print(os);
+  // A well-formed step is distributed first; anything else still lowers
+  // (the conversion tests' functions of train ops are no steps).
+  if (!strategy.empty() &&
+      succeeded(run(*module, "builtin.module(train-verify)"))) {
+    if (failed(run(*module, ("builtin.module(" + strategy + ")").str())))
+      return;
+    print(*module);
+  }
+  (void)run(*module, ("builtin.module(" + lowering + ")").str());
 }
 
 //===----------------------------------------------------------------------===//
