@@ -21,12 +21,12 @@ uint64_t distrun::hashArrays(const Arrays &arrays) {
     hashes.push_back(hashText(name + '\0' + array.dtype));
     for (int64_t size : array.shape)
       hashes.push_back(uint64_t(size));
-    hashes.push_back(hashText(
-        llvm::StringRef(array.bytes.data(), array.bytes.size())));
+    hashes.push_back(
+        hashText(llvm::StringRef(array.bytes.data(), array.bytes.size())));
   }
-  return llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(
-      reinterpret_cast<const uint8_t *>(hashes.data()),
-      hashes.size() * sizeof(uint64_t)));
+  return llvm::xxh3_64bits(
+      llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(hashes.data()),
+                              hashes.size() * sizeof(uint64_t)));
 }
 
 void distrun::checkRanksAgree(llvm::ArrayRef<AgreementItem> items) {
@@ -57,7 +57,6 @@ void distrun::checkRanksAgree(llvm::ArrayRef<AgreementItem> items) {
             ? "rank " + differing[0] + "'s " + item.noun
             : "the " + item.noun + " of ranks " + llvm::join(differing, ", ");
     failOnEveryRank("ranks disagree on " + item.what + ": " + subject +
-                    (plural ? " differ" : " differs") +
-                    " from rank 0's");
+                    (plural ? " differ" : " differs") + " from rank 0's");
   }
 }

@@ -1,4 +1,4 @@
-//===- Agreement.h - the ranks agree on what they run ------------*- C++ -*-===//
+//===- Agreement.h - the ranks agree on what they run -----------*- C++ -*-===//
 //
 // Every rank of a job must run the same module with the same options on the
 // same inputs: a rank with another --steps would wait forever in a

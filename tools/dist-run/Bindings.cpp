@@ -59,9 +59,10 @@ Binding distrun::bind(const train::StepSignature::Value &value,
   return binding;
 }
 
-std::vector<int64_t>
-distrun::getBlockOffsets(ArrayAttr split, const train::StepSignature &step,
-                         int64_t rank, ArrayRef<int64_t> localShape) {
+std::vector<int64_t> distrun::getBlockOffsets(ArrayAttr split,
+                                              const train::StepSignature &step,
+                                              int64_t rank,
+                                              ArrayRef<int64_t> localShape) {
   ArrayRef<int64_t> meshShape = step.meshShape;
   std::vector<int64_t> coords(meshShape.size());
   for (int64_t d = meshShape.size() - 1, r = rank; d >= 0; --d) {
@@ -80,8 +81,8 @@ distrun::getBlockOffsets(ArrayAttr split, const train::StepSignature &step,
   return offsets;
 }
 
-void distrun::copyBlock(Array &global, Array &local,
-                        ArrayRef<int64_t> offsets, bool toGlobal) {
+void distrun::copyBlock(Array &global, Array &local, ArrayRef<int64_t> offsets,
+                        bool toGlobal) {
   int64_t rank = local.shape.size();
   int64_t bytes = getElementBytes(local.dtype);
   int64_t count = local.getNumElements();
@@ -152,9 +153,8 @@ void distrun::checkStepContract(const train::StepSignature &step) {
   for (const train::StepSignature::Value &result : step.results) {
     if (!isState(result) || result.name.empty())
       continue;
-    const auto *arg = llvm::find_if(step.arguments, [&](const auto &a) {
-      return a.name == result.name;
-    });
+    const auto *arg = llvm::find_if(
+        step.arguments, [&](const auto &a) { return a.name == result.name; });
     if (arg == step.arguments.end())
       continue;
     if (arg->type == result.type && getSplitAxes(*arg) == getSplitAxes(result))

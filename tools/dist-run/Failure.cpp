@@ -9,8 +9,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
-#include <cstdio>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -47,8 +47,7 @@ static std::string getRankName() {
 
 void distrun::fail(const llvm::Twine &message) {
   llvm::outs().flush();
-  llvm::errs() << "dist-run: rank " << getRankName() << ": " << message
-               << "\n";
+  llvm::errs() << "dist-run: rank " << getRankName() << ": " << message << "\n";
   PartialFile::removeCurrent();
   // Under a launcher the other ranks wait in MPI_Init until this one is
   // there too: start MPI so that the abort below reaches them.

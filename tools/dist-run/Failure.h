@@ -44,8 +44,8 @@ void setRequestedBackend(llvm::StringRef backend);
 /// MPICH's mpirun exit with 0). A failed check in the compiled step
 /// (SIGABRT after its message) prints "dist-run: rank R: the step stopped at
 /// a failed check" and ends every rank. Also routes the runtime's fatal
-/// errors in compiled code through fail(). Called at start-up and again once the
-/// runtime is started (`runtimeIsStarted`: the rank is known).
+/// errors in compiled code through fail(). Called at start-up and again once
+/// the runtime is started (`runtimeIsStarted`: the rank is known).
 void installFailureHandlers(bool runtimeIsStarted);
 
 } // namespace distrun

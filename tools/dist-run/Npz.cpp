@@ -196,8 +196,7 @@ bool distrun::parseNpy(std::vector<char> &data, Array &array,
     return false;
   }
   NpyHeader header;
-  HeaderParser parser(
-      llvm::StringRef(data.data() + headerStart, headerLength));
+  HeaderParser parser(llvm::StringRef(data.data() + headerStart, headerLength));
   if (!parser.parse(header, problem))
     return false;
   if (header.fortranOrder) {
@@ -225,8 +224,7 @@ bool distrun::parseNpy(std::vector<char> &data, Array &array,
     problem = "the .npy header declares " + std::to_string(count) +
               " elements (" +
               (overflow ? std::string("over 2^64") : std::to_string(size)) +
-              " bytes) but the member holds " + std::to_string(held) +
-              " bytes";
+              " bytes) but the member holds " + std::to_string(held) + " bytes";
     return false;
   }
   array.dtype = header.descr;
@@ -308,8 +306,7 @@ static bool readMember(zip_t *archive, zip_int64_t index,
     if (read < 0) {
       problem = zip_error_code_zip(zip_file_get_error(file)) == ZIP_ER_CRC
                     ? "its CRC does not match its bytes (the file is damaged)"
-                    : std::string("cannot read it: ") +
-                          zip_file_strerror(file);
+                    : std::string("cannot read it: ") + zip_file_strerror(file);
       ok = false;
       break;
     }
@@ -404,8 +401,8 @@ static bool buildArchive(const Arrays &arrays, std::string &archiveBytes,
   bool ok = true;
   for (const auto &[name, array] : arrays) {
     members.push_back(writeNpy(array));
-    zip_source_t *source = zip_source_buffer(
-        archive, members.back().data(), members.back().size(), 0);
+    zip_source_t *source = zip_source_buffer(archive, members.back().data(),
+                                             members.back().size(), 0);
     zip_int64_t index = source ? zip_file_add(archive, (name + ".npy").c_str(),
                                               source, ZIP_FL_OVERWRITE)
                                : -1;
@@ -426,8 +423,8 @@ static bool buildArchive(const Arrays &arrays, std::string &archiveBytes,
     ok = false;
   }
   zip_stat_t stat;
-  if (ok && (zip_source_stat(buffer, &stat) != 0 ||
-             zip_source_open(buffer) != 0)) {
+  if (ok &&
+      (zip_source_stat(buffer, &stat) != 0 || zip_source_open(buffer) != 0)) {
     error = "cannot build the archive";
     ok = false;
   } else if (ok) {

@@ -46,8 +46,7 @@ bool readNpz(const std::string &path, Arrays &arrays, std::string &error);
 /// Writes `arrays` to `path` through a partial file renamed onto it once
 /// complete (see PartialFile.h); `beforeRename`, when given, runs once the
 /// partial file is written (tests interrupt the write there).
-bool writeNpz(const std::string &path, const Arrays &arrays,
-              std::string &error,
+bool writeNpz(const std::string &path, const Arrays &arrays, std::string &error,
               llvm::function_ref<void()> beforeRename = {});
 
 } // namespace distrun

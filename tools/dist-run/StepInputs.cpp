@@ -57,8 +57,8 @@ static std::optional<int64_t> getTableRows(Value indices,
         arg.getArgNumber() < bindings.size())
       tableRows = bindings[arg.getArgNumber()].globalShape[0];
     else if (!gather.getRowOffset())
-      tableRows = cast<RankedTensorType>(gather.getTable().getType())
-                      .getShape()[0];
+      tableRows =
+          cast<RankedTensorType>(gather.getTable().getType()).getShape()[0];
     if (tableRows)
       rows = std::min(rows.value_or(*tableRows), *tableRows);
   }
@@ -67,9 +67,10 @@ static std::optional<int64_t> getTableRows(Value indices,
 
 static bool isInteger(const std::string &dtype) { return dtype[1] == 'i'; }
 
-std::optional<IndexRange>
-distrun::getIndexRange(func::FuncOp entry, ModuleOp module,
-                       const Binding &binding, ArrayRef<Binding> bindings) {
+std::optional<IndexRange> distrun::getIndexRange(func::FuncOp entry,
+                                                 ModuleOp module,
+                                                 const Binding &binding,
+                                                 ArrayRef<Binding> bindings) {
   const train::StepSignature::Value &value = *binding.value;
   Value arg = entry ? entry.getArgument(value.index) : Value();
   if (value.role == train::Role::label) {

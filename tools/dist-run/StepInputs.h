@@ -1,4 +1,4 @@
-//===- StepInputs.h - initializing and checking the step's inputs -*- C++ -*-===//
+//===- StepInputs.h - initializing and checking step inputs -----*- C++ -*-===//
 //
 // The ranges that the step's ops give its integer arguments (labels in
 // [0, classes) of the cross-entropy reading them, token ids in [0, rows) of

@@ -25,9 +25,9 @@
 #include "Failure.h"
 #include "Npz.h"
 #include "PartialFile.h"
+#include "Runner.h"
 #include "StepInputs.h"
 
-#include "distopt/Conversion/Passes.h"
 #include "distopt/Conversion/StepSignature.h"
 #include "distopt/Dialect/Dist/IR/DistOps.h"
 #include "distopt/Dialect/Train/IR/TrainOps.h"
@@ -38,14 +38,11 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/ADT/StringSwitch.h"
-#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -55,7 +52,6 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 
-#include <chrono>
 #if defined(__SSE__)
 #include <xmmintrin.h>
 #endif
@@ -63,7 +59,6 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <malloc.h>
 #include <random>
 
@@ -73,15 +68,17 @@ namespace cl = llvm::cl;
 
 static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
                                       cl::desc("<training step .mlir>"));
-static cl::opt<std::string> statePath(
-    "state", cl::desc("npz with every param, opt_state and hyper array"));
-static cl::opt<std::string> dataPath(
-    "data", cl::desc("npz with every input and label array"));
+static cl::opt<std::string>
+    statePath("state",
+              cl::desc("npz with every param, opt_state and hyper array"));
+static cl::opt<std::string>
+    dataPath("data", cl::desc("npz with every input and label array"));
 static cl::opt<unsigned> numSteps("steps", cl::init(1),
                                   cl::desc("Steps to run (default 1)"));
-static cl::opt<std::string> outPath(
-    "out", cl::desc("npz to write: the final state and the losses (written "
-                    "as OUT.partial.XXXXXX, renamed once complete)"));
+static cl::opt<std::string>
+    outPath("out",
+            cl::desc("npz to write: the final state and the losses (written "
+                     "as OUT.partial.XXXXXX, renamed once complete)"));
 static cl::opt<std::string> initStatePath(
     "init-state",
     cl::desc("Write deterministic random state for the step to this npz "
@@ -197,14 +194,14 @@ static void checkOutputs() {
   }
 }
 
-/// Reads `path` (--`option`) into `arrays`.
+/// Reads the npz at `path` (none when empty) into `arrays`.
 static void readInput(const std::string &path, Arrays &arrays) {
   std::string error;
   if (!path.empty() && !readNpz(path, arrays, error))
     fail(error);
 }
 
-/// Writes `arrays` to `path` (rank 0).
+/// Writes `arrays` to `path` (rank 0; nothing when empty).
 static void writeOutput(const std::string &path, const Arrays &arrays) {
   std::string error;
   if (distrt_rank() == 0 && !path.empty() &&
@@ -212,66 +209,56 @@ static void writeOutput(const std::string &path, const Arrays &arrays) {
     fail(error);
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
-  installFailureHandlers(/*runtimeIsStarted=*/false);
-  // A bad command line is a failure like any other: under mpirun the other
-  // ranks must not wait for this one.
-  std::string optionErrors;
-  llvm::raw_string_ostream optionStream(optionErrors);
-  if (!cl::ParseCommandLineOptions(argc, argv,
-                                   "DistOpt training-step runner\n",
-                                   &optionStream)) {
-    SmallVector<StringRef> lines;
-    StringRef(optionErrors).split(lines, '\n', -1, /*KeepEmpty=*/false);
-    std::string prefix = llvm::sys::path::filename(argv[0]).str() + ": ";
-    std::string message;
-    for (StringRef line : lines) {
-      line.consume_front(prefix);
-      message += (message.empty() ? "" : " ") + line.trim().str();
+/// Parses the command line; a bad one is a failure like any other (under
+/// mpirun the other ranks must not wait for this one).
+static void parseCommandLine(int argc, char **argv) {
+  std::string errors;
+  llvm::raw_string_ostream stream(errors);
+  if (cl::ParseCommandLineOptions(argc, argv, "DistOpt training-step runner\n",
+                                  &stream)) {
+    setRequestedBackend(backendName);
+    if (backendName != "auto" && backendName != "mpi" && backendName != "local")
+      fail("unknown --backend '" + backendName +
+           "' (expected auto, mpi or local)");
+    if (!(collectiveTimeout >= 0) || std::isinf(collectiveTimeout)) {
+      char text[32];
+      std::snprintf(text, sizeof(text), "%g", collectiveTimeout.getValue());
+      fail("--collective-timeout must be a number of seconds >= 0 (0: none), "
+           "not '" +
+           llvm::Twine(text) + "'");
     }
-    fail(message.empty() ? "invalid command line (see above)" : message);
+    return;
   }
-  setRequestedBackend(backendName);
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  // A step allocates and frees the same large buffers every time: keep
-  // them in the heap instead of mapping fresh (zeroed, page-faulting)
-  // memory for each (the transformer block spent ~15% of a step in page
-  // faults).
-  mallopt(M_MMAP_THRESHOLD, 1 << 30);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-
-  std::string backend = backendName;
-  if (backend != "auto" && backend != "mpi" && backend != "local")
-    fail("unknown --backend '" + backend + "' (expected auto, mpi or local)");
-  if (!(collectiveTimeout >= 0) || std::isinf(collectiveTimeout)) {
-    char text[32];
-    std::snprintf(text, sizeof(text), "%g", collectiveTimeout.getValue());
-    fail("--collective-timeout must be a number of seconds >= 0 (0: none), "
-         "not '" + llvm::Twine(text) + "'");
+  SmallVector<StringRef> lines;
+  StringRef(errors).split(lines, '\n', -1, /*KeepEmpty=*/false);
+  std::string prefix = llvm::sys::path::filename(argv[0]).str() + ": ";
+  std::string message;
+  for (StringRef line : lines) {
+    line.consume_front(prefix);
+    message += (message.empty() ? "" : " ") + line.trim().str();
   }
+  fail(message.empty() ? "invalid command line (see above)" : message);
+}
 
-  // The module, hashed for the ranks' agreement.
+/// Parses the module (`hash`: of its text, for the ranks' agreement).
+static OwningOpRef<ModuleOp> loadModule(MLIRContext &context, uint64_t &hash) {
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(inputFile);
   if (!buffer)
     fail("cannot read '" + inputFile + "': " + buffer.getError().message());
-  uint64_t moduleHash = hashText((*buffer)->getBuffer());
-  DialectRegistry registry;
-  dist::registerAllDialects(registry);
-  registerBuiltinDialectTranslation(registry);
-  registerLLVMDialectTranslation(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
+  hash = hashText((*buffer)->getBuffer());
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     fail("cannot parse '" + inputFile + "'");
+  return module;
+}
 
-  // The backend: the module's (when lowered for one), else --backend.
-  if (auto built = (*module)->getAttrOfType<StringAttr>("distrt.backend")) {
+/// Starts the runtime with the module's backend (when lowered for one),
+/// else --backend; returns it.
+static std::string startRuntime(ModuleOp module) {
+  std::string backend = backendName;
+  if (auto built = module->getAttrOfType<StringAttr>("distrt.backend")) {
     if (backend != "auto" && backend != built.getValue())
       fail("'" + inputFile + "' is built for the " + built.getValue() +
            " backend, not --backend=" + backend);
@@ -280,40 +267,36 @@ int main(int argc, char **argv) {
   distrt_set_timeout(collectiveTimeout);
   distrt_mlir_init_backend(backend.c_str());
   installFailureHandlers(/*runtimeIsStarted=*/true);
-  int64_t rank = distrt_rank(), worldSize = distrt_size();
-  if (rank == 0)
-    checkOutputs();
+  return backend;
+}
 
-  // The inputs, and the ranks' agreement on everything they run.
-  bool initializing = !initStatePath.empty() || !initDataPath.empty();
-  Arrays state, data;
-  if (!initializing) {
-    readInput(statePath, state);
-    readInput(dataPath, data);
-  }
+/// Fails unless every rank runs the same module, options and inputs.
+static void checkAgreement(uint64_t moduleHash, StringRef backend,
+                           const Arrays &state, const Arrays &data) {
   auto hashOption = [](const auto &option) {
     std::string text;
     llvm::raw_string_ostream(text) << option.getValue();
     return hashText(text);
   };
-  checkRanksAgree({{"the module", "text", moduleHash},
-                   {"--state", "contents", hashArrays(state)},
-                   {"--data", "contents", hashArrays(data)},
-                   {"--steps", "value", hashOption(numSteps)},
-                   {"--backend", "value", hashText(backend)},
-                   {"--entry", "value", hashOption(entryName)},
-                   {"--flush-denormals", "value", hashOption(flushDenormals)},
-                   {"--collective-timeout", "value",
-                    hashOption(collectiveTimeout)},
-                   {"--seed", "value", hashOption(seed)}});
+  checkRanksAgree(
+      {{"the module", "text", moduleHash},
+       {"--state", "contents", hashArrays(state)},
+       {"--data", "contents", hashArrays(data)},
+       {"--steps", "value", hashOption(numSteps)},
+       {"--backend", "value", hashText(backend)},
+       {"--entry", "value", hashOption(entryName)},
+       {"--flush-denormals", "value", hashOption(flushDenormals)},
+       {"--collective-timeout", "value", hashOption(collectiveTimeout)},
+       {"--seed", "value", hashOption(seed)}});
+}
 
-  // The step and how its arrays are laid out. Lowering removes the
-  // function's roles, names and shardings and the mesh, so they are read
-  // from the module's record (train.step), which dist-to-runtime and
-  // dist-lower-cpu write and which is written here for a step not lowered
-  // yet. `entry` is the step function while it is still one (its ops give
-  // the ranges of labels and token ids).
-  func::FuncOp entry;
+/// The step and how its arrays are laid out. Lowering removes the
+/// function's roles, names and shardings and the mesh, so they are read
+/// from the module's record (train.step), which dist-to-runtime and
+/// dist-lower-cpu write and which is written here for a step not lowered
+/// yet. `entry` is set to the step function while it is still one (its ops
+/// give the ranges of labels and token ids), else null.
+static train::StepSignature readStep(ModuleOp module, func::FuncOp &entry) {
   SmallVector<std::string> steps;
   module->walk([&](func::FuncOp func) {
     if (entryName.empty() ? train::TrainingStep::isTrainingStep(func)
@@ -325,32 +308,118 @@ int main(int argc, char **argv) {
   if (steps.size() > 1)
     fail("several functions are training steps (" + llvm::join(steps, ", ") +
          "): pick one with --entry");
-  bool recorded = (*module)->hasAttr(train::TrainDialect::kStepAttrName);
+  bool recorded = module->hasAttr(train::TrainDialect::kStepAttrName);
   if (!entry && !recorded)
     fail(entryName.empty() ? "no function has train.role arguments"
                            : "no function '" + entryName + "'");
   if (!recorded &&
-      failed(train::recordStepSignature(*module, entry.getSymName())))
+      failed(train::recordStepSignature(module, entry.getSymName())))
     fail("cannot record the step (see the diagnostics above)");
-  FailureOr<train::StepSignature> signature =
-      train::readStepSignature(*module);
-  if (failed(signature))
+  FailureOr<train::StepSignature> step = train::readStepSignature(module);
+  if (failed(step))
     fail("cannot read the step's record (see the diagnostics above)");
-  const train::StepSignature &step = *signature;
-  if (!entryName.empty() && step.entry != entryName)
-    fail("'" + inputFile + "' records the step '" + step.entry +
+  if (!entryName.empty() && step->entry != entryName)
+    fail("'" + inputFile + "' records the step '" + step->entry +
          "', not --entry '" + entryName + "'");
-  if (entry && (entry.getSymName() != step.entry || entry.isExternal()))
+  if (entry && (entry.getSymName() != step->entry || entry.isExternal()))
     entry = nullptr;
-  std::string name = step.entry;
-  bool partitioned = !step.meshShape.empty();
-  int64_t devices = step.getNumDevices();
+  int64_t devices = step->getNumDevices(), worldSize = distrt_size();
   if (devices != worldSize)
     fail(llvm::Twine("the step runs on ") + llvm::Twine(devices) +
          " device(s) but there " +
          (worldSize == 1 ? "is 1 process"
                          : "are " + llvm::Twine(worldSize) + " processes") +
-         (partitioned ? "" : " (distribute it with a strategy first)"));
+         (step->meshShape.empty() ? " (distribute it with a strategy first)"
+                                  : ""));
+  return std::move(*step);
+}
+
+static bool isData(const Binding &binding) {
+  return binding.value->role == train::Role::input ||
+         binding.value->role == train::Role::label;
+}
+
+/// --init-state / --init-data: writes deterministic arrays of the global
+/// shapes (rank 0).
+static void writeInitialArrays(func::FuncOp entry, ModuleOp module,
+                               ArrayRef<Binding> args) {
+  if (!entry)
+    fail("--init-state and --init-data read the step's ops (the labels' "
+         "range, normalization scales), which '" +
+         inputFile +
+         "' has lowered: write them from the module before lowering");
+  std::mt19937_64 random(seed);
+  Arrays initState, initData;
+  for (const Binding &arg : args)
+    (isData(arg) ? initData : initState)[arg.value->name] =
+        initialize(entry, module, arg, args, random);
+  writeOutput(initStatePath, initState);
+  writeOutput(initDataPath, initData);
+}
+
+/// Copies this rank's block of each argument's global array into it, once
+/// the array's name, type, shape and (for labels and token ids) range are
+/// checked.
+static void bindInputs(func::FuncOp entry, ModuleOp module,
+                       std::vector<Binding> &args, Arrays &state,
+                       Arrays &data) {
+  for (Binding &arg : args) {
+    const train::StepSignature::Value &value = *arg.value;
+    Arrays &source = isData(arg) ? data : state;
+    auto it = source.find(value.name);
+    if (it == source.end())
+      fail("'" + value.name + "' is missing from " +
+           (isData(arg) ? "--data '" + dataPath : "--state '" + statePath) +
+           "'");
+    Array &global = it->second;
+    if (global.dtype != arg.dtype || global.shape != arg.globalShape)
+      fail("'" + value.name + "' is " + global.dtype + " [" +
+           formatShape(global.shape) + "] but the step takes " + arg.dtype +
+           " [" + formatShape(arg.globalShape) + "]");
+    if (std::optional<IndexRange> range =
+            getIndexRange(entry, module, arg, args))
+      checkIndexRange(arg, global, *range);
+    copyBlock(global, arg.local, arg.offsets, /*toGlobal=*/false);
+  }
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  installFailureHandlers(/*runtimeIsStarted=*/false);
+  parseCommandLine(argc, argv);
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  // A step allocates and frees the same large buffers every time: keep
+  // them in the heap instead of mapping fresh (zeroed, page-faulting)
+  // memory for each (the transformer block spent ~15% of a step in page
+  // faults).
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+
+  DialectRegistry registry;
+  dist::registerAllDialects(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  uint64_t moduleHash = 0;
+  OwningOpRef<ModuleOp> module = loadModule(context, moduleHash);
+  std::string backend = startRuntime(*module);
+  int64_t rank = distrt_rank();
+  if (rank == 0)
+    checkOutputs();
+
+  // The inputs, and the ranks' agreement on everything they run.
+  bool initializing = !initStatePath.empty() || !initDataPath.empty();
+  Arrays state, data;
+  if (!initializing) {
+    readInput(statePath, state);
+    readInput(dataPath, data);
+  }
+  checkAgreement(moduleHash, backend, state, data);
+
+  func::FuncOp entry;
+  train::StepSignature step = readStep(*module, entry);
   std::vector<Binding> args;
   for (const train::StepSignature::Value &value : step.arguments) {
     if (value.name.empty() || (initializing && !value.role))
@@ -358,97 +427,20 @@ int main(int argc, char **argv) {
            (initializing ? " or train.role" : ""));
     args.push_back(bind(value, step, rank));
   }
-
-  // --init-state / --init-data: write deterministic arrays of the global
-  // shapes (rank 0) and stop.
   if (initializing) {
-    if (!entry)
-      fail("--init-state and --init-data read the step's ops (the labels' "
-           "range, normalization scales), which '" + inputFile +
-           "' has lowered: write them from the module before lowering");
-    std::mt19937_64 random(seed);
-    Arrays initState, initData;
-    for (Binding &arg : args) {
-      bool isData = arg.value->role == train::Role::input ||
-                    arg.value->role == train::Role::label;
-      (isData ? initData : initState)[arg.value->name] =
-          initialize(entry, *module, arg, args, random);
-    }
-    writeOutput(initStatePath, initState);
-    writeOutput(initDataPath, initData);
+    writeInitialArrays(entry, *module, args);
     distrt_finalize();
     return 0;
   }
-
-  // Bind the inputs: the step's contract first (results fed back), then
-  // each array's type, shape and range.
+  // The step's contract first (its results are fed back), then the arrays.
   checkStepContract(step);
-  for (Binding &arg : args) {
-    const train::StepSignature::Value &value = *arg.value;
-    bool isData =
-        value.role == train::Role::input || value.role == train::Role::label;
-    Arrays &source = isData ? data : state;
-    auto it = source.find(value.name);
-    if (it == source.end())
-      fail("'" + value.name + "' is missing from " +
-           (isData ? "--data '" + dataPath : "--state '" + statePath) + "'");
-    Array &global = it->second;
-    if (global.dtype != arg.dtype || global.shape != arg.globalShape)
-      fail("'" + value.name + "' is " + global.dtype + " [" +
-           formatShape(global.shape) + "] but the step takes " + arg.dtype +
-           " [" + formatShape(arg.globalShape) + "]");
-    if (std::optional<IndexRange> range =
-            getIndexRange(entry, *module, arg, args))
-      checkIndexRange(arg, global, *range);
-    copyBlock(global, arg.local, arg.offsets, /*toGlobal=*/false);
-  }
+  bindInputs(entry, *module, args, state, data);
   std::vector<Binding> results;
-  // For each result, the argument it is fed back into (-1: none).
-  std::vector<int64_t> feedBack;
-  for (const train::StepSignature::Value &value : step.results) {
+  for (const train::StepSignature::Value &value : step.results)
     results.push_back(bind(value, step, rank));
-    auto arg = llvm::find_if(
-        args, [&](const Binding &a) { return a.value->name == value.name; });
-    feedBack.push_back(isState(value) && arg != args.end()
-                           ? arg - args.begin()
-                           : -1);
-  }
 
-  // Compile.
-  PassManager pm(&context);
-  train::buildCPUPipeline(pm, /*blas=*/true, /*approximateMath=*/true,
-                          backend);
-  if (failed(pm.run(*module)))
-    fail("cannot compile the step (see the diagnostics above)");
-  // The kernels library (OpenBLAS matmuls) sits next to the runtime, in
-  // the lib directory beside this tool's; MLIR's runner utilities provide
-  // the strided memref copies.
-  std::string tool = llvm::sys::fs::getMainExecutable(
-      argv[0], reinterpret_cast<void *>(&checkOutputs));
-  SmallString<256> kernels(llvm::sys::path::parent_path(
-      llvm::sys::path::parent_path(tool)));
-  llvm::sys::path::append(kernels, "lib", "libdistopt_cpu.so");
-  SmallVector<StringRef> libraries = {kernels, DISTOPT_MLIR_C_RUNNER_UTILS};
-  // Optimize for this host's CPU: without a target machine, LLVM's
-  // vectorizers see no vector registers.
-  auto hostBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!hostBuilder)
-    fail("cannot target this host: " +
-         llvm::toString(hostBuilder.takeError()));
-  auto host = hostBuilder->createTargetMachine();
-  if (!host)
-    fail("cannot target this host: " + llvm::toString(host.takeError()));
-  // The options hold a function_ref: the transformer it refers to must
-  // outlive the engine's creation.
-  std::function<llvm::Error(llvm::Module *)> optimize =
-      makeOptimizingTransformer(3, 0, host->get());
-  ExecutionEngineOptions options;
-  options.transformer = optimize;
-  options.sharedLibPaths = libraries;
-  auto engine = ExecutionEngine::create(*module, options);
-  if (!engine)
-    fail("cannot JIT the step: " + llvm::toString(engine.takeError()));
-
+  std::unique_ptr<ExecutionEngine> engine =
+      compileStep(*module, backend, argv[0]);
   // Run. Subnormal operands cost x86 cores up to ~100 cycles per
   // operation: the transformer block's mirrored step went from 38 to 70 ms
   // over 50 steps as its softmax tails and Adam moments became subnormal.
@@ -458,111 +450,11 @@ int main(int argc, char **argv) {
     _mm_setcsr(_mm_getcsr() | _MM_FLUSH_ZERO_ON | 0x0040 /*DAZ*/);
 #endif
   raiseForTest("step");
-  std::vector<float> losses;
-  // Long runs also get a progress line (on stderr) every tenth of the steps.
-  auto runStart = std::chrono::steady_clock::now(), lastFlush = runStart;
-  unsigned progressEvery = numSteps >= 20 ? numSteps / 10 : 0;
-  for (unsigned s = 0; s < numSteps; ++s) {
-    std::vector<std::vector<int64_t>> descriptors;
-    for (Binding &arg : args)
-      descriptors.push_back(describe(arg.local));
-    std::vector<int64_t> resultWords;
-    for (Binding &result : results)
-      resultWords.resize(resultWords.size() + 3 +
-                         2 * result.local.shape.size());
-    void *resultPtr = resultWords.data();
-    std::vector<void *> pointers = {resultPtr};
-    for (auto &words : descriptors)
-      pointers.push_back(words.data());
-    std::vector<void *> packed;
-    for (void *&pointer : pointers)
-      packed.push_back(&pointer);
-    auto start = std::chrono::steady_clock::now();
-    if (llvm::Error e = (*engine)->invokePacked("_mlir_ciface_" + name,
-                                                packed))
-      fail("the step failed: " + llvm::toString(std::move(e)));
-    double ms = std::chrono::duration<double, std::milli>(
-                    std::chrono::steady_clock::now() - start)
-                    .count();
-    // Read the results and feed the state back.
-    int64_t *words = resultWords.data();
-    float loss = 0;
-    for (auto [i, result] : llvm::enumerate(results)) {
-      int64_t resultRank = result.local.shape.size();
-      ArrayRef<int64_t> sizes(words + 3, resultRank);
-      if (sizes != ArrayRef<int64_t>(result.local.shape))
-        fail("result '" + result.value->name + "' came back as [" +
-             formatShape(sizes) + "], not the recorded [" +
-             formatShape(result.local.shape) + "]");
-      char *aligned = reinterpret_cast<char *>(words[1]);
-      int64_t offset = words[2];
-      int64_t bytes = getElementBytes(result.dtype);
-      std::memcpy(result.local.bytes.data(), aligned + offset * bytes,
-                  result.local.bytes.size());
-      void *allocated = reinterpret_cast<void *>(words[0]);
-      bool ours = llvm::any_of(args, [&](Binding &arg) {
-        return arg.local.bytes.data() == allocated;
-      });
-      if (!ours)
-        std::free(allocated);
-      words += 3 + 2 * resultRank;
-      if (result.value->role == train::Role::loss && result.dtype == "<f4")
-        loss = *reinterpret_cast<float *>(result.local.bytes.data());
-      if (feedBack[i] >= 0)
-        args[feedBack[i]].local.bytes = result.local.bytes;
-    }
-    losses.push_back(loss);
-    if (rank == 0) {
-      llvm::outs() << llvm::formatv("step {0}: loss {1:F6} ({2:F2} ms)\n",
-                                    s + 1, loss, ms);
-      // Whoever watches the output (a log, mpirun) sees progress: the
-      // first step's line at once, then at most every tenth of a second.
-      auto now = std::chrono::steady_clock::now();
-      if (s == 0 || now - lastFlush > std::chrono::milliseconds(100)) {
-        llvm::outs().flush();
-        lastFlush = now;
-      }
-    }
-    if (rank == 0 && progressEvery && (s + 1) % progressEvery == 0) {
-      double elapsed = std::chrono::duration<double>(
-                           std::chrono::steady_clock::now() - runStart)
-                           .count();
-      llvm::outs().flush();
-      llvm::errs() << llvm::formatv(
-          "progress: {0}/{1} steps, {2:F1} s elapsed, about {3:F1} s left\n",
-          s + 1, unsigned(numSteps), elapsed,
-          elapsed / (s + 1) * (numSteps - s - 1));
-    }
-  }
+  std::vector<float> losses =
+      runSteps(*engine, step.entry, args, results, numSteps);
 
-  // Gather the state to rank 0 and write it.
-  Arrays out;
-  for (Binding &arg : args) {
-    if (!isState(*arg.value))
-      continue;
-    Array global;
-    global.dtype = arg.dtype;
-    global.shape = arg.globalShape;
-    global.bytes.resize(global.getNumElements() * getElementBytes(arg.dtype));
-    ArrayAttr split = arg.split;
-    for (int64_t r = 0; r < worldSize; ++r) {
-      Array block = arg.local;
-      if (r != 0 && rank == r &&
-          distrt_send(arg.local.bytes.data(), arg.local.bytes.size(),
-                      DISTRT_I8, 0, 1) != 0)
-        fail(getRuntimeError());
-      if (rank != 0)
-        continue;
-      if (r != 0 && distrt_recv(block.bytes.data(), block.bytes.size(),
-                                DISTRT_I8, r, 1) != 0)
-        fail(getRuntimeError());
-      std::vector<int64_t> offsets =
-          split ? getBlockOffsets(split, step, r, arg.local.shape)
-                : std::vector<int64_t>(arg.local.shape.size(), 0);
-      copyBlock(global, block, offsets, /*toGlobal=*/true);
-    }
-    out[arg.value->name] = std::move(global);
-  }
+  // Gather the state to rank 0 and write it with the losses.
+  Arrays out = gatherState(args, step);
   Array lossArray;
   lossArray.dtype = "<f4";
   lossArray.shape = {int64_t(losses.size())};

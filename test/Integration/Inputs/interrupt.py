@@ -2,8 +2,9 @@
 first "step " line, and checks that it then ends with a non-zero status
 within SECONDS: exits 0 if so, else 1 (the command ended with 0, never
 printed a step, or was still running SECONDS after the signal and was
-killed, with everything it started). Prints the command's output (stdout
-and stderr together) and "ended with status N after T s", for FileCheck.
+killed, with everything it started). Prints the command's stderr (its
+stdout, the step lines, is only watched) and "ended with status N after T
+s", for FileCheck.
 
     interrupt.py SIGNAL SECONDS COMMAND [ARG ...]
 """
@@ -19,22 +20,24 @@ import time
 def main():
     signum = getattr(signal, "SIG" + sys.argv[1])
     limit = float(sys.argv[2])
-    process = subprocess.Popen(sys.argv[3:], stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT,
+    process = subprocess.Popen(sys.argv[3:], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                start_new_session=True)
-    lines = []
+    errors = []
     stepped = threading.Event()
 
-    def read():
+    def watch():
         for line in process.stdout:
-            text = line.decode(errors="replace")
-            lines.append(text)
-            if text.startswith("step "):
+            if line.startswith(b"step "):
                 stepped.set()
         stepped.set()
 
-    reader = threading.Thread(target=read)
-    reader.start()
+    def collect():
+        errors.append(process.stderr.read())
+
+    readers = [threading.Thread(target=watch), threading.Thread(target=collect)]
+    for reader in readers:
+        reader.start()
     stepped.wait(timeout=120)
     ok = process.poll() is None
     if ok:
@@ -47,9 +50,9 @@ def main():
             process.wait()
             ok = False
         elapsed = time.monotonic() - start
-    reader.join()
-    # The step lines up to the signal are not what is checked.
-    sys.stdout.write("".join(l for l in lines if not l.startswith("step ")))
+    for reader in readers:
+        reader.join()
+    sys.stdout.write(errors[0].decode(errors="replace"))
     if not ok:
         print(f"not running when signalled, or still running {limit:g} s "
               f"after it (status {process.returncode})")

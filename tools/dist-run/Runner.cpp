@@ -1,0 +1,190 @@
+//===- Runner.cpp - compile, run and gather the step ----------------------===//
+
+#include "Runner.h"
+#include "Failure.h"
+
+#include "distopt/Conversion/Passes.h"
+#include "distopt/Runtime/distrt.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+
+using namespace mlir;
+using namespace distrun;
+
+std::unique_ptr<ExecutionEngine>
+distrun::compileStep(ModuleOp module, StringRef backend, const char *argv0) {
+  PassManager pm(module.getContext());
+  train::buildCPUPipeline(pm, /*blas=*/true, /*approximateMath=*/true,
+                          backend.str());
+  if (failed(pm.run(module)))
+    fail("cannot compile the step (see the diagnostics above)");
+  // The kernels library (OpenBLAS matmuls) sits next to the runtime, in
+  // the lib directory beside this tool's; MLIR's runner utilities provide
+  // the strided memref copies.
+  std::string tool = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&compileStep));
+  SmallString<256> kernels(
+      llvm::sys::path::parent_path(llvm::sys::path::parent_path(tool)));
+  llvm::sys::path::append(kernels, "lib", "libdistopt_cpu.so");
+  SmallVector<StringRef> libraries = {kernels, DISTOPT_MLIR_C_RUNNER_UTILS};
+  // Optimize for this host's CPU: without a target machine, LLVM's
+  // vectorizers see no vector registers.
+  auto hostBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!hostBuilder)
+    fail("cannot target this host: " + llvm::toString(hostBuilder.takeError()));
+  auto host = hostBuilder->createTargetMachine();
+  if (!host)
+    fail("cannot target this host: " + llvm::toString(host.takeError()));
+  // The options hold a function_ref: the transformer it refers to must
+  // outlive the engine's creation (a temporary was a stack-use-after-scope).
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      makeOptimizingTransformer(3, 0, host->get());
+  ExecutionEngineOptions options;
+  options.transformer = optimize;
+  options.sharedLibPaths = libraries;
+  auto engine = ExecutionEngine::create(module, options);
+  if (!engine)
+    fail("cannot JIT the step: " + llvm::toString(engine.takeError()));
+  return std::move(*engine);
+}
+
+/// Copies the results out of their memref descriptors (`words`), frees the
+/// buffers the step allocated and feeds the state back (`feedBack`: per
+/// result, the argument it replaces, or -1); returns the loss.
+static float readResults(int64_t *words, std::vector<Binding> &args,
+                         std::vector<Binding> &results,
+                         ArrayRef<int64_t> feedBack) {
+  float loss = 0;
+  for (auto [i, result] : llvm::enumerate(results)) {
+    int64_t resultRank = result.local.shape.size();
+    ArrayRef<int64_t> sizes(words + 3, resultRank);
+    if (sizes != ArrayRef<int64_t>(result.local.shape))
+      fail("result '" + result.value->name + "' came back as [" +
+           formatShape(sizes) + "], not the recorded [" +
+           formatShape(result.local.shape) + "]");
+    char *aligned = reinterpret_cast<char *>(words[1]);
+    int64_t offset = words[2];
+    int64_t bytes = getElementBytes(result.dtype);
+    std::memcpy(result.local.bytes.data(), aligned + offset * bytes,
+                result.local.bytes.size());
+    void *allocated = reinterpret_cast<void *>(words[0]);
+    bool ours = llvm::any_of(args, [&](Binding &arg) {
+      return arg.local.bytes.data() == allocated;
+    });
+    if (!ours)
+      std::free(allocated);
+    words += 3 + 2 * resultRank;
+    if (result.value->role == train::Role::loss && result.dtype == "<f4")
+      loss = *reinterpret_cast<float *>(result.local.bytes.data());
+    if (feedBack[i] >= 0)
+      args[feedBack[i]].local.bytes = result.local.bytes;
+  }
+  return loss;
+}
+
+std::vector<float> distrun::runSteps(ExecutionEngine &engine, StringRef entry,
+                                     std::vector<Binding> &args,
+                                     std::vector<Binding> &results,
+                                     unsigned steps) {
+  std::vector<int64_t> feedBack;
+  for (Binding &result : results) {
+    auto arg = llvm::find_if(args, [&](const Binding &a) {
+      return a.value->name == result.value->name;
+    });
+    feedBack.push_back(
+        isState(*result.value) && arg != args.end() ? arg - args.begin() : -1);
+  }
+  bool printing = distrt_rank() == 0;
+  std::vector<float> losses;
+  // Long runs also get a progress line (on stderr) every tenth of the steps.
+  auto runStart = std::chrono::steady_clock::now(), lastFlush = runStart;
+  unsigned progressEvery = steps >= 20 ? steps / 10 : 0;
+  for (unsigned s = 0; s < steps; ++s) {
+    std::vector<std::vector<int64_t>> descriptors;
+    for (Binding &arg : args)
+      descriptors.push_back(describe(arg.local));
+    std::vector<int64_t> resultWords;
+    for (Binding &result : results)
+      resultWords.resize(resultWords.size() + 3 +
+                         2 * result.local.shape.size());
+    void *resultPtr = resultWords.data();
+    std::vector<void *> pointers = {resultPtr};
+    for (auto &words : descriptors)
+      pointers.push_back(words.data());
+    std::vector<void *> packed;
+    for (void *&pointer : pointers)
+      packed.push_back(&pointer);
+    auto start = std::chrono::steady_clock::now();
+    if (llvm::Error e =
+            engine.invokePacked(("_mlir_ciface_" + entry).str(), packed))
+      fail("the step failed: " + llvm::toString(std::move(e)));
+    auto end = std::chrono::steady_clock::now();
+    double ms = std::chrono::duration<double, std::milli>(end - start).count();
+    float loss = readResults(resultWords.data(), args, results, feedBack);
+    losses.push_back(loss);
+    if (!printing)
+      continue;
+    llvm::outs() << llvm::formatv("step {0}: loss {1:F6} ({2:F2} ms)\n", s + 1,
+                                  loss, ms);
+    // Whoever watches the output (a log, mpirun) sees progress: the first
+    // step's line at once, then at most every tenth of a second.
+    if (s == 0 || end - lastFlush > std::chrono::milliseconds(100)) {
+      llvm::outs().flush();
+      lastFlush = end;
+    }
+    if (progressEvery && (s + 1) % progressEvery == 0) {
+      double elapsed = std::chrono::duration<double>(end - runStart).count();
+      llvm::outs().flush();
+      llvm::errs() << llvm::formatv(
+          "progress: {0}/{1} steps, {2:F1} s elapsed, about {3:F1} s left\n",
+          s + 1, steps, elapsed, elapsed / (s + 1) * (steps - s - 1));
+    }
+  }
+  return losses;
+}
+
+Arrays distrun::gatherState(std::vector<Binding> &args,
+                            const train::StepSignature &step) {
+  int64_t rank = distrt_rank(), worldSize = distrt_size();
+  Arrays out;
+  for (Binding &arg : args) {
+    if (!isState(*arg.value))
+      continue;
+    Array global;
+    if (rank == 0) {
+      global.dtype = arg.dtype;
+      global.shape = arg.globalShape;
+      global.bytes.resize(global.getNumElements() * getElementBytes(arg.dtype));
+    }
+    ArrayAttr split = arg.split;
+    for (int64_t r = 0; r < worldSize; ++r) {
+      if (r != 0 && rank == r &&
+          distrt_send(arg.local.bytes.data(), arg.local.bytes.size(), DISTRT_I8,
+                      0, 1) != 0)
+        fail(getRuntimeError());
+      if (rank != 0)
+        continue;
+      Array block = arg.local;
+      if (r != 0 && distrt_recv(block.bytes.data(), block.bytes.size(),
+                                DISTRT_I8, r, 1) != 0)
+        fail(getRuntimeError());
+      std::vector<int64_t> offsets =
+          split ? getBlockOffsets(split, step, r, arg.local.shape)
+                : std::vector<int64_t>(arg.local.shape.size(), 0);
+      copyBlock(global, block, offsets, /*toGlobal=*/true);
+    }
+    if (rank == 0)
+      out[arg.value->name] = std::move(global);
+  }
+  return out;
+}
