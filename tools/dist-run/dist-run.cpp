@@ -111,16 +111,6 @@ static cl::opt<std::string> testRaise(
              "(STOP, TERM or INT) at POINT (step: before the first step; "
              "write: with the output written but not yet renamed)"));
 
-#if defined(DISTOPT_SANITIZED)
-/// Built with sanitizers (DISTOPT_DIST_RUN_SANITIZERS): LLVM's and MLIR's
-/// singletons live until exit, which is not a leak of dist-run's; undefined
-/// behaviour fails the run like a memory error does.
-extern "C" const char *__asan_default_options() { return "detect_leaks=0"; }
-extern "C" const char *__ubsan_default_options() {
-  return "halt_on_error=1:print_stacktrace=1";
-}
-#endif
-
 /// --test-raise: raises its signal on its rank at `point`.
 static void raiseForTest(StringRef point) {
   if (testRaise.empty())
