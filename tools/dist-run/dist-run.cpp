@@ -42,6 +42,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -227,7 +228,10 @@ static void parseCommandLine(int argc, char **argv) {
     line.consume_front(prefix);
     message += (message.empty() ? "" : " ") + line.trim().str();
   }
-  fail(message.empty() ? "invalid command line (see above)" : message);
+  if (message.empty())
+    fail("invalid command line (see above)");
+  message[0] = llvm::toLower(message[0]);
+  fail(message);
 }
 
 /// Parses the module (`hash`: of its text, for the ranks' agreement).
