@@ -143,10 +143,13 @@ struct PoolPattern : public OpRewritePattern<OpT> {
             context),
         AffineMap::get(6, 0, {d[4], d[5]}, context),
         AffineMap::get(6, 0, {d[0], d[1], d[2], d[3]}, context)};
+    // Operands built one statement at a time: as arguments of one call
+    // their order (and so the IR's) would be the compiler's choice.
+    Value window = buildWindow(rewriter, loc, kernel, element);
+    Value init = buildFilled(rewriter, loc, type, identity);
     Value result = buildWindowGeneric(
-        rewriter, loc,
-        ValueRange{padded, buildWindow(rewriter, loc, kernel, element)},
-        ValueRange{buildFilled(rewriter, loc, type, identity)}, maps, 4, 2,
+        rewriter, loc, ValueRange{padded, window}, ValueRange{init}, maps, 4,
+        2,
         [&](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
           return {combine(b, l, kind, a[2], a[0])};
         })[0];
@@ -208,11 +211,12 @@ struct PoolBackwardPattern : public OpRewritePattern<OpT> {
       auto indexType = RankedTensorType::get(gradType.getShape(), i64);
       Value zero = arith::ConstantOp::create(rewriter, loc,
                                              rewriter.getIntegerAttr(i64, 0));
+      Value windowShape = buildWindow(rewriter, loc, kernel, element);
+      Value maxInit = buildFilled(rewriter, loc, gradType, lowest);
+      Value indexInit = buildFilled(rewriter, loc, indexType, zero);
       argmax = buildWindowGeneric(
-          rewriter, loc,
-          ValueRange{padded, buildWindow(rewriter, loc, kernel, element)},
-          ValueRange{buildFilled(rewriter, loc, gradType, lowest),
-                     buildFilled(rewriter, loc, indexType, zero)},
+          rewriter, loc, ValueRange{padded, windowShape},
+          ValueRange{maxInit, indexInit},
           {walk, window, outer, outer}, 4, 2,
           [&](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
             Value offset = arith::AddIOp::create(
@@ -233,10 +237,11 @@ struct PoolBackwardPattern : public OpRewritePattern<OpT> {
       includePad = op.getCountIncludePad();
     SmallVector<int64_t> inputSize = {type.getDimSize(2), type.getDimSize(3)};
     Value zero = identityOf(rewriter, loc, element, ReduceKind::sum);
+    Value windowShape = buildWindow(rewriter, loc, kernel, element);
+    Value init = buildFilled(rewriter, loc, type, zero);
     Value result = buildWindowGeneric(
-        rewriter, loc, ValueRange{buildWindow(rewriter, loc, kernel, element)},
-        ValueRange{buildFilled(rewriter, loc, type, zero)}, {window, outer}, 4,
-        2, [&](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
+        rewriter, loc, ValueRange{windowShape}, ValueRange{init},
+        {window, outer}, 4, 2, [&](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
           SmallVector<Value> at = getIndices(b, l, 6);
           auto [oh, validH] =
               windowSource(b, l, at[2], at[4], padding[0], strides[0], 1,

@@ -493,8 +493,8 @@ func.func @conv2d_backward_input(%g: tensor<1x4x3x3xf32>, %w: tensor<4x3x3x3xf32
 // CHECK-LABEL: func.func @max_pool2d
 func.func @max_pool2d(%x: tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32> {
   // CHECK: %[[NEG:.*]] = arith.constant 0xFF800000 : f32
-  // CHECK: linalg.fill ins(%[[NEG]] : f32)
   // CHECK: %[[W:.*]] = tensor.empty() : tensor<2x2xf32>
+  // CHECK: linalg.fill ins(%[[NEG]] : f32)
   // CHECK: linalg.generic {indexing_maps = [#[[$WALK]], #[[$WIN]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%{{.*}}, %[[W]] :
   // CHECK: arith.maximumf
   %r = train.max_pool2d %x {kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>
