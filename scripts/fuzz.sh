@@ -79,7 +79,7 @@ if [ "$mode" = bounded ]; then
   set +e
   "$fuzz" "${common[@]}" "${limit[@]}" -artifact_prefix="$work/artifacts/" \
     "$work/corpus" 2>&1 | tee "$work/log" |
-    grep -aE '^(#[0-9]+ +(INITED|DONE)|Done|stat::|==[0-9]+==ERROR|SUMMARY|INFO: seed corpus)'
+    grep -aE '^(#[0-9]+[[:space:]]+(INITED|DONE)|Done|stat::|==[0-9]+==ERROR|SUMMARY|INFO: seed corpus)'
   rc=${PIPESTATUS[0]}
   set -e
   found=$(ls "$work/artifacts")
