@@ -20,9 +20,13 @@ bytes per rank it reports with the analytic minimum:
       (the vocabulary-parallel token embedding: one all-reduce of
       [b, s, h]; the position table and the LM head stay replicated)
   sequence parallel: 2 all-gathers + 2 reduce-scatters per block in forward
-      and the same in backward, (T-1)/T * A each: the same bytes as tensor
-      parallelism, plus the all-reduce of the replicated layer-norm
-      parameters' gradients (partial over the split tokens)
+      and the same in backward, (T-1)/T * A each (the embedding's
+      reduce-scatter and the all-gather before its backward replace its
+      all-reduce): the same bytes as tensor parallelism, plus one all-reduce
+      of the loss and of the gradients that the split tokens leave partial:
+      those of the layer norms and of the (replicated) LM head,
+      2 (T-1)/T * (R + 4), R = their bytes (the row-parallel biases and the
+      position table take theirs from gathered gradients: whole)
 
 and prints count, measured, formula and their ratio.
 """
@@ -69,6 +73,21 @@ def read_step(path):
                 params[pname][1] = True
                 break
     return params
+
+
+def token_split_param_bytes(build, model, flags):
+    """Bytes of the layer-norm and head parameters the step keeps whole."""
+    out = subprocess.run(
+        [os.path.join(build, "bin", "dist-opt"), model, *flags],
+        capture_output=True, text=True, check=True)
+    sizes = {}
+    for m in re.finditer(r"tensor<([^>]*)> \{dist\.sharding = "
+                         r"#dist\.sharding<@mesh, \[(\[\](, )?)*\]>, "
+                         r"train\.name = \"([^\"]+)\", "
+                         r"train\.role = #train\.role<param>", out.stdout):
+        if re.search(r"(^|\.)(ln\w*|head|lm_head)\.", m.group(4)):
+            sizes[m.group(4)] = tensor_bytes(m.group(1))
+    return sum(sizes.values())
 
 
 def cost(build, model, flags):
@@ -118,9 +137,10 @@ def main():
             tp = 2 * 1 / 2 * (4 * blocks + lookups) * act
             strategies.append(("tensor parallel T=2",
                                ["--dist-tensor-parallel=size=2"], tp))
-            strategies.append(("sequence parallel T=2",
-                               ["--dist-tensor-parallel=size=2 "
-                                "sequence-parallel=true"], tp))
+            sp = ["--dist-tensor-parallel=size=2 sequence-parallel=true"]
+            R = token_split_param_bytes(args.build, path, sp)
+            strategies.append(("sequence parallel T=2", sp,
+                               tp + 2 * 1 / 2 * (R + 4)))
         for name, flags, formula in strategies:
             count, measured = cost(args.build, path, flags)
             rows.append((label, name, count, measured, formula))

@@ -136,26 +136,8 @@ int64_t _mlir_ciface_distrt_mlir_group_rank(
   return distrt_group_rank(getGroup(shape, axes));
 }
 
-#define DISTRT_MLIR_COLLECTIVES(SUFFIX, T, DTYPE)                              \
-  void _mlir_ciface_distrt_mlir_all_reduce_##SUFFIX(                           \
-      StridedMemRefType<intptr_t, 1> *addresses,                               \
-      StridedMemRefType<int64_t, 1> *counts,                                   \
-      StridedMemRefType<int64_t, 1> *shape,                                    \
-      StridedMemRefType<int64_t, 1> *axes, int32_t reduction) {                \
-    Bucket b = getBucket(addresses, counts);                                   \
-    check(distrt_all_reduce(getGroup(shape, axes), b.buffers.data(),           \
-                            b.counts.data(), b.buffers.size(), DTYPE,          \
-                            distrt_reduction(reduction)));                     \
-  }                                                                            \
-  void _mlir_ciface_distrt_mlir_reduce_scatter_##SUFFIX(                       \
-      UnrankedMemRefType<T> *send, UnrankedMemRefType<T> *recv,                \
-      StridedMemRefType<int64_t, 1> *shape,                                    \
-      StridedMemRefType<int64_t, 1> *axes, int32_t reduction) {                \
-    Buffer in = getBuffer(send), out = getBuffer(recv);                        \
-    check(distrt_reduce_scatter(getGroup(shape, axes), in.data, out.data,      \
-                                out.count, DTYPE,                              \
-                                distrt_reduction(reduction)));                 \
-  }                                                                            \
+/// The collectives that only move elements: every element type.
+#define DISTRT_MLIR_MOVES(SUFFIX, T, DTYPE)                                    \
   void _mlir_ciface_distrt_mlir_all_gather_##SUFFIX(                           \
       UnrankedMemRefType<T> *send, UnrankedMemRefType<T> *recv,                \
       StridedMemRefType<int64_t, 1> *shape,                                    \
@@ -180,6 +162,37 @@ int64_t _mlir_ciface_distrt_mlir_group_rank(
     check(distrt_broadcast(getGroup(shape, axes), b.data, b.count, DTYPE,      \
                            root));                                             \
   }                                                                            \
+  int64_t _mlir_ciface_distrt_mlir_all_gather_start_##SUFFIX(                  \
+      UnrankedMemRefType<T> *send, UnrankedMemRefType<T> *recv,                \
+      StridedMemRefType<int64_t, 1> *shape,                                    \
+      StridedMemRefType<int64_t, 1> *axes) {                                   \
+    Buffer in = getBuffer(send), out = getBuffer(recv);                        \
+    return handle(distrt_all_gather_start(getGroup(shape, axes), in.data,      \
+                                          out.data, in.count, DTYPE));         \
+  }
+
+/// The collectives that also reduce: the types the backends add.
+#define DISTRT_MLIR_COLLECTIVES(SUFFIX, T, DTYPE)                              \
+  DISTRT_MLIR_MOVES(SUFFIX, T, DTYPE)                                          \
+  void _mlir_ciface_distrt_mlir_all_reduce_##SUFFIX(                           \
+      StridedMemRefType<intptr_t, 1> *addresses,                               \
+      StridedMemRefType<int64_t, 1> *counts,                                   \
+      StridedMemRefType<int64_t, 1> *shape,                                    \
+      StridedMemRefType<int64_t, 1> *axes, int32_t reduction) {                \
+    Bucket b = getBucket(addresses, counts);                                   \
+    check(distrt_all_reduce(getGroup(shape, axes), b.buffers.data(),           \
+                            b.counts.data(), b.buffers.size(), DTYPE,          \
+                            distrt_reduction(reduction)));                     \
+  }                                                                            \
+  void _mlir_ciface_distrt_mlir_reduce_scatter_##SUFFIX(                       \
+      UnrankedMemRefType<T> *send, UnrankedMemRefType<T> *recv,                \
+      StridedMemRefType<int64_t, 1> *shape,                                    \
+      StridedMemRefType<int64_t, 1> *axes, int32_t reduction) {                \
+    Buffer in = getBuffer(send), out = getBuffer(recv);                        \
+    check(distrt_reduce_scatter(getGroup(shape, axes), in.data, out.data,      \
+                                out.count, DTYPE,                              \
+                                distrt_reduction(reduction)));                 \
+  }                                                                            \
   int64_t _mlir_ciface_distrt_mlir_all_reduce_start_##SUFFIX(                  \
       StridedMemRefType<intptr_t, 1> *addresses,                               \
       StridedMemRefType<int64_t, 1> *counts,                                   \
@@ -198,21 +211,20 @@ int64_t _mlir_ciface_distrt_mlir_group_rank(
     return handle(distrt_reduce_scatter_start(                                 \
         getGroup(shape, axes), in.data, out.data, out.count, DTYPE,            \
         distrt_reduction(reduction)));                                         \
-  }                                                                            \
-  int64_t _mlir_ciface_distrt_mlir_all_gather_start_##SUFFIX(                  \
-      UnrankedMemRefType<T> *send, UnrankedMemRefType<T> *recv,                \
-      StridedMemRefType<int64_t, 1> *shape,                                    \
-      StridedMemRefType<int64_t, 1> *axes) {                                   \
-    Buffer in = getBuffer(send), out = getBuffer(recv);                        \
-    return handle(distrt_all_gather_start(getGroup(shape, axes), in.data,      \
-                                          out.data, in.count, DTYPE));         \
   }
 
 DISTRT_MLIR_COLLECTIVES(f32, float, DISTRT_F32)
 DISTRT_MLIR_COLLECTIVES(f64, double, DISTRT_F64)
 DISTRT_MLIR_COLLECTIVES(i32, int32_t, DISTRT_I32)
 DISTRT_MLIR_COLLECTIVES(i64, int64_t, DISTRT_I64)
+// An i1 memref stores a byte per element; f16 and bf16 move as 16-bit
+// words.
+DISTRT_MLIR_MOVES(i1, int8_t, DISTRT_I8)
+DISTRT_MLIR_MOVES(i8, int8_t, DISTRT_I8)
+DISTRT_MLIR_MOVES(f16, uint16_t, DISTRT_F16)
+DISTRT_MLIR_MOVES(bf16, uint16_t, DISTRT_BF16)
 
 #undef DISTRT_MLIR_COLLECTIVES
+#undef DISTRT_MLIR_MOVES
 
 } // extern "C"

@@ -33,8 +33,10 @@ public:
 
 private:
   /// The suffix of the runtime entry points for `type`'s elements, or
-  /// failure.
-  FailureOr<StringRef> getSuffix(Operation *op, Type type);
+  /// failure. A collective that only moves elements takes any type of 1, 2,
+  /// 4 or 8 bytes (i1 is stored as a byte); one that `reduces` them needs a
+  /// type the runtime adds.
+  FailureOr<StringRef> getSuffix(Operation *op, Type type, bool reduces);
   /// Declares `name(args...) -> results` (C interface) once.
   func::FuncOp declare(StringRef name, TypeRange args, TypeRange results);
   /// A collective's group: its size and the mesh shape and group axes as
@@ -125,7 +127,8 @@ private:
 };
 } // namespace
 
-FailureOr<StringRef> RuntimeLowering::getSuffix(Operation *op, Type type) {
+FailureOr<StringRef> RuntimeLowering::getSuffix(Operation *op, Type type,
+                                                bool reduces) {
   Type element = getElementTypeOrSelf(type);
   if (element.isF32())
     return StringRef("f32");
@@ -135,8 +138,20 @@ FailureOr<StringRef> RuntimeLowering::getSuffix(Operation *op, Type type) {
     return StringRef("i32");
   if (element.isInteger(64))
     return StringRef("i64");
-  return op->emitOpError("dist-to-runtime does not move ")
-         << element << " elements yet (f32, f64, i32, i64)";
+  if (!reduces) {
+    if (element.isInteger(1))
+      return StringRef("i1");
+    if (element.isInteger(8))
+      return StringRef("i8");
+    if (element.isF16())
+      return StringRef("f16");
+    if (element.isBF16())
+      return StringRef("bf16");
+  }
+  return op->emitOpError("dist-to-runtime does not ")
+         << (reduces ? "reduce " : "move ") << element
+         << " elements yet (" << (reduces ? "" : "i1, i8, f16, bf16, ")
+         << "f32, f64, i32, i64)";
 }
 
 func::FuncOp RuntimeLowering::declare(StringRef name, TypeRange args,
@@ -281,7 +296,7 @@ RuntimeLowering::prepareBuckets(Operation *op, ValueRange inputs,
   DenseMap<StringRef, SmallVector<unsigned>> members;
   for (auto [i, input] : llvm::enumerate(inputs)) {
     auto type = cast<RankedTensorType>(input.getType());
-    FailureOr<StringRef> suffix = getSuffix(op, type);
+    FailureOr<StringRef> suffix = getSuffix(op, type, /*reduces=*/true);
     if (failed(suffix))
       return failure();
     if (!members.count(*suffix))
@@ -420,7 +435,8 @@ RuntimeLowering::lowerReduceScatterStart(ReduceScatterStartOp op) {
   for (auto [input, future, dim] :
        llvm::zip(op.getInputs(), op.getFutures(), op.getScatterDims())) {
     auto resultType = cast<FutureType>(future.getType()).getValueType();
-    FailureOr<StringRef> suffix = getSuffix(op, resultType);
+    FailureOr<StringRef> suffix =
+        getSuffix(op, resultType, /*reduces=*/true);
     if (failed(suffix))
       return failure();
     auto [send, recv] =
@@ -445,7 +461,7 @@ LogicalResult RuntimeLowering::lowerAllGatherStart(AllGatherStartOp op) {
   auto [group, shape, axes] = getGroup(op);
   auto inputType = cast<RankedTensorType>(op.getInput().getType());
   RankedTensorType resultType = op.getFuture().getType().getValueType();
-  FailureOr<StringRef> suffix = getSuffix(op, inputType);
+  FailureOr<StringRef> suffix = getSuffix(op, inputType, /*reduces=*/false);
   if (failed(suffix))
     return failure();
   auto [send, recv] = prepareAllGather(op.getInput(), group, loc);
@@ -533,7 +549,7 @@ LogicalResult RuntimeLowering::lowerReduceScatter(ReduceScatterOp op) {
        llvm::zip(op.getInputs(), op.getResults(), op.getScatterDims())) {
     auto inputType = cast<RankedTensorType>(input.getType());
     auto resultType = cast<RankedTensorType>(result.getType());
-    FailureOr<StringRef> suffix = getSuffix(op, inputType);
+    FailureOr<StringRef> suffix = getSuffix(op, inputType, /*reduces=*/true);
     if (failed(suffix))
       return failure();
     auto [send, recv] =
@@ -553,7 +569,7 @@ LogicalResult RuntimeLowering::lowerAllGather(AllGatherOp op) {
   auto [group, shape, axes] = getGroup(op);
   auto inputType = cast<RankedTensorType>(op.getInput().getType());
   auto resultType = cast<RankedTensorType>(op.getResult().getType());
-  FailureOr<StringRef> suffix = getSuffix(op, inputType);
+  FailureOr<StringRef> suffix = getSuffix(op, inputType, /*reduces=*/false);
   if (failed(suffix))
     return failure();
   auto [send, recv] = prepareAllGather(op.getInput(), group, loc);
@@ -571,7 +587,7 @@ LogicalResult RuntimeLowering::lowerAllToAll(AllToAllOp op) {
   auto [group, shape, axes] = getGroup(op);
   auto inputType = cast<RankedTensorType>(op.getInput().getType());
   auto resultType = cast<RankedTensorType>(op.getResult().getType());
-  FailureOr<StringRef> suffix = getSuffix(op, inputType);
+  FailureOr<StringRef> suffix = getSuffix(op, inputType, /*reduces=*/false);
   if (failed(suffix))
     return failure();
   // Block j of the split dim goes to member j; the block received from
@@ -600,7 +616,7 @@ LogicalResult RuntimeLowering::lowerBroadcast(BroadcastOp op) {
   Location loc = op.getLoc();
   auto [group, shape, axes] = getGroup(op);
   auto type = cast<RankedTensorType>(op.getInput().getType());
-  FailureOr<StringRef> suffix = getSuffix(op, type);
+  FailureOr<StringRef> suffix = getSuffix(op, type, /*reduces=*/false);
   if (failed(suffix))
     return failure();
   Value buffer = allocate(type, op.getInput(), loc);

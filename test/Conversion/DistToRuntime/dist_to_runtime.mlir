@@ -142,3 +142,20 @@ func.func @scatter_gather_start(%a: tensor<8xf32>, %b: tensor<4xf32>) -> (tensor
   %r, %s = dist.wait %f, %g : !dist.future<tensor<4xf32>>, !dist.future<tensor<8xf32>>
   return %r, %s : tensor<4xf32>, tensor<8xf32>
 }
+
+// -----
+
+// Collectives that only move elements take i1 and i8 as bytes and f16 and
+// bf16 as 16-bit words (a relu mask resharded by sequence parallelism,
+// difftest seed 1071), each through its own entry point.
+dist.mesh @mesh {axes = ["model"], shape = array<i64: 2>}
+// CHECK-LABEL: func.func @narrow_moves
+func.func @narrow_moves(%mask: tensor<4x4xi1>, %h: tensor<4xbf16>, %b: tensor<4xi8>) -> (tensor<2x8xi1>, tensor<8xbf16>, tensor<4xi8>) {
+  // CHECK: call @distrt_mlir_all_to_all_i1({{.*}}) : (memref<*xi1>, memref<*xi1>, memref<?xi64>, memref<?xi64>) -> ()
+  %m = dist.all_to_all %mask on @mesh axes = ["model"] split_dim = 0 concat_dim = 1 : tensor<4x4xi1> -> tensor<2x8xi1>
+  // CHECK: call @distrt_mlir_all_gather_bf16({{.*}}) : (memref<*xbf16>, memref<*xbf16>, memref<?xi64>, memref<?xi64>) -> ()
+  %g = dist.all_gather %h on @mesh axes = ["model"] gather_dim = 0 : tensor<4xbf16> -> tensor<8xbf16>
+  // CHECK: call @distrt_mlir_broadcast_i8({{.*}}) : (memref<*xi8>, memref<?xi64>, memref<?xi64>, i64) -> ()
+  %c = dist.broadcast %b on @mesh axes = ["model"] root = 0 : tensor<4xi8>
+  return %m, %g, %c : tensor<2x8xi1>, tensor<8xbf16>, tensor<4xi8>
+}

@@ -48,6 +48,9 @@ struct TensorParallelPlan {
   /// Row-parallel contractions (their result is a partial sum), with their
   /// weight.
   SmallVector<std::pair<Operation *, WeightUse>> rows;
+  /// Ops that reduce alone over a split dim of a parameter (the lookups of a
+  /// vocabulary-parallel embedding), with that parameter's operand number.
+  SmallVector<std::pair<Operation *, unsigned>> lookups;
   /// The forward pass: the ops the loss depends on.
   llvm::DenseSet<Operation *> forward;
 };
@@ -283,6 +286,7 @@ TensorParallelPlan TensorParallelPlanner::run() {
           TensorSharding sharding = TensorSharding::replicated(type.getRank());
           sharding.dims[*dim].push_back(modelAxis);
           plan.params.insert({*param, sharding});
+          plan.lookups.push_back({&op, j});
           continue;
         }
         if (dim)
@@ -330,7 +334,8 @@ TensorParallelPlan TensorParallelPlanner::run() {
       plan.params.insert({*param, splitDim(*param, weight->outDim)});
       plan.columns.push_back({&op, *weight});
       for (auto [rowOp, rowWeight] : rows) {
-        rowOps.insert(rowOp);
+        if (!rowOps.insert(rowOp).second)
+          continue; // Also reached from another column (q, k and v).
         plan.rows.push_back({rowOp, rowWeight});
         unsigned rowParam =
             *getParamIndex(rowOp->getOperand(rowWeight.operand));
@@ -346,23 +351,35 @@ TensorParallelPlan TensorParallelPlanner::run() {
   return plan;
 }
 
-/// Inserts `dist.annotate` of `use`'s value with `sharding` before its
-/// owner and makes the owner use it.
-static void annotateUse(OpOperand &use, ShardingAttr sharding) {
-  OpBuilder builder(use.getOwner());
-  auto annotate = AnnotateOp::create(builder, use.getOwner()->getLoc(),
-                                     use.get(), sharding);
-  use.set(annotate);
-}
-
 /// Annotates `value` with `sharding` once, right after its definition, for
-/// all its uses (one resharding shared by all of them).
-static void annotateUses(Value value, ShardingAttr sharding) {
+/// the uses `select` accepts (one resharding shared by all of them).
+static void annotateUses(Value value, ShardingAttr sharding,
+                         function_ref<bool(OpOperand &)> select) {
+  SmallVector<OpOperand *> uses;
+  for (OpOperand &use : value.getUses())
+    if (select(use))
+      uses.push_back(&use);
+  if (uses.empty())
+    return;
   OpBuilder builder(value.getContext());
   builder.setInsertionPointAfterValue(value);
   auto annotate =
       AnnotateOp::create(builder, value.getLoc(), value, sharding);
-  value.replaceAllUsesExcept(annotate, annotate);
+  for (OpOperand *use : uses)
+    use->set(annotate);
+}
+
+/// True when `op` combines several tensors token by token without reducing
+/// any of them (a residual add): a token split passes through it, so it
+/// keeps the split operand rather than a gathered one.
+static bool isTokenwise(Operation *op) {
+  auto ruleOp = dyn_cast<ShardingRuleOpInterface>(op);
+  if (!ruleOp || op->getNumOperands() < 2)
+    return false;
+  ShardingRule rule = ruleOp.getShardingRule();
+  return llvm::none_of(rule.getFactorKinds(), [](FactorKind kind) {
+    return kind != FactorKind::Pass;
+  });
 }
 
 /// The dim of result 0 of `op` that maps `factor`, or -1.
@@ -386,30 +403,40 @@ class SequenceParallelizer {
 public:
   SequenceParallelizer(MeshOp mesh, int64_t modelAxis,
                        const TensorParallelPlan &plan)
-      : mesh(mesh), modelAxis(modelAxis), plan(plan) {}
+      : mesh(mesh), modelAxis(modelAxis), plan(plan) {
+    for (auto [op, weight] : plan.columns)
+      columnOps.insert(op);
+  }
 
   void run();
 
 private:
-  /// Splits every use of result 0 of `op` (a partial sum) along the token
-  /// dim before `hiddenDim`, so partitioning reduce-scatters it.
+  /// Splits every use of result 0 of `op` (a partial sum) along a token dim
+  /// before `hiddenDim`, so partitioning reduce-scatters it.
   void scatterTokens(Operation *op, int64_t hiddenDim);
-  /// Gathers the operands of `op` other than `weight` that map `factor`.
-  void gatherActivations(Operation *op, unsigned weight, int64_t factor,
-                         bool allUses);
+  /// Gathers the operands of `op` other than `weight` that map `factor`,
+  /// once for every use that needs all the tokens.
+  void gatherActivations(Operation *op, unsigned weight, int64_t factor);
 
   MeshOp mesh;
   int64_t modelAxis;
   const TensorParallelPlan &plan;
+  llvm::DenseSet<Operation *> columnOps;
 };
 } // namespace
 
 void SequenceParallelizer::scatterTokens(Operation *op, int64_t hiddenDim) {
   Value result = op->getResult(0);
   auto type = cast<RankedTensorType>(result.getType());
-  int64_t tokens = hiddenDim - 1;
   int64_t group = mesh.getShape()[modelAxis];
-  if (tokens < 0 || type.getDimSize(tokens) % group) {
+  // The token dims are the dims before the hidden one; the major-most that
+  // divides is split, so that a reshape merging the token dims (the weight
+  // gradients' [b * s, h] views) keeps contiguous blocks of tokens: Megatron
+  // splits the major dim s of its [s, b, h] activations for the same reason.
+  int64_t tokens = 0;
+  while (tokens < hiddenDim && type.getDimSize(tokens) % group)
+    ++tokens;
+  if (tokens >= hiddenDim) {
     op->emitRemark("sequence parallelism keeps the all-reduce of this "
                    "partial sum: ")
         << type << " has no token dim before dim " << hiddenDim
@@ -418,15 +445,17 @@ void SequenceParallelizer::scatterTokens(Operation *op, int64_t hiddenDim) {
   }
   TensorSharding split = TensorSharding::replicated(type.getRank());
   split.dims[tokens].push_back(modelAxis);
-  annotateUses(result, toShardingAttr(split, mesh));
+  annotateUses(result, toShardingAttr(split, mesh),
+               [](OpOperand &) { return true; });
 }
 
 void SequenceParallelizer::gatherActivations(Operation *op, unsigned weight,
-                                             int64_t factor, bool allUses) {
+                                             int64_t factor) {
   ShardingRule rule = cast<ShardingRuleOpInterface>(op).getShardingRule();
   for (OpOperand &operand : op->getOpOperands()) {
-    if (operand.getOperandNumber() == weight)
-      continue;
+    if (operand.getOperandNumber() == weight ||
+        operand.get().getDefiningOp<AnnotateOp>())
+      continue; // Already gathered for another layer.
     bool maps = llvm::any_of(
         rule.getOperandMappings()[operand.getOperandNumber()],
         [&](const DimMapping &dim) { return llvm::is_contained(dim, factor); });
@@ -435,10 +464,15 @@ void SequenceParallelizer::gatherActivations(Operation *op, unsigned weight,
     auto type = cast<RankedTensorType>(operand.get().getType());
     ShardingAttr whole =
         toShardingAttr(TensorSharding::replicated(type.getRank()), mesh);
-    if (allUses)
-      annotateUses(operand.get(), whole);
-    else
-      annotateUse(operand, whole);
+    // The tensor-parallel layers that read it, and the backward ops that
+    // contract over its tokens (weight gradients), share one all-gather; a
+    // residual add keeps the split tokens.
+    annotateUses(operand.get(), whole, [&](OpOperand &use) {
+      Operation *user = use.getOwner();
+      if (plan.forward.contains(user))
+        return columnOps.contains(user);
+      return !isTokenwise(user);
+    });
   }
 }
 
@@ -450,14 +484,15 @@ void SequenceParallelizer::run() {
     scatterTokens(op, getResultDimOf(rule, weight.outFactor));
   }
   for (auto [op, weight] : plan.columns)
-    gatherActivations(op, weight.operand, weight.inFactor, /*allUses=*/false);
+    gatherActivations(op, weight.operand, weight.inFactor);
 
   // Backward: the input gradient of a column-parallel layer (a contraction
   // with its weight over the weight's split output dim: a partial sum) is
   // split along its tokens like the forward activations, so it is
   // reduce-scattered; the output gradient reaching a row-parallel layer (a
   // contraction with its weight over the weight's output dim) is gathered
-  // once for all its uses (the weight gradient needs it whole too).
+  // once for all its uses but the residual (the weight gradient needs it
+  // whole too).
   auto backwardUses = [&](Operation *forwardOp, unsigned operand) {
     SmallVector<std::pair<Operation *, unsigned>> uses;
     for (OpOperand &use : forwardOp->getOperand(operand).getUses()) {
@@ -475,8 +510,33 @@ void SequenceParallelizer::run() {
       int64_t out = getOperandFactor(rule, operand, weight.outDim);
       if (out < 0 || rule.getFactorKinds()[out] != FactorKind::Reduction)
         continue; // Not the input gradient.
-      gatherActivations(user, operand, out, /*allUses=*/true);
+      gatherActivations(user, operand, out);
     }
+  // The backward of a vocabulary-parallel embedding (an op outside the
+  // forward pass reading the lookup's indices) adds the gradient of every
+  // token into the local rows: its token-indexed operands are gathered
+  // (Megatron's all-gather before the embedding's backward), so the indices
+  // stay whole.
+  for (auto [lookup, table] : plan.lookups) {
+    for (OpOperand &indices : lookup->getOpOperands()) {
+      if (indices.getOperandNumber() == table ||
+          !isa<RankedTensorType>(indices.get().getType()))
+        continue;
+      SmallVector<std::pair<Operation *, unsigned>> backward;
+      for (OpOperand &use : indices.get().getUses())
+        if (isa<ShardingRuleOpInterface>(use.getOwner()) &&
+            !plan.forward.contains(use.getOwner()))
+          backward.push_back({use.getOwner(), use.getOperandNumber()});
+      for (auto [user, operand] : backward) {
+        ShardingRule rule =
+            cast<ShardingRuleOpInterface>(user).getShardingRule();
+        for (const DimMapping &dim : rule.getOperandMappings()[operand])
+          for (int64_t factor : dim)
+            gatherActivations(user, operand, factor);
+      }
+    }
+  }
+
   // The input gradients of column-parallel layers are partial sums; those
   // added together (q, k and v share their input) stay partial through the
   // adds, and the total is split along its tokens: one reduce-scatter.
@@ -495,8 +555,9 @@ void SequenceParallelizer::run() {
       hiddenDims[user->getResult(0)] = getResultDimOf(rule, in);
     }
   llvm::SetVector<Operation *> totals;
-  for (Value gradient : gradients) {
-    Value total = gradient;
+  // By index: following a sum adds its result to `gradients`.
+  for (size_t i = 0; i < gradients.size(); ++i) {
+    Value total = gradients[i];
     while (total.hasOneUse()) {
       Operation *user = *total.getUsers().begin();
       auto ruleOp = dyn_cast<ShardingRuleOpInterface>(user);

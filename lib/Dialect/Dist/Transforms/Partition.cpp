@@ -57,6 +57,9 @@ private:
   /// pending sums over the same axes.
   std::optional<AxisIndices> getCommonPartial(Operation *op);
   LogicalResult partitionReturn(func::ReturnOp ret);
+  /// Gives `value` (computed from `from` without resharding it) `from`'s
+  /// sharding and global type.
+  void inherit(Value value, Value from);
   TensorSharding recorded(Value value, int64_t rank);
 
   func::FuncOp func;
@@ -185,6 +188,15 @@ TensorSharding Partitioner::recorded(Value value, int64_t rank) {
   return toTensorSharding(
       cast<ShardingAttr>(shardings[cast<OpResult>(value).getResultNumber()]),
       mesh);
+}
+
+void Partitioner::inherit(Value value, Value from) {
+  // Copies first: inserting `value` may grow the maps and move the entries
+  // of `from` (a reference into them would dangle).
+  TensorSharding sharding = current.at(from);
+  RankedTensorType global = globalTypes.at(from);
+  current[value] = std::move(sharding);
+  globalTypes[value] = global;
 }
 
 /// Multiplies `value` by `scale` (an arith.mulf with a splat constant).
@@ -360,16 +372,14 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
                                     ValueRange{value}, kind,
                                     mesh.getSymName(), axisNames(combined))
                     .getResult(0);
-        current[value] = current.at(result);
-        globalTypes[value] = globalTypes.at(result);
+        inherit(value, result);
       }
       int64_t shards = 1;
       for (int64_t f : ruleIt->second.getMeanFactors())
         shards *= getGroupSize(meshShape, factors[f]);
       if (shards > 1) {
         value = scaleBy(builder, op->getLoc(), value, 1.0 / shards);
-        current[value] = current.at(result);
-        globalTypes[value] = globalTypes.at(result);
+        inherit(value, result);
       }
     }
     // Lay the result out as propagation decided, but leave pending sums

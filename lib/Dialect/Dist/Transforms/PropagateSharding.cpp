@@ -180,12 +180,13 @@ Propagation::visit(ShardingRuleOpInterface op, bool strict) {
       rest[f].reset();
   claim(rest);
   normalizeFactorAxes(rule, factors, meshShape);
-  // Drop factor splits that do not divide (a later factor took a major
-  // axis): keep the program valid rather than guessing.
+  // A value is decided when each of its factors is: known from a neighbour,
+  // or one that must stay whole anyway (the normalized dim of a layer norm).
   auto decided = [&](const TensorMapping &mapping) {
     return !strict || llvm::all_of(mapping, [&](const DimMapping &dim) {
       return llvm::all_of(dim, [&](int64_t f) {
-        return fromAnnotation[f].has_value() || inferred[f].has_value();
+        return fromAnnotation[f].has_value() || inferred[f].has_value() ||
+               rule.getFactorKinds()[f] == FactorKind::NeedReplication;
       });
     });
   };

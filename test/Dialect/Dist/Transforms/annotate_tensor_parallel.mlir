@@ -63,27 +63,62 @@
 // RUN: not dist-opt %examples/mlp.mlir --dist-annotate-tensor-parallel=size=0 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADSIZE
 // BADSIZE: error: dist-annotate-tensor-parallel: needs size >= 1, got 0
 
-// Sequence parallelism: per block, the forward pass reduce-scatters the
-// row-parallel results along the sequence dim (8x128x256 -> 8x64x256) and
-// all-gathers the column-parallel inputs; the backward pass all-gathers the
-// gradient reaching each row-parallel layer once for its uses and
-// reduce-scatters the input gradients of the column-parallel layers (the q,
-// k and v partial sums added first: one reduce-scatter). No activation
-// all-reduce remains: only the bucket of layer-norm / head gradients
-// (partial over the token split) is all-reduced.
+// Sequence parallelism: per block, the forward pass runs each layer norm on
+// half of the tokens (the major token dim, 8x128x256 -> 4x128x256, so the
+// [b * s, h] views of the weight gradients keep contiguous blocks) and
+// all-gathers its output once for the column-parallel layers and their
+// weight gradients, and reduce-scatters the row-parallel results; the
+// backward pass all-gathers the gradient reaching each row-parallel layer
+// (the residual keeps its split) and reduce-scatters the input gradients of
+// the column-parallel layers (q, k and v summed first), so each layer norm's
+// backward runs on the split tokens too: 2 all-gathers + 2 reduce-scatters
+// each way. No activation all-reduce remains: only the bucket of the loss
+// and the replicated parameters' gradients (partial over the split tokens).
 // RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=2 sequence-parallel=true" 2>/dev/null | FileCheck %s --check-prefix=SP
 // SP-LABEL: func.func @train_step
-// SP: dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dims = [1] : tensor<8x128x256xf32> -> tensor<8x64x256xf32>
-// SP: dist.all_gather %{{.*}} on @mesh axes = ["model"] gather_dim = 1 : tensor<8x64x256xf32> -> tensor<8x128x256xf32>
-// SP: dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dims = [1] : tensor<8x128x256xf32> -> tensor<8x64x256xf32>
-// SP: dist.all_gather %{{.*}} on @mesh axes = ["model"] gather_dim = 1 : tensor<8x64x256xf32> -> tensor<8x128x256xf32>
-// SP: dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dims = [1] : tensor<8x128x256xf32> -> tensor<8x64x256xf32>
-// SP: dist.all_gather %{{.*}} on @mesh axes = ["model"] gather_dim = 1 : tensor<8x64x256xf32> -> tensor<8x128x256xf32>
-// SP: dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dims = [1] : tensor<8x128x256xf32> -> tensor<8x64x256xf32>
+// SP-NOT: dist.all_gather
+// SP: %[[LN1:.*]], %[[MEAN1:.*]], %[[RSTD1:.*]] = train.layer_norm %{{.*}} : (tensor<4x128x256xf32>, tensor<256xf32>, tensor<256xf32>) -> (tensor<4x128x256xf32>, tensor<4x128xf32>, tensor<4x128xf32>)
+// SP-NEXT: %[[G1:.*]] = dist.all_gather %[[LN1]] on @mesh axes = ["model"] gather_dim = 0 : tensor<4x128x256xf32> -> tensor<8x128x256xf32>
+// SP-NEXT: train.matmul %[[G1]]
+// SP: dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dims = [0] : tensor<8x128x256xf32> -> tensor<4x128x256xf32>
+// SP: %[[LN2:.*]], %[[MEAN2:.*]], %[[RSTD2:.*]] = train.layer_norm %{{.*}} : (tensor<4x128x256xf32>,
+// SP-NEXT: dist.all_gather %[[LN2]] on @mesh axes = ["model"] gather_dim = 0 : tensor<4x128x256xf32> -> tensor<8x128x256xf32>
+// SP: dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dims = [0] : tensor<8x128x256xf32> -> tensor<4x128x256xf32>
+// SP: dist.all_gather %{{.*}} on @mesh axes = ["model"] gather_dim = 0 : tensor<4x128x256xf32> -> tensor<8x128x256xf32>
+// SP: %[[DLN2:.*]] = dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dims = [0] : tensor<8x128x256xf32> -> tensor<4x128x256xf32>
+// SP-NEXT: train.layer_norm_backward %[[DLN2]], %{{.*}}, %[[MEAN2]], %[[RSTD2]], %{{.*}} : (tensor<4x128x256xf32>, tensor<4x128x256xf32>, tensor<4x128xf32>, tensor<4x128xf32>,
+// SP: dist.all_gather %{{.*}} on @mesh axes = ["model"] gather_dim = 0 : tensor<4x128x256xf32> -> tensor<8x128x256xf32>
+// SP: %[[DLN1:.*]] = dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dims = [0] : tensor<8x128x256xf32> -> tensor<4x128x256xf32>
+// SP-NEXT: train.layer_norm_backward %[[DLN1]], %{{.*}}, %[[MEAN1]], %[[RSTD1]], %{{.*}} : (tensor<4x128x256xf32>,
+// SP-NEXT: dist.all_reduce {{.*}} on @mesh axes = ["model"] : tensor<f32>, tensor<16x256xf32>, tensor<16xf32>, tensor<256xf32>, tensor<256xf32>, tensor<256xf32>, tensor<256xf32>
+// SP-NOT: dist.all_gather
 // SP-NOT: dist.reduce_scatter
-// SP-NOT: dist.all_reduce %{{[^,]*}} on @mesh axes = ["model"] : tensor<8x128x256xf32>
-// SP: dist.all_reduce {{.*}} on @mesh axes = ["model"] : tensor<f32>, tensor<16xf32>
-// SP-NOT: tensor<8x128x256xf32>
+// SP-NOT: dist.all_reduce
+
+// The same on a GPT-like stack: the vocabulary-parallel embedding's partial
+// lookup is reduce-scattered (not all-reduced) and the gradient reaching
+// its backward all-gathered, so the token ids stay whole.
+// RUN: %python %distopt_src_root/bench/gen_gpt.py --layers 2 --hidden 16 --heads 2 --seq 8 --batch 2 --vocab 32 -o %t.gptsp.mlir
+// RUN: dist-opt %t.gptsp.mlir --dist-tensor-parallel="size=2 sequence-parallel=true" 2>/dev/null | FileCheck %s --check-prefix=GPTSP
+// GPTSP-LABEL: func.func @train_step
+// GPTSP-SAME: %{{.*}}: tensor<2x8xi32> {dist.sharding = #dist.sharding<@mesh, {{\[\[}}], []]>, train.name = "tokens"
+// GPTSP: %[[E:.*]] = train.gather
+// GPTSP-NEXT: dist.reduce_scatter %[[E]] on @mesh axes = ["model"] scatter_dims = [0] : tensor<2x8x16xf32> -> tensor<1x8x16xf32>
+// GPTSP-COUNT-4: train.layer_norm %{{.*}} : (tensor<1x8x16xf32>,
+// GPTSP: train.layer_norm %{{.*}} : (tensor<1x8x16xf32>,
+// GPTSP-COUNT-5: train.layer_norm_backward %{{.*}} : (tensor<1x8x16xf32>,
+// GPTSP: %[[D:.*]] = dist.all_gather %{{.*}} on @mesh axes = ["model"] gather_dim = 0 : tensor<1x8x16xf32> -> tensor<2x8x16xf32>
+// GPTSP: train.scatter_add %{{.*}}, %{{.*}}, %[[D]]
+// GPTSP-NOT: dist.all_reduce %{{[^,]*}} on @mesh axes = ["model"] : tensor<2x8x16xf32>
+
+// Regression (difftest seed 1001): sequence parallelism on a step whose q,
+// k and v input gradients are summed crashed while following the sums.
+// RUN: dist-opt %distopt_src_root/test/Fuzz/regressions/sp-gradient-sum-iteration.mlir --dist-tensor-parallel="size=2 sequence-parallel=true" 2>/dev/null | FileCheck %s --check-prefix=SPSUM
+// SPSUM: train.cross_entropy
+// SPSUM: %[[SUM:.*]] = dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dims = [0] : tensor<8x8x24xf32> -> tensor<4x8x24xf32>
+// SPSUM-NEXT: %[[G:.*]] = dist.all_gather %[[SUM]] on @mesh axes = ["model"] gather_dim = 0 : tensor<4x8x24xf32> -> tensor<8x8x24xf32>
+// SPSUM-NEXT: train.constant
+// SPSUM-NEXT: train.scatter_add %{{.*}}, %{{.*}}, %[[G]] : (tensor<8x24xf32>, tensor<8x8xi64>, tensor<8x8x24xf32>) -> tensor<8x24xf32>
 
 // A GPT-like model (bench/gen_gpt.py, 2 layers): the token embedding is
 // vocabulary-parallel (rows split; the lookup's partial result all-reduced
