@@ -74,8 +74,15 @@ std::optional<IndexRange> distrun::getIndexRange(func::FuncOp entry,
   const train::StepSignature::Value &value = *binding.value;
   Value arg = entry ? entry.getArgument(value.index) : Value();
   if (value.role == train::Role::label) {
-    std::optional<int64_t> classes =
-        arg ? getNumClasses(arg) : getRecordedClasses(module, value.index);
+    std::optional<int64_t> classes;
+    if (auto recorded = entry ? entry.getArgAttrOfType<IntegerAttr>(
+                                    value.index,
+                                    train::TrainDialect::kClassesAttrName)
+                              : IntegerAttr())
+      classes = recorded.getInt(); // A cross-entropy rewritten into reductions.
+    else
+      classes =
+          arg ? getNumClasses(arg) : getRecordedClasses(module, value.index);
     if (classes)
       return IndexRange{*classes, "the classes of the cross-entropy"};
   }

@@ -3,6 +3,7 @@
 #include "distopt/Conversion/StepSignature.h"
 #include "distopt/Conversion/Passes.h"
 #include "distopt/Dialect/Dist/IR/DistOps.h"
+#include "distopt/Dialect/Train/IR/TrainOps.h"
 #include "distopt/Dialect/Train/IR/TrainingStep.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -21,7 +22,7 @@ static constexpr StringLiteral kEntry = "entry", kMeshShape = "mesh_shape",
                                kArguments = "arguments",
                                kResults = "results", kType = "type",
                                kName = "name", kRole = "role",
-                               kSplit = "split";
+                               kSplit = "split", kClasses = "classes";
 
 int64_t StepSignature::getNumDevices() const {
   int64_t devices = 1;
@@ -39,6 +40,28 @@ int64_t StepSignature::getGroupSize(ArrayAttr axes) const {
   for (Attribute axis : axes)
     size *= meshShape[getAxisIndex(cast<StringAttr>(axis).getValue())];
   return size;
+}
+
+/// The classes label argument `index` of `entry` indexes: its
+/// `train.classes`, else the class dim of a cross-entropy reading it.
+static std::optional<int64_t> getLabelClasses(func::FuncOp entry,
+                                              unsigned index) {
+  auto role = entry.getArgAttrOfType<RoleAttr>(index, TrainDialect::kRoleAttrName);
+  if (!role || role.getValue() != Role::label)
+    return std::nullopt;
+  if (auto classes = entry.getArgAttrOfType<IntegerAttr>(
+          index, TrainDialect::kClassesAttrName))
+    return classes.getInt();
+  for (Operation *user : entry.getArgument(index).getUsers()) {
+    Value logits;
+    if (auto loss = dyn_cast<CrossEntropyOp>(user))
+      logits = loss.getLogits();
+    else if (auto grad = dyn_cast<CrossEntropyBackwardOp>(user))
+      logits = grad.getLogits();
+    if (logits)
+      return cast<RankedTensorType>(logits.getType()).getShape().back();
+  }
+  return std::nullopt;
 }
 
 LogicalResult mlir::train::recordStepSignature(ModuleOp module,
@@ -96,6 +119,13 @@ LogicalResult mlir::train::recordStepSignature(ModuleOp module,
                                         "argument #" + std::to_string(i));
     if (failed(value))
       return failure();
+    // The classes a label indexes, for runners that check the labels once
+    // lowering has removed the cross-entropy.
+    if (std::optional<int64_t> classes = getLabelClasses(entry, i)) {
+      NamedAttrList fields(cast<DictionaryAttr>(*value));
+      fields.set(kClasses, builder.getI64IntegerAttr(*classes));
+      *value = fields.getDictionary(context);
+    }
     arguments.push_back(*value);
   }
   for (auto [i, type] : llvm::enumerate(entry.getResultTypes())) {

@@ -113,3 +113,18 @@ func.func @record_on_func() attributes {train.step = {entry = "x"}} {
 // expected-error @+1 {{'builtin.module' op 'train.step' must be a dictionary on a module}}
 module attributes {train.step = "train_step"} {
 }
+
+// -----
+
+// The classes of a label: a positive integer, on an argument.
+// expected-error @+1 {{'func.func' op argument #0: 'train.classes' must be a positive integer on an argument (the classes a label indexes), got 0 : i64}}
+func.func @zero_classes(%y: tensor<4xi32> {train.classes = 0 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result #0: 'train.classes' must be a positive integer on an argument (the classes a label indexes), got 3 : i64}}
+func.func @result_classes(%y: tensor<4xi32>) -> (tensor<4xi32> {train.classes = 3 : i64}) {
+  return %y : tensor<4xi32>
+}

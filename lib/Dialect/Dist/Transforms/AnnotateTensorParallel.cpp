@@ -12,6 +12,7 @@
 #include "Strategies.h"
 
 #include "distopt/Dialect/Dist/Transforms/Passes.h"
+#include "distopt/Dialect/Train/Transforms/DecomposeCrossEntropy.h"
 #include "distopt/Interfaces/ShardingRuleOpInterface.h"
 
 #include "mlir/IR/Builders.h"
@@ -51,6 +52,9 @@ struct TensorParallelPlan {
   /// Ops that reduce alone over a split dim of a parameter (the lookups of a
   /// vocabulary-parallel embedding), with that parameter's operand number.
   SmallVector<std::pair<Operation *, unsigned>> lookups;
+  /// Cross-entropy losses whose logits stay split over their classes (an
+  /// LM head's vocabulary): rewritten into reductions over the split.
+  SmallVector<train::CrossEntropyOp> losses;
   /// The forward pass: the ops the loss depends on.
   llvm::DenseSet<Operation *> forward;
 };
@@ -72,6 +76,7 @@ private:
   LogicalResult followSplit(Value result, TensorSharding sharding,
                             llvm::DenseSet<Value> &reached,
                             SmallVector<std::pair<Operation *, WeightUse>> &rows,
+                            SmallVector<train::CrossEntropyOp> &losses,
                             llvm::MapVector<unsigned, TensorSharding> &params,
                             std::string &reason);
 
@@ -159,6 +164,7 @@ static int64_t countSplitAxes(const TensorSharding &sharding) {
 LogicalResult TensorParallelPlanner::followSplit(
     Value result, TensorSharding sharding, llvm::DenseSet<Value> &reached,
     SmallVector<std::pair<Operation *, WeightUse>> &rows,
+    SmallVector<train::CrossEntropyOp> &losses,
     llvm::MapVector<unsigned, TensorSharding> &params, std::string &reason) {
   SmallVector<std::pair<Value, TensorSharding>> worklist;
   worklist.push_back({result, std::move(sharding)});
@@ -181,6 +187,18 @@ LogicalResult TensorParallelPlanner::followSplit(
       Operation *user = use.getOwner();
       if (!forward.contains(user))
         continue; // The backward pass follows the forward pass's shardings.
+      // Logits split over their classes only (an LM head's vocabulary):
+      // the loss is rewritten into reductions over the split classes.
+      if (auto loss = dyn_cast<train::CrossEntropyOp>(user);
+          loss && use.getOperandNumber() == 0 &&
+          llvm::all_of(llvm::enumerate(split.dims), [&](auto dim) {
+            return dim.value().empty() ==
+                   (int64_t(dim.index()) + 1 != int64_t(split.dims.size()));
+          })) {
+        if (!llvm::is_contained(losses, loss))
+          losses.push_back(loss);
+        continue;
+      }
       auto ruleOp = dyn_cast<ShardingRuleOpInterface>(user);
       if (!ruleOp)
         return fail(user, "has no sharding rule");
@@ -236,7 +254,7 @@ LogicalResult TensorParallelPlanner::followSplit(
       }
     }
   }
-  if (rows.empty())
+  if (rows.empty() && losses.empty())
     return failure(); // Reason set by the caller.
   return success();
 }
@@ -271,11 +289,22 @@ TensorParallelPlan TensorParallelPlanner::run() {
     ShardingRule rule = ruleOp.getShardingRule();
     for (unsigned j = 0; j < op.getNumOperands(); ++j) {
       std::optional<unsigned> param = getParamIndex(op.getOperand(j));
-      if (!param || plan.params.count(*param))
+      if (!param)
         continue;
       const train::StepValue &arg = step.arguments[*param];
       std::optional<WeightUse> weight = getWeightUse(rule, &op, j);
       int64_t group = meshShape[modelAxis];
+      // A parameter already split is a column-parallel weight here only when
+      // its split dim is this op's output dim: an embedding table used again
+      // as the LM head (tied weights), split over the vocabulary.
+      bool tied = false;
+      if (auto planned = plan.params.find(*param);
+          planned != plan.params.end()) {
+        if (!weight || countSplitAxes(planned->second) != 1 ||
+            planned->second.dims[weight->outDim] != AxisIndices{modelAxis})
+          continue;
+        tied = true;
+      }
       if (!weight) {
         // A parameter the op reduces over alone (an embedding table's rows,
         // Megatron's vocabulary-parallel embedding): splitting that dim
@@ -314,17 +343,27 @@ TensorParallelPlan TensorParallelPlanner::run() {
       factors[weight->outFactor] = {modelAxis};
       llvm::DenseSet<Value> reached;
       SmallVector<std::pair<Operation *, WeightUse>> rows;
+      SmallVector<train::CrossEntropyOp> losses;
       llvm::MapVector<unsigned, TensorSharding> reachedParams;
-      std::string reason =
-          "its split output never meets a contraction with another weight";
+      std::string reason = "its split output never meets a contraction with "
+                           "another weight or a cross-entropy";
       if (failed(followSplit(op.getResult(0), projectResult(rule, factors, 0),
-                             reached, rows, reachedParams, reason))) {
-        op.emitRemark("tensor parallelism leaves parameter '")
-            << arg.name.getValue()
-            << "' replicated: the split of its output dim " << weight->outDim
-            << " stops: " << reason;
+                             reached, rows, losses, reachedParams, reason))) {
+        if (tied)
+          op.emitRemark("tensor parallelism gathers the output of the split "
+                        "parameter '")
+              << arg.name.getValue() << "' here: the split of its dim "
+              << weight->outDim << " stops: " << reason;
+        else
+          op.emitRemark("tensor parallelism leaves parameter '")
+              << arg.name.getValue()
+              << "' replicated: the split of its output dim "
+              << weight->outDim << " stops: " << reason;
         continue;
       }
+      for (train::CrossEntropyOp loss : losses)
+        if (!llvm::is_contained(plan.losses, loss))
+          plan.losses.push_back(loss);
       auto splitDim = [&](unsigned index, int64_t dim) {
         TensorSharding sharding = TensorSharding::replicated(
             cast<RankedTensorType>(step.arguments[index].type).getRank());
@@ -453,9 +492,13 @@ void SequenceParallelizer::gatherActivations(Operation *op, unsigned weight,
                                              int64_t factor) {
   ShardingRule rule = cast<ShardingRuleOpInterface>(op).getShardingRule();
   for (OpOperand &operand : op->getOpOperands()) {
-    if (operand.getOperandNumber() == weight ||
-        operand.get().getDefiningOp<AnnotateOp>())
-      continue; // Already gathered for another layer.
+    if (operand.getOperandNumber() == weight)
+      continue;
+    if (auto annotate = operand.get().getDefiningOp<AnnotateOp>())
+      if (llvm::all_of(annotate.getSharding().getDims(), [](Attribute dim) {
+            return cast<ArrayAttr>(dim).empty();
+          }))
+        continue; // Already gathered for another layer.
     bool maps = llvm::any_of(
         rule.getOperandMappings()[operand.getOperandNumber()],
         [&](const DimMapping &dim) { return llvm::is_contained(dim, factor); });
@@ -584,12 +627,14 @@ static LogicalResult annotateTensorParallel(ModuleOp module, MeshOp mesh,
                                             int64_t modelAxis,
                                             bool sequenceParallel) {
   int64_t size = mesh.getShape()[modelAxis];
+  if (size == 1)
+    return success(); // One device per model group: nothing to split.
   WalkResult result = module.walk([&](func::FuncOp func) {
     if (!train::TrainingStep::isTrainingStep(func) || func.isExternal())
       return WalkResult::advance();
     TensorParallelPlan plan =
         TensorParallelPlanner(func, mesh, modelAxis).run();
-    if (plan.params.empty() && size > 1) {
+    if (plan.params.empty()) {
       mlir::emitError(func.getLoc())
           << "tensor parallelism finds nothing to split over " << size
           << " devices in training step '" << func.getSymName()
@@ -601,9 +646,22 @@ static LogicalResult annotateTensorParallel(ModuleOp module, MeshOp mesh,
     StepShardings shardings(func, step);
     for (auto &[index, sharding] : plan.params)
       shardings.setState(step.arguments[index], toShardingAttr(sharding, mesh));
+    // The other parameters stay whole, updates included: left to
+    // propagation, the update of a row-parallel layer's bias could follow
+    // its split gradient and no longer match the argument.
+    for (const train::StepValue &arg : step.arguments)
+      if (arg.role == train::Role::param && !plan.params.count(arg.index))
+        if (auto type = dyn_cast<RankedTensorType>(arg.type))
+          shardings.setState(
+              arg, toShardingAttr(TensorSharding::replicated(type.getRank()),
+                                  mesh));
     shardings.apply();
     if (sequenceParallel)
       SequenceParallelizer(mesh, modelAxis, plan).run();
+    // Megatron's vocabulary-parallel cross-entropy: the logits stay split;
+    // the per-token maximum and sums are all-reduced.
+    for (train::CrossEntropyOp loss : plan.losses)
+      train::decomposeCrossEntropy(loss.getLogits(), loss.getLabels());
     return WalkResult::advance();
   });
   return failure(result.wasInterrupted());

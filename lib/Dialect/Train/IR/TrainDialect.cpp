@@ -80,6 +80,14 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef what,
                     << "' must be a non-empty string, got " << attr.getValue();
     return success();
   }
+  if (attr.getName() == TrainDialect::kClassesAttrName) {
+    auto classes = dyn_cast<IntegerAttr>(attr.getValue());
+    if (what != "argument" || !classes || classes.getInt() < 1)
+      return emit() << "'" << TrainDialect::kClassesAttrName
+                    << "' must be a positive integer on an argument (the classes a label indexes), got "
+                    << attr.getValue();
+    return success();
+  }
   return emit() << "unknown attribute '" << attr.getName().getValue() << "'";
 }
 

@@ -8,6 +8,11 @@
 // HYBRID-SAME: tensor<128x256xf32> {dist.sharding = #dist.sharding<@mesh, {{\[\[}}model], []]>, train.name = "attn.q.weight"
 // HYBRID-SAME: tensor<4x128x256xf32> {dist.sharding = #dist.sharding<@mesh, {{\[\[}}data], [], []]>, train.name = "x"
 // HYBRID-COUNT-2: dist.all_reduce %{{.*}} on @mesh axes = ["model"] : tensor<4x128x256xf32>
+// The vocabulary-parallel head: per-token values over `model`.
+// HYBRID: dist.all_reduce %{{.*}} on @mesh axes = ["model"] reduction = <max> : tensor<4x128x1xf32>
+// HYBRID: dist.all_reduce %{{.*}}, %{{.*}} on @mesh axes = ["model"] : tensor<4x128x1xf32>, tensor<4x128x1xf32>
+// HYBRID: dist.all_reduce {{.*}} on @mesh axes = ["data"]
+// HYBRID: dist.all_reduce %{{.*}} on @mesh axes = ["model"] : tensor<4x128x256xf32>
 // HYBRID: dist.all_reduce {{.*}} on @mesh axes = ["data"]
 // HYBRID: dist.all_reduce %{{.*}} on @mesh axes = ["model"] : tensor<4x128x256xf32>
 // HYBRID: dist.all_reduce {{.*}} on @mesh axes = ["data"]
@@ -58,7 +63,8 @@
 // THREED-LABEL: func.func @train_step
 // THREED-SAME: tensor<2x128x256xf32> {dist.sharding = #dist.sharding<@mesh, {{\[\[}}hosts, data], [], []]>, train.name = "x"
 // THREED-COUNT-2: dist.all_reduce %{{.*}} on @mesh axes = ["model"] : tensor<2x128x256xf32>
-// THREED: %[[S:.*]]:6 = dist.reduce_scatter {{.*}} on @mesh axes = ["data"]
+// THREED: dist.all_reduce %{{.*}} on @mesh axes = ["model"] reduction = <max> : tensor<2x128x1xf32>
+// THREED: %[[S:.*]]:2 = dist.reduce_scatter {{.*}} on @mesh axes = ["data"]
 // THREED: dist.all_reduce {{.*}}%[[S]]#0{{.*}} on @mesh axes = ["hosts"]
 // THREED: dist.all_gather {{.*}} on @mesh axes = ["data"]
 // THREED-NOT: axes = ["hosts", "data"]

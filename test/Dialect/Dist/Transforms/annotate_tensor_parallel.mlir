@@ -1,9 +1,11 @@
 // Megatron on examples/transformer_block.mlir: q, k, v and fc1 are
 // column-parallel (output rows split, with their biases), attn.out and fc2
-// row-parallel (input columns split); the head feeds cross_entropy, which
-// needs the class dim whole, so it stays replicated with a remark.
+// row-parallel (input columns split); the head is column-parallel over the
+// classes and its cross-entropy is rewritten into reductions over them
+// (Megatron's vocabulary-parallel cross-entropy): the labels record the
+// number of classes.
 // RUN: dist-opt %examples/transformer_block.mlir --dist-annotate-tensor-parallel=size=2 2>&1 | FileCheck %s --check-prefix=ANNOTATE
-// ANNOTATE: remark: tensor parallelism leaves parameter 'head.weight' replicated: the split of its output dim 0 stops: 'train.cross_entropy' at {{.*}} needs the split dim whole
+// ANNOTATE-NOT: remark
 // ANNOTATE: dist.mesh @mesh {axes = ["model"], shape = array<i64: 2>}
 // ANNOTATE-LABEL: func.func @train_step
 // ANNOTATE-SAME: {dist.sharding = #dist.sharding<@mesh, {{\[\[}}model], []]>, train.name = "attn.q.weight"
@@ -11,33 +13,46 @@
 // ANNOTATE-SAME: {dist.sharding = #dist.sharding<@mesh, {{\[\[}}model], []]>, train.name = "attn.k.weight"
 // ANNOTATE-SAME: {dist.sharding = #dist.sharding<@mesh, {{\[\[}}model], []]>, train.name = "attn.v.weight"
 // ANNOTATE-SAME: {dist.sharding = #dist.sharding<@mesh, {{\[\[}}], [model]]>, train.name = "attn.out.weight"
-// ANNOTATE-SAME: {train.name = "attn.out.bias"
+// ANNOTATE-SAME: {dist.sharding = #dist.sharding<@mesh, {{\[\[}}]]>, train.name = "attn.out.bias"
 // ANNOTATE-SAME: {dist.sharding = #dist.sharding<@mesh, {{\[\[}}model], []]>, train.name = "mlp.fc1.weight"
 // ANNOTATE-SAME: {dist.sharding = #dist.sharding<@mesh, {{\[\[}}model]]>, train.name = "mlp.fc1.bias"
 // ANNOTATE-SAME: {dist.sharding = #dist.sharding<@mesh, {{\[\[}}], [model]]>, train.name = "mlp.fc2.weight"
-// ANNOTATE-SAME: {train.name = "mlp.fc2.bias"
-// ANNOTATE-SAME: {train.name = "head.weight"
+// ANNOTATE-SAME: {dist.sharding = #dist.sharding<@mesh, {{\[\[}}]]>, train.name = "mlp.fc2.bias"
+// ANNOTATE-SAME: {dist.sharding = #dist.sharding<@mesh, {{\[\[}}model], []]>, train.name = "head.weight"
+// ANNOTATE-SAME: {dist.sharding = #dist.sharding<@mesh, {{\[\[}}model]]>, train.name = "head.bias"
+// ANNOTATE-SAME: tensor<8x128xi32> {train.classes = 16 : i64, train.name = "labels"
 // The updated parameters are returned sharded like their arguments.
 // ANNOTATE-SAME: -> (
 // ANNOTATE-SAME: {dist.sharding = #dist.sharding<@mesh, {{\[\[}}model], []]>, train.name = "attn.q.weight"
 
 // The whole pipeline: exactly one all-reduce per block (attention, MLP) in
 // the forward pass and one per block in the backward pass, over `model`, on
-// the [b, s, h] activations; nothing else communicates.
+// the [b, s, h] activations; the logits stay split over the classes: the
+// per-token maximum, then the sums of exponentials and of the target
+// logits (one bucket) are all-reduced, and the head's input gradient once.
 // RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel=size=2 2>/dev/null | FileCheck %s --check-prefix=TP
 // TP-LABEL: func.func @train_step
-// TP-COUNT-4: dist.all_reduce %{{.*}} on @mesh axes = ["model"] : tensor<8x128x256xf32>
+// TP-COUNT-2: dist.all_reduce %{{.*}} on @mesh axes = ["model"] : tensor<8x128x256xf32>
+// TP: %[[LOGITS:.*]] = train.add %{{.*}}, %{{.*}} : (tensor<8x128x8xf32>, tensor<8xf32>) -> tensor<8x128x8xf32>
+// TP-NEXT: %[[LMAX:.*]] = train.reduce %[[LOGITS]] {dims = array<i64: 2>, keepdims, kind = #train.reduce_kind<max>}
+// TP-NEXT: dist.all_reduce %[[LMAX]] on @mesh axes = ["model"] reduction = <max> : tensor<8x128x1xf32>
+// TP: train.iota  {dim = 0 : i64} : () -> tensor<16xi32>
+// TP-NEXT: dist.local_slice
+// TP: dist.all_reduce %{{.*}}, %{{.*}} on @mesh axes = ["model"] : tensor<8x128x1xf32>, tensor<8x128x1xf32>
+// TP-NOT: tensor<8x128x16xf32>
+// TP-COUNT-3: dist.all_reduce %{{.*}} on @mesh axes = ["model"] : tensor<8x128x256xf32>
 // TP-NOT: dist.
 
-// Traffic per layer: 4 ring all-reduces of b*s*h fp32 values, that is
-// 8*b*s*h*(t-1)/t * 4 bytes: 4194304 for t = 2 and 6291456 for t = 4
-// (b = 8, s = 128, h = 256).
+// Traffic: 4 ring all-reduces of b*s*h fp32 values per layer plus the
+// head's input gradient, and 3 of b*s values for the loss, that is
+// 2*(t-1)/t * (5*b*s*h + 3*b*s) * 4 bytes: 5255168 for t = 2 and 7882752
+// for t = 4 (b = 8, s = 128, h = 256).
 // RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel=size=2 --dist-cost-report=format=json -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=COST2
 // RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel=size=4 --dist-cost-report=format=json -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=COST4
-// COST2: "collective_count": 4,
-// COST2: "comm_bytes_per_rank": 4194304,
-// COST4: "collective_count": 4,
-// COST4: "comm_bytes_per_rank": 6291456,
+// COST2: "collective_count": 7,
+// COST2: "comm_bytes_per_rank": 5255168,
+// COST4: "collective_count": 7,
+// COST4: "comm_bytes_per_rank": 7882752,
 
 // The MLP example: fc1 column-parallel, fc2 row-parallel; one all-reduce of
 // the logits in forward; the backward pass needs none (no input gradient).
@@ -55,9 +70,9 @@
 // RUN: not test -e %t.nodiv.mlir
 // NODIV: remark: tensor parallelism leaves parameter 'fc1.weight' replicated: its output dim 0 of size 128 does not divide over 3 devices
 // NODIV: mlp.mlir:7:1: error: tensor parallelism finds nothing to split over 3 devices in training step 'train_step'
-// RUN: not dist-opt %distopt_src_root/test/Integration/Inputs/linear_step.mlir --dist-tensor-parallel=size=4 2>&1 | FileCheck %s --check-prefix=NOPAIR
-// NOPAIR: remark: tensor parallelism leaves parameter 'fc.weight' replicated
-// NOPAIR: error: tensor parallelism finds nothing to split over 4 devices in training step 'train_step'
+// RUN: not dist-opt %distopt_src_root/test/Integration/Inputs/linear_step.mlir --dist-tensor-parallel=size=3 2>&1 | FileCheck %s --check-prefix=NOPAIR
+// NOPAIR: remark: tensor parallelism leaves parameter 'fc.weight' replicated: its output dim 0 of size 4 does not divide over 3 devices
+// NOPAIR: error: tensor parallelism finds nothing to split over 3 devices in training step 'train_step'
 
 // Bad options are errors.
 // RUN: not dist-opt %examples/mlp.mlir --dist-annotate-tensor-parallel=size=0 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADSIZE
@@ -72,8 +87,10 @@
 // (the residual keeps its split) and reduce-scatters the input gradients of
 // the column-parallel layers (q, k and v summed first), so each layer norm's
 // backward runs on the split tokens too: 2 all-gathers + 2 reduce-scatters
-// each way. No activation all-reduce remains: only the bucket of the loss
-// and the replicated parameters' gradients (partial over the split tokens).
+// each way; the vocabulary-parallel head reads the gathered tokens and its
+// input gradient is reduce-scattered. No activation all-reduce remains:
+// only the per-token values of the cross-entropy and the layer norms'
+// parameter gradients (partial over the split tokens).
 // RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=2 sequence-parallel=true" 2>/dev/null | FileCheck %s --check-prefix=SP
 // SP-LABEL: func.func @train_step
 // SP-NOT: dist.all_gather
@@ -84,13 +101,20 @@
 // SP: %[[LN2:.*]], %[[MEAN2:.*]], %[[RSTD2:.*]] = train.layer_norm %{{.*}} : (tensor<4x128x256xf32>,
 // SP-NEXT: dist.all_gather %[[LN2]] on @mesh axes = ["model"] gather_dim = 0 : tensor<4x128x256xf32> -> tensor<8x128x256xf32>
 // SP: dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dims = [0] : tensor<8x128x256xf32> -> tensor<4x128x256xf32>
-// SP: dist.all_gather %{{.*}} on @mesh axes = ["model"] gather_dim = 0 : tensor<4x128x256xf32> -> tensor<8x128x256xf32>
+// SP-NEXT: train.add
+// SP-NEXT: train.add
+// SP-NEXT: %[[OUT:.*]] = dist.all_gather %{{.*}} on @mesh axes = ["model"] gather_dim = 0 : tensor<4x128x256xf32> -> tensor<8x128x256xf32>
+// SP-NEXT: train.matmul %[[OUT]]
+// SP: dist.all_reduce %{{.*}} on @mesh axes = ["model"] reduction = <max> : tensor<8x128x1xf32>
+// SP: dist.all_reduce %{{.*}}, %{{.*}} on @mesh axes = ["model"] : tensor<8x128x1xf32>, tensor<8x128x1xf32>
+// SP: %[[DOUT:.*]] = dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dims = [0] : tensor<8x128x256xf32> -> tensor<4x128x256xf32>
+// SP-NEXT: dist.all_gather %[[DOUT]] on @mesh axes = ["model"] gather_dim = 0 : tensor<4x128x256xf32> -> tensor<8x128x256xf32>
 // SP: %[[DLN2:.*]] = dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dims = [0] : tensor<8x128x256xf32> -> tensor<4x128x256xf32>
 // SP-NEXT: train.layer_norm_backward %[[DLN2]], %{{.*}}, %[[MEAN2]], %[[RSTD2]], %{{.*}} : (tensor<4x128x256xf32>, tensor<4x128x256xf32>, tensor<4x128xf32>, tensor<4x128xf32>,
 // SP: dist.all_gather %{{.*}} on @mesh axes = ["model"] gather_dim = 0 : tensor<4x128x256xf32> -> tensor<8x128x256xf32>
 // SP: %[[DLN1:.*]] = dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dims = [0] : tensor<8x128x256xf32> -> tensor<4x128x256xf32>
 // SP-NEXT: train.layer_norm_backward %[[DLN1]], %{{.*}}, %[[MEAN1]], %[[RSTD1]], %{{.*}} : (tensor<4x128x256xf32>,
-// SP-NEXT: dist.all_reduce {{.*}} on @mesh axes = ["model"] : tensor<f32>, tensor<16x256xf32>, tensor<16xf32>, tensor<256xf32>, tensor<256xf32>, tensor<256xf32>, tensor<256xf32>
+// SP-NEXT: dist.all_reduce {{.*}} on @mesh axes = ["model"] : tensor<256xf32>, tensor<256xf32>, tensor<256xf32>, tensor<256xf32>
 // SP-NOT: dist.all_gather
 // SP-NOT: dist.reduce_scatter
 // SP-NOT: dist.all_reduce
@@ -113,12 +137,17 @@
 
 // Regression (difftest seed 1001): sequence parallelism on a step whose q,
 // k and v input gradients are summed crashed while following the sums.
+// The embedding table is tied to the LM head: one vocabulary split serves
+// the lookup and the head (no all-gather of the table or of the logits),
+// the cross-entropy reduces over the split classes, and the embedding's
+// backward scatters the gathered gradient into the local rows.
 // RUN: dist-opt %distopt_src_root/test/Fuzz/regressions/sp-gradient-sum-iteration.mlir --dist-tensor-parallel="size=2 sequence-parallel=true" 2>/dev/null | FileCheck %s --check-prefix=SPSUM
-// SPSUM: train.cross_entropy
-// SPSUM: %[[SUM:.*]] = dist.reduce_scatter %{{.*}} on @mesh axes = ["model"] scatter_dims = [0] : tensor<8x8x24xf32> -> tensor<4x8x24xf32>
-// SPSUM-NEXT: %[[G:.*]] = dist.all_gather %[[SUM]] on @mesh axes = ["model"] gather_dim = 0 : tensor<4x8x24xf32> -> tensor<8x8x24xf32>
-// SPSUM-NEXT: train.constant
-// SPSUM-NEXT: train.scatter_add %{{.*}}, %{{.*}}, %[[G]] : (tensor<8x24xf32>, tensor<8x8xi64>, tensor<8x8x24xf32>) -> tensor<8x24xf32>
+// SPSUM-NOT: dist.all_gather %arg0
+// SPSUM: dist.all_reduce %{{.*}} on @mesh axes = ["model"] reduction = <max> : tensor<8x8x1xf32>
+// SPSUM-NOT: dist.all_gather %arg0
+// SPSUM: dist.all_gather %{{.*}} on @mesh axes = ["model"] gather_dim = 0 : tensor<4x8x24xf32> -> tensor<8x8x24xf32>
+// SPSUM: train.scatter_add %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<4x24xf32>, tensor<8x8xi64>, tensor<8x8x24xf32>, index) -> tensor<4x24xf32>
+// SPSUM-NOT: tensor<8x8x8xf32>
 
 // A GPT-like model (bench/gen_gpt.py, 2 layers): the token embedding is
 // vocabulary-parallel (rows split; the lookup's partial result all-reduced

@@ -25,7 +25,10 @@ def Train_Dialect : Dialect {
     they replace. `train-verify` checks this structure. Once lowering has
     removed these attributes, the module attribute `train.step` (written by
     `dist-record-step`, `dist-to-runtime` and `dist-lower-cpu`) records the
-    step's interface for runners such as `dist-run`.
+    step's interface for runners such as `dist-run`. A `label` argument may
+    also carry `train.classes`, the number of classes its values index (set
+    where the cross-entropy reading it is rewritten into reductions, so
+    runners still range-check the labels).
 
     All ops work on ranked, statically shaped tensors of floats (f16, bf16,
     f32, f64), signless integers or i1. Every op infers its result type from
@@ -49,6 +52,7 @@ def Train_Dialect : Dialect {
     /// Attribute names on function arguments and results.
     static constexpr ::llvm::StringLiteral kRoleAttrName = "train.role";
     static constexpr ::llvm::StringLiteral kNameAttrName = "train.name";
+    static constexpr ::llvm::StringLiteral kClassesAttrName = "train.classes";
     /// Discardable attributes the test passes write on ops.
     static constexpr ::llvm::StringLiteral kShardingRuleAttrName =
         "train.sharding_rule";

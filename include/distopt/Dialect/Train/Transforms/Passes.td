@@ -34,6 +34,37 @@ def TrainVerifyPass : Pass<"train-verify", "ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Rewrites
+//===----------------------------------------------------------------------===//
+
+def TrainDecomposeCrossEntropyPass
+    : Pass<"train-decompose-cross-entropy", "ModuleOp"> {
+  let summary = "Rewrite cross-entropy and its gradient into reductions";
+  let description = [{
+    Rewrites each `train.cross_entropy` and `train.cross_entropy_backward`
+    (those reading the same logits and labels share one decomposition) into
+    the ops they are made of:
+
+    ```
+    m = reduce max (logits, classes, keepdims)
+    e = exp(logits - m),  s = reduce sum (e, classes, keepdims)
+    t = reduce sum (select(iota(classes) == labels, logits - m, 0), classes)
+    loss = reduce mean (log(s) - t)
+    grad = grad_loss / count * select(iota == labels, e / s - 1, e / s)
+    ```
+
+    Every op of it has a sharding rule that lets the class dim be split:
+    the maximum then becomes an all-reduce max and the sums partial sums,
+    so a step whose logits are split over the vocabulary all-reduces only
+    per-token values (Megatron-LM's vocabulary-parallel cross-entropy).
+    Tensor parallelism applies it to the losses an LM head's split reaches;
+    this pass exposes it on its own. Narrow logits are converted to the
+    loss's type first. A label argument gets `train.classes`.
+  }];
+  let dependentDialects = ["::mlir::train::TrainDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // Reporting
 //===----------------------------------------------------------------------===//
 
