@@ -35,22 +35,9 @@ phase() {
 }
 
 # --- system packages (scripts/setup.sh's, plus clang and its runtimes) ------
-packages=(cmake ninja-build ccache python3 python3-numpy libgtest-dev
-          llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
-          libmpich-dev mpich libzip-dev libxtensor-dev pkg-config
-          libopenblas-dev clang-22 libclang-rt-22-dev)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
-    || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  phase "installing: ${missing[*]}"
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
-fi
+phase "system packages"
+source "$root/scripts/packages.sh"
+install_packages "${distopt_packages[@]}" clang-22 libclang-rt-22-dev
 
 # --- configure and build ----------------------------------------------------
 # -O1 with line tables: readable reports, a fast enough build on 2 cores.

@@ -27,22 +27,8 @@ case "$job" in
 esac
 
 # --- system packages --------------------------------------------------------
-packages=(cmake ninja-build ccache g++ python3 libgtest-dev
-          llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
-          libmpich-dev mpich python3-numpy libzip-dev libxtensor-dev
-          pkg-config libopenblas-dev python3-torch)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
-    || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "== installing: ${missing[*]}"
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
-fi
+source "$root/scripts/packages.sh"
+install_packages "${distopt_packages[@]}" g++ python3-torch
 
 # --- configure and build ----------------------------------------------------
 # Paths below the repository hash relative, so clones elsewhere (CI) hit the

@@ -2,6 +2,8 @@
 
 #include "Strategies.h"
 
+#include "distopt/Interfaces/ShardingRuleOpInterface.h"
+
 #include "mlir/IR/Builders.h"
 
 using namespace mlir;
@@ -168,6 +170,37 @@ LogicalResult mlir::dist::annotateDataParallel(ModuleOp module, MeshOp mesh,
 
 /// Inserts `dist.annotate` of `use`'s value with `sharding` before its
 /// owner and makes the owner use it.
+/// True when `use` is an elementwise op on the value alone (other operands
+/// scalars, e.g. an L2 term's `2 * coef * w` or a zero gradient `w * 0`):
+/// each dim of the value passes to the same dim of a result of its type, so
+/// the op can run on a shard of it.
+static bool isShardwise(OpOperand &use) {
+  Operation *user = use.getOwner();
+  auto ruleOp = dyn_cast<ShardingRuleOpInterface>(user);
+  if (!ruleOp || user->getNumResults() != 1 ||
+      user->getResult(0).getType() != use.get().getType())
+    return false;
+  for (OpOperand &other : user->getOpOperands())
+    if (&other != &use) {
+      auto type = dyn_cast<RankedTensorType>(other.get().getType());
+      if (!type || type.getRank() != 0)
+        return false;
+    }
+  ShardingRule rule = ruleOp.getShardingRule();
+  const TensorMapping &operand = rule.getOperandMappings()[use.getOperandNumber()];
+  const TensorMapping &result = rule.getResultMappings()[0];
+  if (operand.size() != result.size())
+    return false;
+  for (auto [in, out] : llvm::zip(operand, result)) {
+    if (in != out)
+      return false;
+    for (int64_t factor : in)
+      if (rule.getFactorKinds()[factor] != FactorKind::Pass)
+        return false;
+  }
+  return true;
+}
+
 static void annotateUse(OpOperand &use, ShardingAttr sharding) {
   OpBuilder builder(use.getOwner());
   auto annotate = AnnotateOp::create(builder, use.getOwner()->getLoc(),
@@ -255,8 +288,11 @@ static void shardParameter(func::FuncOp func, MeshOp mesh, int64_t stage,
   }
   shardings.setState(param, sharded);
   SmallVector<OpOperand *> otherUses;
+  // Gathered before each use, except by elementwise ops on the parameter
+  // alone, which run on its shard.
   for (OpOperand &use : arg.getUses())
-    if (use.getOwner() != update && !isa<AnnotateOp>(use.getOwner()))
+    if (use.getOwner() != update && !isa<AnnotateOp>(use.getOwner()) &&
+        !isShardwise(use))
       otherUses.push_back(&use);
   for (OpOperand *use : otherUses)
     annotateUse(*use, whole);

@@ -119,6 +119,12 @@
 // SP-NOT: dist.reduce_scatter
 // SP-NOT: dist.all_reduce
 
+// The bytes: tensor parallelism's (COST2 above) plus the all-reduce of the
+// four layer-norm parameter gradients, 2 * (T-1)/T * 4 * 256 * 4 = 4096.
+// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=2 sequence-parallel=true" --dist-cost-report=format=json -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=SPCOST
+// SPCOST: "collective_count": 13,
+// SPCOST: "comm_bytes_per_rank": 5259264,
+
 // The same on a GPT-like stack: the vocabulary-parallel embedding's partial
 // lookup is reduce-scattered (not all-reduced) and the gradient reaching
 // its backward all-gathered, so the token ids stay whole.

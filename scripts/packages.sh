@@ -1,0 +1,23 @@
+# Sourced by scripts/setup.sh and scripts/sanitize.sh: the Debian packages
+# the build needs, and an installer for those that are missing.
+
+# LLVM/MLIR 22, the build tools, GoogleTest, MPICH (distrt's backend),
+# libzip (dist-run's .npz files), OpenBLAS (the CPU kernels), NumPy (tests).
+distopt_packages=(cmake ninja-build ccache python3 python3-numpy libgtest-dev
+                  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+                  libmpich-dev mpich libzip-dev pkg-config libopenblas-dev)
+
+# install_packages NAME...: apt-get installs the ones not installed yet.
+install_packages() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+      || missing+=("$p")
+  done
+  [ ${#missing[@]} -gt 0 ] || return 0
+  echo "== installing: ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+}
