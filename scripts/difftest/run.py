@@ -556,10 +556,10 @@ def select_strategies(patterns):
     if not patterns:
         return list(STRATEGIES)
     pats = [p.strip() for p in patterns.split(",") if p.strip()]
-    chosen = [s for s in STRATEGIES if any(fnmatch.fnmatchcase(s[0], p) for p in pats)]
-    if not chosen:
-        sys.exit(f"difftest: no strategy matches {patterns!r} (see --list-strategies)")
-    return chosen
+    for p in pats:
+        if not any(fnmatch.fnmatchcase(s[0], p) for s in STRATEGIES):
+            sys.exit(f"difftest: no strategy matches {p!r} (see --list-strategies)")
+    return [s for s in STRATEGIES if any(fnmatch.fnmatchcase(s[0], p) for p in pats)]
 
 
 def main(argv):

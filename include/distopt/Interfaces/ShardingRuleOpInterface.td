@@ -65,6 +65,19 @@ def ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
         llvm_unreachable("an op with positional factors must implement "
                          "setShardOffsets");
       }]>,
+    InterfaceMethod<
+      /*desc=*/[{
+        Called by partitioning once the op's operands and results have
+        their local types: an op whose attributes spell the global size of
+        a dim its rule passes (a slice's untouched dims, whose limit is the
+        dim's size) rewrites them for the local sizes. The default changes
+        nothing.
+      }],
+      /*retTy=*/"void",
+      /*methodName=*/"adaptToLocalShapes",
+      /*args=*/(ins),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/[{ return; }]>,
   ];
 }
 

@@ -189,12 +189,13 @@ LogicalResult TensorParallelPlanner::followSplit(
         continue; // The backward pass follows the forward pass's shardings.
       // Logits split over their classes only (an LM head's vocabulary):
       // the loss is rewritten into reductions over the split classes.
+      ArrayRef<AxisIndices> dims = split.dims;
+      bool classesOnly =
+          !dims.empty() && !dims.back().empty() &&
+          llvm::all_of(dims.drop_back(),
+                       [](const AxisIndices &axes) { return axes.empty(); });
       if (auto loss = dyn_cast<train::CrossEntropyOp>(user);
-          loss && use.getOperandNumber() == 0 &&
-          llvm::all_of(llvm::enumerate(split.dims), [&](auto dim) {
-            return dim.value().empty() ==
-                   (int64_t(dim.index()) + 1 != int64_t(split.dims.size()));
-          })) {
+          loss && use.getOperandNumber() == 0 && classesOnly) {
         if (!llvm::is_contained(losses, loss))
           losses.push_back(loss);
         continue;
@@ -627,14 +628,14 @@ static LogicalResult annotateTensorParallel(ModuleOp module, MeshOp mesh,
                                             int64_t modelAxis,
                                             bool sequenceParallel) {
   int64_t size = mesh.getShape()[modelAxis];
-  if (size == 1)
-    return success(); // One device per model group: nothing to split.
   WalkResult result = module.walk([&](func::FuncOp func) {
     if (!train::TrainingStep::isTrainingStep(func) || func.isExternal())
       return WalkResult::advance();
+    // One device per model group: nothing to split (every parameter whole).
     TensorParallelPlan plan =
-        TensorParallelPlanner(func, mesh, modelAxis).run();
-    if (plan.params.empty()) {
+        size == 1 ? TensorParallelPlan()
+                  : TensorParallelPlanner(func, mesh, modelAxis).run();
+    if (plan.params.empty() && size > 1) {
       mlir::emitError(func.getLoc())
           << "tensor parallelism finds nothing to split over " << size
           << " devices in training step '" << func.getSymName()

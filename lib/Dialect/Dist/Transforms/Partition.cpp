@@ -344,6 +344,8 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     current[result] = produced[i];
   }
   op->removeAttr(DistDialect::kResultShardingsAttrName);
+  if (ruleIt != rules.end())
+    cast<ShardingRuleOpInterface>(op).adaptToLocalShapes();
   if (failed(mlir::verify(op)))
     return op->emitOpError("cannot run on local shapes after partitioning");
 

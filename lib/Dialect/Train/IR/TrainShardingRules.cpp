@@ -481,6 +481,17 @@ static ShardingRule getPointwiseIfSizesMatchRule(Operation *op) {
 ShardingRule SliceOp::getShardingRule() {
   return getPointwiseIfSizesMatchRule(*this);
 }
+
+void SliceOp::adaptToLocalShapes() {
+  // A dim the slice takes whole passes; on a shard its limit is the
+  // shard's size (a sliced dim needs replication, so it stays whole).
+  ArrayRef<int64_t> shape = shapeOf(getOperand());
+  SmallVector<int64_t> limit(getLimit());
+  for (auto [d, size] : llvm::enumerate(shape))
+    if (getStart()[d] == 0 && limit[d] > size)
+      limit[d] = size;
+  setLimit(limit);
+}
 ShardingRule ConcatOp::getShardingRule() {
   return getPointwiseIfSizesMatchRule(*this);
 }

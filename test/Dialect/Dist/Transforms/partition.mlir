@@ -320,3 +320,17 @@ func.func @dead_resharding(%x: tensor<8x16xf32> {dist.sharding = #dist.sharding<
   %dead = train.relu %whole : (tensor<8x16xf32>) -> tensor<8x16xf32>
   return %x : tensor<8x16xf32>
 }
+
+// -----
+
+// A slice of the feature dim (a rotation's first half) with the batch dim
+// split: the batch passes, and on a shard the slice's limit along it is
+// the shard's size (it once kept the global 6 and failed to verify).
+// CHECK-LABEL: func.func @slice_split_batch
+// CHECK: train.slice %{{.*}} {limit = array<i64: 3, 4>, start = array<i64: 0, 1>} : (tensor<3x4xf32>) -> tensor<3x3xf32>
+dist.mesh @mesh {axes = ["data"], shape = array<i64: 2>}
+func.func @slice_split_batch(%x: tensor<6x4xf32> {dist.sharding = #dist.sharding<@mesh, [[data], []]>})
+    -> (tensor<6x3xf32> {dist.sharding = #dist.sharding<@mesh, [[data], []]>}) {
+  %s = train.slice %x {start = array<i64: 0, 1>, limit = array<i64: 6, 4>, dist.shardings = [#dist.sharding<@mesh, [[data], []]>]} : (tensor<6x4xf32>) -> tensor<6x3xf32>
+  return %s : tensor<6x3xf32>
+}

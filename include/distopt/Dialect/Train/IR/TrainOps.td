@@ -585,13 +585,15 @@ def Train_BroadcastOp : Train_Op<"broadcast"> {
   let hasVerifier = 1;
 }
 
-def Train_SliceOp : Train_Op<"slice", [InferTypeOpAdaptor]> {
+def Train_SliceOp : Train_Op<"slice", [InferTypeOpAdaptor],
+                             ["adaptToLocalShapes"]> {
   let summary = "static strided slice";
   let description = [{
     Takes elements `start[d], start[d] + stride[d], ...` below `limit[d]` of
     every dim (`strides` default to 1). Requires `0 <= start <= limit <=
-    size` and positive strides. Sharding rule: untouched dims pass; sliced
-    dims need replication.
+    size` and positive strides. Sharding rule: untouched dims pass (on a
+    shard, their limit becomes the shard's size); sliced dims need
+    replication.
   }];
   let arguments = (ins Train_Tensor:$operand, DenseI64ArrayAttr:$start,
                        DenseI64ArrayAttr:$limit,
