@@ -78,6 +78,29 @@ def ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
       /*args=*/(ins),
       /*methodBody=*/"",
       /*defaultImplementation=*/[{ return; }]>,
+    InterfaceMethod<
+      /*desc=*/[{
+        True when the op, whose rule needs dim `dim` of operand `operand`
+        whole, can be rewritten (`decompose`) into ops whose rules let that
+        dim be split: a cross-entropy over split classes becomes reductions
+        over them. The default is false.
+      }],
+      /*retTy=*/"bool",
+      /*methodName=*/"isDecomposableOver",
+      /*args=*/(ins "unsigned":$operand, "int64_t":$dim),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/[{ return false; }]>,
+    InterfaceMethod<
+      /*desc=*/[{
+        Rewrites the op (and the ops that share its decomposition, such as
+        its gradient) into the ops it is made of; `isDecomposableOver` says
+        when that lets a dim be split. The default changes nothing.
+      }],
+      /*retTy=*/"void",
+      /*methodName=*/"decompose",
+      /*args=*/(ins),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/[{ return; }]>,
   ];
 }
 

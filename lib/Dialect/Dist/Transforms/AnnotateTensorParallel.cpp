@@ -12,7 +12,6 @@
 #include "Strategies.h"
 
 #include "distopt/Dialect/Dist/Transforms/Passes.h"
-#include "distopt/Dialect/Train/Transforms/DecomposeCrossEntropy.h"
 #include "distopt/Interfaces/ShardingRuleOpInterface.h"
 
 #include "mlir/IR/Builders.h"
@@ -52,9 +51,9 @@ struct TensorParallelPlan {
   /// Ops that reduce alone over a split dim of a parameter (the lookups of a
   /// vocabulary-parallel embedding), with that parameter's operand number.
   SmallVector<std::pair<Operation *, unsigned>> lookups;
-  /// Cross-entropy losses whose logits stay split over their classes (an
-  /// LM head's vocabulary): rewritten into reductions over the split.
-  SmallVector<train::CrossEntropyOp> losses;
+  /// Ops that need the split dim whole but decompose into ops that do not
+  /// (the cross-entropy of an LM head split over its vocabulary).
+  SmallVector<Operation *> decomposed;
   /// The forward pass: the ops the loss depends on.
   llvm::DenseSet<Operation *> forward;
 };
@@ -76,7 +75,7 @@ private:
   LogicalResult followSplit(Value result, TensorSharding sharding,
                             llvm::DenseSet<Value> &reached,
                             SmallVector<std::pair<Operation *, WeightUse>> &rows,
-                            SmallVector<train::CrossEntropyOp> &losses,
+                            SmallVector<Operation *> &decomposed,
                             llvm::MapVector<unsigned, TensorSharding> &params,
                             std::string &reason);
 
@@ -164,7 +163,7 @@ static int64_t countSplitAxes(const TensorSharding &sharding) {
 LogicalResult TensorParallelPlanner::followSplit(
     Value result, TensorSharding sharding, llvm::DenseSet<Value> &reached,
     SmallVector<std::pair<Operation *, WeightUse>> &rows,
-    SmallVector<train::CrossEntropyOp> &losses,
+    SmallVector<Operation *> &decomposed,
     llvm::MapVector<unsigned, TensorSharding> &params, std::string &reason) {
   SmallVector<std::pair<Value, TensorSharding>> worklist;
   worklist.push_back({result, std::move(sharding)});
@@ -187,22 +186,22 @@ LogicalResult TensorParallelPlanner::followSplit(
       Operation *user = use.getOwner();
       if (!forward.contains(user))
         continue; // The backward pass follows the forward pass's shardings.
-      // Logits split over their classes only (an LM head's vocabulary):
-      // the loss is rewritten into reductions over the split classes.
-      ArrayRef<AxisIndices> dims = split.dims;
-      bool classesOnly =
-          !dims.empty() && !dims.back().empty() &&
-          llvm::all_of(dims.drop_back(),
-                       [](const AxisIndices &axes) { return axes.empty(); });
-      if (auto loss = dyn_cast<train::CrossEntropyOp>(user);
-          loss && use.getOperandNumber() == 0 && classesOnly) {
-        if (!llvm::is_contained(losses, loss))
-          losses.push_back(loss);
-        continue;
-      }
       auto ruleOp = dyn_cast<ShardingRuleOpInterface>(user);
       if (!ruleOp)
         return fail(user, "has no sharding rule");
+      // An op that needs the split dim whole but decomposes into ops that
+      // do not (a cross-entropy over split classes: Megatron's
+      // vocabulary-parallel cross-entropy) ends the split like a row.
+      std::optional<int64_t> splitDim;
+      for (auto [d, dimAxes] : llvm::enumerate(split.dims))
+        if (!dimAxes.empty())
+          splitDim = splitDim ? -1 : int64_t(d);
+      if (splitDim && *splitDim >= 0 &&
+          ruleOp.isDecomposableOver(use.getOperandNumber(), *splitDim)) {
+        if (!llvm::is_contained(decomposed, user))
+          decomposed.push_back(user);
+        continue;
+      }
       ShardingRule rule = ruleOp.getShardingRule();
       SmallVector<std::optional<AxisIndices>> axes = getFactorAxesOf(
           rule, rule.getOperandMappings()[use.getOperandNumber()], split,
@@ -255,7 +254,7 @@ LogicalResult TensorParallelPlanner::followSplit(
       }
     }
   }
-  if (rows.empty() && losses.empty())
+  if (rows.empty() && decomposed.empty())
     return failure(); // Reason set by the caller.
   return success();
 }
@@ -344,12 +343,12 @@ TensorParallelPlan TensorParallelPlanner::run() {
       factors[weight->outFactor] = {modelAxis};
       llvm::DenseSet<Value> reached;
       SmallVector<std::pair<Operation *, WeightUse>> rows;
-      SmallVector<train::CrossEntropyOp> losses;
+      SmallVector<Operation *> decomposed;
       llvm::MapVector<unsigned, TensorSharding> reachedParams;
       std::string reason = "its split output never meets a contraction with "
                            "another weight or a cross-entropy";
       if (failed(followSplit(op.getResult(0), projectResult(rule, factors, 0),
-                             reached, rows, losses, reachedParams, reason))) {
+                             reached, rows, decomposed, reachedParams, reason))) {
         if (tied)
           op.emitRemark("tensor parallelism gathers the output of the split "
                         "parameter '")
@@ -362,9 +361,9 @@ TensorParallelPlan TensorParallelPlanner::run() {
               << weight->outDim << " stops: " << reason;
         continue;
       }
-      for (train::CrossEntropyOp loss : losses)
-        if (!llvm::is_contained(plan.losses, loss))
-          plan.losses.push_back(loss);
+      for (Operation *op : decomposed)
+        if (!llvm::is_contained(plan.decomposed, op))
+          plan.decomposed.push_back(op);
       auto splitDim = [&](unsigned index, int64_t dim) {
         TensorSharding sharding = TensorSharding::replicated(
             cast<RankedTensorType>(step.arguments[index].type).getRank());
@@ -661,8 +660,21 @@ static LogicalResult annotateTensorParallel(ModuleOp module, MeshOp mesh,
       SequenceParallelizer(mesh, modelAxis, plan).run();
     // Megatron's vocabulary-parallel cross-entropy: the logits stay split;
     // the per-token maximum and sums are all-reduced.
-    for (train::CrossEntropyOp loss : plan.losses)
-      train::decomposeCrossEntropy(loss.getLogits(), loss.getLabels());
+    // One at a time, in program order: a decomposition may also rewrite
+    // (erase) other recorded ops, such as a second loss of the same logits.
+    llvm::SmallPtrSet<Operation *, 4> pending(plan.decomposed.begin(),
+                                              plan.decomposed.end());
+    while (!pending.empty()) {
+      ShardingRuleOpInterface next;
+      func.walk([&](ShardingRuleOpInterface op) {
+        if (!next && pending.contains(op))
+          next = op;
+      });
+      if (!next)
+        break;
+      pending.erase(next);
+      next.decompose();
+    }
     return WalkResult::advance();
   });
   return failure(result.wasInterrupted());

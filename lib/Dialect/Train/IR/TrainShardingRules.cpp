@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "distopt/Dialect/Train/IR/DecomposeCrossEntropy.h"
 #include "distopt/Dialect/Train/IR/TrainOps.h"
 
 #include <numeric>
@@ -357,6 +358,15 @@ static ShardingRule getCrossEntropyRule(Operation *op, int64_t logitsIndex,
 
 ShardingRule CrossEntropyOp::getShardingRule() {
   return getCrossEntropyRule(*this, 0, FactorKind::Reduction, false);
+}
+
+bool CrossEntropyOp::isDecomposableOver(unsigned operand, int64_t dim) {
+  return operand == 0 &&
+         dim + 1 == cast<RankedTensorType>(getLogits().getType()).getRank();
+}
+
+void CrossEntropyOp::decompose() {
+  decomposeCrossEntropy(getLogits(), getLabels());
 }
 
 ShardingRule CrossEntropyBackwardOp::getShardingRule() {

@@ -500,7 +500,8 @@ def Train_AvgPool2dBackwardOp : Train_PoolBackwardOp<"avg_pool2d_backward",
 // Loss
 //===----------------------------------------------------------------------===//
 
-def Train_CrossEntropyOp : Train_Op<"cross_entropy", [InferTypeOpAdaptor]> {
+def Train_CrossEntropyOp : Train_Op<"cross_entropy", [InferTypeOpAdaptor],
+                                    ["isDecomposableOver", "decompose"]> {
   let summary = "softmax cross-entropy from logits, mean over the batch";
   let description = [{
     `logits` is `[batch..., classes]` with at least one batch dim and
@@ -509,7 +510,9 @@ def Train_CrossEntropyOp : Train_Op<"cross_entropy", [InferTypeOpAdaptor]> {
 
     Sharding rule: the batch dims are reduction factors and mean factors
     (the loss of a shard, scaled by its share of the labels, is a partial
-    sum), the class dim needs replication. Cost: 6 operations
+    sum), the class dim needs replication; the op decomposes into
+    reductions over the classes (with its gradients on the same logits and
+    labels), which lets the class dim be split. Cost: 6 operations
     per logit.
 
     ```mlir

@@ -1,17 +1,10 @@
 //===- DecomposeCrossEntropy.cpp - cross-entropy as reductions ------------===//
 
-#include "distopt/Dialect/Train/Transforms/DecomposeCrossEntropy.h"
+#include "distopt/Dialect/Train/IR/DecomposeCrossEntropy.h"
 #include "distopt/Dialect/Train/IR/TrainOps.h"
-#include "distopt/Dialect/Train/Transforms/Passes.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/BuiltinOps.h"
-
-namespace mlir::train {
-#define GEN_PASS_DEF_TRAINDECOMPOSECROSSENTROPYPASS
-#include "distopt/Dialect/Train/Transforms/Passes.h.inc"
-} // namespace mlir::train
 
 using namespace mlir;
 using namespace mlir::train;
@@ -166,26 +159,9 @@ unsigned mlir::train::decomposeCrossEntropy(Value logits, Value labels) {
 
   // The labels keep their range check in runners.
   if (auto arg = dyn_cast<BlockArgument>(labels))
-    if (auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()))
+    if (auto func =
+            dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp()))
       func.setArgAttr(arg.getArgNumber(), TrainDialect::kClassesAttrName,
                       builder.getI64IntegerAttr(logitsType.getShape().back()));
   return ops.size();
 }
-
-namespace {
-struct TrainDecomposeCrossEntropyPass
-    : public mlir::train::impl::TrainDecomposeCrossEntropyPassBase<
-          TrainDecomposeCrossEntropyPass> {
-  void runOnOperation() override {
-    SmallVector<std::pair<Value, Value>> pairs;
-    getOperation().walk([&](CrossEntropyOp op) {
-      pairs.push_back({op.getLogits(), op.getLabels()});
-    });
-    getOperation().walk([&](CrossEntropyBackwardOp op) {
-      pairs.push_back({op.getLogits(), op.getLabels()});
-    });
-    for (auto [logits, labels] : pairs)
-      decomposeCrossEntropy(logits, labels);
-  }
-};
-} // namespace

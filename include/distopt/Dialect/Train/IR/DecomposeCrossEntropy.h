@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DISTOPT_DIALECT_TRAIN_TRANSFORMS_DECOMPOSECROSSENTROPY_H
-#define DISTOPT_DIALECT_TRAIN_TRANSFORMS_DECOMPOSECROSSENTROPY_H
+#ifndef DISTOPT_DIALECT_TRAIN_IR_DECOMPOSECROSSENTROPY_H
+#define DISTOPT_DIALECT_TRAIN_IR_DECOMPOSECROSSENTROPY_H
 
 #include "mlir/IR/Value.h"
 
@@ -34,4 +34,4 @@ unsigned decomposeCrossEntropy(Value logits, Value labels);
 
 } // namespace mlir::train
 
-#endif // DISTOPT_DIALECT_TRAIN_TRANSFORMS_DECOMPOSECROSSENTROPY_H
+#endif // DISTOPT_DIALECT_TRAIN_IR_DECOMPOSECROSSENTROPY_H

@@ -1,0 +1,33 @@
+//===- DecomposeCrossEntropyPass.cpp - the rewrite as a pass --------------===//
+
+#include "distopt/Dialect/Train/IR/DecomposeCrossEntropy.h"
+#include "distopt/Dialect/Train/IR/TrainOps.h"
+#include "distopt/Dialect/Train/Transforms/Passes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::train {
+#define GEN_PASS_DEF_TRAINDECOMPOSECROSSENTROPYPASS
+#include "distopt/Dialect/Train/Transforms/Passes.h.inc"
+} // namespace mlir::train
+
+using namespace mlir;
+using namespace mlir::train;
+
+namespace {
+struct TrainDecomposeCrossEntropyPass
+    : public mlir::train::impl::TrainDecomposeCrossEntropyPassBase<
+          TrainDecomposeCrossEntropyPass> {
+  void runOnOperation() override {
+    SmallVector<std::pair<Value, Value>> pairs;
+    getOperation().walk([&](CrossEntropyOp op) {
+      pairs.push_back({op.getLogits(), op.getLabels()});
+    });
+    getOperation().walk([&](CrossEntropyBackwardOp op) {
+      pairs.push_back({op.getLogits(), op.getLabels()});
+    });
+    for (auto [logits, labels] : pairs)
+      decomposeCrossEntropy(logits, labels);
+  }
+};
+} // namespace
