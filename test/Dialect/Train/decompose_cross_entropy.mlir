@@ -1,4 +1,4 @@
-// RUN: dist-opt %s -split-input-file --train-decompose-cross-entropy | FileCheck %s
+// RUN: dist-opt %s -split-input-file --train-decompose-cross-entropy -verify-diagnostics | FileCheck %s
 
 // The loss and its gradient share the maximum, the exponentials and their
 // sum; the target logit is picked by comparing a class iota with the
@@ -54,4 +54,21 @@ func.func @bf16_logits(%logits: tensor<4x6xbf16>, %labels: tensor<4xi64>, %g: te
   %loss = train.cross_entropy %logits, %labels : (tensor<4x6xbf16>, tensor<4xi64>) -> tensor<bf16>
   %d = train.cross_entropy_backward %g, %logits, %labels : (tensor<bf16>, tensor<4x6xbf16>, tensor<4xi64>) -> tensor<4x6xbf16>
   return %loss, %d : tensor<bf16>, tensor<4x6xbf16>
+}
+
+// -----
+
+// The loss and its gradient in different blocks share nothing: both stay
+// whole, with a remark.
+// CHECK-LABEL: func.func @other_block
+// CHECK: train.cross_entropy
+// CHECK: train.cross_entropy_backward
+func.func @other_block(%logits: tensor<4x6xf32>, %labels: tensor<4xi32>, %g: tensor<f32>) -> (tensor<f32>, tensor<4x6xf32>) {
+  // expected-remark @+1 {{cross-entropy left whole: the ops of these logits and labels are in different blocks}}
+  %loss = train.cross_entropy %logits, %labels : (tensor<4x6xf32>, tensor<4xi32>) -> tensor<f32>
+  %d = scf.execute_region -> tensor<4x6xf32> {
+    %r = train.cross_entropy_backward %g, %logits, %labels : (tensor<f32>, tensor<4x6xf32>, tensor<4xi32>) -> tensor<4x6xf32>
+    scf.yield %r : tensor<4x6xf32>
+  }
+  return %loss, %d : tensor<f32>, tensor<4x6xf32>
 }

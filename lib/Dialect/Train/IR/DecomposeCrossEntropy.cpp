@@ -112,8 +112,14 @@ unsigned mlir::train::decomposeCrossEntropy(Value logits, Value labels) {
   // Users of one value in one block: the first in the block dominates the
   // others, and the operands dominate it.
   Block *block = ops.front()->getBlock();
-  if (!llvm::all_of(ops, [&](Operation *op) { return op->getBlock() == block; }))
+  if (!llvm::all_of(ops,
+                    [&](Operation *op) { return op->getBlock() == block; })) {
+    auto loss = llvm::find_if(ops, llvm::IsaPred<CrossEntropyOp>);
+    (loss != ops.end() ? *loss : ops.front())
+        ->emitRemark("cross-entropy left whole: the ops of these logits and "
+                     "labels are in different blocks");
     return 0;
+  }
   Operation *first = ops.front();
   for (Operation *op : ops)
     if (op->isBeforeInBlock(first))

@@ -5,6 +5,7 @@
 #include "distopt/Dialect/Train/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::train {
 #define GEN_PASS_DEF_TRAINDECOMPOSECROSSENTROPYPASS
@@ -19,12 +20,12 @@ struct TrainDecomposeCrossEntropyPass
     : public mlir::train::impl::TrainDecomposeCrossEntropyPassBase<
           TrainDecomposeCrossEntropyPass> {
   void runOnOperation() override {
-    SmallVector<std::pair<Value, Value>> pairs;
+    llvm::SetVector<std::pair<Value, Value>> pairs;
     getOperation().walk([&](CrossEntropyOp op) {
-      pairs.push_back({op.getLogits(), op.getLabels()});
+      pairs.insert({op.getLogits(), op.getLabels()});
     });
     getOperation().walk([&](CrossEntropyBackwardOp op) {
-      pairs.push_back({op.getLogits(), op.getLabels()});
+      pairs.insert({op.getLogits(), op.getLabels()});
     });
     for (auto [logits, labels] : pairs)
       decomposeCrossEntropy(logits, labels);

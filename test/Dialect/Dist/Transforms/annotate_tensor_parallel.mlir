@@ -141,6 +141,12 @@
 // GPTSP: train.scatter_add %{{.*}}, %{{.*}}, %[[D]]
 // GPTSP-NOT: dist.all_reduce %{{[^,]*}} on @mesh axes = ["model"] : tensor<2x8x16xf32>
 
+// A table tied to a head whose split meets neither a contraction nor a
+// cross-entropy (a softmax needs the classes whole): the head's output is
+// gathered, and a remark says where.
+// RUN: dist-opt %distopt_src_root/test/Integration/Inputs/tied_softmax_step.mlir --dist-tensor-parallel=size=2 2>&1 >/dev/null | FileCheck %s --check-prefix=TIEDSTOP
+// TIEDSTOP: remark: tensor parallelism gathers the output of the split parameter 'emb.weight' here: the split of its dim 0 stops: 'train.softmax' at {{.*}} needs the split dim whole
+
 // Regression (difftest seed 1001): sequence parallelism on a step whose q,
 // k and v input gradients are summed crashed while following the sums.
 // The embedding table is tied to the LM head: one vocabulary split serves
