@@ -185,6 +185,19 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
                                << "' must be a unit attribute on a function";
     return success();
   }
+  if (attr.getName() == kPlaceAttrName) {
+    auto place = dyn_cast<PlaceAttr>(attr.getValue());
+    if (!place || !isa<FunctionOpInterface>(op))
+      return op->emitOpError() << "'" << kPlaceAttrName
+                               << "' must be a #dist.place on a function";
+    return verifyPlace(place, op, [&]() { return op->emitOpError(); });
+  }
+  if (attr.getName() == kScheduleAttrName) {
+    if (!isa<DictionaryAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
+      return op->emitOpError() << "'" << kScheduleAttrName
+                               << "' must be a dictionary on a function";
+    return success();
+  }
   if (attr.getName() != kResultShardingsAttrName)
     return op->emitOpError() << "unknown attribute '"
                              << attr.getName().getValue() << "'";

@@ -22,6 +22,17 @@ def Dist_Dialect : Dialect {
     `broadcast`) and `local_slice` move data between the shards of an SPMD
     program, on local shapes.
 
+    MPMD programs (pipelines, parameter servers) run different computation
+    on different parts of a mesh: `#dist.place` names such a part,
+    `dist.fragment` is computation placed there (with the schedule unit it
+    computes, `#dist.unit`), and `dist.send` / `dist.recv` move tensors
+    between places, matched by channel. One function per place (marked
+    `dist.place`) is the program of those devices; the order of its
+    fragments is its schedule. These ops live in `dist` rather than a
+    sibling dialect because they share its meshes and compose with its
+    collectives: a fragment of a pipeline stage is itself SPMD over the
+    axes its place leaves free (`pp x dp`, `pp x tp`).
+
     Shardings are attached to function arguments and results as
     `dist.sharding` attributes and to values with `dist.annotate`.
   }];
@@ -40,6 +51,13 @@ def Dist_Dialect : Dialect {
     /// Marks a function rewritten to local (per-device) shapes.
     static constexpr ::llvm::StringLiteral kPartitionedAttrName =
         "dist.partitioned";
+    /// On a function: the place its program runs on (an MPMD program, one
+    /// per part of the mesh); on a function argument: where the value
+    /// lives. A `#dist.place`.
+    static constexpr ::llvm::StringLiteral kPlaceAttrName = "dist.place";
+    /// On an MPMD program: how the pipeline or parameter-server strategy
+    /// made it (strategy, stages, microbatches, schedule), for reports.
+    static constexpr ::llvm::StringLiteral kScheduleAttrName = "dist.schedule";
   }];
 }
 
@@ -86,6 +104,70 @@ def Dist_ShardingAttr : AttrDef<Dist_Dialect, "Sharding"> {
     /// Every axis the sharding uses, dims first then partial.
     ::llvm::SmallVector<::mlir::StringAttr> getUsedAxes() const;
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// MPMD: placement and schedule units
+//===----------------------------------------------------------------------===//
+
+def Dist_PlaceAttr : AttrDef<Dist_Dialect, "Place"> {
+  let mnemonic = "place";
+  let summary = "the part of a mesh that runs a computation or holds a value";
+  let description = [{
+    `#dist.place<@mesh, pipe = 1>` names the devices of `@mesh` whose
+    coordinate along each listed axis is the given one: a sub-mesh over the
+    remaining axes (here every device of stage 1 of the `pipe` axis; with
+    a `[pipe, data]` mesh, the data-parallel group of that stage). With no
+    coordinates, the whole mesh. Computation placed there runs SPMD over
+    the sub-mesh; values placed there live on it. Axes are listed once and
+    coordinates are non-negative (checked against the mesh where the
+    attribute is used: the axes exist and the coordinates are in range).
+  }];
+  let parameters = (ins
+    "::mlir::FlatSymbolRefAttr":$mesh,
+    ArrayRefParameter<"::mlir::StringAttr", "fixed axes">:$axes,
+    ArrayRefParameter<"int64_t", "their coordinates">:$coords);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The coordinate along `axis`, or nullopt when the axis is not fixed.
+    std::optional<int64_t> getCoord(::llvm::StringRef axis) const;
+    /// True when every device of `other` is one of this place's devices
+    /// and the reverse (same mesh, same fixed coordinates).
+    bool isSamePlace(PlaceAttr other) const { return *this == other; }
+  }];
+}
+
+def Dist_UnitKind : I32EnumAttr<"UnitKind",
+    "what a unit of a pipelined or parameter-server step computes", [
+  I32EnumAttrCase<"forward", 0, "F">,
+  I32EnumAttrCase<"backward", 1, "B">,
+  I32EnumAttrCase<"weight", 2, "W">,
+  I32EnumAttrCase<"update", 3, "U">
+]> {
+  let cppNamespace = "::mlir::dist";
+  let genSpecializedAttr = 0;
+}
+
+def Dist_ScheduleUnitAttr : AttrDef<Dist_Dialect, "ScheduleUnit"> {
+  let mnemonic = "unit";
+  let summary = "one unit of a schedule: (kind, stage, microbatch)";
+  let description = [{
+    `#dist.unit<F, stage = 1, microbatch = 3>` is the forward of pipeline
+    stage 1 on microbatch 3. Kinds: `F` forward, `B` backward (the input
+    gradient, and the weight gradients unless a `W` unit computes them), `W`
+    weight gradients (zero-bubble schedules), `U` the once-per-step update
+    (gradient accumulation done, optimizer applied; microbatch 0). Stage
+    and microbatch are non-negative.
+  }];
+  let parameters = (ins
+    EnumParameter<Dist_UnitKind>:$kind,
+    "int64_t":$stage,
+    "int64_t":$microbatch);
+  let assemblyFormat = [{
+    `<` $kind `,` `stage` `=` $stage `,` `microbatch` `=` $microbatch `>`
+  }];
+  let genVerifyDecl = 1;
 }
 
 def Dist_FutureType : TypeDef<Dist_Dialect, "Future"> {

@@ -11,6 +11,7 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -47,6 +48,12 @@ LogicalResult verifyShardingFor(ShardingAttr sharding, Type type, MeshOp mesh,
 /// The local (per-device) shape of `shape` under `sharding` on `mesh`.
 SmallVector<int64_t> getLocalShape(ArrayRef<int64_t> shape,
                                    ShardingAttr sharding, MeshOp mesh);
+
+/// Checks that `place` fits its mesh: the mesh exists, the fixed axes are
+/// its axes and the coordinates are in range.
+LogicalResult verifyPlace(PlaceAttr place, Operation *from,
+                          function_ref<InFlightDiagnostic()> emitError,
+                          SymbolTableCollection *tables = nullptr);
 
 /// Sets `dist.sharding` on many arguments and results of a function at once.
 /// Setting them one by one rebuilds the function's attribute arrays every

@@ -5,6 +5,7 @@
 
 include "distopt/Dialect/Dist/IR/DistBase.td"
 include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -322,6 +323,123 @@ def Dist_WaitOp : Dist_Op<"wait", [
   let arguments = (ins Variadic<Dist_FutureOf>:$futures);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = "$futures attr-dict `:` qualified(type($futures))";
+  let hasVerifier = 1;
+}
+
+
+//===----------------------------------------------------------------------===//
+// MPMD: placed computation and point-to-point transfers
+//===----------------------------------------------------------------------===//
+
+def Dist_FragmentOp : Dist_Op<"fragment", [IsolatedFromAbove,
+    RecursiveMemoryEffects, SingleBlockImplicitTerminator<"YieldOp">,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "computation placed on a part of a mesh";
+  let description = [{
+    Runs its body on the devices of `place` (SPMD over the axes the place
+    leaves free) with `inputs` as the body's arguments, and returns what the
+    body yields. It is isolated from above: everything it reads is an input,
+    so that a fragment can be scheduled, outlined or moved between ranks as
+    one unit (Shardy MPMD's `mpmd.fragment` plays the same role).
+
+    `unit` says what the fragment computes in a pipelined or
+    parameter-server step (`#dist.unit<F, stage = 1, microbatch = 0>`);
+    `origin` names what it was made from (pipeline stages, the user's
+    `train.stage` annotations, parameter names), for diagnostics and
+    timelines. In a program placed on a part of a mesh (a function with
+    `dist.place`), every fragment has the program's place, and the order of
+    the fragments is the program's schedule.
+
+    ```mlir
+    %h, %pre = dist.fragment on #dist.place<@pipe, pipe = 0>
+        unit #dist.unit<F, stage = 0, microbatch = 1> (%x, %w)
+        : (tensor<4x8xf32>, tensor<8x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+    ^bb0(%xa: tensor<4x8xf32>, %wa: tensor<8x8xf32>):
+      %p = train.matmul %xa, %wa : ...
+      %r = train.relu %p : tensor<4x8xf32>
+      dist.yield %r, %p : tensor<4x8xf32>, tensor<4x8xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$inputs, Dist_PlaceAttr:$place,
+                       OptionalAttr<Dist_ScheduleUnitAttr>:$unit,
+                       OptionalAttr<StrArrayAttr>:$origin);
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `on` qualified($place) (`unit` qualified($unit)^)? (`origin` $origin^)?
+    ` ` `(` $inputs `)` attr-dict `:` functional-type($inputs, $results) $body
+  }];
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::TypeRange":$resultTypes,
+                   "::mlir::ValueRange":$inputs, "PlaceAttr":$place,
+                   "ScheduleUnitAttr":$unit)>
+  ];
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBodyBlock() { return getBody().front(); }
+  }];
+}
+
+def Dist_YieldOp : Dist_Op<"yield", [Pure, Terminator, ReturnLike,
+    HasParent<"FragmentOp">]> {
+  let summary = "the results of a fragment";
+  let description = [{
+    Ends a `dist.fragment`; its operands become the fragment's results, in
+    order and with the same types.
+  }];
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let builders = [OpBuilder<(ins), [{ build($_builder, $_state, {}); }]>];
+  let hasVerifier = 1;
+}
+
+def Dist_SendOp : Dist_Op<"send", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemWrite]>]> {
+  let summary = "send a tensor to the same device of another place";
+  let description = [{
+    Sends `input` to the device of `to` that has this device's coordinates
+    on the axes `to` leaves free (in a `[pipe, data]` mesh, stage 0's data
+    rank 1 sends to stage 1's data rank 1). The send does not block: the
+    runtime buffers it (or keeps the tensor alive) until it completes, so a
+    program only ever waits in `dist.recv`. Exactly one `dist.recv` in the
+    program placed at `to` has the same `channel`, this program's place as
+    its `from`, and the same type (`dist-verify` checks the match and that
+    the programs cannot deadlock).
+
+    ```mlir
+    dist.send %h to #dist.place<@pipe, pipe = 1> channel = 3 : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, Dist_PlaceAttr:$to,
+                       I64Attr:$channel);
+  let assemblyFormat = [{
+    $input `to` qualified($to) `channel` `=` $channel attr-dict `:`
+    type($input)
+  }];
+  let hasVerifier = 1;
+}
+
+def Dist_RecvOp : Dist_Op<"recv", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "receive a tensor sent from another place";
+  let description = [{
+    Blocks until the `dist.send` of `channel` from the matching device of
+    `from` has arrived, and returns its tensor (of the send's type).
+
+    ```mlir
+    %h = dist.recv from #dist.place<@pipe, pipe = 0> channel = 3 : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Dist_PlaceAttr:$from, I64Attr:$channel);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    `from` qualified($from) `channel` `=` $channel attr-dict `:`
+    type($result)
+  }];
   let hasVerifier = 1;
 }
 

@@ -1,0 +1,69 @@
+// RUN: dist-opt %s -split-input-file | dist-opt -split-input-file | FileCheck %s
+// RUN: dist-opt %s -split-input-file -mlir-print-op-generic | dist-opt -split-input-file | FileCheck %s
+
+// Two programs of a 2-stage pipeline: stage 0 computes a forward fragment
+// and sends the activation to stage 1, which receives it.
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+
+// CHECK-LABEL: func.func @stage0
+// CHECK-SAME: dist.place = #dist.place<@pipe, pipe = 0>
+// CHECK-SAME: dist.schedule = {microbatches = 1 : i64, schedule = "1f1b"}
+// CHECK: %[[H:.*]] = dist.fragment on #dist.place<@pipe, pipe = 0> unit #dist.unit<F, stage = 0, microbatch = 0> origin ["stage0"] (%{{.*}}, %{{.*}}) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32> {
+// CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<4x8xf32>, %[[W:.*]]: tensor<8x8xf32>):
+// CHECK-NEXT: %[[P:.*]] = train.matmul %[[X]], %[[W]]
+// CHECK-NEXT: dist.yield %[[P]] : tensor<4x8xf32>
+// CHECK: dist.send %[[H]] to #dist.place<@pipe, pipe = 1> channel = 0 : tensor<4x8xf32>
+func.func @stage0(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>)
+    attributes {dist.place = #dist.place<@pipe, pipe = 0>,
+                dist.schedule = {schedule = "1f1b", microbatches = 1}} {
+  %h = dist.fragment on #dist.place<@pipe, pipe = 0>
+      unit #dist.unit<F, stage = 0, microbatch = 0> origin ["stage0"] (%x, %w)
+      : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%xa: tensor<4x8xf32>, %wa: tensor<8x8xf32>):
+    %p = train.matmul %xa, %wa : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    dist.yield %p : tensor<4x8xf32>
+  }
+  dist.send %h to #dist.place<@pipe, pipe = 1> channel = 0 : tensor<4x8xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @stage1
+// CHECK: %[[R:.*]] = dist.recv from #dist.place<@pipe, pipe = 0> channel = 0 : tensor<4x8xf32>
+// CHECK: dist.fragment on #dist.place<@pipe, pipe = 1> unit #dist.unit<U, stage = 1, microbatch = 0> (%[[R]]) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+func.func @stage1() -> tensor<4x8xf32>
+    attributes {dist.place = #dist.place<@pipe, pipe = 1>} {
+  %h = dist.recv from #dist.place<@pipe, pipe = 0> channel = 0 : tensor<4x8xf32>
+  %r = dist.fragment on #dist.place<@pipe, pipe = 1>
+      unit #dist.unit<U, stage = 1, microbatch = 0> (%h)
+      : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    dist.yield %a : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// A place fixing one axis of a 2-D mesh (a pipeline stage's data-parallel
+// group), a place fixing none (the whole mesh), quoted axis names, and a
+// fragment without unit or results.
+dist.mesh @grid {axes = ["pipe", "data"], shape = array<i64: 2, 2>}
+
+// CHECK-LABEL: func.func @places
+// CHECK: dist.fragment on #dist.place<@grid, pipe = 1, data = 0> (%{{.*}}) : (tensor<2xf32>) -> () {
+// CHECK: dist.fragment on #dist.place<@grid> () : () -> tensor<2xf32>
+// CHECK: dist.send %{{.*}} to #dist.place<@grid, pipe = 0> channel = 7
+// CHECK: dist.recv from #dist.place<@grid, pipe = 1> channel = 8 : tensor<2xf32>
+func.func @places(%a: tensor<2xf32>) -> tensor<2xf32> {
+  dist.fragment on #dist.place<@grid, pipe = 1, data = 0> (%a) : (tensor<2xf32>) -> () {
+  ^bb0(%b: tensor<2xf32>):
+    dist.yield
+  }
+  %c = dist.fragment on #dist.place<@grid> () : () -> tensor<2xf32> {
+    %z = arith.constant dense<0.0> : tensor<2xf32>
+    dist.yield %z : tensor<2xf32>
+  }
+  dist.send %c to #dist.place<@grid, pipe = 0> channel = 7 : tensor<2xf32>
+  %d = dist.recv from #dist.place<@grid, "pipe" = 1> channel = 8 : tensor<2xf32>
+  return %d : tensor<2xf32>
+}

@@ -1,0 +1,190 @@
+// RUN: dist-opt %s -split-input-file -verify-diagnostics
+
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+// expected-error @+1 {{axis 'pipe' is fixed twice in one place}}
+func.func private @f() attributes {dist.place = #dist.place<@pipe, pipe = 0, pipe = 1>}
+
+// -----
+
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+// expected-error @+1 {{axis 'pipe' has the negative coordinate -1}}
+func.func private @f() attributes {dist.place = #dist.place<@pipe, pipe = -1>}
+
+// -----
+
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+// expected-error @+1 {{'func.func' op coordinate 2 is out of range for axis 'pipe' of size 2}}
+func.func private @f() attributes {dist.place = #dist.place<@pipe, pipe = 2>}
+
+// -----
+
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+// expected-error @+1 {{'func.func' op axis 'stage' is not an axis of mesh @pipe}}
+func.func private @f() attributes {dist.place = #dist.place<@pipe, stage = 0>}
+
+// -----
+
+// expected-error @+1 {{'func.func' op mesh @nowhere does not exist}}
+func.func private @f() attributes {dist.place = #dist.place<@nowhere, pipe = 0>}
+
+// -----
+
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+// expected-error @+1 {{'dist.place' must be a #dist.place on a function}}
+func.func private @f() attributes {dist.place = 1 : i64}
+
+// -----
+
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+// expected-error @+1 {{'dist.schedule' must be a dictionary on a function}}
+func.func private @f() attributes {dist.schedule = [1]}
+
+// -----
+
+// expected-error @+1 {{a schedule unit's stage and microbatch must be non-negative, got stage -1 and microbatch 0}}
+func.func private @f() attributes {u = #dist.unit<F, stage = -1, microbatch = 0>}
+
+// -----
+
+// expected-error @+1 {{an update unit (U) runs once per step: its microbatch must be 0, got 2}}
+func.func private @f() attributes {u = #dist.unit<U, stage = 0, microbatch = 2>}
+
+// -----
+
+// expected-error @+2 {{expected ::mlir::dist::UnitKind to be one of: F, B, W, U}}
+// expected-error @+1 {{failed to parse Dist_ScheduleUnitAttr parameter 'kind'}}
+func.func private @f() attributes {u = #dist.unit<X, stage = 0, microbatch = 0>}
+
+// -----
+
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+func.func @f(%a: tensor<2xf32>) {
+  // expected-error @+1 {{'dist.fragment' op input #0 is 'tensor<2xf32>' but the body's argument #0 is 'tensor<3xf32>'}}
+  dist.fragment on #dist.place<@pipe, pipe = 0> (%a) : (tensor<2xf32>) -> () {
+  ^bb0(%b: tensor<3xf32>):
+    dist.yield
+  }
+  return
+}
+
+// -----
+
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+func.func @f(%a: tensor<2xf32>) {
+  // expected-error @+1 {{'dist.fragment' op has 1 inputs but its body takes 0 arguments}}
+  dist.fragment on #dist.place<@pipe, pipe = 0> (%a) : (tensor<2xf32>) -> () {
+    dist.yield
+  }
+  return
+}
+
+// -----
+
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %r = dist.fragment on #dist.place<@pipe, pipe = 0> (%a) : (tensor<2xf32>) -> tensor<2xf32> {
+  ^bb0(%b: tensor<2xf32>):
+    // expected-error @+1 {{'dist.yield' op yields 0 values but the fragment has 1 results}}
+    dist.yield
+  }
+  return %r : tensor<2xf32>
+}
+
+// -----
+
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+func.func @f(%a: tensor<2xf32>) -> tensor<3xf32> {
+  %r = dist.fragment on #dist.place<@pipe, pipe = 0> (%a) : (tensor<2xf32>) -> tensor<3xf32> {
+  ^bb0(%b: tensor<2xf32>):
+    // expected-error @+1 {{'dist.yield' op yields 'tensor<2xf32>' as value #0 but the fragment's result #0 is 'tensor<3xf32>'}}
+    dist.yield %b : tensor<2xf32>
+  }
+  return %r : tensor<3xf32>
+}
+
+// -----
+
+// A fragment reads only its inputs.
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-note @+1 {{required by region isolation constraints}}
+  %r = dist.fragment on #dist.place<@pipe, pipe = 0> () : () -> tensor<2xf32> {
+    // expected-error @+1 {{using value defined outside the region}}
+    dist.yield %a : tensor<2xf32>
+  }
+  return %r : tensor<2xf32>
+}
+
+// -----
+
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+func.func @f(%a: tensor<2xf32>) {
+  dist.fragment on #dist.place<@pipe, pipe = 0> (%a) : (tensor<2xf32>) -> () {
+  ^bb0(%b: tensor<2xf32>):
+    // expected-error @+1 {{'dist.send' op must not be inside a 'dist.fragment'}}
+    dist.send %b to #dist.place<@pipe, pipe = 1> channel = 0 : tensor<2xf32>
+    dist.yield
+  }
+  return
+}
+
+// -----
+
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+func.func @f(%a: tensor<2xf32>) attributes {dist.place = #dist.place<@pipe, pipe = 0>} {
+  // expected-error @+1 {{'dist.fragment' op is placed on #dist.place<@pipe, pipe = 1> inside the program of #dist.place<@pipe, pipe = 0>}}
+  dist.fragment on #dist.place<@pipe, pipe = 1> (%a) : (tensor<2xf32>) -> () {
+  ^bb0(%b: tensor<2xf32>):
+    dist.yield
+  }
+  return
+}
+
+// -----
+
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+func.func @f(%a: tensor<2xf32>) {
+  // expected-error @+1 {{'dist.fragment' op coordinate 5 is out of range for axis 'pipe' of size 2}}
+  dist.fragment on #dist.place<@pipe, pipe = 5> (%a) : (tensor<2xf32>) -> () {
+  ^bb0(%b: tensor<2xf32>):
+    dist.yield
+  }
+  return
+}
+
+// -----
+
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+func.func @f(%a: tensor<2xf32>) attributes {dist.place = #dist.place<@pipe, pipe = 0>} {
+  // expected-error @+1 {{'dist.send' op sends to its own place #dist.place<@pipe, pipe = 0>}}
+  dist.send %a to #dist.place<@pipe, pipe = 0> channel = 0 : tensor<2xf32>
+  return
+}
+
+// -----
+
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+dist.mesh @other {axes = ["pipe"], shape = array<i64: 2>}
+func.func @f() -> tensor<2xf32> attributes {dist.place = #dist.place<@pipe, pipe = 0>} {
+  // expected-error @+1 {{'dist.recv' op receives from #dist.place<@other, pipe = 1> is on another mesh than its program (#dist.place<@pipe, pipe = 0>)}}
+  %r = dist.recv from #dist.place<@other, pipe = 1> channel = 0 : tensor<2xf32>
+  return %r : tensor<2xf32>
+}
+
+// -----
+
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+func.func @f(%a: tensor<2xf32>) {
+  // expected-error @+1 {{'dist.send' op channel must be non-negative, got -3}}
+  dist.send %a to #dist.place<@pipe, pipe = 1> channel = -3 : tensor<2xf32>
+  return
+}
+
+// -----
+
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+func.func @f() -> tensor<2xf32> {
+  // expected-error @+1 {{'dist.recv' op axis 'data' is not an axis of mesh @pipe}}
+  %r = dist.recv from #dist.place<@pipe, data = 1> channel = 0 : tensor<2xf32>
+  return %r : tensor<2xf32>
+}
