@@ -117,6 +117,15 @@ LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
              << "'" << kStepAttrName << "' must be a dictionary on a module";
     return success();
   }
+  if (attr.getName() == kStageAttrName) {
+    auto stage = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!stage || !stage.getType().isInteger() || stage.getInt() < 0)
+      return op->emitOpError()
+             << "'" << kStageAttrName
+             << "' must be a non-negative integer (a pipeline stage), got "
+             << attr.getValue();
+    return success();
+  }
   if (attr.getName() == kCostAttrName) {
     if (!isa<DictionaryAttr>(attr.getValue()))
       return op->emitOpError()
@@ -125,8 +134,9 @@ LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
   }
   return op->emitOpError() << "unknown attribute '" << attr.getName().getValue()
                            << "' (train attributes on ops are '"
-                           << kShardingRuleAttrName << "' and '"
-                           << kCostAttrName << "', on modules '"
+                           << kShardingRuleAttrName << "', '"
+                           << kCostAttrName << "' and '" << kStageAttrName
+                           << "', on modules '"
                            << kStepAttrName << "'; roles and names belong "
                            << "on function arguments and results)";
 }

@@ -209,6 +209,66 @@ def DistAnnotateHybridPass : Pass<"dist-annotate-hybrid", "ModuleOp"> {
 // Core engines
 //===----------------------------------------------------------------------===//
 
+def DistPipelinePass : Pass<"dist-pipeline", "ModuleOp"> {
+  let summary = "Pipeline parallelism: stages, microbatches and a schedule";
+  let description = [{
+    Splits the single-device training step into `stages * virtual-stages`
+    pipeline stages placed on the `pipe` axis of a new mesh `@pipe` (stage
+    `s` on device `s % stages`) and writes one program per device (a
+    function `<step>_pipe<r>` with `dist.place`), made of `dist.fragment`s
+    in the order of the schedule, with `dist.send` / `dist.recv` between
+    them:
+
+    - the batch (inputs and labels) is split into `microbatches` along its
+      leading dim; each stage runs its forward (F) and backward (B, and W
+      for the weight gradients with `zb-h1`) on every microbatch;
+      activations go forward, their gradients backward;
+    - what the step sums over the batch (the weight gradients, the loss) is
+      accumulated over the microbatches and the update (U: the optimizer)
+      runs once per step on the stage that holds each parameter, so the
+      step computes what the single-device step computes. Which values
+      those are is decided by partitioning the step over the microbatches
+      as data parallelism would: a microbatch is a shard of the batch in
+      time. An op that needs the whole batch before the step ends (batch
+      statistics) cannot be microbatched: an error names it;
+    - stage boundaries come from `train.stage` annotations on ops (an op
+      runs on its annotated stage; unannotated forward ops run on the
+      latest stage of their operands); without annotations the forward ops
+      are cut, in program order, into stages of the most even estimated
+      time (forward + backward, from `CostOpInterface`), and a remark
+      reports each stage's estimated time;
+    - a backward op runs on the stage of the forward values it uses (the
+      weight gradient of a parameter on the parameter's stage), never on a
+      later stage than the gradients it reads; a parameter lives on the
+      one device whose stages use it (a parameter used on two devices, as a
+      tied embedding across the pipeline, is an error).
+
+    Schedules: `gpipe` (all forwards, then all backwards), `1f1b`
+    (PipeDream-flush: at most `stages - r` microbatches in flight on device
+    `r`), `interleaved` (Megatron's, `virtual-stages` chunks per device;
+    the microbatches must be a multiple of `stages`), `zb-h1` (Qi et al.
+    2024: the backward split into input and weight gradients, the weight
+    gradients filling the bubbles). Every schedule is simulated (its
+    deadlock check, its bubble) before the programs are written.
+
+    ```
+    dist-opt step.mlir --dist-pipeline="stages=4 microbatches=8 schedule=1f1b"
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::dist::DistDialect"];
+  let options = [
+    Option<"stages", "stages", "int64_t", /*default=*/"0",
+           "Number of pipeline devices (the size of the `pipe` axis)">,
+    Option<"microbatches", "microbatches", "int64_t", /*default=*/"1",
+           "Number of microbatches the batch is split into">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"1f1b\"",
+           "gpipe, 1f1b, interleaved or zb-h1">,
+    Option<"virtualStages", "virtual-stages", "int64_t", /*default=*/"1",
+           "Model chunks per device (interleaved schedule)">,
+  ];
+}
+
 def DistPropagateShardingPass : Pass<"dist-propagate-sharding", "ModuleOp"> {
   let summary = "Infer a sharding for every value from the annotations";
   let description = [{

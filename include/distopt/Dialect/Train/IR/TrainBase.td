@@ -61,6 +61,10 @@ def Train_Dialect : Dialect {
     /// runners read once lowering removed the function's attributes
     /// (distopt/Conversion/StepSignature.h).
     static constexpr ::llvm::StringLiteral kStepAttrName = "train.step";
+    /// On an op of a training step: the pipeline stage the user puts it on
+    /// (a non-negative integer); `dist-pipeline` places the ops after it
+    /// on that stage or a later one.
+    static constexpr ::llvm::StringLiteral kStageAttrName = "train.stage";
   }];
 }
 
