@@ -29,6 +29,7 @@
 
 #include "distopt/Analysis/PipelineSchedule.h"
 #include "distopt/Dialect/Dist/Transforms/Passes.h"
+#include "distopt/Dialect/Dist/Transforms/StepContract.h"
 #include "distopt/Dialect/Train/IR/TrainOps.h"
 #include "distopt/Dialect/Train/IR/TrainingStep.h"
 #include "distopt/Interfaces/CostOpInterface.h"
@@ -1100,6 +1101,15 @@ struct DistPipelinePass
     func.erase();
     if (auto mesh = module.lookupSymbol<MeshOp>(kMicrobatchMesh))
       mesh.erase();
+    // What dist-verify checks: the step contract of every program, one
+    // loss, matched transfers, no deadlock.
+    bool broken = false;
+    for (auto program : module.getOps<func::FuncOp>())
+      if (program->hasAttr(DistDialect::kPlaceAttrName) &&
+          failed(verifyStepContract(program)))
+        broken = true;
+    if (broken || failed(verifyPrograms(module)))
+      return signalPassFailure();
   }
 };
 } // namespace

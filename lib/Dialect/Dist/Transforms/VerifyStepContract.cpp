@@ -42,7 +42,9 @@ static std::string print(ShardingAttr sharding) {
 
 LogicalResult mlir::dist::verifyStepContract(FunctionOpInterface func) {
   TrainingStep step = TrainingStep::get(func);
-  if (failed(step.verify()))
+  // A pipeline's loss is on one device's program (checked for the module
+  // in verifyPrograms).
+  if (failed(step.verify(!func->hasAttr(DistDialect::kPlaceAttrName))))
     return failure();
   auto argSharding = [&](const StepValue &value) {
     return func.getArgAttrOfType<ShardingAttr>(value.index,
@@ -104,7 +106,7 @@ struct DistVerifyPass
           failed(verifyStepContract(func)))
         failedAny = true;
     });
-    if (failedAny)
+    if (failedAny || failed(verifyPrograms(getOperation())))
       signalPassFailure();
     markAllAnalysesPreserved();
   }

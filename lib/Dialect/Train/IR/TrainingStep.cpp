@@ -107,7 +107,7 @@ checkNamed(const TrainingStep &step, bool results,
   return success();
 }
 
-LogicalResult TrainingStep::verify() const {
+LogicalResult TrainingStep::verify(bool requireLoss) const {
   llvm::StringMap<const StepValue *> byArgument, byResult;
   if (failed(checkNamed(*this, /*results=*/false, byArgument)) ||
       failed(checkNamed(*this, /*results=*/true, byResult)))
@@ -144,7 +144,7 @@ LogicalResult TrainingStep::verify() const {
              << "has type " << result.type << " but "
              << describe("argument", *argument) << " has " << argument->type;
   }
-  if (!loss)
+  if (!loss && requireLoss)
     return mlir::emitError(FunctionOpInterface(func).getLoc())
            << "training step '" << FunctionOpInterface(func).getName()
            << "' has no result with role 'loss'";

@@ -11,6 +11,7 @@
 #ifndef DISTOPT_DIALECT_DIST_TRANSFORMS_STEPCONTRACT_H
 #define DISTOPT_DIALECT_DIST_TRANSFORMS_STEPCONTRACT_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 namespace mlir::dist {
@@ -18,6 +19,14 @@ namespace mlir::dist {
 /// Checks the step contract of training step `func`; reports the first
 /// violation at the value's location.
 LogicalResult verifyStepContract(FunctionOpInterface func);
+
+/// Checks the MPMD programs of `module` (functions with `dist.place`): only
+/// fragments, sends and receives at their top level; every send has one
+/// receive in the program of its peer with its channel and type (and the
+/// reverse); the programs, run together with buffered sends, cannot
+/// deadlock (the diagnostic shows the cycle of programs waiting on each
+/// other); training-step programs of one module have one loss in all.
+LogicalResult verifyPrograms(ModuleOp module);
 
 } // namespace mlir::dist
 

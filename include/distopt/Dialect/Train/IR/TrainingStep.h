@@ -36,8 +36,10 @@ struct TrainingStep {
   /// Checks the step contract of the train dialect: every argument and
   /// result has a role and a unique name, one float scalar loss, and each
   /// updated param / opt_state result replaces the argument of its name,
-  /// role and type. Reports the first violation.
-  LogicalResult verify() const;
+  /// role and type. Reports the first violation. Without `requireLoss`
+  /// the loss may be absent (one device's program of a pipeline, where
+  /// another device computes the loss).
+  LogicalResult verify(bool requireLoss = true) const;
 
   /// The argument or result `index` of the step as messages name it:
   /// `argument #1 'fc1.bias' (param)`.
