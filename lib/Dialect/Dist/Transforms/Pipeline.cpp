@@ -57,9 +57,7 @@ static constexpr StringLiteral kMicrobatchMesh = "pipeline_microbatches";
 /// The pipeline's mesh and axis.
 static constexpr StringLiteral kPipeMesh = "pipe", kPipeAxis = "pipe";
 
-/// Estimated seconds of `op` on one CPU core of the machines the project
-/// measures on (bench/README.md): a roofline of 50 GFLOP/s and 10 GB/s.
-static double estimateSeconds(Operation *op) {
+double mlir::dist::estimateOpSeconds(Operation *op) {
   auto costOp = dyn_cast<CostOpInterface>(op);
   if (!costOp)
     return 0;
@@ -419,7 +417,7 @@ void PipelineBuilder::autoForwardStages(ArrayRef<Operation *> forward) {
     index[op] = i;
   SmallVector<double> weights;
   for (Operation *op : forward)
-    weights.push_back(estimateSeconds(op));
+    weights.push_back(estimateOpSeconds(op));
   for (Operation *op : mbOps) {
     if (index.count(op) || isFree(op))
       continue;
@@ -439,7 +437,7 @@ void PipelineBuilder::autoForwardStages(ArrayRef<Operation *> forward) {
     if (latest && fromGradients)
       at = std::min(*latest, *fromGradients);
     charged[op] = at;
-    weights[at] += estimateSeconds(op);
+    weights[at] += estimateOpSeconds(op);
   }
   SmallVector<size_t> starts = cutEvenly(weights, numStages);
   for (auto [g, start] : llvm::enumerate(starts)) {
@@ -736,7 +734,7 @@ LogicalResult PipelineBuilder::buildSchedule() {
     auto [s, unitKind] = key;
     double ms = 0;
     for (Operation *op : unit.ops)
-      ms += estimateSeconds(op) * 1e3;
+      ms += estimateOpSeconds(op) * 1e3;
     if (unitKind == UnitKind::forward)
       costs.forward[s] += ms;
     else if (unitKind == UnitKind::backward ||

@@ -79,6 +79,11 @@ private:
   llvm::DenseMap<StringAttr, SmallVector<unsigned, 1>> resultsByName;
 };
 
+/// Estimated seconds of one run of `op` on one CPU core (a roofline of
+/// 50 GFLOP/s and 10 GB/s over its CostOpInterface figures; 0 for ops
+/// without a cost): what pipeline stages are balanced and simulated with.
+double estimateOpSeconds(Operation *op);
+
 } // namespace mlir::dist
 
 #endif // DISTOPT_LIB_DIALECT_DIST_TRANSFORMS_STRATEGIES_H

@@ -269,6 +269,33 @@ def DistPipelinePass : Pass<"dist-pipeline", "ModuleOp"> {
   ];
 }
 
+def DistScheduleTracePass : Pass<"dist-schedule-trace", "ModuleOp"> {
+  let summary = "Write the simulated timeline of MPMD programs";
+  let description = [{
+    Reads the schedule of the module's programs (functions with
+    `dist.place`: the order of their `dist.fragment` units), simulates it
+    with each unit's estimated time (`CostOpInterface`) and writes the
+    timeline: `format=chrome` a Chrome-trace JSON (opens in Perfetto and
+    chrome://tracing; one row per device, one slice per unit, an arrow per
+    transfer), `format=svg` a picture (a row per device, a box per unit
+    labelled with its microbatch and F/B/W, arrows for transfers, the
+    bubble blank and its fraction in the caption). The module is left
+    unchanged. `dist-run --trace=FILE` writes the same Chrome format with
+    measured times.
+
+    ```
+    dist-opt step.mlir --dist-pipeline="stages=4 microbatches=8" \
+        --dist-schedule-trace="output=1f1b.svg format=svg"
+    ```
+  }];
+  let options = [
+    Option<"outputFile", "output", "std::string", /*default=*/"\"-\"",
+           "Where to write the timeline ('-': stdout)">,
+    Option<"format", "format", "std::string", /*default=*/"\"chrome\"",
+           "chrome (Chrome-trace JSON) or svg">,
+  ];
+}
+
 def DistPropagateShardingPass : Pass<"dist-propagate-sharding", "ModuleOp"> {
   let summary = "Infer a sharding for every value from the annotations";
   let description = [{

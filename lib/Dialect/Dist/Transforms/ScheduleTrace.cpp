@@ -1,0 +1,116 @@
+//===- ScheduleTrace.cpp - simulated timeline of MPMD programs ------------===//
+
+#include "Strategies.h"
+
+#include "distopt/Analysis/PipelineSchedule.h"
+#include "distopt/Dialect/Dist/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+namespace mlir::dist {
+#define GEN_PASS_DEF_DISTSCHEDULETRACEPASS
+#include "distopt/Dialect/Dist/Transforms/Passes.h.inc"
+} // namespace mlir::dist
+
+using namespace mlir;
+using namespace mlir::dist;
+namespace schedule = mlir::dist::pipeline;
+
+namespace {
+struct DistScheduleTracePass
+    : public mlir::dist::impl::DistScheduleTracePassBase<
+          DistScheduleTracePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    markAllAnalysesPreserved();
+    if (format != "chrome" && format != "svg") {
+      emitOptionError(module, "dist-schedule-trace")
+          << "format must be chrome or svg, got '" << format << "'";
+      return signalPassFailure();
+    }
+    // Each program's units in order; the device is the program's
+    // coordinate on the first axis its place fixes.
+    schedule::Schedule plan;
+    schedule::UnitCosts costs;
+    std::map<int64_t, std::vector<schedule::Unit>> ranks;
+    std::map<std::pair<int64_t, UnitKind>, double> unitMs;
+    int64_t stages = 0, microbatches = 0;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      auto place = func->getAttrOfType<PlaceAttr>(DistDialect::kPlaceAttrName);
+      if (!place || place.getCoords().empty())
+        continue;
+      std::vector<schedule::Unit> &order = ranks[place.getCoords().front()];
+      for (auto fragment : func.front().getOps<FragmentOp>()) {
+        ScheduleUnitAttr unit = fragment.getUnitAttr();
+        if (!unit || unit.getKind() == UnitKind::update)
+          continue;
+        stages = std::max(stages, unit.getStage() + 1);
+        microbatches = std::max(microbatches, unit.getMicrobatch() + 1);
+        order.push_back({unit.getStage(), unit.getMicrobatch(),
+                         unit.getKind() == UnitKind::forward
+                             ? schedule::UnitKind::Forward
+                         : unit.getKind() == UnitKind::backward
+                             ? schedule::UnitKind::Backward
+                             : schedule::UnitKind::Weight});
+        plan.splitBackward |= unit.getKind() == UnitKind::weight;
+        if (unit.getMicrobatch() != 0)
+          continue;
+        double &ms = unitMs[{unit.getStage(), unit.getKind()}];
+        fragment.getBody().walk(
+            [&](Operation *op) { ms += estimateOpSeconds(op) * 1e3; });
+      }
+    }
+    if (ranks.empty()) {
+      emitOptionError(module, "dist-schedule-trace")
+          << "the module has no placed programs with scheduled fragments "
+             "(run a pipeline strategy first)";
+      return signalPassFailure();
+    }
+    plan.numRanks = ranks.rbegin()->first + 1;
+    plan.numStages = stages;
+    plan.numMicrobatches = microbatches;
+    plan.ranks.resize(plan.numRanks);
+    for (auto &[rank, order] : ranks)
+      plan.ranks[rank] = order;
+    for (int64_t s = 0; s < stages; ++s) {
+      costs.forward.push_back(unitMs[{s, UnitKind::forward}]);
+      costs.backward.push_back(unitMs[{s, UnitKind::backward}]);
+      if (plan.splitBackward)
+        costs.weight.push_back(unitMs[{s, UnitKind::weight}]);
+    }
+    llvm::Expected<schedule::Simulation> simulation =
+        schedule::simulate(plan, costs);
+    if (!simulation) {
+      module.emitError() << "dist-schedule-trace: "
+                         << llvm::toString(simulation.takeError());
+      return signalPassFailure();
+    }
+    std::string error;
+    std::unique_ptr<llvm::ToolOutputFile> output =
+        openOutputFile(outputFile, &error);
+    if (!output) {
+      emitOptionError(module, "dist-schedule-trace") << error;
+      return signalPassFailure();
+    }
+    if (format == "chrome") {
+      output->os() << llvm::formatv(
+          "{0:2}\n", schedule::toChromeTrace(*simulation, plan.numRanks));
+    } else {
+      std::string title;
+      if (auto func = *module.getOps<func::FuncOp>().begin())
+        if (auto info = func->getAttrOfType<DictionaryAttr>(
+                DistDialect::kScheduleAttrName))
+          if (auto kind = info.getAs<StringAttr>("schedule"))
+            title = (kind.getValue() + ", " + Twine(plan.numRanks) +
+                     " devices, " + Twine(microbatches) + " microbatches")
+                        .str();
+      schedule::writeSVG(*simulation, plan.numRanks, title, output->os());
+    }
+    output->keep();
+  }
+};
+} // namespace
