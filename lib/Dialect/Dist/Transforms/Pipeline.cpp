@@ -117,6 +117,7 @@ public:
   LogicalResult
   partitionMicrobatches(function_ref<LogicalResult(OpPassManager &)> run);
   LogicalResult analyzePhases();
+  FailureOr<AllReduceOp> classifyOps();
   LogicalResult assignStages();
   LogicalResult collectUnits();
   LogicalResult buildSchedule();
@@ -235,73 +236,38 @@ bool PipelineBuilder::isMicrobatchCollective(Operation *op) const {
   return mesh && mesh.getValue() == kMicrobatchMesh;
 }
 
-LogicalResult PipelineBuilder::analyzePhases() {
+/// Splits the ops into the per-microbatch ones and the update; returns an
+/// accumulation whose sum per-sample work reads (null when there is none).
+FailureOr<AllReduceOp> PipelineBuilder::classifyOps() {
   Block &body = func.front();
-  // With one microbatch the collectives over it are identities: drop them
-  // where they stand in the middle of the step, so that any step runs.
-  for (Operation &op : llvm::make_early_inc_range(body.without_terminator())) {
-    if (microbatches != 1 || !isMicrobatchCollective(&op) ||
-        isa<ShardOffsetOp>(op))
-      continue;
-    bool feedsUpdateOnly = isa<AllReduceOp>(op);
-    if (!feedsUpdateOnly) {
-      op.getResult(0).replaceAllUsesWith(op.getOperand(0));
-      op.erase();
-    }
-  }
-  for (Operation &op : body.without_terminator()) {
-    if (!isMicrobatchCollective(&op) || isa<ShardOffsetOp>(op))
-      continue;
-    auto allReduce = dyn_cast<AllReduceOp>(op);
-    if (!allReduce || allReduce.getReduction() != ReductionKind::sum)
-      return op.emitError()
-             << "this value is needed whole-batch in the middle of the step ('"
-             << op.getName() << "' over the microbatches): it cannot be split "
-             << "into " << microbatches << " microbatches; use microbatches=1";
-    accumulations.push_back(allReduce);
-  }
-  // The update: everything that reads an accumulated value.
   DenseSet<Value> accumulated;
-  for (AllReduceOp op : accumulations)
-    for (Value result : op.getResults())
-      accumulated.insert(result);
+  DenseMap<Value, AllReduceOp> sourceOf;
+  for (AllReduceOp op : accumulations) {
+    accumulated.insert(op.getResult(0));
+    sourceOf[op.getResult(0)] = op;
+  }
   DenseSet<Value> batch;
   for (auto [i, role] : llvm::enumerate(argRoles))
     if (role == train::Role::input || role == train::Role::label)
       batch.insert(func.getArgument(i));
-  auto reads = [](Operation *op, const DenseSet<Value> &values) {
-    return llvm::any_of(op->getOperands(),
-                        [&](Value v) { return values.contains(v); });
-  };
   for (Operation &op : body.without_terminator()) {
-    if (isa<AllReduceOp>(op) &&
-        llvm::is_contained(accumulations, cast<AllReduceOp>(op)))
+    if (auto sum = dyn_cast<AllReduceOp>(op);
+        sum && llvm::is_contained(accumulations, sum))
       continue;
-    bool update = reads(&op, accumulated);
-    bool perMicrobatch = reads(&op, batch);
-    if (update && perMicrobatch) {
-      // Only a single microbatch makes this legal, and then nothing is
-      // accumulated in the middle of the step (see above); an accumulated
-      // value read with the batch is a statistic over the whole batch.
-      Operation *source = nullptr;
-      for (Value operand : op.getOperands())
-        if (accumulated.contains(operand))
-          source = operand.getDefiningOp();
-      Value summed = source ? source->getOperand(0) : Value();
-      Operation *origin = summed ? summed.getDefiningOp() : nullptr;
-      InFlightDiagnostic diag =
-          (origin ? origin : &op)->emitError()
-          << "this value is summed over the whole batch and then used by "
-             "per-sample work ('"
-          << op.getName() << "'): it cannot be split into " << microbatches
-          << " microbatches; use microbatches=1";
-      diag.attachNote(op.getLoc()) << "used here";
-      return failure();
-    }
-    if (update) {
+    AllReduceOp source;
+    for (Value operand : op.getOperands())
+      if (accumulated.contains(operand))
+        source = sourceOf.lookup(operand);
+    bool perMicrobatch = llvm::any_of(
+        op.getOperands(), [&](Value v) { return batch.contains(v); });
+    if (source && perMicrobatch)
+      return source;
+    if (source) {
       stepOps.insert(&op);
-      for (Value result : op.getResults())
+      for (Value result : op.getResults()) {
         accumulated.insert(result);
+        sourceOf[result] = source;
+      }
       continue;
     }
     mbOps.insert(&op);
@@ -311,6 +277,58 @@ LogicalResult PipelineBuilder::analyzePhases() {
         batch.insert(result);
     }
   }
+  return AllReduceOp();
+}
+
+LogicalResult PipelineBuilder::analyzePhases() {
+  Block &body = func.front();
+  // With one microbatch the collectives over it are identities: those
+  // that are not sums to accumulate go at once, the sums that turn out to
+  // feed per-sample work (batch statistics) below, so that any step runs.
+  for (Operation &op : llvm::make_early_inc_range(body.without_terminator())) {
+    if (microbatches != 1 || !isMicrobatchCollective(&op) ||
+        isa<ShardOffsetOp, AllReduceOp>(op))
+      continue;
+    op.getResult(0).replaceAllUsesWith(op.getOperand(0));
+    op.erase();
+  }
+  while (true) {
+    accumulations.clear();
+    mbOps.clear();
+    batchOps.clear();
+    stepOps.clear();
+    for (Operation &op : body.without_terminator()) {
+      if (!isMicrobatchCollective(&op) || isa<ShardOffsetOp>(op))
+        continue;
+      auto allReduce = dyn_cast<AllReduceOp>(op);
+      if (!allReduce || allReduce.getReduction() != ReductionKind::sum ||
+          allReduce.getNumOperands() != 1)
+        return op.emitError()
+               << "this value is needed whole-batch in the middle of the step "
+                  "('"
+               << op.getName() << "' over the microbatches): it cannot be "
+               << "split into " << microbatches
+               << " microbatches; use microbatches=1";
+      accumulations.push_back(allReduce);
+    }
+    FailureOr<AllReduceOp> misplaced = classifyOps();
+    if (failed(misplaced))
+      return failure();
+    if (!*misplaced)
+      break;
+    // An accumulation that per-sample work reads: a statistic over the
+    // whole batch. Only one microbatch has it.
+    AllReduceOp sum = *misplaced;
+    if (microbatches != 1) {
+      Operation *origin = sum.getOperand(0).getDefiningOp();
+      return (origin ? origin : sum.getOperation())->emitError()
+             << "this value is summed over the whole batch and then used by "
+                "per-sample work: it cannot be split into "
+             << microbatches << " microbatches; use microbatches=1";
+    }
+    sum.getResult(0).replaceAllUsesWith(sum.getOperand(0));
+    sum.erase();
+  }
 
   // Forward: what the loss and the metrics depend on.
   auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -318,16 +336,18 @@ LogicalResult PipelineBuilder::analyzePhases() {
   for (auto [i, role] : llvm::enumerate(resultRoles)) {
     if (role != train::Role::loss && role != train::Role::metric)
       continue;
-    Value value = ret.getOperand(i);
-    if (auto acc = value.getDefiningOp<AllReduceOp>();
-        acc && llvm::is_contained(accumulations, acc))
-      value = acc.getOperand(cast<OpResult>(value).getResultNumber());
-    worklist.push_back(value);
+    worklist.push_back(ret.getOperand(i));
   }
-  DenseSet<Operation *> forward;
+  // Through the update (a loss plus a penalty on the parameters) and the
+  // accumulations to the per-microbatch ops.
+  DenseSet<Operation *> forward, visited;
   while (!worklist.empty()) {
     Operation *def = worklist.pop_back_val().getDefiningOp();
-    if (!def || !mbOps.contains(def) || !forward.insert(def).second)
+    if (!def || !visited.insert(def).second)
+      continue;
+    if (mbOps.contains(def))
+      forward.insert(def);
+    else if (!stepOps.contains(def) && !isa<AllReduceOp>(def))
       continue;
     llvm::append_range(worklist, def->getOperands());
   }
