@@ -1,5 +1,6 @@
 //===- ScheduleTrace.cpp - simulated timeline of MPMD programs ------------===//
 
+#include "PipelineBuilder.h"
 #include "Strategies.h"
 
 #include "distopt/Analysis/PipelineSchedule.h"
@@ -51,11 +52,7 @@ struct DistScheduleTracePass
         stages = std::max(stages, unit.getStage() + 1);
         microbatches = std::max(microbatches, unit.getMicrobatch() + 1);
         order.push_back({unit.getStage(), unit.getMicrobatch(),
-                         unit.getKind() == UnitKind::forward
-                             ? schedule::UnitKind::Forward
-                         : unit.getKind() == UnitKind::backward
-                             ? schedule::UnitKind::Backward
-                             : schedule::UnitKind::Weight});
+                         toScheduleKind(unit.getKind())});
         plan.splitBackward |= unit.getKind() == UnitKind::weight;
         if (unit.getMicrobatch() != 0)
           continue;

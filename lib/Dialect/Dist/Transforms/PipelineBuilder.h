@@ -1,0 +1,154 @@
+//===- PipelineBuilder.h - dist-pipeline's state ----------------*- C++ -*-===//
+//
+// The state `dist-pipeline` builds up while it cuts a training step into
+// pipeline stages and writes each device's program (Pipeline.cpp: phases,
+// units, schedule and the pass; PipelineStages.cpp: stages;
+// PipelinePrograms.cpp: the programs).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DISTOPT_LIB_DIALECT_DIST_TRANSFORMS_PIPELINEBUILDER_H
+#define DISTOPT_LIB_DIALECT_DIST_TRANSFORMS_PIPELINEBUILDER_H
+
+#include "distopt/Analysis/PipelineSchedule.h"
+#include "distopt/Dialect/Dist/IR/DistOps.h"
+#include "distopt/Dialect/Train/IR/TrainOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <map>
+
+namespace mlir::dist {
+
+/// The pipeline's mesh and its axis.
+static constexpr llvm::StringLiteral kPipeMesh = "pipe", kPipeAxis = "pipe";
+
+/// The schedule library's unit kinds and the IR's (F, B, W; the update U
+/// is not scheduled by the library).
+inline pipeline::UnitKind toScheduleKind(UnitKind kind) {
+  switch (kind) {
+  case UnitKind::forward:
+    return pipeline::UnitKind::Forward;
+  case UnitKind::backward:
+    return pipeline::UnitKind::Backward;
+  case UnitKind::weight:
+  case UnitKind::update:
+    break;
+  }
+  assert(kind == UnitKind::weight && "the update is not a scheduled unit");
+  return pipeline::UnitKind::Weight;
+}
+
+inline UnitKind fromScheduleKind(pipeline::UnitKind kind) {
+  switch (kind) {
+  case pipeline::UnitKind::Forward:
+    return UnitKind::forward;
+  case pipeline::UnitKind::Backward:
+    return UnitKind::backward;
+  case pipeline::UnitKind::Weight:
+    break;
+  }
+  return UnitKind::weight;
+}
+
+/// The ops of one (stage, kind) in program order: the body of its
+/// fragments, one per microbatch (one in all for U).
+struct UnitOps {
+  SmallVector<Operation *> ops;
+  /// Values the ops read that other units (or arguments) define.
+  llvm::SetVector<Value> inputs;
+  /// Values the ops define that other units or the return read.
+  llvm::SetVector<Value> outputs;
+  /// The accumulations (all-reduces over the microbatches) of values the
+  /// ops define.
+  SmallVector<AllReduceOp> accumulations;
+};
+
+class PipelineBuilder {
+public:
+  PipelineBuilder(ModuleOp module, func::FuncOp func, int64_t ranks,
+                  int64_t virtualStages, int64_t microbatches,
+                  pipeline::ScheduleKind kind)
+      : module(module), func(func), ranks(ranks),
+        numStages(ranks * virtualStages), microbatches(microbatches),
+        kind(kind), builder(module.getContext()) {}
+
+  /// Records the single-device signature, then partitions the step over
+  /// the microbatches.
+  LogicalResult
+  partitionMicrobatches(function_ref<LogicalResult(OpPassManager &)> run);
+  LogicalResult analyzePhases();
+  FailureOr<AllReduceOp> classifyOps();
+  LogicalResult assignStages();
+  LogicalResult collectUnits();
+  LogicalResult buildSchedule();
+  LogicalResult writePrograms();
+
+private:
+  int64_t rankOf(int64_t stage) const { return stage % ranks; }
+  bool isMicrobatchCollective(Operation *op) const;
+  bool isFree(Operation *op) const {
+    return mbOps.contains(op) && op->getNumOperands() == 0;
+  }
+  std::optional<int64_t> annotatedStage(Operation *op) const;
+  LogicalResult assignForwardStages();
+  void autoForwardStages(ArrayRef<Operation *> forward);
+  void splitWeightGradients();
+  LogicalResult checkParameters();
+  PlaceAttr placeOf(int64_t rank) const;
+  /// The device whose program defines `value` (an argument: -1, every
+  /// device that needs it has it).
+  int64_t producerRank(Value value) const;
+  Value getOrReceive(int64_t rank, Value value, int64_t microbatch,
+                     Location loc);
+  int64_t getChannel(Value value, int64_t microbatch, int64_t toRank);
+  LogicalResult writeUnit(int64_t rank, int64_t unitStage, UnitKind unitKind,
+                          int64_t microbatch);
+  void sendOutputs(int64_t rank, Value value, Value local, int64_t microbatch,
+                   Location loc);
+
+  ModuleOp module;
+  func::FuncOp func;
+  int64_t ranks, numStages, microbatches;
+  pipeline::ScheduleKind kind;
+  OpBuilder builder;
+
+  /// The single-device arguments' and results' types and attributes.
+  SmallVector<Type> globalArgTypes;
+  SmallVector<DictionaryAttr> argAttrs, resultAttrs;
+  SmallVector<std::optional<train::Role>> argRoles, resultRoles;
+
+  /// The per-microbatch ops, those of them that depend on the batch, and
+  /// the once-per-step update.
+  llvm::SetVector<Operation *> mbOps, batchOps, stepOps;
+  SmallVector<AllReduceOp> accumulations;
+  DenseMap<Operation *, int64_t> stage;
+  DenseMap<Operation *, UnitKind> unitKind;
+  /// Per argument, its stage (-1: not bound to one, as hyper-parameters
+  /// and the batch).
+  SmallVector<int64_t> argStage;
+  /// Where the accumulated value of an all-reduce is needed first.
+  DenseMap<Operation *, int64_t> accumulationStage;
+  std::map<std::pair<int64_t, UnitKind>, UnitOps> units;
+
+  pipeline::Schedule plan;
+  pipeline::UnitCosts costs;
+
+  /// Per device: its program, argument of each single-device argument,
+  /// and the values it holds, by (single-device value, microbatch).
+  SmallVector<func::FuncOp> programs;
+  SmallVector<DenseMap<unsigned, Value>> programArgs;
+  SmallVector<DenseMap<std::pair<Value, int64_t>, Value>> held;
+  /// Per device, the running sums of the accumulations, by microbatch.
+  SmallVector<DenseMap<std::pair<Operation *, int64_t>, Value>> partialSums;
+  /// The channel of each transfer: (value, microbatch, receiving device).
+  DenseMap<std::tuple<Value, int64_t, int64_t>, int64_t> channels;
+};
+
+} // namespace mlir::dist
+
+#endif // DISTOPT_LIB_DIALECT_DIST_TRANSFORMS_PIPELINEBUILDER_H

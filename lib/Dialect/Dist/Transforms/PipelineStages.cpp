@@ -1,0 +1,359 @@
+//===- PipelineStages.cpp - dist-pipeline: which stage runs each op -------===//
+//
+// Forward ops take the stage of their `train.stage` annotation or of an even
+// cut by estimated time; parameters, updates and backward ops follow them
+// (see assignStages); zb-h1 splits each stage's backward into B and W.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PipelineBuilder.h"
+#include "Strategies.h"
+
+#include "distopt/Dialect/Train/IR/TrainingStep.h"
+
+using namespace mlir;
+using namespace mlir::dist;
+
+//===----------------------------------------------------------------------===//
+// Stages
+//===----------------------------------------------------------------------===//
+
+std::optional<int64_t> PipelineBuilder::annotatedStage(Operation *op) const {
+  if (auto attr =
+          op->getAttrOfType<IntegerAttr>(train::TrainDialect::kStageAttrName))
+    return attr.getInt();
+  return std::nullopt;
+}
+
+/// Cuts `weights` (in order) into `parts` non-empty contiguous groups whose
+/// largest sum is as small as possible; returns each group's first index.
+static SmallVector<size_t> cutEvenly(ArrayRef<double> weights, int64_t parts) {
+  auto greedy = [&](double cap) {
+    SmallVector<size_t> starts = {0};
+    double sum = 0;
+    for (size_t i = 0; i < weights.size(); ++i) {
+      if (sum + weights[i] > cap && sum > 0) {
+        starts.push_back(i);
+        sum = 0;
+      }
+      sum += weights[i];
+    }
+    return starts;
+  };
+  double low = *llvm::max_element(weights), high = 0;
+  for (double w : weights)
+    high += w;
+  for (int i = 0; i < 100 && high - low > 1e-12 * high; ++i) {
+    double mid = (low + high) / 2;
+    if (static_cast<int64_t>(greedy(mid).size()) <= parts)
+      high = mid;
+    else
+      low = mid;
+  }
+  SmallVector<size_t> starts = greedy(high);
+  // Fewer groups than parts: split the heaviest splittable group, which
+  // keeps the largest sum within the bound.
+  while (static_cast<int64_t>(starts.size()) < parts) {
+    size_t best = 0;
+    double bestSum = -1;
+    for (size_t g = 0; g < starts.size(); ++g) {
+      size_t end = g + 1 < starts.size() ? starts[g + 1] : weights.size();
+      if (end - starts[g] < 2)
+        continue;
+      double sum = 0;
+      for (size_t i = starts[g]; i < end; ++i)
+        sum += weights[i];
+      if (sum > bestSum) {
+        bestSum = sum;
+        best = g;
+      }
+    }
+    size_t end = best + 1 < starts.size() ? starts[best + 1] : weights.size();
+    double half = 0;
+    size_t cut = starts[best] + 1;
+    for (size_t i = starts[best]; i + 1 < end; ++i) {
+      half += weights[i];
+      cut = i + 1;
+      if (half >= bestSum / 2)
+        break;
+    }
+    starts.insert(starts.begin() + best + 1, cut);
+  }
+  return starts;
+}
+
+void PipelineBuilder::autoForwardStages(ArrayRef<Operation *> forward) {
+  // Each forward op's weight is its own time plus the backward ops that
+  // work on its values: a backward op is charged to the latest forward op
+  // whose value it reads (else to what the gradients it reads were
+  // charged to, else to the last forward op).
+  DenseMap<Operation *, size_t> index, charged;
+  for (auto [i, op] : llvm::enumerate(forward))
+    index[op] = i;
+  SmallVector<double> weights;
+  for (Operation *op : forward)
+    weights.push_back(estimateOpSeconds(op));
+  for (Operation *op : mbOps) {
+    if (index.count(op) || isFree(op))
+      continue;
+    std::optional<size_t> latest, fromGradients;
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (!def)
+        continue;
+      if (auto it = index.find(def); it != index.end())
+        latest = std::max(latest.value_or(0), it->second);
+      else if (auto it = charged.find(def); it != charged.end())
+        fromGradients = std::min(fromGradients.value_or(it->second),
+                                 it->second);
+    }
+    size_t at = latest ? *latest
+                       : fromGradients.value_or(forward.size() - 1);
+    if (latest && fromGradients)
+      at = std::min(*latest, *fromGradients);
+    charged[op] = at;
+    weights[at] += estimateOpSeconds(op);
+  }
+  SmallVector<size_t> starts = cutEvenly(weights, numStages);
+  for (auto [g, start] : llvm::enumerate(starts)) {
+    size_t end = g + 1 < starts.size() ? starts[g + 1] : forward.size();
+    for (size_t i = start; i < end; ++i)
+      stage[forward[i]] = g;
+  }
+}
+
+LogicalResult PipelineBuilder::assignForwardStages() {
+  SmallVector<Operation *> forward;
+  bool annotated = false;
+  for (Operation *op : batchOps) {
+    if (unitKind[op] != UnitKind::forward)
+      continue;
+    forward.push_back(op);
+    annotated |= annotatedStage(op).has_value();
+  }
+  if (static_cast<int64_t>(forward.size()) < numStages)
+    return func.emitError() << "the step has " << forward.size()
+                            << " forward ops on the batch, fewer than the "
+                            << numStages << " pipeline stages";
+  if (!annotated) {
+    autoForwardStages(forward);
+    return success();
+  }
+  SmallVector<bool> used(numStages, false);
+  for (Operation *op : forward) {
+    int64_t at = 0;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp(); def && stage.count(def))
+        at = std::max(at, stage[def]);
+    if (std::optional<int64_t> annotation = annotatedStage(op)) {
+      if (*annotation >= numStages)
+        return op->emitError()
+               << "'" << train::TrainDialect::kStageAttrName << "' "
+               << *annotation << " is not a stage of this pipeline (stages 0 to "
+               << numStages - 1 << ")";
+      if (*annotation < at)
+        return op->emitError()
+               << "is annotated stage " << *annotation
+               << " but reads a value computed on stage " << at
+               << ": stages must not decrease along the forward computation";
+      at = *annotation;
+    }
+    stage[op] = at;
+    used[at] = true;
+  }
+  for (auto [s, isUsed] : llvm::enumerate(used))
+    if (!isUsed)
+      return func.emitError()
+             << "pipeline stage " << s << " of " << numStages
+             << " gets no forward op from the '"
+             << train::TrainDialect::kStageAttrName
+             << "' annotations: annotate an op of every stage";
+  return success();
+}
+
+LogicalResult PipelineBuilder::assignStages() {
+  if (failed(assignForwardStages()))
+    return failure();
+  auto isForwardBatch = [&](Operation *op) {
+    return batchOps.contains(op) && unitKind[op] == UnitKind::forward;
+  };
+  for (Operation *op : mbOps)
+    if (!isForwardBatch(op) && annotatedStage(op))
+      op->emitRemark() << "'" << train::TrainDialect::kStageAttrName
+                       << "' is ignored on this op: only forward ops take "
+                          "stages, the others follow them";
+
+  // Parameters: the first stage whose forward ops reach them.
+  argStage.assign(func.getNumArguments(), -1);
+  for (BlockArgument arg : func.getArguments()) {
+    std::optional<train::Role> role = argRoles[arg.getArgNumber()];
+    if (role != train::Role::param && role != train::Role::opt_state)
+      continue;
+    SmallVector<Value> worklist = {arg};
+    int64_t first = -1;
+    DenseSet<Operation *> seen;
+    while (!worklist.empty()) {
+      for (Operation *user : worklist.pop_back_val().getUsers()) {
+        if (!seen.insert(user).second)
+          continue;
+        if (isForwardBatch(user))
+          first = first < 0 ? stage[user] : std::min(first, stage[user]);
+        else if (mbOps.contains(user) && unitKind[user] == UnitKind::forward)
+          llvm::append_range(worklist, user->getResults());
+      }
+    }
+    argStage[arg.getArgNumber()] = first;
+  }
+
+  auto stageOfUsers = [&](Operation *op) {
+    int64_t at = -1;
+    for (Operation *user : op->getUsers())
+      if (auto it = stage.find(user); it != stage.end() && it->second >= 0)
+        at = at < 0 ? it->second : std::min(at, it->second);
+    return at;
+  };
+  // The update: optimizers on their parameter's stage, the rest with their
+  // first user.
+  for (Operation *op : llvm::reverse(stepOps)) {
+    int64_t at = -1;
+    if (auto optimizer = dyn_cast<train::OptimizerOpInterface>(op)) {
+      if (auto param = dyn_cast<BlockArgument>(optimizer.getParam()))
+        at = argStage[param.getArgNumber()];
+    } else {
+      at = stageOfUsers(op);
+    }
+    stage[op] = at;
+  }
+  for (AllReduceOp op : accumulations)
+    accumulationStage[op] = stageOfUsers(op);
+
+  // Backward (and batch-independent) ops: on the latest stage whose forward
+  // values or parameters they read or whose ops read them, ...
+  for (Operation *op : llvm::reverse(mbOps)) {
+    if (isForwardBatch(op) || isFree(op))
+      continue;
+    int64_t at = -1;
+    for (Value operand : op->getOperands()) {
+      if (auto arg = dyn_cast<BlockArgument>(operand)) {
+        at = std::max(at, argStage[arg.getArgNumber()]);
+        continue;
+      }
+      Operation *def = operand.getDefiningOp();
+      if (isForwardBatch(def))
+        at = std::max(at, stage[def]);
+    }
+    for (Operation *user : op->getUsers()) {
+      if (auto it = accumulationStage.find(user);
+          it != accumulationStage.end())
+        at = std::max(at, it->second);
+      else if (auto it = stage.find(user); it != stage.end())
+        at = std::max(at, it->second);
+    }
+    stage[op] = std::max<int64_t>(at, 0);
+  }
+  // ... but never later than the gradients they read (gradients flow to
+  // earlier stages only, so a stage's backward never waits on its own
+  // later work).
+  for (Operation *op : mbOps) {
+    if (unitKind[op] != UnitKind::backward || isFree(op))
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp();
+          def && mbOps.contains(def) && !isFree(def) &&
+          unitKind[def] == UnitKind::backward)
+        stage[op] = std::min(stage[op], stage[def]);
+  }
+  // What is left: arguments only the backward or the update reads live
+  // with their first user; updates only returned run where their operands
+  // are; an accumulation only returned stays where it is made.
+  for (BlockArgument arg : func.getArguments()) {
+    std::optional<train::Role> role = argRoles[arg.getArgNumber()];
+    int64_t &at = argStage[arg.getArgNumber()];
+    if (at >= 0 ||
+        (role != train::Role::param && role != train::Role::opt_state))
+      continue;
+    for (Operation *user : arg.getUsers())
+      if (auto it = stage.find(user); it != stage.end() && it->second >= 0)
+        at = at < 0 ? it->second : std::min(at, it->second);
+    at = std::max<int64_t>(at, 0);
+  }
+  for (AllReduceOp op : accumulations)
+    if (accumulationStage[op] < 0)
+      if (Operation *def = op.getOperand(0).getDefiningOp())
+        accumulationStage[op] = stage.lookup(def);
+  for (Operation *op : stepOps) {
+    if (stage[op] >= 0)
+      continue;
+    int64_t at = 0;
+    for (Value operand : op->getOperands()) {
+      if (auto arg = dyn_cast<BlockArgument>(operand))
+        at = std::max(at, argStage[arg.getArgNumber()]);
+      else if (auto acc = operand.getDefiningOp<AllReduceOp>();
+               acc && accumulationStage.count(acc))
+        at = std::max(at, accumulationStage[acc]);
+      else if (auto it = stage.find(operand.getDefiningOp());
+               it != stage.end())
+        at = std::max(at, it->second);
+    }
+    stage[op] = at;
+  }
+  if (kind == pipeline::ScheduleKind::ZeroBubbleH1)
+    splitWeightGradients();
+  return checkParameters();
+}
+
+void PipelineBuilder::splitWeightGradients() {
+  // The input gradient (B) of a stage is what another stage's backward
+  // needs; the rest of its backward is weight gradients (W).
+  DenseSet<Operation *> input;
+  SmallVector<Operation *> worklist;
+  for (Operation *op : mbOps) {
+    if (unitKind[op] != UnitKind::backward || isFree(op))
+      continue;
+    for (Operation *user : op->getUsers())
+      if (mbOps.contains(user) && stage.lookup(user) != stage[op])
+        worklist.push_back(op);
+  }
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (!input.insert(op).second)
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp();
+          def && mbOps.contains(def) && !isFree(def) &&
+          unitKind[def] == UnitKind::backward && stage[def] == stage[op])
+        worklist.push_back(def);
+  }
+  for (Operation *op : mbOps)
+    if (unitKind[op] == UnitKind::backward && !isFree(op) &&
+        !input.contains(op))
+      unitKind[op] = UnitKind::weight;
+}
+
+LogicalResult PipelineBuilder::checkParameters() {
+  for (BlockArgument arg : func.getArguments()) {
+    std::optional<train::Role> role = argRoles[arg.getArgNumber()];
+    if (role != train::Role::param && role != train::Role::opt_state)
+      continue;
+    std::map<int64_t, int64_t> stageOfRank;
+    for (Operation *user : arg.getUsers())
+      if (auto it = stage.find(user); it != stage.end())
+        stageOfRank.emplace(rankOf(it->second), it->second);
+    if (stageOfRank.size() < 2)
+      continue;
+    auto first = stageOfRank.begin(), second = std::next(first);
+    StringAttr name = argAttrs[arg.getArgNumber()]
+                          ? argAttrs[arg.getArgNumber()].getAs<StringAttr>(
+                                train::TrainDialect::kNameAttrName)
+                          : nullptr;
+    return mlir::emitError(arg.getLoc())
+           << "parameter '" << (name ? name.getValue() : "?")
+           << "' is used on pipeline devices " << first->first << " (stage "
+           << first->second << ") and " << second->first << " (stage "
+           << second->second
+           << "): a parameter lives on one device; put the ops that use it "
+              "on stages of one device with 'train.stage' (a tied embedding "
+              "and LM head: untie them, or keep both on one device)";
+  }
+  return success();
+}

@@ -1,0 +1,92 @@
+// RUN: dist-opt %s --dist-pipeline="stages=2 microbatches=2" -split-input-file -verify-diagnostics
+// RUN: dist-opt %s --dist-pipeline="stages=2 microbatches=1" -split-input-file 2>&1 | FileCheck %s --check-prefix=ONE
+
+// What the pipeline reads from the step's structure: where the loss's
+// forward ops are, which sums are accumulations, which annotations count.
+
+// Batch statistics: partitioning gathers the batch for the batch norm. With
+// two microbatches that is an error at the op; with one the gather is an
+// identity and the step runs.
+// ONE-LABEL: func.func @bn_pipe0(
+// ONE: train.batch_norm {{.*}} : (tensor<8x4xf32>
+// ONE-LABEL: func.func @bn_pipe1(
+func.func @bn(
+    %w: tensor<4x4xf32> {train.role = #train.role<param>, train.name = "w"},
+    %v: tensor<4x4xf32> {train.role = #train.role<param>, train.name = "v"},
+    %g: tensor<4xf32> {train.role = #train.role<param>, train.name = "bn.weight"},
+    %b: tensor<4xf32> {train.role = #train.role<param>, train.name = "bn.bias"},
+    %x: tensor<8x4xf32> {train.role = #train.role<input>, train.name = "x"},
+    %lr: tensor<f32> {train.role = #train.role<hyper>, train.name = "lr"})
+    -> (tensor<4x4xf32> {train.role = #train.role<param>, train.name = "w"},
+        tensor<4x4xf32> {train.role = #train.role<param>, train.name = "v"},
+        tensor<f32> {train.role = #train.role<loss>, train.name = "loss"}) {
+  %h = train.matmul %x, %w {train.stage = 0} : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+  // expected-error @+1 {{this value is needed whole-batch in the middle of the step ('dist.all_gather' over the microbatches): it cannot be split into 2 microbatches; use microbatches=1}}
+  %y, %mean, %var = train.batch_norm %h, %g, %b : (tensor<8x4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<8x4xf32>, tensor<4xf32>, tensor<4xf32>)
+  %z = train.matmul %y, %v {train.stage = 1} : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+  %l = train.reduce %z {dims = array<i64: 0, 1>, kind = #train.reduce_kind<mean>} : (tensor<8x4xf32>) -> tensor<f32>
+  %gv = train.matmul %y, %z {transpose_lhs} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %gw = train.matmul %x, %h {transpose_lhs} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %wn = train.sgd %w, %gw, %lr : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
+  %vn = train.sgd %v, %gv, %lr : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
+  return %wn, %vn, %l : tensor<4x4xf32>, tensor<4x4xf32>, tensor<f32>
+}
+
+// -----
+
+// Centering over the batch: the mean is a sum over the whole batch that
+// per-sample work reads. An error with two microbatches, the identity with
+// one.
+// ONE-LABEL: func.func @center_pipe0(
+// ONE: train.sub
+func.func @center(
+    %w: tensor<4x4xf32> {train.role = #train.role<param>, train.name = "w"},
+    %v: tensor<4x4xf32> {train.role = #train.role<param>, train.name = "v"},
+    %x: tensor<8x4xf32> {train.role = #train.role<input>, train.name = "x"},
+    %lr: tensor<f32> {train.role = #train.role<hyper>, train.name = "lr"})
+    -> (tensor<4x4xf32> {train.role = #train.role<param>, train.name = "w"},
+        tensor<4x4xf32> {train.role = #train.role<param>, train.name = "v"},
+        tensor<f32> {train.role = #train.role<loss>, train.name = "loss"}) {
+  %h = train.matmul %x, %w {train.stage = 0} : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+  // expected-error @+1 {{this value is summed over the whole batch and then used by per-sample work: it cannot be split into 2 microbatches; use microbatches=1}}
+  %m = train.reduce %h {dims = array<i64: 0>, kind = #train.reduce_kind<mean>} : (tensor<8x4xf32>) -> tensor<4xf32>
+  %c = train.sub %h, %m : (tensor<8x4xf32>, tensor<4xf32>) -> tensor<8x4xf32>
+  %z = train.matmul %c, %v {train.stage = 1} : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+  %l = train.reduce %z {dims = array<i64: 0, 1>, kind = #train.reduce_kind<mean>} : (tensor<8x4xf32>) -> tensor<f32>
+  %gv = train.matmul %c, %z {transpose_lhs} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %gw = train.matmul %x, %h {transpose_lhs} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %wn = train.sgd %w, %gw, %lr : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
+  %vn = train.sgd %v, %gv, %lr : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
+  return %wn, %vn, %l : tensor<4x4xf32>, tensor<4x4xf32>, tensor<f32>
+}
+
+// -----
+
+// A loss computed after the accumulation (here the square of the mean): its
+// forward ops are found through the update, and a stage annotation on a
+// backward op is reported as ignored.
+// ONE-LABEL: func.func @scaled_pipe1(
+// ONE: unit #dist.unit<F, stage = 1, microbatch = 0>
+// ONE: train.reduce
+// ONE: unit #dist.unit<U, stage = 1, microbatch = 0>
+// ONE: train.mul
+// expected-remark @+1 {{dist-pipeline: 1f1b, 2 stages on 2 devices, 2 microbatches}}
+func.func @scaled(
+    %w: tensor<4x4xf32> {train.role = #train.role<param>, train.name = "w"},
+    %v: tensor<4x4xf32> {train.role = #train.role<param>, train.name = "v"},
+    %x: tensor<8x4xf32> {train.role = #train.role<input>, train.name = "x"},
+    %lr: tensor<f32> {train.role = #train.role<hyper>, train.name = "lr"})
+    -> (tensor<4x4xf32> {train.role = #train.role<param>, train.name = "w"},
+        tensor<4x4xf32> {train.role = #train.role<param>, train.name = "v"},
+        tensor<f32> {train.role = #train.role<loss>, train.name = "loss"}) {
+  %h = train.matmul %x, %w {train.stage = 0} : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+  %z = train.matmul %h, %v {train.stage = 1} : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+  %l = train.reduce %z {dims = array<i64: 0, 1>, kind = #train.reduce_kind<mean>} : (tensor<8x4xf32>) -> tensor<f32>
+  %l2 = train.mul %l, %l : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  // expected-remark @+1 {{'train.stage' is ignored on this op: only forward ops take stages, the others follow them}}
+  %gv = train.matmul %h, %z {transpose_lhs, train.stage = 0} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %gw = train.matmul %x, %h {transpose_lhs} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %wn = train.sgd %w, %gw, %lr : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
+  %vn = train.sgd %v, %gv, %lr : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
+  return %wn, %vn, %l2 : tensor<4x4xf32>, tensor<4x4xf32>, tensor<f32>
+}
