@@ -227,10 +227,42 @@ LogicalResult PipelineBuilder::assignStages() {
   for (AllReduceOp op : accumulations)
     accumulationStage[op] = stageOfUsers(op);
 
-  // Backward (and batch-independent) ops: on the latest stage whose forward
+  // Forward ops that do not read the batch (a penalty on the parameters):
+  // with the forward ops that read them, so that forward values only flow
+  // to later stages; those only the update reads on the latest stage of
+  // the parameters they read.
+  DenseMap<Operation *, int64_t> lowest;
+  auto isParameterForward = [&](Operation *op) {
+    return mbOps.contains(op) && !batchOps.contains(op) && !isFree(op) &&
+           unitKind[op] == UnitKind::forward;
+  };
+  for (Operation *op : mbOps) {
+    if (!isParameterForward(op))
+      continue;
+    int64_t at = 0;
+    for (Value operand : op->getOperands()) {
+      if (auto arg = dyn_cast<BlockArgument>(operand))
+        at = std::max(at, argStage[arg.getArgNumber()]);
+      else if (auto it = lowest.find(operand.getDefiningOp());
+               it != lowest.end())
+        at = std::max(at, it->second);
+    }
+    lowest[op] = at;
+  }
+  for (Operation *op : llvm::reverse(mbOps)) {
+    if (!isParameterForward(op))
+      continue;
+    std::optional<int64_t> firstUser;
+    for (Operation *user : op->getUsers())
+      if (mbOps.contains(user) && unitKind[user] == UnitKind::forward)
+        firstUser = std::min(firstUser.value_or(stage[user]), stage[user]);
+    stage[op] = firstUser.value_or(lowest[op]);
+  }
+
+  // Backward ops: on the latest stage whose forward
   // values or parameters they read or whose ops read them, ...
   for (Operation *op : llvm::reverse(mbOps)) {
-    if (isForwardBatch(op) || isFree(op))
+    if (isForwardBatch(op) || isParameterForward(op) || isFree(op))
       continue;
     int64_t at = -1;
     for (Value operand : op->getOperands()) {

@@ -90,3 +90,53 @@ func.func @scaled(
   %vn = train.sgd %v, %gv, %lr : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
   return %wn, %vn, %l2 : tensor<4x4xf32>, tensor<4x4xf32>, tensor<f32>
 }
+
+// -----
+
+// A penalty on a stage-1 parameter is forward work that does not read the
+// batch: it runs on stage 1 with the forward ops of that parameter (it used
+// to run on stage 0 and the programs deadlocked, each waiting for the
+// other's forward).
+// ONE-LABEL: func.func @penalty_pipe0(
+// ONE: unit #dist.unit<F, stage = 0, microbatch = 0>
+// ONE-NOT: train.reduce
+// ONE: dist.send
+// ONE-LABEL: func.func @penalty_pipe1(
+// ONE: dist.recv from #dist.place<@pipe, pipe = 0>
+// ONE: unit #dist.unit<F, stage = 1, microbatch = 0>
+// ONE: train.mul %[[B:.*]], %[[B]] : (tensor<4xf32>, tensor<4xf32>)
+// ONE: train.reduce
+// ONE: unit #dist.unit<B, stage = 1, microbatch = 0>
+// expected-remark @+1 {{dist-pipeline: 1f1b, 2 stages on 2 devices, 2 microbatches}}
+func.func @penalty(
+    %w: tensor<4x4xf32> {train.role = #train.role<param>, train.name = "w"},
+    %v: tensor<4x4xf32> {train.role = #train.role<param>, train.name = "v"},
+    %b: tensor<4xf32> {train.role = #train.role<param>, train.name = "b"},
+    %x: tensor<8x4xf32> {train.role = #train.role<input>, train.name = "x"},
+    %y: tensor<8xi32> {train.role = #train.role<label>, train.name = "y"},
+    %lr: tensor<f32> {train.role = #train.role<hyper>, train.name = "lr"})
+    -> (tensor<4x4xf32> {train.role = #train.role<param>, train.name = "w"},
+        tensor<4x4xf32> {train.role = #train.role<param>, train.name = "v"},
+        tensor<4xf32> {train.role = #train.role<param>, train.name = "b"},
+        tensor<f32> {train.role = #train.role<loss>, train.name = "loss"}) {
+  %h = train.matmul %x, %w {train.stage = 0} : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+  %zm = train.matmul %h, %v {train.stage = 1} : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+  %z = train.add %zm, %b : (tensor<8x4xf32>, tensor<4xf32>) -> tensor<8x4xf32>
+  %ce = train.cross_entropy %z, %y : (tensor<8x4xf32>, tensor<8xi32>) -> tensor<f32>
+  %sq = train.mul %b, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %sum = train.reduce %sq {dims = array<i64: 0>, kind = #train.reduce_kind<sum>} : (tensor<4xf32>) -> tensor<f32>
+  %l = train.add %ce, %sum : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %one = train.constant dense<1.0> : tensor<f32>
+  %dz = train.cross_entropy_backward %one, %z, %y : (tensor<f32>, tensor<8x4xf32>, tensor<8xi32>) -> tensor<8x4xf32>
+  %gv = train.matmul %h, %dz {transpose_lhs} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %gb0 = train.reduce %dz {dims = array<i64: 0>, kind = #train.reduce_kind<sum>} : (tensor<8x4xf32>) -> tensor<4xf32>
+  %two = train.constant dense<2.0> : tensor<f32>
+  %gpen = train.mul %b, %two : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %gb = train.add %gb0, %gpen : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %dh = train.matmul %dz, %v {transpose_rhs} : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+  %gw = train.matmul %x, %dh {transpose_lhs} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %wn = train.sgd %w, %gw, %lr : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
+  %vn = train.sgd %v, %gv, %lr : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
+  %bn = train.sgd %b, %gb, %lr : (tensor<4xf32>, tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  return %wn, %vn, %bn, %l : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<f32>
+}
