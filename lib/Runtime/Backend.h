@@ -91,6 +91,14 @@ public:
                       int64_t dest, int64_t tag) = 0;
   virtual Status recv(void *buffer, int64_t count, distrt_dtype dtype,
                       int64_t source, int64_t tag) = 0;
+  /// Starts a send (`buffer` stays untouched until the request completes)
+  /// or a receive (`buffer` is written by then).
+  virtual Status sendStart(const void *buffer, int64_t count,
+                           distrt_dtype dtype, int64_t dest, int64_t tag,
+                           std::unique_ptr<Request> &request) = 0;
+  virtual Status recvStart(void *buffer, int64_t count, distrt_dtype dtype,
+                           int64_t source, int64_t tag,
+                           std::unique_ptr<Request> &request) = 0;
   virtual Status barrier() = 0;
   /// Stops the backend.
   virtual Status finalize() = 0;

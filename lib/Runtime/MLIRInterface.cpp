@@ -124,12 +124,21 @@ int64_t distrt_mlir_rank() { return distrt_rank(); }
 
 /// Completes a request of a `*_start` entry point (its handle: the
 /// request's address). `send` is the address of the buffer the collective
-/// reads; compiled code passes it so that the buffer stays allocated until
-/// here.
+/// (or the point-to-point transfer) reads or writes; compiled code passes it
+/// so that the buffer stays allocated until here.
 void _mlir_ciface_distrt_mlir_wait(int64_t handle, intptr_t send) {
   (void)send;
   check(distrt_wait(reinterpret_cast<distrt_request *>(handle)));
 }
+
+int64_t _mlir_ciface_distrt_mlir_world_rank() { return distrt_rank(); }
+
+void _mlir_ciface_distrt_mlir_unit_begin(int64_t kind, int64_t stage,
+                                         int64_t microbatch) {
+  distrt_trace_unit_begin(static_cast<int32_t>(kind), stage, microbatch);
+}
+
+void _mlir_ciface_distrt_mlir_unit_end() { distrt_trace_unit_end(); }
 
 int64_t _mlir_ciface_distrt_mlir_group_rank(
     StridedMemRefType<int64_t, 1> *shape, StridedMemRefType<int64_t, 1> *axes) {
@@ -169,6 +178,16 @@ int64_t _mlir_ciface_distrt_mlir_group_rank(
     Buffer in = getBuffer(send), out = getBuffer(recv);                        \
     return handle(distrt_all_gather_start(getGroup(shape, axes), in.data,      \
                                           out.data, in.count, DTYPE));         \
+  }                                                                            \
+  int64_t _mlir_ciface_distrt_mlir_send_start_##SUFFIX(                        \
+      UnrankedMemRefType<T> *buffer, int64_t dest, int64_t tag) {              \
+    Buffer b = getBuffer(buffer);                                              \
+    return handle(distrt_send_start(b.data, b.count, DTYPE, dest, tag));       \
+  }                                                                            \
+  int64_t _mlir_ciface_distrt_mlir_recv_start_##SUFFIX(                        \
+      UnrankedMemRefType<T> *buffer, int64_t source, int64_t tag) {            \
+    Buffer b = getBuffer(buffer);                                              \
+    return handle(distrt_recv_start(b.data, b.count, DTYPE, source, tag));     \
   }
 
 /// The collectives that also reduce: the types the backends add.

@@ -112,11 +112,11 @@ public:
 class MPIRequest : public Request {
 public:
   MPIRequest(MPI_Request request, const char *call, double timeout,
-             std::function<void()> done)
-      : request(request), call(call), timeout(timeout), done(std::move(done)) {
-  }
+             std::function<void()> done, bool cancellable = false)
+      : request(request), call(call), timeout(timeout), done(std::move(done)),
+        cancellable(cancellable) {}
   Status wait() override {
-    Status status = complete(request, call, timeout);
+    Status status = complete(request, call, timeout, cancellable);
     if (status.empty())
       done();
     return status;
@@ -127,6 +127,7 @@ private:
   const char *call;
   double timeout;
   std::function<void()> done;
+  bool cancellable;
 };
 
 /// Every blocking call is its nonblocking form completed by `complete`, so
@@ -313,6 +314,42 @@ public:
                            MPI_COMM_WORLD, r);
         },
         /*cancellable=*/true);
+  }
+
+  Status sendStart(const void *buffer, int64_t count, distrt_dtype dtype,
+                   int64_t dest, int64_t tag,
+                   std::unique_ptr<Request> &request) override {
+    if (Status s = checkPeer(dest); !s.empty())
+      return s;
+    if (Status s = checkCount(count); !s.empty())
+      return s;
+    MPI_Request handle;
+    Status status =
+        check(MPI_Isend(buffer, count, getMPIType(dtype), dest, tag,
+                        MPI_COMM_WORLD, &handle),
+              "MPI_Isend");
+    if (status.empty())
+      request = std::make_unique<MPIRequest>(handle, "MPI_Isend", timeout,
+                                             [] {});
+    return status;
+  }
+
+  Status recvStart(void *buffer, int64_t count, distrt_dtype dtype,
+                   int64_t source, int64_t tag,
+                   std::unique_ptr<Request> &request) override {
+    if (Status s = checkPeer(source); !s.empty())
+      return s;
+    if (Status s = checkCount(count); !s.empty())
+      return s;
+    MPI_Request handle;
+    Status status =
+        check(MPI_Irecv(buffer, count, getMPIType(dtype), source, tag,
+                        MPI_COMM_WORLD, &handle),
+              "MPI_Irecv");
+    if (status.empty())
+      request = std::make_unique<MPIRequest>(
+          handle, "MPI_Irecv", timeout, [] {}, /*cancellable=*/true);
+    return status;
   }
 
   Status barrier() override {

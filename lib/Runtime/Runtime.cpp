@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <map>
 #include <memory>
@@ -77,7 +78,50 @@ struct distrt_request {
   std::unique_ptr<Request> request;
   /// The packed bucket, when the request reduces several buffers.
   std::vector<char> packed;
+  /// A traced receive: its event, whose times the wait sets (-1: none).
+  int64_t event = -1;
 };
+
+namespace {
+/// The recorded timeline (distrt_trace_*).
+struct Trace {
+  bool on = false;
+  std::vector<distrt_event> events;
+  /// The unit begun and not yet ended (-1: none).
+  int64_t open = -1;
+};
+} // namespace
+
+static Trace &getTrace() {
+  static Trace trace;
+  return trace;
+}
+
+static double now() {
+  timespec time;
+  clock_gettime(CLOCK_MONOTONIC, &time);
+  return time.tv_sec + time.tv_nsec * 1e-9;
+}
+
+/// Records an event of `kind` beginning now; returns its index (-1 when
+/// tracing is off).
+static int64_t beginEvent(distrt_event_kind kind, int64_t stage,
+                          int64_t microbatch, int64_t peer, int64_t tag,
+                          int64_t bytes) {
+  Trace &trace = getTrace();
+  if (!trace.on)
+    return -1;
+  double time = now();
+  trace.events.push_back(
+      {kind, stage, microbatch, peer, tag, bytes, time, time});
+  return trace.events.size() - 1;
+}
+
+static void endEvent(int64_t event) {
+  Trace &trace = getTrace();
+  if (event >= 0 && event < static_cast<int64_t>(trace.events.size()))
+    trace.events[event].end = now();
+}
 
 namespace {
 /// The runtime's process-wide state.
@@ -410,7 +454,11 @@ int distrt_wait(distrt_request *request) {
   if (!request)
     return fail("distrt_wait", "no request");
   std::unique_ptr<distrt_request> owned(request);
-  return report("distrt_wait", owned->request->wait());
+  if (owned->event >= 0)
+    getTrace().events[owned->event].begin = now();
+  int status = report("distrt_wait", owned->request->wait());
+  endEvent(owned->event);
+  return status;
 }
 
 int distrt_reduce_scatter(distrt_group *group, const void *send, void *recv,
@@ -475,6 +523,72 @@ int distrt_recv(void *buffer, int64_t count, distrt_dtype dtype,
     return -1;
   return report(call,
                 getState().backend->recv(buffer, count, dtype, source, tag));
+}
+
+/// Starts a point-to-point transfer through `start`; null on error.
+static distrt_request *
+startTransfer(const char *call, distrt_dtype dtype,
+              const std::function<Status(Backend &,
+                                         std::unique_ptr<Request> &)> &start) {
+  if (!checkReady(call, dtype))
+    return nullptr;
+  auto request = std::make_unique<distrt_request>();
+  if (report(call, start(*getState().backend, request->request)))
+    return nullptr;
+  return request.release();
+}
+
+distrt_request *distrt_send_start(const void *buffer, int64_t count,
+                                  distrt_dtype dtype, int64_t dest,
+                                  int64_t tag) {
+  int64_t event = beginEvent(DISTRT_EVENT_SEND, -1, -1, dest, tag,
+                             count * getElementSize(dtype));
+  distrt_request *request = startTransfer(
+      "distrt_send_start", dtype,
+      [&](Backend &backend, std::unique_ptr<Request> &request) {
+        return backend.sendStart(buffer, count, dtype, dest, tag, request);
+      });
+  endEvent(event);
+  return request;
+}
+
+distrt_request *distrt_recv_start(void *buffer, int64_t count,
+                                  distrt_dtype dtype, int64_t source,
+                                  int64_t tag) {
+  distrt_request *request = startTransfer(
+      "distrt_recv_start", dtype,
+      [&](Backend &backend, std::unique_ptr<Request> &request) {
+        return backend.recvStart(buffer, count, dtype, source, tag, request);
+      });
+  if (request)
+    request->event = beginEvent(DISTRT_EVENT_RECV, -1, -1, source, tag,
+                                count * getElementSize(dtype));
+  return request;
+}
+
+void distrt_trace_enable(int on) { getTrace().on = on != 0; }
+
+const distrt_event *distrt_trace_events(int64_t *count) {
+  Trace &trace = getTrace();
+  if (count)
+    *count = trace.events.size();
+  return trace.events.data();
+}
+
+void distrt_trace_clear(void) {
+  getTrace().events.clear();
+  getTrace().open = -1;
+}
+
+void distrt_trace_unit_begin(int32_t kind, int64_t stage,
+                             int64_t microbatch) {
+  getTrace().open = beginEvent(static_cast<distrt_event_kind>(kind), stage,
+                               microbatch, -1, -1, -1);
+}
+
+void distrt_trace_unit_end(void) {
+  endEvent(getTrace().open);
+  getTrace().open = -1;
 }
 
 int distrt_barrier(void) {

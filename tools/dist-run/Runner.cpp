@@ -95,7 +95,7 @@ static float readResults(int64_t *words, std::vector<Binding> &args,
 std::vector<float> distrun::runSteps(ExecutionEngine &engine, StringRef entry,
                                      std::vector<Binding> &args,
                                      std::vector<Binding> &results,
-                                     unsigned steps) {
+                                     unsigned steps, int64_t lossRank) {
   std::vector<int64_t> feedBack;
   for (Binding &result : results) {
     auto arg = llvm::find_if(args, [&](const Binding &a) {
@@ -131,6 +131,13 @@ std::vector<float> distrun::runSteps(ExecutionEngine &engine, StringRef entry,
     auto end = std::chrono::steady_clock::now();
     double ms = std::chrono::duration<double, std::milli>(end - start).count();
     float loss = readResults(resultWords.data(), args, results, feedBack);
+    if (lossRank != 0) {
+      int64_t rank = distrt_rank();
+      if (rank == lossRank && distrt_send(&loss, 1, DISTRT_F32, 0, 2) != 0)
+        fail(getRuntimeError());
+      if (rank == 0 && distrt_recv(&loss, 1, DISTRT_F32, lossRank, 2) != 0)
+        fail(getRuntimeError());
+    }
     losses.push_back(loss);
     if (!printing)
       continue;
@@ -153,8 +160,56 @@ std::vector<float> distrun::runSteps(ExecutionEngine &engine, StringRef entry,
   return losses;
 }
 
+/// gatherState for an MPMD step: each state array from the devices of the
+/// first program that holds it.
+static Arrays gatherProgramState(std::vector<Binding> &args,
+                                 const train::StepSignature &step) {
+  int64_t rank = distrt_rank();
+  Arrays out;
+  for (const train::StepSignature::Program &program : step.programs) {
+    for (const train::StepSignature::Value &value : program.arguments) {
+      if (!isState(value) || out.count(value.name))
+        continue;
+      Binding *mine = nullptr;
+      for (Binding &arg : args)
+        if (arg.value->name == value.name)
+          mine = &arg;
+      Array global;
+      for (int64_t device : program.devices) {
+        Binding block = bind(value, step, device);
+        if (device != 0 && rank == device &&
+            distrt_send(mine->local.bytes.data(), mine->local.bytes.size(),
+                        DISTRT_I8, 0, 1) != 0)
+          fail(getRuntimeError());
+        if (rank != 0)
+          continue;
+        if (global.bytes.empty()) {
+          global.dtype = block.dtype;
+          global.shape = block.globalShape;
+          global.bytes.resize(global.getNumElements() *
+                              getElementBytes(block.dtype));
+        }
+        if (device == 0)
+          block.local = mine->local;
+        else if (distrt_recv(block.local.bytes.data(),
+                             block.local.bytes.size(), DISTRT_I8, device,
+                             1) != 0)
+          fail(getRuntimeError());
+        copyBlock(global, block.local, block.offsets, /*toGlobal=*/true);
+      }
+      // Every rank marks the name gathered; rank 0 keeps the array.
+      out[value.name] = std::move(global);
+    }
+  }
+  if (rank != 0)
+    out.clear();
+  return out;
+}
+
 Arrays distrun::gatherState(std::vector<Binding> &args,
                             const train::StepSignature &step) {
+  if (step.isMPMD())
+    return gatherProgramState(args, step);
   int64_t rank = distrt_rank(), worldSize = distrt_size();
   Arrays out;
   for (Binding &arg : args) {

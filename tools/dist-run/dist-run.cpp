@@ -284,6 +284,46 @@ static void checkAgreement(uint64_t moduleHash, StringRef backend,
        {"--seed", "value", hashOption(seed)}});
 }
 
+/// The worlds a step runs on: fails unless it is `devices` processes.
+static void checkWorldSize(const train::StepSignature &step) {
+  int64_t devices = step.getNumDevices(), worldSize = distrt_size();
+  if (devices != worldSize)
+    fail(llvm::Twine("the step runs on ") + llvm::Twine(devices) +
+         " device(s) but there " +
+         (worldSize == 1 ? "is 1 process"
+                         : "are " + llvm::Twine(worldSize) + " processes") +
+         (step.meshShape.empty() ? " (distribute it with a strategy first)"
+                                 : ""));
+}
+
+/// readStep for placed programs (an MPMD step): every device runs the
+/// program placed on it; `entry` is set to this rank's program while it is
+/// still a function with a body.
+static train::StepSignature readProgramsStep(ModuleOp module,
+                                             func::FuncOp &entry) {
+  if (!entryName.empty())
+    fail("'" + inputFile +
+         "' is a step of placed programs (one per pipeline stage or server), "
+         "which dist-run runs together: drop --entry");
+  if (failed(train::recordStepSignature(module)))
+    fail("cannot record the step (see the diagnostics above)");
+  FailureOr<train::StepSignature> step = train::readStepSignature(module);
+  if (failed(step))
+    fail("cannot read the step's record (see the diagnostics above)");
+  if (!step->isMPMD())
+    fail("'" + inputFile + "' records no placed programs");
+  checkWorldSize(*step);
+  const train::StepSignature::Program *program =
+      step->getProgram(distrt_rank());
+  if (!program)
+    fail("device " + llvm::Twine(distrt_rank()) +
+         " runs none of the step's programs");
+  entry = module.lookupSymbol<func::FuncOp>(program->entry);
+  if (entry && entry.isExternal())
+    entry = nullptr;
+  return std::move(*step);
+}
+
 /// The step and how its arrays are laid out. Lowering removes the
 /// function's roles, names and shardings and the mesh, so they are read
 /// from the module's record (train.step), which dist-to-runtime and
@@ -291,6 +331,15 @@ static void checkAgreement(uint64_t moduleHash, StringRef backend,
 /// yet. `entry` is set to the step function while it is still one (its ops
 /// give the ranges of labels and token ids), else null.
 static train::StepSignature readStep(ModuleOp module, func::FuncOp &entry) {
+  // Placed programs (a pipeline, a parameter server) are one step.
+  bool placed = llvm::any_of(module.getOps<func::FuncOp>(), [](func::FuncOp f) {
+    return f->hasAttr(dist::DistDialect::kPlaceAttrName);
+  });
+  if (auto recorded = module->getAttrOfType<DictionaryAttr>(
+          train::TrainDialect::kStepAttrName))
+    placed |= recorded.contains("programs");
+  if (placed)
+    return readProgramsStep(module, entry);
   SmallVector<std::string> steps;
   module->walk([&](func::FuncOp func) {
     if (entryName.empty() ? train::TrainingStep::isTrainingStep(func)
@@ -317,15 +366,18 @@ static train::StepSignature readStep(ModuleOp module, func::FuncOp &entry) {
          "', not --entry '" + entryName + "'");
   if (entry && (entry.getSymName() != step->entry || entry.isExternal()))
     entry = nullptr;
-  int64_t devices = step->getNumDevices(), worldSize = distrt_size();
-  if (devices != worldSize)
-    fail(llvm::Twine("the step runs on ") + llvm::Twine(devices) +
-         " device(s) but there " +
-         (worldSize == 1 ? "is 1 process"
-                         : "are " + llvm::Twine(worldSize) + " processes") +
-         (step->meshShape.empty() ? " (distribute it with a strategy first)"
-                                  : ""));
+  checkWorldSize(*step);
   return std::move(*step);
+}
+
+/// The rank whose results hold the loss: 0, or for an MPMD step the first
+/// device of the program that returns it.
+static int64_t getLossRank(const train::StepSignature &step) {
+  for (const train::StepSignature::Program &program : step.programs)
+    for (const train::StepSignature::Value &result : program.results)
+      if (result.role == train::Role::loss)
+        return program.devices.front();
+  return 0;
 }
 
 static bool isData(const Binding &binding) {
@@ -413,7 +465,9 @@ int main(int argc, char **argv) {
   checkAgreement(moduleHash, backend, state, data);
 
   func::FuncOp entry;
-  train::StepSignature step = readStep(*module, entry);
+  train::StepSignature wholeStep = readStep(*module, entry);
+  // What this rank runs (an MPMD step: its program).
+  train::StepSignature step = wholeStep.getDeviceStep(rank);
   std::vector<Binding> args;
   for (const train::StepSignature::Value &value : step.arguments) {
     if (value.name.empty() || (initializing && !value.role))
@@ -428,6 +482,8 @@ int main(int argc, char **argv) {
   }
   // The step's contract first (its results are fed back), then the arrays.
   checkStepContract(step);
+  for (const train::StepSignature::Program &program : wholeStep.programs)
+    checkStepContract(wholeStep.getDeviceStep(program.devices.front()));
   bindInputs(entry, *module, args, state, data);
   std::vector<Binding> results;
   for (const train::StepSignature::Value &value : step.results)
@@ -444,11 +500,11 @@ int main(int argc, char **argv) {
     _mm_setcsr(_mm_getcsr() | _MM_FLUSH_ZERO_ON | 0x0040 /*DAZ*/);
 #endif
   raiseForTest("step");
-  std::vector<float> losses =
-      runSteps(*engine, step.entry, args, results, numSteps);
+  std::vector<float> losses = runSteps(*engine, step.entry, args, results,
+                                      numSteps, getLossRank(wholeStep));
 
   // Gather the state to rank 0 and write it with the losses.
-  Arrays out = gatherState(args, step);
+  Arrays out = gatherState(args, wholeStep);
   Array lossArray;
   lossArray.dtype = "<f4";
   lossArray.shape = {int64_t(losses.size())};

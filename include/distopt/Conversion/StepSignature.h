@@ -35,6 +35,19 @@ namespace mlir::train {
 /// mlir-translate) read a lowered module. `mesh_*` and `split` (the mesh
 /// axes each dim is split over, major to minor) only for a partitioned
 /// step, whose types are one device's blocks.
+///
+/// A pipelined or parameter-server step (MPMD: different devices run
+/// different functions, each placed with `dist.place`) records one program
+/// per place:
+///
+///   train.step = {entry = "train_step_pipe0", mesh_shape = ..., mesh_axes = ...,
+///                 arguments = [...], results = [...],   // of `entry`
+///                 programs = [{entry = "train_step_pipe0",
+///                              devices = array<i64: 0>,
+///                              arguments = [...], results = [...]}, ...]}
+///
+/// where each program's values are those it takes and returns (a
+/// parameter, say, only on the device that holds it).
 struct StepSignature {
   struct Value {
     unsigned index = 0;
@@ -46,13 +59,29 @@ struct StepSignature {
     /// null when the value is whole on every device.
     ArrayAttr split;
   };
+  /// One program of an MPMD step: its function and the devices (world
+  /// ranks, ascending) that run it.
+  struct Program {
+    std::string entry;
+    SmallVector<int64_t> devices;
+    SmallVector<Value> arguments, results;
+  };
   std::string entry;
   /// Empty for a step that is not partitioned (one device).
   SmallVector<int64_t> meshShape;
   SmallVector<std::string> meshAxes;
   SmallVector<Value> arguments, results;
+  /// Empty for an SPMD step (every device runs `entry`).
+  SmallVector<Program> programs;
 
   int64_t getNumDevices() const;
+  bool isMPMD() const { return !programs.empty(); }
+  /// The program device `device` runs (null for an SPMD step or a device no
+  /// program runs).
+  const Program *getProgram(int64_t device) const;
+  /// The step as device `device` sees it: for an MPMD step, `entry`,
+  /// `arguments` and `results` are those of its program; `programs` stays.
+  StepSignature getDeviceStep(int64_t device) const;
   /// The position of mesh axis `axis`.
   int64_t getAxisIndex(StringRef axis) const;
   /// The product of the sizes of mesh axes `axes`.
@@ -62,10 +91,11 @@ struct StepSignature {
 /// Records the signature of `entryName` (empty: the only function whose
 /// arguments or results carry `train.role`) as `train.step` on `module`,
 /// unless the module has one, and marks the entry `llvm.emit_c_interface`
-/// (runners call it with memref descriptors). Nothing happens when no (or
-/// more than one) function is a training step; fails, with a diagnostic,
-/// when `entryName` names no function or the step's types are not ranked
-/// tensors.
+/// (runners call it with memref descriptors). A module of placed programs
+/// (functions with `dist.place`) records every program. Nothing happens
+/// when no (or more than one) function is a training step; fails, with a
+/// diagnostic, when `entryName` names no function or the step's types are
+/// not ranked tensors.
 LogicalResult recordStepSignature(ModuleOp module, StringRef entryName = "");
 
 /// The signature `train.step` records, or failure with a diagnostic at the

@@ -136,7 +136,51 @@ int distrt_send(const void *buffer, int64_t count, distrt_dtype dtype,
                 int64_t dest, int64_t tag);
 int distrt_recv(void *buffer, int64_t count, distrt_dtype dtype,
                 int64_t source, int64_t tag);
+/* Nonblocking distrt_send and distrt_recv, completed by distrt_wait: the
+ * send's buffer stays untouched and the receive's is written by then. A
+ * program that posts its sends before it waits on its receives cannot
+ * deadlock on message sizes (an eager send and a rendezvous one behave
+ * alike). Null on error. */
+distrt_request *distrt_send_start(const void *buffer, int64_t count,
+                                  distrt_dtype dtype, int64_t dest,
+                                  int64_t tag);
+distrt_request *distrt_recv_start(void *buffer, int64_t count,
+                                  distrt_dtype dtype, int64_t source,
+                                  int64_t tag);
 int distrt_barrier(void);
+
+/* Timelines (dist-run --trace). With tracing on, the runtime records the
+ * units of a placed program (compiled code marks them) and the
+ * point-to-point transfers: a send from its start to its post, a receive
+ * for the time its wait blocked. Times are seconds of the host's monotonic
+ * clock (CLOCK_MONOTONIC: one origin for every process of a host). */
+typedef enum distrt_event_kind {
+  DISTRT_EVENT_FORWARD = 0, /* the values of the dist dialect's UnitKind */
+  DISTRT_EVENT_BACKWARD = 1,
+  DISTRT_EVENT_WEIGHT = 2,
+  DISTRT_EVENT_UPDATE = 3,
+  DISTRT_EVENT_SEND = 4,
+  DISTRT_EVENT_RECV = 5,
+} distrt_event_kind;
+
+typedef struct distrt_event {
+  int32_t kind;
+  /* Units: the pipeline stage and microbatch; transfers: -1. */
+  int64_t stage, microbatch;
+  /* Transfers: the peer's world rank, the tag and the bytes; units: -1. */
+  int64_t peer, tag, bytes;
+  double begin, end;
+} distrt_event;
+
+/* Turns recording on (nonzero) or off; off by default. */
+void distrt_trace_enable(int on);
+/* The events recorded so far, in the order they began, and their count. */
+const distrt_event *distrt_trace_events(int64_t *count);
+void distrt_trace_clear(void);
+/* Marks the beginning and the end of a unit (kind: a distrt_event_kind of
+ * a unit); units do not nest. */
+void distrt_trace_unit_begin(int32_t kind, int64_t stage, int64_t microbatch);
+void distrt_trace_unit_end(void);
 
 /* The message of the last failed call on this thread ("" if none). */
 const char *distrt_last_error(void);

@@ -22,7 +22,8 @@ static constexpr StringLiteral kEntry = "entry", kMeshShape = "mesh_shape",
                                kArguments = "arguments",
                                kResults = "results", kType = "type",
                                kName = "name", kRole = "role",
-                               kSplit = "split", kClasses = "classes";
+                               kSplit = "split", kClasses = "classes",
+                               kPrograms = "programs", kDevices = "devices";
 
 int64_t StepSignature::getNumDevices() const {
   int64_t devices = 1;
@@ -64,33 +65,24 @@ static std::optional<int64_t> getLabelClasses(func::FuncOp entry,
   return std::nullopt;
 }
 
-LogicalResult mlir::train::recordStepSignature(ModuleOp module,
-                                               StringRef entryName) {
-  if (module->hasAttr(TrainDialect::kStepAttrName))
-    return success();
-  func::FuncOp entry;
-  unsigned steps = 0;
-  for (auto func : module.getOps<func::FuncOp>()) {
-    if (entryName.empty() ? TrainingStep::isTrainingStep(func)
-                          : func.getSymName() == entryName) {
-      entry = func;
-      ++steps;
-    }
-  }
-  if (!entryName.empty() && !entry)
-    return module.emitError() << "no function '" << entryName
-                              << "' to record as the training step";
-  if (steps != 1)
-    return success();
+namespace {
+/// The recorded arguments and results of one function.
+struct RecordedValues {
+  SmallVector<Attribute> arguments, results;
+};
+} // namespace
 
-  MLIRContext *context = module.getContext();
+/// Records `func`'s arguments and results; `mesh` is set to the mesh of
+/// their shardings (a partitioned function).
+static FailureOr<RecordedValues> recordValues(func::FuncOp func,
+                                              dist::MeshOp &mesh) {
+  MLIRContext *context = func.getContext();
   Builder builder(context);
-  bool partitioned = entry->hasAttr(dist::DistDialect::kPartitionedAttrName);
-  dist::MeshOp mesh;
+  bool partitioned = func->hasAttr(dist::DistDialect::kPartitionedAttrName);
   auto record = [&](Type type, DictionaryAttr attrs,
                     StringRef what) -> FailureOr<Attribute> {
     if (!isa<RankedTensorType>(type))
-      return entry.emitError()
+      return func.emitError()
              << what << " is " << type
              << ", not a ranked tensor: the step signature cannot record it";
     NamedAttrList fields;
@@ -108,43 +100,160 @@ LogicalResult mlir::train::recordStepSignature(ModuleOp module,
         fields.set(kSplit, builder.getArrayAttr(dims));
         if (!mesh)
           mesh = SymbolTable::lookupNearestSymbolFrom<dist::MeshOp>(
-              entry, sharding.getMesh());
+              func, sharding.getMesh());
       }
     }
     return Attribute(fields.getDictionary(context));
   };
-  SmallVector<Attribute> arguments, results;
-  for (auto [i, type] : llvm::enumerate(entry.getArgumentTypes())) {
-    FailureOr<Attribute> value = record(type, entry.getArgAttrDict(i),
+  RecordedValues values;
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+    FailureOr<Attribute> value = record(type, func.getArgAttrDict(i),
                                         "argument #" + std::to_string(i));
     if (failed(value))
       return failure();
     // The classes a label indexes, for runners that check the labels once
     // lowering has removed the cross-entropy.
-    if (std::optional<int64_t> classes = getLabelClasses(entry, i)) {
+    if (std::optional<int64_t> classes = getLabelClasses(func, i)) {
       NamedAttrList fields(cast<DictionaryAttr>(*value));
       fields.set(kClasses, builder.getI64IntegerAttr(*classes));
       *value = fields.getDictionary(context);
     }
-    arguments.push_back(*value);
+    values.arguments.push_back(*value);
   }
-  for (auto [i, type] : llvm::enumerate(entry.getResultTypes())) {
-    FailureOr<Attribute> value = record(type, entry.getResultAttrDict(i),
+  for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {
+    FailureOr<Attribute> value = record(type, func.getResultAttrDict(i),
                                         "result #" + std::to_string(i));
     if (failed(value))
       return failure();
-    results.push_back(*value);
+    values.results.push_back(*value);
   }
+  func->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
+  return values;
+}
+
+/// The devices (row-major ranks) of `mesh` that `place` names.
+static SmallVector<int64_t> getPlaceDevices(dist::PlaceAttr place,
+                                            dist::MeshOp mesh) {
+  ArrayRef<int64_t> shape = mesh.getShape();
+  SmallVector<int64_t> devices;
+  int64_t count = 1;
+  for (int64_t size : shape)
+    count *= size;
+  for (int64_t device = 0; device < count; ++device) {
+    bool inside = true;
+    int64_t rest = device;
+    for (int64_t axis = shape.size() - 1; axis >= 0; --axis) {
+      int64_t coord = rest % shape[axis];
+      rest /= shape[axis];
+      std::optional<int64_t> fixed = place.getCoord(
+          cast<StringAttr>(mesh.getAxes()[axis]).getValue());
+      inside &= !fixed || *fixed == coord;
+    }
+    if (inside)
+      devices.push_back(device);
+  }
+  return devices;
+}
+
+/// Records the placed programs of an MPMD module (`programs`, in module
+/// order).
+static LogicalResult recordPrograms(ModuleOp module,
+                                    ArrayRef<func::FuncOp> programs) {
+  MLIRContext *context = module.getContext();
+  Builder builder(context);
+  dist::MeshOp placeMesh;
+  SmallVector<Attribute> records;
+  std::optional<RecordedValues> first;
+  DenseMap<int64_t, StringRef> runner;
+  for (func::FuncOp func : programs) {
+    auto place =
+        func->getAttrOfType<dist::PlaceAttr>(dist::DistDialect::kPlaceAttrName);
+    auto mesh = SymbolTable::lookupNearestSymbolFrom<dist::MeshOp>(
+        func, place.getMesh());
+    if (!mesh)
+      return func.emitError() << "is placed on " << place
+                              << ", whose mesh the module does not define";
+    if (placeMesh && mesh != placeMesh)
+      return func.emitError()
+             << "is placed on mesh " << place.getMesh()
+             << " but another program on " << placeMesh.getSymName()
+             << ": the programs of a step share one mesh";
+    placeMesh = mesh;
+    dist::MeshOp valueMesh;
+    FailureOr<RecordedValues> values = recordValues(func, valueMesh);
+    if (failed(values))
+      return failure();
+    if (valueMesh && valueMesh != mesh)
+      return func.emitError()
+             << "shards its values over mesh '" << valueMesh.getSymName()
+             << "', not its place's mesh '" << mesh.getSymName() << "'";
+    SmallVector<int64_t> devices = getPlaceDevices(place, mesh);
+    for (int64_t device : devices)
+      if (auto [it, fresh] = runner.try_emplace(device, func.getSymName());
+          !fresh)
+        return func.emitError()
+               << "runs on device " << device << ", which program '"
+               << it->second << "' runs too";
+    NamedAttrList fields;
+    fields.set(kEntry, func.getSymNameAttr());
+    fields.set(kDevices, builder.getDenseI64ArrayAttr(devices));
+    fields.set(kArguments, builder.getArrayAttr(values->arguments));
+    fields.set(kResults, builder.getArrayAttr(values->results));
+    records.push_back(fields.getDictionary(context));
+    if (!first)
+      first = std::move(*values);
+  }
+  NamedAttrList step;
+  step.set(kEntry, func::FuncOp(programs.front()).getSymNameAttr());
+  step.set(kMeshShape, placeMesh.getShapeAttr());
+  step.set(kMeshAxes, placeMesh.getAxes());
+  step.set(kArguments, builder.getArrayAttr(first->arguments));
+  step.set(kResults, builder.getArrayAttr(first->results));
+  step.set(kPrograms, builder.getArrayAttr(records));
+  module->setAttr(TrainDialect::kStepAttrName, step.getDictionary(context));
+  return success();
+}
+
+LogicalResult mlir::train::recordStepSignature(ModuleOp module,
+                                               StringRef entryName) {
+  if (module->hasAttr(TrainDialect::kStepAttrName))
+    return success();
+  SmallVector<func::FuncOp> programs;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func->hasAttr(dist::DistDialect::kPlaceAttrName) && !func.isExternal())
+      programs.push_back(func);
+  if (!programs.empty() && entryName.empty())
+    return recordPrograms(module, programs);
+  func::FuncOp entry;
+  unsigned steps = 0;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (entryName.empty() ? TrainingStep::isTrainingStep(func)
+                          : func.getSymName() == entryName) {
+      entry = func;
+      ++steps;
+    }
+  }
+  if (!entryName.empty() && !entry)
+    return module.emitError() << "no function '" << entryName
+                              << "' to record as the training step";
+  if (steps != 1)
+    return success();
+
+  MLIRContext *context = module.getContext();
+  Builder builder(context);
+  dist::MeshOp mesh;
+  FailureOr<RecordedValues> values = recordValues(entry, mesh);
+  if (failed(values))
+    return failure();
   NamedAttrList step;
   step.set(kEntry, entry.getSymNameAttr());
   if (mesh) {
     step.set(kMeshShape, mesh.getShapeAttr());
     step.set(kMeshAxes, mesh.getAxes());
   }
-  step.set(kArguments, builder.getArrayAttr(arguments));
-  step.set(kResults, builder.getArrayAttr(results));
+  step.set(kArguments, builder.getArrayAttr(values->arguments));
+  step.set(kResults, builder.getArrayAttr(values->results));
   module->setAttr(TrainDialect::kStepAttrName, step.getDictionary(context));
-  entry->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
   return success();
 }
 
@@ -178,58 +287,121 @@ FailureOr<StepSignature> mlir::train::readStepSignature(ModuleOp module) {
       signature.meshAxes.push_back(name.str());
     }
   }
-  for (auto [listName, values, key] :
-       {std::make_tuple(kArguments, &signature.arguments, "argument"),
-        std::make_tuple(kResults, &signature.results, "result")}) {
-    auto entries = step.getAs<ArrayAttr>(listName);
-    if (!entries)
-      return malformed() << "no '" << listName << "' array";
-    for (auto [i, attr] : llvm::enumerate(entries)) {
-      auto fields = dyn_cast<DictionaryAttr>(attr);
-      auto type = fields ? fields.getAs<TypeAttr>(kType) : nullptr;
-      auto tensor = type ? dyn_cast<RankedTensorType>(type.getValue())
-                         : nullptr;
-      if (!tensor)
-        return malformed() << key << " #" << i
-                           << " must be a dictionary with a ranked tensor '"
-                           << kType << "'";
-      StepSignature::Value value;
-      value.index = i;
-      value.type = tensor;
-      if (auto role = fields.getAs<StringAttr>(kRole)) {
-        value.role = symbolizeRole(role.getValue());
-        if (!value.role)
-          return malformed() << key << " #" << i << " has the unknown role "
-                             << role;
-      }
-      if (auto name = fields.getAs<StringAttr>(kName))
-        value.name = name.str();
-      value.split = fields.getAs<ArrayAttr>(kSplit);
-      if (value.split) {
-        if (!shape)
-          return malformed() << key << " #" << i
-                             << " is split but no mesh is recorded";
-        if (static_cast<int64_t>(value.split.size()) != tensor.getRank())
-          return malformed() << key << " #" << i << " has " << value.split.size()
-                             << " split dims for " << tensor;
-        for (Attribute dim : value.split) {
-          auto axes = dyn_cast<ArrayAttr>(dim);
-          if (!axes)
-            return malformed() << key << " #" << i
-                               << " must split each dim over an array of axes";
-          for (Attribute axis : axes) {
-            auto axisName = dyn_cast<StringAttr>(axis);
-            if (!axisName || signature.getAxisIndex(axisName.getValue()) ==
-                                 static_cast<int64_t>(signature.meshAxes.size()))
-              return malformed() << key << " #" << i << " is split over "
-                                 << axis << ", not an axis of the mesh";
+  // The arguments and results of `dict` (the step's or a program's).
+  auto readValues = [&](DictionaryAttr dict, SmallVector<StepSignature::Value> &arguments,
+                        SmallVector<StepSignature::Value> &results,
+                        const Twine &where) -> LogicalResult {
+    for (auto [listName, values, key] :
+         {std::make_tuple(kArguments, &arguments, "argument"),
+          std::make_tuple(kResults, &results, "result")}) {
+      auto entries = dict.getAs<ArrayAttr>(listName);
+      if (!entries)
+        return malformed() << where << "no '" << listName << "' array";
+      for (auto [i, attr] : llvm::enumerate(entries)) {
+        auto fields = dyn_cast<DictionaryAttr>(attr);
+        auto type = fields ? fields.getAs<TypeAttr>(kType) : nullptr;
+        auto tensor = type ? dyn_cast<RankedTensorType>(type.getValue())
+                           : nullptr;
+        if (!tensor)
+          return malformed() << where << key << " #" << i
+                             << " must be a dictionary with a ranked tensor '"
+                             << kType << "'";
+        StepSignature::Value value;
+        value.index = i;
+        value.type = tensor;
+        if (auto role = fields.getAs<StringAttr>(kRole)) {
+          value.role = symbolizeRole(role.getValue());
+          if (!value.role)
+            return malformed() << where << key << " #" << i
+                               << " has the unknown role " << role;
+        }
+        if (auto name = fields.getAs<StringAttr>(kName))
+          value.name = name.str();
+        value.split = fields.getAs<ArrayAttr>(kSplit);
+        if (value.split) {
+          if (!shape)
+            return malformed() << where << key << " #" << i
+                               << " is split but no mesh is recorded";
+          if (static_cast<int64_t>(value.split.size()) != tensor.getRank())
+            return malformed() << where << key << " #" << i << " has "
+                               << value.split.size() << " split dims for "
+                               << tensor;
+          for (Attribute dim : value.split) {
+            auto axes = dyn_cast<ArrayAttr>(dim);
+            if (!axes)
+              return malformed()
+                     << where << key << " #" << i
+                     << " must split each dim over an array of axes";
+            for (Attribute axis : axes) {
+              auto axisName = dyn_cast<StringAttr>(axis);
+              if (!axisName ||
+                  signature.getAxisIndex(axisName.getValue()) ==
+                      static_cast<int64_t>(signature.meshAxes.size()))
+                return malformed() << where << key << " #" << i
+                                   << " is split over " << axis
+                                   << ", not an axis of the mesh";
+            }
           }
         }
+        values->push_back(value);
       }
-      values->push_back(value);
     }
+    return success();
+  };
+  if (failed(readValues(step, signature.arguments, signature.results, "")))
+    return failure();
+  auto programs = step.get(kPrograms);
+  if (!programs)
+    return signature;
+  auto programList = dyn_cast<ArrayAttr>(programs);
+  if (!programList || programList.empty())
+    return malformed() << "'" << kPrograms
+                       << "' must be a non-empty array of programs";
+  if (!shape)
+    return malformed() << "'" << kPrograms << "' need a recorded mesh";
+  int64_t devices = signature.getNumDevices();
+  SmallVector<bool> covered(devices, false);
+  for (auto [i, attr] : llvm::enumerate(programList)) {
+    std::string where = "program #" + std::to_string(i) + ": ";
+    auto dict = dyn_cast<DictionaryAttr>(attr);
+    auto name = dict ? dict.getAs<StringAttr>(kEntry) : nullptr;
+    auto ranks = dict ? dict.getAs<DenseI64ArrayAttr>(kDevices) : nullptr;
+    if (!name || !ranks || ranks.empty())
+      return malformed() << where << "must be a dictionary with an '" << kEntry
+                         << "' string and non-empty '" << kDevices << "'";
+    StepSignature::Program program;
+    program.entry = name.str();
+    for (int64_t device : ranks.asArrayRef()) {
+      if (device < 0 || device >= devices || covered[device])
+        return malformed() << where << "device " << device
+                           << (device < 0 || device >= devices
+                                   ? " is not a device of the mesh"
+                                   : " runs another program too");
+      covered[device] = true;
+      program.devices.push_back(device);
+    }
+    if (failed(readValues(dict, program.arguments, program.results, where)))
+      return failure();
+    signature.programs.push_back(std::move(program));
   }
   return signature;
+}
+
+const StepSignature::Program *StepSignature::getProgram(int64_t device) const {
+  for (const Program &program : programs)
+    if (llvm::is_contained(program.devices, device))
+      return &program;
+  return nullptr;
+}
+
+StepSignature StepSignature::getDeviceStep(int64_t device) const {
+  StepSignature step = *this;
+  if (const Program *program = getProgram(device)) {
+    step.entry = program->entry;
+    step.arguments = program->arguments;
+    step.results = program->results;
+  }
+  return step;
 }
 
 namespace {
