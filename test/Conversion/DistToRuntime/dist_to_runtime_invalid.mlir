@@ -89,3 +89,26 @@ func.func @annotate_op(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = dist.annotate %x {sharding = #dist.sharding<@mesh, [[data]]>} : tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+// A program on the whole mesh cannot name one device of a stage: the peer
+// fixes an axis the program's place leaves free.
+dist.mesh @grid {axes = ["pipe", "data"], shape = array<i64: 2, 2>}
+func.func @whole(%a: tensor<4xf32>) attributes {dist.place = #dist.place<@grid>} {
+  // expected-error @+1 {{'dist.send' op dist-to-runtime cannot address #dist.place<@grid, pipe = 1> from #dist.place<@grid>: axis 'pipe' is fixed only in the peer}}
+  dist.send %a to #dist.place<@grid, pipe = 1> channel = 0 : tensor<4xf32>
+  return
+}
+
+// -----
+
+// Two programs on one device.
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+func.func @first() attributes {dist.place = #dist.place<@pipe, pipe = 0>} {
+  return
+}
+// expected-error @+1 {{runs on device 0, which program 'first' runs too}}
+func.func @second() attributes {dist.place = #dist.place<@pipe, pipe = 0>} {
+  return
+}

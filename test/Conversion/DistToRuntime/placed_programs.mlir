@@ -1,0 +1,100 @@
+// RUN: dist-opt %s -split-input-file --dist-to-runtime | FileCheck %s
+
+// Two placed programs (a 2-stage pipeline). The step records one program
+// per place; sends start where they stood and complete before the return,
+// a receive is posted before the fragment preceding it and waited where it
+// stood; fragments are inlined between unit marks (kind, stage,
+// microbatch); the placement attributes and the mesh are gone.
+
+// CHECK-LABEL: module attributes {
+// CHECK-SAME: train.step = {arguments = [{name = "w0", role = "param", type = tensor<4x4xf32>}, {name = "x", role = "input", type = tensor<2x4xf32>}],
+// CHECK-SAME: entry = "step_pipe0", mesh_axes = ["pipe"], mesh_shape = array<i64: 2>,
+// CHECK-SAME: programs = [{arguments = [{name = "w0", {{.*}}}], devices = array<i64: 0>, entry = "step_pipe0", results = [{name = "w0", role = "param", type = tensor<4x4xf32>}]},
+// CHECK-SAME: {arguments = [{name = "w1", {{.*}}}], devices = array<i64: 1>, entry = "step_pipe1", results = [{name = "w1", role = "param", type = tensor<4x4xf32>}, {name = "loss", role = "loss", type = tensor<f32>}]}]
+// CHECK-NOT: dist.mesh
+// CHECK-LABEL: func.func @step_pipe0(
+// CHECK-SAME: attributes {llvm.emit_c_interface} {
+// CHECK: call @distrt_mlir_unit_begin(%[[F:.*]], %[[S0:.*]], %[[M0:.*]]) : (i64, i64, i64) -> ()
+// CHECK: train.matmul
+// CHECK: call @distrt_mlir_unit_end() : () -> ()
+// CHECK: %[[SEND:.*]] = call @distrt_mlir_send_start_f32(%{{.*}}, %[[TO:.*]], %[[CH0:.*]]) : (memref<*xf32>, i64, i64) -> i64
+// The gradient's receive is posted before the backward's predecessor...
+// CHECK: %[[RECV:.*]] = call @distrt_mlir_recv_start_f32(%{{.*}}, %{{.*}}, %{{.*}}) : (memref<*xf32>, i64, i64) -> i64
+// CHECK: call @distrt_mlir_unit_begin
+// CHECK: call @distrt_mlir_unit_end
+// ... and completed before the backward.
+// CHECK: call @distrt_mlir_wait(%[[RECV]], %{{.*}}) : (i64, index) -> ()
+// CHECK: call @distrt_mlir_unit_begin
+// CHECK: train.matmul
+// CHECK: call @distrt_mlir_unit_end
+// CHECK: call @distrt_mlir_wait(%[[SEND]], %{{.*}}) : (i64, index) -> ()
+// CHECK-NEXT: return
+// CHECK-LABEL: func.func @step_pipe1(
+// CHECK: call @distrt_mlir_recv_start_f32
+// CHECK: call @distrt_mlir_wait
+// CHECK: call @distrt_mlir_unit_begin
+// CHECK: call @distrt_mlir_send_start_f32
+// CHECK: func.func private @distrt_mlir_send_start_f32(memref<*xf32>, i64, i64) -> i64 attributes {llvm.emit_c_interface}
+// CHECK: func.func private @distrt_mlir_recv_start_f32(memref<*xf32>, i64, i64) -> i64 attributes {llvm.emit_c_interface}
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+func.func @step_pipe0(
+    %w0: tensor<4x4xf32> {train.role = #train.role<param>, train.name = "w0"},
+    %x: tensor<2x4xf32> {train.role = #train.role<input>, train.name = "x"})
+    -> (tensor<4x4xf32> {train.role = #train.role<param>, train.name = "w0"})
+    attributes {dist.place = #dist.place<@pipe, pipe = 0>} {
+  %h = dist.fragment on #dist.place<@pipe, pipe = 0> unit #dist.unit<F, stage = 0, microbatch = 0> (%x, %w0) : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32> {
+  ^bb0(%a: tensor<2x4xf32>, %b: tensor<4x4xf32>):
+    %m = train.matmul %a, %b : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+    dist.yield %m : tensor<2x4xf32>
+  }
+  dist.send %h to #dist.place<@pipe, pipe = 1> channel = 0 : tensor<2x4xf32>
+  %idle = dist.fragment on #dist.place<@pipe, pipe = 0> unit #dist.unit<W, stage = 0, microbatch = 0> (%w0) : (tensor<4x4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%b: tensor<4x4xf32>):
+    dist.yield %b : tensor<4x4xf32>
+  }
+  %g = dist.recv from #dist.place<@pipe, pipe = 1> channel = 1 : tensor<2x4xf32>
+  %w = dist.fragment on #dist.place<@pipe, pipe = 0> unit #dist.unit<B, stage = 0, microbatch = 0> (%x, %g, %idle) : (tensor<2x4xf32>, tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%a: tensor<2x4xf32>, %d: tensor<2x4xf32>, %b: tensor<4x4xf32>):
+    %gw = train.matmul %a, %d {transpose_lhs} : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<4x4xf32>
+    %n = train.sub %b, %gw : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+    dist.yield %n : tensor<4x4xf32>
+  }
+  return %w : tensor<4x4xf32>
+}
+func.func @step_pipe1(
+    %w1: tensor<4x4xf32> {train.role = #train.role<param>, train.name = "w1"})
+    -> (tensor<4x4xf32> {train.role = #train.role<param>, train.name = "w1"},
+        tensor<f32> {train.role = #train.role<loss>, train.name = "loss"})
+    attributes {dist.place = #dist.place<@pipe, pipe = 1>} {
+  %h = dist.recv from #dist.place<@pipe, pipe = 0> channel = 0 : tensor<2x4xf32>
+  %l, %d = dist.fragment on #dist.place<@pipe, pipe = 1> unit #dist.unit<F, stage = 1, microbatch = 0> (%h) : (tensor<2x4xf32>) -> (tensor<f32>, tensor<2x4xf32>) {
+  ^bb0(%a: tensor<2x4xf32>):
+    %s = train.reduce %a {dims = array<i64: 0, 1>, kind = #train.reduce_kind<sum>} : (tensor<2x4xf32>) -> tensor<f32>
+    dist.yield %s, %a : tensor<f32>, tensor<2x4xf32>
+  }
+  dist.send %d to #dist.place<@pipe, pipe = 0> channel = 1 : tensor<2x4xf32>
+  return %w1, %l : tensor<4x4xf32>, tensor<f32>
+}
+
+// -----
+
+// On a [pipe, data] mesh a program placed on one stage runs on the stage's
+// data group: the peer is this device moved along `pipe` (world rank + 2
+// for stage 0 -> 1), found at run time.
+// CHECK-LABEL: programs = [{arguments = [{type = tensor<4xf32>}], devices = array<i64: 0, 1>, entry = "s0", results = []}, {arguments = [], devices = array<i64: 2, 3>, entry = "s1", results = []}]
+// CHECK-LABEL: func.func @s0(
+// CHECK: %[[RANK:.*]] = call @distrt_mlir_world_rank() : () -> i64
+// CHECK: %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK: %[[PEER:.*]] = arith.addi %[[RANK]], %[[TWO]] : i64
+// CHECK: call @distrt_mlir_send_start_f32(%{{.*}}, %[[PEER]], %{{.*}})
+// CHECK-LABEL: func.func @s1(
+// CHECK: arith.constant -2 : i64
+dist.mesh @grid {axes = ["pipe", "data"], shape = array<i64: 2, 2>}
+func.func @s0(%a: tensor<4xf32>) attributes {dist.place = #dist.place<@grid, pipe = 0>} {
+  dist.send %a to #dist.place<@grid, pipe = 1> channel = 0 : tensor<4xf32>
+  return
+}
+func.func @s1() attributes {dist.place = #dist.place<@grid, pipe = 1>} {
+  %a = dist.recv from #dist.place<@grid, pipe = 0> channel = 0 : tensor<4xf32>
+  return
+}
