@@ -22,7 +22,8 @@ using namespace mlir;
 using namespace distrun;
 
 std::unique_ptr<ExecutionEngine>
-distrun::compileStep(ModuleOp module, StringRef backend, const char *argv0) {
+distrun::compileStep(ModuleOp module, StringRef backend, const char *argv0,
+                     unsigned optLevel) {
   PassManager pm(module.getContext());
   train::buildCPUPipeline(pm, /*blas=*/true, /*approximateMath=*/true,
                           backend.str());
@@ -48,9 +49,10 @@ distrun::compileStep(ModuleOp module, StringRef backend, const char *argv0) {
   // The options hold a function_ref: the transformer it refers to must
   // outlive the engine's creation (a temporary was a stack-use-after-scope).
   std::function<llvm::Error(llvm::Module *)> optimize =
-      makeOptimizingTransformer(3, 0, host->get());
+      makeOptimizingTransformer(optLevel, 0, host->get());
   ExecutionEngineOptions options;
   options.transformer = optimize;
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel(optLevel);
   options.sharedLibPaths = libraries;
   auto engine = ExecutionEngine::create(module, options);
   if (!engine)

@@ -18,9 +18,11 @@
 namespace distrun {
 
 /// Compiles `module` (any stage) for this host's CPU against `backend`'s
-/// runtime calls; fails (fail()) with the diagnostics.
+/// runtime calls, with LLVM's optimization level `optLevel` (0-3); fails
+/// (fail()) with the diagnostics.
 std::unique_ptr<mlir::ExecutionEngine>
-compileStep(mlir::ModuleOp module, llvm::StringRef backend, const char *argv0);
+compileStep(mlir::ModuleOp module, llvm::StringRef backend, const char *argv0,
+            unsigned optLevel = 3);
 
 /// Runs the step `entry` `steps` times on `args`, feeding each state result
 /// back into its argument (the step contract, checked before, makes their

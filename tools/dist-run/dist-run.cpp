@@ -106,6 +106,11 @@ static cl::opt<double> collectiveTimeout(
     cl::desc("Seconds a collective or message may wait for the other ranks "
              "before the job ends with an error (a rank stopped answering); "
              "0 waits forever (default 300)"));
+static cl::opt<unsigned> optLevel(
+    "opt-level", cl::init(3),
+    cl::desc("LLVM optimization level of the compiled step, 0-3 (default 3; "
+             "0 compiles a large step in a fraction of the time and runs it "
+             "slower)"));
 static cl::opt<std::string> testRaise(
     "test-raise", cl::Hidden,
     cl::desc("For tests: RANK:SIGNAL:POINT makes rank RANK raise SIGNAL "
@@ -211,6 +216,9 @@ static void parseCommandLine(int argc, char **argv) {
     if (backendName != "auto" && backendName != "mpi" && backendName != "local")
       fail("unknown --backend '" + backendName +
            "' (expected auto, mpi or local)");
+    if (optLevel > 3)
+      fail("--opt-level must be 0, 1, 2 or 3, not " +
+           llvm::Twine(optLevel.getValue()));
     if (!(collectiveTimeout >= 0) || std::isinf(collectiveTimeout)) {
       char text[32];
       std::snprintf(text, sizeof(text), "%g", collectiveTimeout.getValue());
@@ -281,6 +289,7 @@ static void checkAgreement(uint64_t moduleHash, StringRef backend,
        {"--entry", "value", hashOption(entryName)},
        {"--flush-denormals", "value", hashOption(flushDenormals)},
        {"--collective-timeout", "value", hashOption(collectiveTimeout)},
+       {"--opt-level", "value", hashOption(optLevel)},
        {"--seed", "value", hashOption(seed)}});
 }
 
@@ -490,7 +499,7 @@ int main(int argc, char **argv) {
     results.push_back(bind(value, step, rank));
 
   std::unique_ptr<ExecutionEngine> engine =
-      compileStep(*module, backend, argv[0]);
+      compileStep(*module, backend, argv[0], optLevel);
   // Run. Subnormal operands cost x86 cores up to ~100 cycles per
   // operation: the transformer block's mirrored step went from 38 to 70 ms
   // over 50 steps as its softmax tails and Adam moments became subnormal.
