@@ -75,6 +75,11 @@ STRATEGIES = [
     ("hybrid-zero2-bucket-overlap",
      ["--dist-hybrid=dp=2 tp=2 zero=2 bucket-mb=0.0001", "--dist-overlap-collectives"], 4),
     ("hybrid-zero3-overlap", ["--dist-hybrid=dp=2 tp=2 zero=3", "--dist-overlap-collectives"], 4),
+    ("pipe2-gpipe-m1", ["--dist-pipeline=stages=2 microbatches=1 schedule=gpipe"], 2),
+    ("pipe2-1f1b", ["--dist-pipeline=stages=2 microbatches=2 schedule=1f1b"], 2),
+    ("pipe2-zb-h1", ["--dist-pipeline=stages=2 microbatches=4 schedule=zb-h1"], 2),
+    ("pipe2-interleaved", ["--dist-pipeline=stages=2 microbatches=2 schedule=interleaved virtual-stages=2"], 2),
+    ("pipe4-1f1b", ["--dist-pipeline=stages=4 microbatches=4 schedule=1f1b"], 4),
 ]
 
 CRASH_MARKS = ("Stack dump", "PLEASE submit a bug report", "Assertion", "assertion", "LLVM ERROR",

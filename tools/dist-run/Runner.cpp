@@ -119,8 +119,12 @@ std::vector<float> distrun::runSteps(ExecutionEngine &engine, StringRef entry,
     for (Binding &result : results)
       resultWords.resize(resultWords.size() + 3 +
                          2 * result.local.shape.size());
+    // The C interface returns results through a pointer to them, which a
+    // function without results (a pipeline stage that only sends) lacks.
     void *resultPtr = resultWords.data();
-    std::vector<void *> pointers = {resultPtr};
+    std::vector<void *> pointers;
+    if (!results.empty())
+      pointers.push_back(resultPtr);
     for (auto &words : descriptors)
       pointers.push_back(words.data());
     std::vector<void *> packed;

@@ -27,6 +27,7 @@
 #include "PartialFile.h"
 #include "Runner.h"
 #include "StepInputs.h"
+#include "Trace.h"
 
 #include "distopt/Conversion/StepSignature.h"
 #include "distopt/Dialect/Dist/IR/DistOps.h"
@@ -106,6 +107,11 @@ static cl::opt<double> collectiveTimeout(
     cl::desc("Seconds a collective or message may wait for the other ranks "
              "before the job ends with an error (a rank stopped answering); "
              "0 waits forever (default 300)"));
+static cl::opt<std::string> tracePath(
+    "trace",
+    cl::desc("Write the measured timeline of every step (each rank's units "
+             "and point-to-point transfers) to this file as a Chrome trace, "
+             "the format of dist-opt --dist-schedule-trace"));
 static cl::opt<unsigned> optLevel(
     "opt-level", cl::init(3),
     cl::desc("LLVM optimization level of the compiled step, 0-3 (default 3; "
@@ -168,6 +174,7 @@ static void checkOutputs() {
       {"--state", statePath}, {"--data", dataPath}, {"the module", inputFile}};
   std::pair<const char *, std::string> outputs[] = {
       {"--out", outPath},
+      {"--trace", tracePath},
       {"--init-state", initStatePath},
       {"--init-data", initDataPath}};
   for (auto [i, output] : llvm::enumerate(outputs)) {
@@ -290,6 +297,7 @@ static void checkAgreement(uint64_t moduleHash, StringRef backend,
        {"--flush-denormals", "value", hashOption(flushDenormals)},
        {"--collective-timeout", "value", hashOption(collectiveTimeout)},
        {"--opt-level", "value", hashOption(optLevel)},
+       {"--trace", "value", hashOption(tracePath)},
        {"--seed", "value", hashOption(seed)}});
 }
 
@@ -509,6 +517,8 @@ int main(int argc, char **argv) {
     _mm_setcsr(_mm_getcsr() | _MM_FLUSH_ZERO_ON | 0x0040 /*DAZ*/);
 #endif
   raiseForTest("step");
+  if (!tracePath.empty())
+    distrt_trace_enable(1);
   std::vector<float> losses = runSteps(*engine, step.entry, args, results,
                                       numSteps, getLossRank(wholeStep));
 
@@ -521,6 +531,8 @@ int main(int argc, char **argv) {
   std::memcpy(lossArray.bytes.data(), losses.data(), losses.size() * 4);
   out["loss"] = std::move(lossArray);
   writeOutput(outPath, out);
+  if (!tracePath.empty())
+    writeTrace(tracePath);
   if (distrt_finalize() != 0)
     fail(getRuntimeError());
   return 0;

@@ -37,3 +37,16 @@ func.func @frozen_param(
   %s = train.reduce %w {dims = array<i64: 0>, kind = #train.reduce_kind<sum>} : (tensor<4xf32>) -> tensor<f32>
   return %step, %s : tensor<i64>, tensor<f32>
 }
+
+// -----
+
+// A program placed on one pipeline stage returns no loss: only the last
+// stage's program does (dist-verify checks the programs together).
+// CHECK-LABEL: func.func @stage0
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+func.func @stage0(
+    %w: tensor<4xf32> {train.role = #train.role<param>, train.name = "w"})
+    -> (tensor<4xf32> {train.role = #train.role<param>, train.name = "w"})
+    attributes {dist.place = #dist.place<@pipe, pipe = 0>} {
+  return %w : tensor<4xf32>
+}

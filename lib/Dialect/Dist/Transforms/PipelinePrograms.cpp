@@ -201,6 +201,15 @@ LogicalResult PipelineBuilder::writePrograms() {
     if (auto arg = dyn_cast<BlockArgument>(operand))
       usedArgs[rank].insert(arg.getArgNumber());
   }
+  // State no op reads and the step does not return still belongs to the
+  // step (runners save it): it lives on its stage, device 0 by default.
+  for (BlockArgument arg : func.getArguments()) {
+    std::optional<train::Role> role = argRoles[arg.getArgNumber()];
+    if (arg.use_empty() &&
+        (role == train::Role::param || role == train::Role::opt_state))
+      usedArgs[rankOf(std::max<int64_t>(argStage[arg.getArgNumber()], 0))]
+          .insert(arg.getArgNumber());
+  }
   for (int64_t r = 0; r < ranks; ++r) {
     argsOf[r].assign(usedArgs[r].begin(), usedArgs[r].end());
     llvm::sort(argsOf[r]);

@@ -140,3 +140,33 @@ func.func @penalty(
   %bn = train.sgd %b, %gb, %lr : (tensor<4xf32>, tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
   return %wn, %vn, %bn, %l : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<f32>
 }
+
+// -----
+
+// A parameter no op reads and the step does not return still belongs to the
+// step (a runner saves it): device 0's program takes it (it used to be in no
+// program, and dist-run's final state lacked it).
+// ONE-LABEL: func.func @unused_pipe0(
+// ONE-SAME: train.name = "u"
+// ONE-LABEL: func.func @unused_pipe1(
+// ONE-NOT: train.name = "u"
+// ONE: return
+// expected-remark @+1 {{dist-pipeline: 1f1b, 2 stages on 2 devices, 2 microbatches}}
+func.func @unused(
+    %w: tensor<4x4xf32> {train.role = #train.role<param>, train.name = "w"},
+    %u: tensor<3xf32> {train.role = #train.role<param>, train.name = "u"},
+    %v: tensor<4x4xf32> {train.role = #train.role<param>, train.name = "v"},
+    %x: tensor<8x4xf32> {train.role = #train.role<input>, train.name = "x"},
+    %lr: tensor<f32> {train.role = #train.role<hyper>, train.name = "lr"})
+    -> (tensor<4x4xf32> {train.role = #train.role<param>, train.name = "w"},
+        tensor<4x4xf32> {train.role = #train.role<param>, train.name = "v"},
+        tensor<f32> {train.role = #train.role<loss>, train.name = "loss"}) {
+  %h = train.matmul %x, %w {train.stage = 0} : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+  %z = train.matmul %h, %v {train.stage = 1} : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+  %l = train.reduce %z {dims = array<i64: 0, 1>, kind = #train.reduce_kind<sum>} : (tensor<8x4xf32>) -> tensor<f32>
+  %gv = train.matmul %h, %z {transpose_lhs} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %gw = train.matmul %x, %h {transpose_lhs} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %wn = train.sgd %w, %gw, %lr : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
+  %vn = train.sgd %v, %gv, %lr : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
+  return %wn, %vn, %l : tensor<4x4xf32>, tensor<4x4xf32>, tensor<f32>
+}

@@ -19,7 +19,10 @@ def TrainVerifyPass : Pass<"train-verify", "ModuleOp"> {
     - argument names are unique, and result names are unique;
     - every `param` / `opt_state` result names an argument of the same role
       and the same type (the value it replaces);
-    - there is exactly one `loss` result, a float scalar (`tensor<f32>`).
+    - there is exactly one `loss` result, a float scalar (`tensor<f32>`);
+      in a program placed on part of a mesh (`dist.place`: one stage of a
+      pipeline, a parameter server) at most one, as only one program of the
+      step returns the loss (`dist-verify` checks the programs together).
 
     Roles valid on arguments (param, opt_state, input, label, hyper) and on
     results (param, opt_state, loss, metric) are checked by the dialect's
