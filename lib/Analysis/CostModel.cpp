@@ -195,25 +195,27 @@ static void addArgumentBytes(func::FuncOp func, StepCost &cost) {
   }
 }
 
-StepCost mlir::dist::analyzeStepCost(func::FuncOp func) {
-  StepCost cost;
-  cost.function = func.getSymName().str();
-  addArgumentBytes(func, cost);
-
-  Block &body = func.getBody().front();
+/// Adds the cost of `block`'s ops (and of the ops nested in them: the
+/// fragments of a placed program) to `cost`; returns the block's peak of
+/// live intermediate values in program order, a nested block's own peak
+/// counted at its op.
+static int64_t analyzeBlock(Block &block, StepCost &cost) {
   llvm::DenseMap<Operation *, int64_t> position;
-  for (auto [i, op] : llvm::enumerate(body))
+  for (auto [i, op] : llvm::enumerate(block))
     position[&op] = i;
   SmallVector<LiveInterval> intervals;
-  for (Operation &op : body) {
+  for (Operation &op : block) {
     int64_t begin = position.lookup(&op);
     for (Value result : op.getResults()) {
       int64_t end = begin;
       for (Operation *user : result.getUsers())
-        if (Operation *inBody = body.findAncestorOpInBlock(*user))
-          end = std::max(end, position.lookup(inBody));
+        if (Operation *inBlock = block.findAncestorOpInBlock(*user))
+          end = std::max(end, position.lookup(inBlock));
       intervals.push_back({begin, end, getValueBytes(result.getType())});
     }
+    for (Region &region : op.getRegions())
+      for (Block &nested : region)
+        intervals.push_back({begin, begin, analyzeBlock(nested, cost)});
     if (auto costOp = dyn_cast<CostOpInterface>(op)) {
       OpCost opCost = costOp.getCost();
       cost.flops += opCost.flops;
@@ -221,6 +223,14 @@ StepCost mlir::dist::analyzeStepCost(func::FuncOp func) {
     }
     if (auto update = dyn_cast<train::OptimizerOpInterface>(op))
       cost.gradientBytes += getDeliveredGradientBytes(update.getGrad());
+    if (auto send = dyn_cast<SendOp>(op)) {
+      cost.sendBytes += getTensorBytes(send.getInput().getType());
+      ++cost.sends;
+    }
+    if (auto recv = dyn_cast<RecvOp>(op)) {
+      cost.recvBytes += getTensorBytes(recv.getType());
+      ++cost.recvs;
+    }
     std::optional<std::pair<CollectiveKind, int64_t>> collective =
         classifyCollective(&op);
     if (!collective)
@@ -240,7 +250,14 @@ StepCost mlir::dist::analyzeStepCost(func::FuncOp func) {
     cost.commBytes += entry.busBytes;
     cost.collectives.push_back(std::move(entry));
   }
-  cost.activationPeakBytes = getPeakLiveBytes(intervals);
+  return getPeakLiveBytes(intervals);
+}
+
+StepCost mlir::dist::analyzeStepCost(func::FuncOp func) {
+  StepCost cost;
+  cost.function = func.getSymName().str();
+  addArgumentBytes(func, cost);
+  cost.activationPeakBytes = analyzeBlock(func.getBody().front(), cost);
   if (!cost.collectives.empty() &&
       llvm::all_of(cost.collectives,
                    [](const CollectiveCost &c) { return c.seconds; })) {
@@ -286,6 +303,10 @@ llvm::json::Value mlir::dist::toJSON(const StepCost &cost) {
       {"bytes_accessed_per_rank", cost.bytesAccessed},
       {"comm_bytes_per_rank", cost.commBytes},
       {"collective_count", int64_t(cost.collectives.size())},
+      {"sends", cost.sends},
+      {"send_bytes", cost.sendBytes},
+      {"recvs", cost.recvs},
+      {"recv_bytes", cost.recvBytes},
       {"peak_memory_bytes_per_rank", cost.getPeakMemoryBytes()},
       {"memory",
        llvm::json::Object{
@@ -335,6 +356,12 @@ void mlir::dist::printStepCostTable(const StepCost &cost, raw_ostream &os) {
   row("other arguments", cost.otherArgumentBytes);
   row("activation peak", cost.activationPeakBytes);
   row("peak memory", cost.getPeakMemoryBytes());
+  if (cost.sends || cost.recvs) {
+    os << llvm::formatv("  {0,-28} {1,18}\n", "sends", cost.sends);
+    row("send bytes", cost.sendBytes);
+    os << llvm::formatv("  {0,-28} {1,18}\n", "receives", cost.recvs);
+    row("receive bytes", cost.recvBytes);
+  }
   os << llvm::formatv("  {0,-28} {1,18}\n", "collectives",
                       cost.collectives.size());
   if (cost.collectives.empty())

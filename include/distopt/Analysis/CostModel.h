@@ -87,7 +87,13 @@ struct StepCost {
   int64_t otherArgumentBytes = 0;
   /// Each update's gradient as the data-parallel reduction delivers it.
   int64_t gradientBytes = 0;
+  /// The largest sum of live intermediate values (in a placed program:
+  /// the fragments' results, e.g. the activations a stage keeps between a
+  /// microbatch's forward and backward, plus the fragment's own peak).
   int64_t activationPeakBytes = 0;
+
+  /// Point-to-point transfers (placed programs): their count and bytes.
+  int64_t sends = 0, sendBytes = 0, recvs = 0, recvBytes = 0;
 
   /// Params + gradients + optimizer state (the ZeRO paper's model states).
   int64_t getModelStateBytes() const {

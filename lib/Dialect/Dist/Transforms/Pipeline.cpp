@@ -178,7 +178,10 @@ LogicalResult PipelineBuilder::analyzePhases() {
     batchOps.clear();
     stepOps.clear();
     for (Operation &op : body.without_terminator()) {
-      if (!isMicrobatchCollective(&op) || isa<ShardOffsetOp>(op))
+      // A shard's offset and a local slice (a batch-shaped value the step
+      // makes, as a constant gradient seed) are per microbatch: their
+      // fragments take the microbatch's.
+      if (!isMicrobatchCollective(&op) || isa<ShardOffsetOp, LocalSliceOp>(op))
         continue;
       auto allReduce = dyn_cast<AllReduceOp>(op);
       if (!allReduce || allReduce.getReduction() != ReductionKind::sum ||

@@ -55,6 +55,22 @@ inline UnitKind fromScheduleKind(pipeline::UnitKind kind) {
   return UnitKind::weight;
 }
 
+/// The schedule of a module's placed programs as the schedule library sees
+/// it: each program's scheduled units in order (the device is the
+/// program's coordinate on the first axis its place fixes) and each
+/// (stage, kind)'s estimated milliseconds per microbatch.
+struct ProgramSchedule {
+  pipeline::Schedule plan;
+  pipeline::UnitCosts costs;
+  /// The schedule's name from the programs' `dist.schedule` ("" if none).
+  std::string kind;
+};
+
+/// Reads the schedule of `module`'s placed programs; fails, with an error
+/// naming `pass`, when it has none.
+FailureOr<ProgramSchedule> readProgramSchedule(ModuleOp module,
+                                               StringRef pass);
+
 /// The ops of one (stage, kind) in program order: the body of its
 /// fragments, one per microbatch (one in all for U).
 struct UnitOps {

@@ -153,6 +153,21 @@ LogicalResult PipelineBuilder::writeUnit(int64_t rank, int64_t unitStage,
   };
   for (Operation *op : unit.ops) {
     materializeFree(op);
+    if (auto slice = dyn_cast<LocalSliceOp>(op); slice && isMicrobatchCollective(op)) {
+      // The microbatch's block of a value every microbatch has whole.
+      auto type = cast<RankedTensorType>(slice.getType());
+      SmallVector<int64_t> start(type.getRank(), 0), limit(type.getShape());
+      start[slice.getDim()] = microbatch * type.getDimSize(slice.getDim());
+      limit[slice.getDim()] += start[slice.getDim()];
+      mapping.map(slice.getResult(),
+                  train::SliceOp::create(body, slice.getLoc(),
+                                         mapping.lookup(slice.getInput()),
+                                         body.getDenseI64ArrayAttr(start),
+                                         body.getDenseI64ArrayAttr(limit),
+                                         nullptr)
+                      .getResult());
+      continue;
+    }
     Operation *clone = body.clone(*op, mapping);
     clone->removeAttr(DistDialect::kResultShardingsAttrName);
   }

@@ -85,22 +85,32 @@ static SmallVector<size_t> cutEvenly(ArrayRef<double> weights, int64_t parts) {
 void PipelineBuilder::autoForwardStages(ArrayRef<Operation *> forward) {
   // Each forward op's weight is its own time plus the backward ops that
   // work on its values: a backward op is charged to the latest forward op
-  // whose value it reads (else to what the gradients it reads were
-  // charged to, else to the last forward op).
+  // whose value or parameter it reads (else to what the gradients it reads
+  // were charged to, else to the last forward op).
   DenseMap<Operation *, size_t> index, charged;
   for (auto [i, op] : llvm::enumerate(forward))
     index[op] = i;
   SmallVector<double> weights;
   for (Operation *op : forward)
     weights.push_back(estimateOpSeconds(op));
+  // A parameter's backward work (the input gradient through its weight)
+  // goes with the forward op that reads it.
+  DenseMap<Value, size_t> paramUser;
+  for (auto [i, op] : llvm::enumerate(forward))
+    for (Value operand : op->getOperands())
+      if (isa<BlockArgument>(operand))
+        paramUser.try_emplace(operand, i);
   for (Operation *op : mbOps) {
     if (index.count(op) || isFree(op))
       continue;
     std::optional<size_t> latest, fromGradients;
     for (Value operand : op->getOperands()) {
       Operation *def = operand.getDefiningOp();
-      if (!def)
+      if (!def) {
+        if (auto it = paramUser.find(operand); it != paramUser.end())
+          latest = std::max(latest.value_or(0), it->second);
         continue;
+      }
       if (auto it = index.find(def); it != index.end())
         latest = std::max(latest.value_or(0), it->second);
       else if (auto it = charged.find(def); it != charged.end())

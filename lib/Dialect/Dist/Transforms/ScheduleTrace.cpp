@@ -19,6 +19,57 @@ using namespace mlir;
 using namespace mlir::dist;
 namespace schedule = mlir::dist::pipeline;
 
+FailureOr<ProgramSchedule> mlir::dist::readProgramSchedule(ModuleOp module,
+                                                           StringRef pass) {
+  ProgramSchedule result;
+  schedule::Schedule &plan = result.plan;
+  std::map<int64_t, std::vector<schedule::Unit>> ranks;
+  std::map<std::pair<int64_t, UnitKind>, double> unitMs;
+  int64_t stages = 0, microbatches = 0;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    auto place = func->getAttrOfType<PlaceAttr>(DistDialect::kPlaceAttrName);
+    if (!place || place.getCoords().empty())
+      continue;
+    if (auto info =
+            func->getAttrOfType<DictionaryAttr>(DistDialect::kScheduleAttrName))
+      if (auto kind = info.getAs<StringAttr>("schedule"))
+        result.kind = kind.str();
+    std::vector<schedule::Unit> &order = ranks[place.getCoords().front()];
+    for (auto fragment : func.front().getOps<FragmentOp>()) {
+      ScheduleUnitAttr unit = fragment.getUnitAttr();
+      if (!unit || unit.getKind() == UnitKind::update)
+        continue;
+      stages = std::max(stages, unit.getStage() + 1);
+      microbatches = std::max(microbatches, unit.getMicrobatch() + 1);
+      order.push_back({unit.getStage(), unit.getMicrobatch(),
+                       toScheduleKind(unit.getKind())});
+      plan.splitBackward |= unit.getKind() == UnitKind::weight;
+      if (unit.getMicrobatch() != 0)
+        continue;
+      double &ms = unitMs[{unit.getStage(), unit.getKind()}];
+      fragment.getBody().walk(
+          [&](Operation *op) { ms += estimateOpSeconds(op) * 1e3; });
+    }
+  }
+  if (ranks.empty())
+    return emitOptionError(module, pass)
+           << "the module has no placed programs with scheduled fragments "
+              "(run a pipeline strategy first)";
+  plan.numRanks = ranks.rbegin()->first + 1;
+  plan.numStages = stages;
+  plan.numMicrobatches = microbatches;
+  plan.ranks.resize(plan.numRanks);
+  for (auto &[rank, order] : ranks)
+    plan.ranks[rank] = order;
+  for (int64_t s = 0; s < stages; ++s) {
+    result.costs.forward.push_back(unitMs[{s, UnitKind::forward}]);
+    result.costs.backward.push_back(unitMs[{s, UnitKind::backward}]);
+    if (plan.splitBackward)
+      result.costs.weight.push_back(unitMs[{s, UnitKind::weight}]);
+  }
+  return result;
+}
+
 namespace {
 struct DistScheduleTracePass
     : public mlir::dist::impl::DistScheduleTracePassBase<
@@ -33,52 +84,12 @@ struct DistScheduleTracePass
           << "format must be chrome or svg, got '" << format << "'";
       return signalPassFailure();
     }
-    // Each program's units in order; the device is the program's
-    // coordinate on the first axis its place fixes.
-    schedule::Schedule plan;
-    schedule::UnitCosts costs;
-    std::map<int64_t, std::vector<schedule::Unit>> ranks;
-    std::map<std::pair<int64_t, UnitKind>, double> unitMs;
-    int64_t stages = 0, microbatches = 0;
-    for (auto func : module.getOps<func::FuncOp>()) {
-      auto place = func->getAttrOfType<PlaceAttr>(DistDialect::kPlaceAttrName);
-      if (!place || place.getCoords().empty())
-        continue;
-      std::vector<schedule::Unit> &order = ranks[place.getCoords().front()];
-      for (auto fragment : func.front().getOps<FragmentOp>()) {
-        ScheduleUnitAttr unit = fragment.getUnitAttr();
-        if (!unit || unit.getKind() == UnitKind::update)
-          continue;
-        stages = std::max(stages, unit.getStage() + 1);
-        microbatches = std::max(microbatches, unit.getMicrobatch() + 1);
-        order.push_back({unit.getStage(), unit.getMicrobatch(),
-                         toScheduleKind(unit.getKind())});
-        plan.splitBackward |= unit.getKind() == UnitKind::weight;
-        if (unit.getMicrobatch() != 0)
-          continue;
-        double &ms = unitMs[{unit.getStage(), unit.getKind()}];
-        fragment.getBody().walk(
-            [&](Operation *op) { ms += estimateOpSeconds(op) * 1e3; });
-      }
-    }
-    if (ranks.empty()) {
-      emitOptionError(module, "dist-schedule-trace")
-          << "the module has no placed programs with scheduled fragments "
-             "(run a pipeline strategy first)";
+    FailureOr<ProgramSchedule> programs =
+        readProgramSchedule(module, "dist-schedule-trace");
+    if (failed(programs))
       return signalPassFailure();
-    }
-    plan.numRanks = ranks.rbegin()->first + 1;
-    plan.numStages = stages;
-    plan.numMicrobatches = microbatches;
-    plan.ranks.resize(plan.numRanks);
-    for (auto &[rank, order] : ranks)
-      plan.ranks[rank] = order;
-    for (int64_t s = 0; s < stages; ++s) {
-      costs.forward.push_back(unitMs[{s, UnitKind::forward}]);
-      costs.backward.push_back(unitMs[{s, UnitKind::backward}]);
-      if (plan.splitBackward)
-        costs.weight.push_back(unitMs[{s, UnitKind::weight}]);
-    }
+    const schedule::Schedule &plan = programs->plan;
+    const schedule::UnitCosts &costs = programs->costs;
     llvm::Expected<schedule::Simulation> simulation =
         schedule::simulate(plan, costs);
     if (!simulation) {
@@ -98,13 +109,10 @@ struct DistScheduleTracePass
           "{0:2}\n", schedule::toChromeTrace(*simulation, plan.numRanks));
     } else {
       std::string title;
-      if (auto func = *module.getOps<func::FuncOp>().begin())
-        if (auto info = func->getAttrOfType<DictionaryAttr>(
-                DistDialect::kScheduleAttrName))
-          if (auto kind = info.getAs<StringAttr>("schedule"))
-            title = (kind.getValue() + ", " + Twine(plan.numRanks) +
-                     " devices, " + Twine(microbatches) + " microbatches")
-                        .str();
+      if (!programs->kind.empty())
+        title = (programs->kind + ", " + Twine(plan.numRanks) + " devices, " +
+                 Twine(plan.numMicrobatches) + " microbatches")
+                    .str();
       schedule::writeSVG(*simulation, plan.numRanks, title, output->os());
     }
     output->keep();

@@ -505,9 +505,19 @@ def DistCostReportPass : Pass<"dist-cost-report", "ModuleOp"> {
       of live intermediate values, in program order) and
       `peak_memory_bytes_per_rank` (arguments + activation peak).
 
+    In placed programs (a pipeline) ops nested in fragments count, each
+    program's point-to-point `sends` / `recvs` and their bytes are
+    reported, and a `pipeline` section gives per stage the estimated
+    forward, backward and weight-gradient time per microbatch and the stash
+    (what a microbatch's backward reads that its forward made or received),
+    per device the simulated busy time, the most microbatches alive at once
+    and their activation bytes, and the bytes sent per step, and the
+    simulated step time and bubble fraction ((P-1)/M for GPipe and 1F1B on
+    balanced stages, (P-1)/(V*M) interleaved).
+
     `format=text` prints a readable table, `format=json` one JSON object per
-    function (`{"functions": [...]}`); `output` names the file (`-`: stdout).
-    The IR is unchanged.
+    function (`{"functions": [...]}`, plus `pipeline`); `output` names the
+    file (`-`: stdout). The IR is unchanged.
   }];
   let options = [
     Option<"format", "format", "std::string", /*default=*/"\"text\"",
