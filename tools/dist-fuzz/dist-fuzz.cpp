@@ -65,6 +65,10 @@ static const char *const kStrategies[] = {
     "dist-hybrid{dp=2 tp=2 zero=2}",
     "dist-hybrid{dp=2 tp=2 zero=3}",
     "dist-multi-worker-mirrored{hosts=2 devices=2}",
+    "dist-pipeline{stages=2 microbatches=2 schedule=1f1b}",
+    "dist-pipeline{stages=2 microbatches=1 schedule=zb-h1}",
+    "dist-pipeline{stages=2 microbatches=2 schedule=interleaved "
+    "virtual-stages=2}",
 };
 static constexpr unsigned kNumStrategies = std::size(kStrategies);
 
