@@ -193,15 +193,13 @@ public:
       return s;
     if (Status s = checkCount(count); !s.empty())
       return s;
-    MPI_Request handle;
-    Status status =
-        check(MPI_Iallreduce(MPI_IN_PLACE, buffer, count, getMPIType(dtype),
-                             getMPIOp(reduction), comm(group), &handle),
-              "MPI_Iallreduce");
-    if (status.empty())
-      request = std::make_unique<MPIRequest>(handle, "MPI_Iallreduce",
-                                             timeout, std::move(done));
-    return status;
+    return startRequest(
+        "MPI_Iallreduce",
+        [&](MPI_Request *r) {
+          return MPI_Iallreduce(MPI_IN_PLACE, buffer, count, getMPIType(dtype),
+                                getMPIOp(reduction), comm(group), r);
+        },
+        request, std::move(done));
   }
 
   Status reduceScatter(Group &group, const void *send, void *recv,
@@ -226,15 +224,14 @@ public:
       return s;
     if (Status s = checkCount(recvCount * group.size); !s.empty())
       return s;
-    MPI_Request handle;
-    Status status = check(
-        MPI_Ireduce_scatter_block(send, recv, recvCount, getMPIType(dtype),
-                                  getMPIOp(reduction), comm(group), &handle),
-        "MPI_Ireduce_scatter_block");
-    if (status.empty())
-      request = std::make_unique<MPIRequest>(
-          handle, "MPI_Ireduce_scatter_block", timeout, [] {});
-    return status;
+    return startRequest(
+        "MPI_Ireduce_scatter_block",
+        [&](MPI_Request *r) {
+          return MPI_Ireduce_scatter_block(send, recv, recvCount,
+                                           getMPIType(dtype),
+                                           getMPIOp(reduction), comm(group), r);
+        },
+        request);
   }
 
   Status allGatherStart(Group &group, const void *send, void *recv,
@@ -243,14 +240,13 @@ public:
     if (Status s = checkCount(sendCount * group.size); !s.empty())
       return s;
     MPI_Datatype type = getMPIType(dtype);
-    MPI_Request handle;
-    Status status = check(MPI_Iallgather(send, sendCount, type, recv,
-                                         sendCount, type, comm(group), &handle),
-                          "MPI_Iallgather");
-    if (status.empty())
-      request = std::make_unique<MPIRequest>(handle, "MPI_Iallgather",
-                                             timeout, [] {});
-    return status;
+    return startRequest(
+        "MPI_Iallgather",
+        [&](MPI_Request *r) {
+          return MPI_Iallgather(send, sendCount, type, recv, sendCount, type,
+                                comm(group), r);
+        },
+        request);
   }
 
   Status allGather(Group &group, const void *send, void *recv,
@@ -323,15 +319,13 @@ public:
       return s;
     if (Status s = checkCount(count); !s.empty())
       return s;
-    MPI_Request handle;
-    Status status =
-        check(MPI_Isend(buffer, count, getMPIType(dtype), dest, tag,
-                        MPI_COMM_WORLD, &handle),
-              "MPI_Isend");
-    if (status.empty())
-      request = std::make_unique<MPIRequest>(handle, "MPI_Isend", timeout,
-                                             [] {});
-    return status;
+    return startRequest(
+        "MPI_Isend",
+        [&](MPI_Request *r) {
+          return MPI_Isend(buffer, count, getMPIType(dtype), dest, tag,
+                           MPI_COMM_WORLD, r);
+        },
+        request);
   }
 
   Status recvStart(void *buffer, int64_t count, distrt_dtype dtype,
@@ -341,15 +335,13 @@ public:
       return s;
     if (Status s = checkCount(count); !s.empty())
       return s;
-    MPI_Request handle;
-    Status status =
-        check(MPI_Irecv(buffer, count, getMPIType(dtype), source, tag,
-                        MPI_COMM_WORLD, &handle),
-              "MPI_Irecv");
-    if (status.empty())
-      request = std::make_unique<MPIRequest>(
-          handle, "MPI_Irecv", timeout, [] {}, /*cancellable=*/true);
-    return status;
+    return startRequest(
+        "MPI_Irecv",
+        [&](MPI_Request *r) {
+          return MPI_Irecv(buffer, count, getMPIType(dtype), source, tag,
+                           MPI_COMM_WORLD, r);
+        },
+        request, [] {}, /*cancellable=*/true);
   }
 
   Status barrier() override {
@@ -392,6 +384,21 @@ private:
     return static_cast<MPIGroup &>(group).comm;
   }
   /// Starts a nonblocking call through `start` and completes it.
+  /// Starts `call` and hands its request to `request`, which completes it
+  /// (then runs `done`) within the timeout; a receive is `cancellable`.
+  Status startRequest(const char *call,
+                      const std::function<int(MPI_Request *)> &start,
+                      std::unique_ptr<Request> &request,
+                      std::function<void()> done = [] {},
+                      bool cancellable = false) const {
+    MPI_Request handle;
+    if (Status s = check(start(&handle), call); !s.empty())
+      return s;
+    request = std::make_unique<MPIRequest>(handle, call, timeout,
+                                           std::move(done), cancellable);
+    return {};
+  }
+
   Status startAndComplete(const char *call,
                           const std::function<int(MPI_Request *)> &start,
                           bool cancellable = false) const {
