@@ -1,5 +1,7 @@
 //===- DistToRuntime.cpp - dist collectives to distrt calls ---------------===//
 
+#include "RuntimeLowering.h"
+
 #include "distopt/Conversion/Passes.h"
 #include "distopt/Conversion/StepSignature.h"
 #include "distopt/Dialect/Dist/IR/DistOps.h"
@@ -16,133 +18,6 @@ namespace mlir::train {
 
 using namespace mlir;
 using namespace mlir::dist;
-
-namespace {
-/// Builds the runtime calls of one module.
-class RuntimeLowering {
-public:
-  explicit RuntimeLowering(ModuleOp module)
-      : module(module), builder(module.getContext()) {}
-
-  LogicalResult lower(Operation *op);
-  /// Erases the lowered start ops (after every op is lowered).
-  void finish() {
-    for (Operation *op : lowered)
-      op->erase();
-  }
-
-private:
-  /// The suffix of the runtime entry points for `type`'s elements, or
-  /// failure. A collective that only moves elements takes any type of 1, 2,
-  /// 4 or 8 bytes (i1 is stored as a byte); one that `reduces` them needs a
-  /// type the runtime adds.
-  FailureOr<StringRef> getSuffix(Operation *op, Type type, bool reduces);
-  /// Declares `name(args...) -> results` (C interface) once.
-  func::FuncOp declare(StringRef name, TypeRange args, TypeRange results);
-  /// A collective's group: its size and the mesh shape and group axes as
-  /// i64 buffers, the runtime's way of naming it.
-  struct Group {
-    int64_t size;
-    Value shape, axes;
-  };
-  Group getGroup(Operation *op);
-  /// Calls runtime function `name` (declared from the arguments' types).
-  void call(StringRef name, ValueRange args, Location loc);
-  /// A fresh contiguous buffer holding `value` (or uninitialized, of
-  /// `type`, when `value` is null).
-  Value allocate(RankedTensorType type, Value value, Location loc);
-  /// The buffer as `memref<*xT>`.
-  Value unranked(Value buffer, Location loc);
-  /// A bucket of `inputs` for one all-reduce call per element type: fresh
-  /// buffers holding them, and per element suffix the buffers' addresses
-  /// and element counts as `memref<?xindex>` and `memref<?xi64>`.
-  struct Bucket {
-    StringRef suffix;
-    Value addresses, counts;
-    /// The positions of the bucket's buffers among the inputs.
-    SmallVector<unsigned> members;
-  };
-  FailureOr<SmallVector<Bucket>> prepareBuckets(Operation *op,
-                                                ValueRange inputs,
-                                                SmallVectorImpl<Value> &buffers,
-                                                Location loc);
-  /// This device's index in the group, as an index.
-  Value groupRank(Value shape, Value axes, Location loc);
-
-  /// The `group` blocks of `input` along `dim` (each of `blockType`) as one
-  /// `[group, block...]` tensor (contiguous blocks for the runtime).
-  Value packBlocks(Value input, int64_t dim, int64_t group,
-                   RankedTensorType blockType, Location loc);
-  /// The `[group, block...]` tensor laid out along `dim` as `resultType`.
-  Value unpackBlocks(Value blocks, int64_t dim, int64_t group,
-                     RankedTensorType blockType, RankedTensorType resultType,
-                     Location loc);
-
-  LogicalResult lowerAllReduce(AllReduceOp op);
-  LogicalResult lowerAllToAll(AllToAllOp op);
-  LogicalResult lowerBroadcast(BroadcastOp op);
-  LogicalResult lowerReduceScatter(ReduceScatterOp op);
-  LogicalResult lowerAllGather(AllGatherOp op);
-  /// The buffers of one reduce-scatter of `input` along `dim` into
-  /// `resultType`: `send` holds the blocks of `dim` as `[group, slice...]`.
-  struct Transfer {
-    Value send, recv;
-  };
-  Transfer prepareReduceScatter(Value input, int64_t dim, int64_t group,
-                                RankedTensorType resultType, Location loc);
-  /// The buffers of an all-gather of `input`: `recv` is `[group, input...]`.
-  Transfer prepareAllGather(Value input, int64_t group, Location loc);
-  /// The gathered `[group, input...]` buffer laid out along `dim`.
-  Value finishAllGather(Value recv, int64_t dim, int64_t group,
-                        RankedTensorType inputType,
-                        RankedTensorType resultType, Location loc);
-  /// Calls the start entry point `name` and returns its request handle.
-  Value callStart(StringRef name, ValueRange args, Location loc);
-
-  LogicalResult lowerAllReduceStart(AllReduceStartOp op);
-  LogicalResult lowerReduceScatterStart(ReduceScatterStartOp op);
-  LogicalResult lowerAllGatherStart(AllGatherStartOp op);
-  LogicalResult lowerWait(WaitOp op);
-  LogicalResult lowerLocalSlice(LocalSliceOp op);
-  LogicalResult lowerShardOffset(ShardOffsetOp op);
-
-public:
-  /// Lowers the point-to-point transfers of a placed program: each send
-  /// starts at its place and is completed before the program returns (so
-  /// no program blocks in a send, as dist-verify's deadlock check assumes);
-  /// each receive is posted before the fragment that precedes it and
-  /// completed where it stood.
-  LogicalResult lowerTransfers(func::FuncOp program);
-  /// Inlines a fragment's body where it stands, between runtime calls that
-  /// mark its unit (for dist-run --trace).
-  void inlineFragment(FragmentOp fragment);
-
-private:
-  /// The world rank of the device of `peer` that `program` (placed at
-  /// `own`) exchanges with: this device's coordinates on the axes `peer`
-  /// leaves free.
-  FailureOr<Value> getPeerRank(Operation *op, PlaceAttr own, PlaceAttr peer);
-
-  /// What a future of a lowered start op holds until its `dist.wait`: the
-  /// runtime request, the buffer the collective reads (kept alive until the
-  /// wait: the wait takes its address, so deallocation cannot free it while
-  /// the request is in flight), and how to read the result once it
-  /// completed (at the wait's location).
-  struct Pending {
-    Value request, send;
-    std::function<Value(Location)> take;
-  };
-  DenseMap<Value, Pending> futures;
-  /// Requests already completed by a wait (one request serves every future
-  /// of a bucketed start; its first wait completes it).
-  DenseSet<Value> waited;
-  /// Start ops lowered, erased by `finish` once their waits are gone.
-  SmallVector<Operation *> lowered;
-
-  ModuleOp module;
-  OpBuilder builder;
-};
-} // namespace
 
 FailureOr<StringRef> RuntimeLowering::getSuffix(Operation *op, Type type,
                                                 bool reduces) {
@@ -243,14 +118,6 @@ Value RuntimeLowering::groupRank(Value shape, Value axes, Location loc) {
       func::CallOp::create(builder, loc, callee, ValueRange{shape, axes})
           .getResult(0);
   return arith::IndexCastOp::create(builder, loc, builder.getIndexType(), rank);
-}
-
-/// Reads `buffer` back as a tensor of `type`.
-static Value toTensor(OpBuilder &builder, Location loc, RankedTensorType type,
-                      Value buffer) {
-  return bufferization::ToTensorOp::create(builder, loc, type, buffer,
-                                           /*restrict=*/true,
-                                           /*writable=*/true);
 }
 
 Value RuntimeLowering::packBlocks(Value input, int64_t dim, int64_t group,
@@ -679,139 +546,6 @@ LogicalResult RuntimeLowering::lowerShardOffset(ShardOffsetOp op) {
   return success();
 }
 
-FailureOr<Value> RuntimeLowering::getPeerRank(Operation *op, PlaceAttr own,
-                                              PlaceAttr peer) {
-  Location loc = op->getLoc();
-  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, peer.getMesh());
-  if (!mesh || own.getMesh() != peer.getMesh())
-    return op->emitOpError("dist-to-runtime needs the peer on the mesh of "
-                           "the program's place");
-  ArrayRef<int64_t> shape = mesh.getShape();
-  // Row-major: the stride of each axis, and the move along the fixed axes.
-  int64_t stride = 1, delta = 0, fixedDevice = 0;
-  bool allFixed = true;
-  for (int64_t axis = shape.size() - 1; axis >= 0; --axis) {
-    StringRef name = cast<StringAttr>(mesh.getAxes()[axis]).getValue();
-    std::optional<int64_t> to = peer.getCoord(name), from = own.getCoord(name);
-    if (to && !from)
-      return op->emitOpError("dist-to-runtime cannot address ")
-             << peer << " from " << own << ": axis '" << name
-             << "' is fixed only in the peer";
-    if (to) {
-      delta += (*to - *from) * stride;
-      fixedDevice += *to * stride;
-    }
-    allFixed &= to.has_value();
-    stride *= shape[axis];
-  }
-  if (allFixed)
-    return Value(arith::ConstantOp::create(
-        builder, loc, builder.getI64IntegerAttr(fixedDevice)));
-  func::FuncOp callee =
-      declare("distrt_mlir_world_rank", {}, {builder.getI64Type()});
-  Value rank = func::CallOp::create(builder, loc, callee, ValueRange{})
-                   .getResult(0);
-  Value move =
-      arith::ConstantOp::create(builder, loc, builder.getI64IntegerAttr(delta));
-  return Value(arith::AddIOp::create(builder, loc, rank, move));
-}
-
-LogicalResult RuntimeLowering::lowerTransfers(func::FuncOp program) {
-  auto own = program->getAttrOfType<PlaceAttr>(DistDialect::kPlaceAttrName);
-  SmallVector<std::pair<Value, Value>> sends;
-  auto i64 = [&](int64_t value, Location loc) -> Value {
-    return arith::ConstantOp::create(builder, loc,
-                                     builder.getI64IntegerAttr(value));
-  };
-  for (Operation &op : llvm::make_early_inc_range(program.front())) {
-    Location loc = op.getLoc();
-    if (auto send = dyn_cast<SendOp>(op)) {
-      builder.setInsertionPoint(send);
-      auto type = cast<RankedTensorType>(send.getInput().getType());
-      FailureOr<StringRef> suffix = getSuffix(send, type, /*reduces=*/false);
-      FailureOr<Value> dest = getPeerRank(send, own, send.getTo());
-      if (failed(suffix) || failed(dest))
-        return failure();
-      Value buffer = allocate(type, send.getInput(), loc);
-      Value request =
-          callStart(("distrt_mlir_send_start_" + *suffix).str(),
-                    ValueRange{unranked(buffer, loc), *dest,
-                               i64(send.getChannel(), loc)},
-                    loc);
-      sends.push_back({request, buffer});
-      send->erase();
-      continue;
-    }
-    auto recv = dyn_cast<RecvOp>(op);
-    if (!recv)
-      continue;
-    // Posted before the previous fragment: the message can arrive while
-    // that unit computes.
-    Operation *post = recv;
-    for (Operation *before = recv->getPrevNode(); before;
-         before = before->getPrevNode())
-      if (isa<FragmentOp>(before)) {
-        post = before;
-        break;
-      }
-    builder.setInsertionPoint(post);
-    auto type = cast<RankedTensorType>(recv.getType());
-    FailureOr<StringRef> suffix = getSuffix(recv, type, /*reduces=*/false);
-    FailureOr<Value> source = getPeerRank(recv, own, recv.getFrom());
-    if (failed(suffix) || failed(source))
-      return failure();
-    Value buffer = allocate(type, Value(), loc);
-    Value request = callStart(("distrt_mlir_recv_start_" + *suffix).str(),
-                              ValueRange{unranked(buffer, loc), *source,
-                                         i64(recv.getChannel(), loc)},
-                              loc);
-    builder.setInsertionPoint(recv);
-    Value address =
-        memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, buffer);
-    call("distrt_mlir_wait", ValueRange{request, address}, loc);
-    recv.getResult().replaceAllUsesWith(toTensor(builder, loc, type, buffer));
-    recv->erase();
-  }
-  // The sends complete before the program returns (their buffers live
-  // until then).
-  Operation *terminator = program.front().getTerminator();
-  builder.setInsertionPoint(terminator);
-  for (auto [request, buffer] : sends) {
-    Value address = memref::ExtractAlignedPointerAsIndexOp::create(
-        builder, terminator->getLoc(), buffer);
-    call("distrt_mlir_wait", ValueRange{request, address},
-         terminator->getLoc());
-  }
-  return success();
-}
-
-void RuntimeLowering::inlineFragment(FragmentOp fragment) {
-  Location loc = fragment.getLoc();
-  builder.setInsertionPoint(fragment);
-  if (ScheduleUnitAttr unit = fragment.getUnitAttr()) {
-    auto i64 = [&](int64_t value) -> Value {
-      return arith::ConstantOp::create(builder, loc,
-                                       builder.getI64IntegerAttr(value));
-    };
-    call("distrt_mlir_unit_begin",
-         ValueRange{i64(static_cast<int64_t>(unit.getKind())),
-                    i64(unit.getStage()), i64(unit.getMicrobatch())},
-         loc);
-  }
-  Block &body = fragment.getBodyBlock();
-  auto yield = cast<YieldOp>(body.getTerminator());
-  for (auto [arg, input] : llvm::zip(body.getArguments(), fragment.getInputs()))
-    arg.replaceAllUsesWith(input);
-  fragment->replaceAllUsesWith(yield.getValues());
-  yield->erase();
-  Block *parent = fragment->getBlock();
-  parent->getOperations().splice(fragment->getIterator(), body.getOperations());
-  builder.setInsertionPoint(fragment);
-  if (fragment.getUnitAttr())
-    call("distrt_mlir_unit_end", ValueRange{}, loc);
-  fragment->erase();
-}
-
 LogicalResult RuntimeLowering::lower(Operation *op) {
   builder.setInsertionPoint(op);
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
@@ -828,6 +562,13 @@ LogicalResult RuntimeLowering::lower(Operation *op) {
       })
       .Case([&](AllGatherStartOp op) { return lowerAllGatherStart(op); })
       .Case([&](WaitOp op) { return lowerWait(op); })
+      .Case<SendOp, RecvOp>([](Operation *op) {
+        // Placed programs' transfers are lowered before this; any other is
+        // outside one.
+        return op->emitOpError("dist-to-runtime lowers point-to-point "
+                               "transfers only at the top level of a placed "
+                               "program (a function with 'dist.place')");
+      })
       .Default([](Operation *) { return success(); });
 }
 

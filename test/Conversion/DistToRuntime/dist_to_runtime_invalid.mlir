@@ -112,3 +112,14 @@ func.func @first() attributes {dist.place = #dist.place<@pipe, pipe = 0>} {
 func.func @second() attributes {dist.place = #dist.place<@pipe, pipe = 0>} {
   return
 }
+
+// -----
+
+// A transfer in a function that is not a placed program has no peer to
+// address: an error (it used to be left in the program).
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+func.func @unplaced(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.send' op dist-to-runtime lowers point-to-point transfers only at the top level of a placed program (a function with 'dist.place')}}
+  dist.send %a to #dist.place<@pipe, pipe = 1> channel = 0 : tensor<4xf32>
+  return
+}
