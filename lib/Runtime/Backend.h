@@ -53,8 +53,9 @@ public:
 
   /// The group of world ranks `members` (in group order), of which this
   /// process is member `index`; `color` is the same for every member and
-  /// different for every other group of the same axes. Every process of the
-  /// world calls it for the same axes at the same point.
+  /// different for every other group of the same axes. Only the members
+  /// call it, in the same order of groups: in a step of placed programs
+  /// the other processes run other programs.
   virtual Status createGroup(const std::vector<int64_t> &members,
                              int64_t index, int64_t color,
                              std::unique_ptr<Group> &group) = 0;

@@ -95,6 +95,32 @@ static Status complete(MPI_Request &request, const char *call, double timeout,
   return getTimeoutMessage(call, timeout);
 }
 
+/// Completes every one of `requests` (of `call`) within `timeout` seconds
+/// (0: no limit); requests still pending at the deadline are left in
+/// flight: the caller has to end the job.
+static Status completeAll(std::vector<MPI_Request> &requests, const char *call,
+                          double timeout) {
+  int count = static_cast<int>(requests.size());
+  if (timeout <= 0)
+    return check(MPI_Waitall(count, requests.data(), MPI_STATUSES_IGNORE),
+                 call);
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(timeout));
+  for (unsigned polls = 1;; ++polls) {
+    int done = 0;
+    if (Status s = check(MPI_Testall(count, requests.data(), &done,
+                                     MPI_STATUSES_IGNORE),
+                         call);
+        !s.empty() || done)
+      return s;
+    if (polls % 64 == 0 && Clock::now() > deadline)
+      break;
+  }
+  return getTimeoutMessage(call, timeout);
+}
+
 namespace {
 class MPIGroup : public Group {
 public:
@@ -147,6 +173,10 @@ public:
     MPI_Comm_size(MPI_COMM_WORLD, &s);
     rank = r;
     size = s;
+    // The runtime's own messages (group creation) on a copy of the world,
+    // apart from the program's point-to-point tags.
+    MPI_Comm_dup(MPI_COMM_WORLD, &control);
+    MPI_Comm_set_errhandler(control, MPI_ERRORS_RETURN);
   }
 
   const char *getName() const override { return "mpi"; }
@@ -155,17 +185,46 @@ public:
 
   Status createGroup(const std::vector<int64_t> &members, int64_t index,
                      int64_t color, std::unique_ptr<Group> &group) override {
-    // MPI_Comm_split has no nonblocking form: a barrier with the timeout
-    // first, so that a rank that stopped answering is noticed here.
-    if (timeout > 0)
-      if (Status s = startAndComplete(
-              "MPI_Comm_split",
-              [&](MPI_Request *r) { return MPI_Ibarrier(MPI_COMM_WORLD, r); });
+    // Only the members take part (MPI_Comm_create_group, not a split of
+    // the world): in a step of placed programs (a pipeline stage running
+    // data or tensor parallelism) the other ranks run other programs and
+    // create their groups at other times, or never. A barrier of the
+    // members with the timeout first, so that a member that stopped
+    // answering is noticed here.
+    std::vector<int> ranks(members.begin(), members.end());
+    if (timeout > 0 && ranks.size() > 1) {
+      std::vector<MPI_Request> requests;
+      for (int peer : ranks) {
+        if (peer == rank)
+          continue;
+        for (bool isSend : {false, true}) {
+          MPI_Request &r = requests.emplace_back();
+          int code = isSend ? MPI_Isend(nullptr, 0, MPI_BYTE, peer,
+                                        kGroupTag, control, &r)
+                            : MPI_Irecv(nullptr, 0, MPI_BYTE, peer,
+                                        kGroupTag, control, &r);
+          if (Status s = check(code, "MPI_Comm_create_group"); !s.empty())
+            return s;
+        }
+      }
+      if (Status s = completeAll(requests, "MPI_Comm_create_group", timeout);
           !s.empty())
         return s;
+    }
+    MPI_Group world = MPI_GROUP_NULL, subgroup = MPI_GROUP_NULL;
     MPI_Comm comm = MPI_COMM_NULL;
-    Status status = check(MPI_Comm_split(MPI_COMM_WORLD, color, index, &comm),
-                          "MPI_Comm_split");
+    Status status = check(MPI_Comm_group(control, &world), "MPI_Comm_group");
+    if (status.empty())
+      status = check(MPI_Group_incl(world, static_cast<int>(ranks.size()),
+                                    ranks.data(), &subgroup),
+                     "MPI_Group_incl");
+    if (status.empty())
+      status = check(MPI_Comm_create_group(control, subgroup, kGroupTag, &comm),
+                     "MPI_Comm_create_group");
+    if (subgroup != MPI_GROUP_NULL)
+      MPI_Group_free(&subgroup);
+    if (world != MPI_GROUP_NULL)
+      MPI_Group_free(&world);
     if (!status.empty())
       return status;
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
@@ -362,6 +421,8 @@ public:
           !s.empty())
         return s;
     ownsMPI = false;
+    if (control != MPI_COMM_NULL)
+      MPI_Comm_free(&control);
     return check(MPI_Finalize(), "MPI_Finalize");
   }
 
@@ -414,8 +475,12 @@ private:
     return {};
   }
 
+  /// The tag of the runtime's messages on `control`.
+  static constexpr int kGroupTag = 1;
+
   int64_t rank = 0, size = 1;
   bool ownsMPI = false;
+  MPI_Comm control = MPI_COMM_NULL;
 };
 } // namespace
 
