@@ -623,7 +623,7 @@ void SequenceParallelizer::run() {
 /// `modelAxis` of `mesh`, with sequence parallelism when asked. A step in
 /// which nothing can be split over more than one device is an error: the
 /// devices of the model axis would all compute the same thing.
-static LogicalResult annotateTensorParallel(ModuleOp module, MeshOp mesh,
+LogicalResult mlir::dist::annotateTensorParallel(ModuleOp module, MeshOp mesh,
                                             int64_t modelAxis,
                                             bool sequenceParallel) {
   int64_t size = mesh.getShape()[modelAxis];

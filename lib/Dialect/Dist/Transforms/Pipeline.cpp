@@ -69,11 +69,13 @@ double mlir::dist::estimateOpSeconds(Operation *op) {
 // Microbatches
 //===----------------------------------------------------------------------===//
 
+/// The partitioning mesh's microbatch axis.
+static constexpr StringLiteral kMicrobatchAxis = "microbatch";
+
 LogicalResult PipelineBuilder::partitionMicrobatches(
     function_ref<LogicalResult(OpPassManager &)> run) {
   train::TrainingStep step = train::TrainingStep::get(func);
   for (const train::StepValue &arg : step.arguments) {
-    globalArgTypes.push_back(arg.type);
     argAttrs.push_back(func.getArgAttrDict(arg.index));
     argRoles.push_back(arg.role);
   }
@@ -88,32 +90,262 @@ LogicalResult PipelineBuilder::partitionMicrobatches(
     if (!type || type.getRank() == 0 ||
         (arg.role != train::Role::input && arg.role != train::Role::label))
       continue;
-    if (type.getDimSize(0) % microbatches != 0)
-      return step.emitArgumentError(arg)
-             << "has batch " << type.getDimSize(0)
-             << ", which does not split into " << microbatches
-             << " microbatches: use a microbatch count that divides it";
+    if (type.getDimSize(0) % (dp * microbatches) != 0) {
+      InFlightDiagnostic diag = step.emitArgumentError(arg)
+                                << "has batch " << type.getDimSize(0)
+                                << ", which does not split into ";
+      if (dp > 1)
+        diag << dp << " data-parallel replicas x ";
+      return diag << microbatches
+                  << " microbatches: use a microbatch count that divides "
+                  << (dp > 1 ? "its share" : "it");
+    }
   }
-  StringRef axis = "microbatch";
-  FailureOr<MeshOp> mesh = getOrCreateMesh(module, kMicrobatchMesh, {axis},
-                                           {microbatches}, {});
+  // The mesh of one stage's devices, plus the microbatches (minor to the
+  // data axis: a data replica's block of the batch is split into the
+  // microbatches).
+  SmallVector<StringRef> axes;
+  SmallVector<int64_t> shape, batchAxes;
+  if (dp > 1) {
+    batchAxes.push_back(axes.size());
+    axes.push_back("data");
+    shape.push_back(dp);
+  }
+  batchAxes.push_back(axes.size());
+  axes.push_back(kMicrobatchAxis);
+  shape.push_back(microbatches);
+  if (tp > 1) {
+    axes.push_back("model");
+    shape.push_back(tp);
+  }
+  FailureOr<MeshOp> mesh =
+      getOrCreateMesh(module, kMicrobatchMesh, axes, shape, {});
   if (failed(mesh))
     return failure();
-  int64_t batchAxis = 0;
-  if (failed(annotateDataParallel(module, *mesh, {batchAxis}, microbatches,
-                                  /*replicateState=*/true)))
+  if (tp > 1 && failed(annotateTensorParallel(module, *mesh,
+                                              /*modelAxis=*/axes.size() - 1,
+                                              /*sequenceParallel=*/false)))
     return failure();
+  if (failed(annotateDataParallel(module, *mesh, batchAxes, dp * microbatches,
+                                  /*replicateState=*/tp == 1 && zero == 0)))
+    return failure();
+  if (zero > 0)
+    applyZero(module, *mesh, zero, /*dataAxes=*/{0}, dp);
   OpPassManager pm(ModuleOp::getOperationName());
   pm.addPass(createDistPropagateShardingPass());
   pm.addPass(createDistPartitionPass());
-  return run(pm);
+  if (failed(run(pm)))
+    return failure();
+  return splitMicrobatchAxis();
 }
 
 bool PipelineBuilder::isMicrobatchCollective(Operation *op) const {
   if (!isa<DistDialect>(op->getDialect()))
     return false;
   auto mesh = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
-  return mesh && mesh.getValue() == kMicrobatchMesh;
+  auto axes = op->getAttrOfType<ArrayAttr>("axes");
+  return mesh && mesh.getValue() == kMicrobatchMesh && axes &&
+         llvm::is_contained(axes, StringAttr::get(op->getContext(),
+                                                  kMicrobatchAxis));
+}
+
+ShardingAttr PipelineBuilder::toProgramSharding(ShardingAttr sharding) const {
+  if (!sharding)
+    return nullptr;
+  ModuleOp module = this->module;
+  MeshOp from = module.lookupSymbol<MeshOp>(kMicrobatchMesh);
+  MeshOp to = module.lookupSymbol<MeshOp>(kPipeMesh);
+  TensorSharding local = toTensorSharding(sharding, from);
+  auto axisIn = [&](int64_t axis) -> std::optional<int64_t> {
+    StringRef name = cast<StringAttr>(from.getAxes()[axis]).getValue();
+    if (name == kMicrobatchAxis)
+      return std::nullopt;
+    return to.getAxisIndex(name);
+  };
+  TensorSharding mapped;
+  for (const AxisIndices &dim : local.dims) {
+    AxisIndices &axes = mapped.dims.emplace_back();
+    for (int64_t axis : dim)
+      if (std::optional<int64_t> index = axisIn(axis))
+        axes.push_back(*index);
+  }
+  for (int64_t axis : local.partial)
+    if (std::optional<int64_t> index = axisIn(axis))
+      mapped.partial.push_back(*index);
+  if (mapped.isReplicated())
+    return nullptr;
+  return toShardingAttr(mapped, to);
+}
+
+LogicalResult PipelineBuilder::createProgramMesh() {
+  SmallVector<StringRef> axes = {kPipeAxis};
+  SmallVector<int64_t> shape = {ranks};
+  if (dp > 1) {
+    axes.push_back("data");
+    shape.push_back(dp);
+  }
+  if (tp > 1) {
+    axes.push_back("model");
+    shape.push_back(tp);
+  }
+  return getOrCreateMesh(module, kPipeMesh, axes, shape, {});
+}
+
+LogicalResult PipelineBuilder::splitMicrobatchAxis() {
+  MeshOp mesh = module.lookupSymbol<MeshOp>(kMicrobatchMesh);
+  int64_t microbatchAxis = *mesh.getAxisIndex(kMicrobatchAxis);
+  auto shardingOf = [](DictionaryAttr attrs) {
+    return attrs ? attrs.getAs<ShardingAttr>(DistDialect::kShardingAttrName)
+                 : ShardingAttr();
+  };
+  // The programs' arguments: local but for the microbatches, which the
+  // fragments slice.
+  for (BlockArgument arg : func.getArguments()) {
+    ShardingAttr sharding = shardingOf(func.getArgAttrDict(arg.getArgNumber()));
+    argShardings.push_back(sharding);
+    int64_t dim = -1;
+    Type type = arg.getType();
+    if (sharding)
+      for (auto [d, axes] :
+           llvm::enumerate(toTensorSharding(sharding, mesh).dims))
+        if (llvm::is_contained(axes, microbatchAxis))
+          dim = d;
+    if (dim >= 0) {
+      auto tensor = cast<RankedTensorType>(type);
+      SmallVector<int64_t> shape(tensor.getShape());
+      shape[dim] *= microbatches;
+      type = tensor.clone(shape);
+    }
+    microbatchDim.push_back(dim);
+    programArgTypes.push_back(type);
+  }
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+    ShardingAttr sharding = shardingOf(func.getResultAttrDict(i));
+    resultShardings.push_back(sharding);
+    if (sharding && toTensorSharding(sharding, mesh).usesAxis(microbatchAxis))
+      return func.emitError()
+             << "dist-pipeline: result #" << i
+             << " is split over the batch; a pipeline returns values of the "
+                "whole step (state, loss, metrics)";
+  }
+
+  // Collectives over the microbatches and other axes. The microbatches
+  // are the minor axis of the batch dim (see partitionMicrobatches).
+  StringAttr microbatch = StringAttr::get(module.getContext(), kMicrobatchAxis);
+  WalkResult result = func.walk([&](Operation *op) {
+    if (!isMicrobatchCollective(op))
+      return WalkResult::advance();
+    auto axes = op->getAttrOfType<ArrayAttr>("axes");
+    if (axes.size() == 1)
+      return WalkResult::advance();
+    SmallVector<StringRef> others;
+    for (Attribute axis : axes)
+      if (axis != microbatch)
+        others.push_back(cast<StringAttr>(axis).getValue());
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    StringRef meshRef = mesh.getSymName();
+    ArrayAttr othersAttr = b.getStrArrayAttr(others);
+    ArrayAttr microbatchAttr = b.getArrayAttr({microbatch});
+    if (auto sum = dyn_cast<AllReduceOp>(op)) {
+      // Summed over the microbatches first (the accumulation), then over
+      // the other axes once per step.
+      auto inner = AllReduceOp::create(
+          b, loc, TypeRange(sum.getResultTypes()), ValueRange(sum.getInputs()),
+          sum.getReduction(), meshRef, microbatchAttr);
+      auto outer = AllReduceOp::create(
+          b, loc, TypeRange(sum.getResultTypes()),
+          ValueRange(inner.getResults()), sum.getReduction(), meshRef,
+          othersAttr);
+      sum.replaceAllUsesWith(outer.getResults());
+      sum.erase();
+      return WalkResult::advance();
+    }
+    if (auto scatter = dyn_cast<ReduceScatterOp>(op)) {
+      // A gradient of a ZeRO stage: summed over the microbatches, then
+      // reduce-scattered over the data axis once per step.
+      auto inner = AllReduceOp::create(
+          b, loc, TypeRange(scatter.getInputs().getTypes()),
+          ValueRange(scatter.getInputs()), scatter.getReduction(), meshRef,
+          microbatchAttr);
+      auto outer = ReduceScatterOp::create(
+          b, loc, TypeRange(scatter.getResultTypes()),
+          ValueRange(inner.getResults()), scatter.getScatterDimsAttr(),
+          scatter.getReduction(), meshRef, othersAttr);
+      scatter.replaceAllUsesWith(outer.getResults());
+      scatter.erase();
+      return WalkResult::advance();
+    }
+    if (cast<StringAttr>(axes[axes.size() - 1]) != microbatch) {
+      op->emitError() << "dist-pipeline: '" << op->getName()
+                      << "' splits over the microbatches before other axes ("
+                      << axes << "): the microbatches must be the minor axis";
+      return WalkResult::interrupt();
+    }
+    if (auto slice = dyn_cast<LocalSliceOp>(op)) {
+      // This device's block, then the microbatch's block of it.
+      auto type = cast<RankedTensorType>(slice.getType());
+      SmallVector<int64_t> shape(type.getShape());
+      shape[slice.getDim()] *= microbatches;
+      auto block = LocalSliceOp::create(b, loc, type.clone(shape),
+                                        slice.getInput(), slice.getDim(),
+                                        meshRef, othersAttr);
+      auto piece = LocalSliceOp::create(b, loc, type, block.getResult(),
+                                        slice.getDim(), meshRef,
+                                        microbatchAttr);
+      slice.replaceAllUsesWith(piece.getResult());
+      slice.erase();
+      return WalkResult::advance();
+    }
+    if (auto offset = dyn_cast<ShardOffsetOp>(op)) {
+      // This device's block's start plus the microbatch's start in it.
+      int64_t size = offset.getSize();
+      auto block = ShardOffsetOp::create(b, loc, b.getIndexType(), meshRef,
+                                         othersAttr, size);
+      auto piece =
+          ShardOffsetOp::create(b, loc, b.getIndexType(), meshRef,
+                                microbatchAttr,
+                                size / mesh.getGroupSize(othersAttr));
+      offset.replaceAllUsesWith(
+          arith::AddIOp::create(b, loc, block, piece).getResult());
+      offset.erase();
+      return WalkResult::advance();
+    }
+    // Anything else over the microbatches is reported by analyzePhases.
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+
+  // Partitioning reduce-scatters a ZeRO gradient over the data axis before
+  // summing the shard over the microbatches (the cheaper order when both
+  // are communication). In a pipeline the sum over the microbatches is a
+  // local accumulation: with ZeRO-1, whose gradients are whole anyway,
+  // accumulate first and reduce-scatter once per step. From stage 2 the
+  // gradient memory stays sharded: one reduce-scatter per microbatch.
+  if (zero != 1)
+    return success();
+  func.walk([&](AllReduceOp sum) {
+    auto scatter = sum.getInputs().size() == 1
+                       ? sum.getInputs()[0].getDefiningOp<ReduceScatterOp>()
+                       : ReduceScatterOp();
+    if (!isMicrobatchCollective(sum) || !scatter ||
+        scatter.getInputs().size() != 1 || !scatter->hasOneUse())
+      return;
+    OpBuilder b(sum);
+    auto accumulated = AllReduceOp::create(
+        b, sum.getLoc(), TypeRange(scatter.getInputs().getTypes()),
+        ValueRange(scatter.getInputs()), sum.getReduction(), sum.getMesh(),
+        sum.getAxes());
+    auto once = ReduceScatterOp::create(
+        b, scatter.getLoc(), TypeRange(scatter.getResultTypes()),
+        ValueRange(accumulated.getResults()), scatter.getScatterDimsAttr(),
+        scatter.getReduction(), scatter.getMesh(), scatter.getAxes());
+    sum.replaceAllUsesWith(once.getResults());
+    sum.erase();
+    scatter.erase();
+  });
+  return success();
 }
 
 /// Splits the ops into the per-microbatch ones and the update; returns an
@@ -353,14 +585,25 @@ struct DistPipelinePass
     ModuleOp module = getOperation();
     std::optional<schedule::ScheduleKind> kind =
         schedule::symbolizeScheduleKind(schedule);
-    if (stages < 1 || microbatches < 1 || virtualStages < 1 || !kind) {
+    if (stages < 1 || microbatches < 1 || virtualStages < 1 || !kind ||
+        dp < 1 || tp < 1 || zero < 0 || zero > 3) {
       emitOptionError(module, "dist-pipeline")
-          << "needs stages >= 1, microbatches >= 1, virtual-stages >= 1 and "
-             "schedule=gpipe|1f1b|interleaved|zb-h1, got stages="
+          << "needs stages >= 1, microbatches >= 1, virtual-stages >= 1, "
+             "dp >= 1, tp >= 1, zero 0-3 and "
+             "schedule=gpipe|1f1b|interleaved|zb-h1, "
+             "got stages="
           << static_cast<int64_t>(stages)
           << " microbatches=" << static_cast<int64_t>(microbatches)
           << " virtual-stages=" << static_cast<int64_t>(virtualStages)
-          << " schedule=" << schedule;
+          << " dp=" << static_cast<int64_t>(dp)
+          << " tp=" << static_cast<int64_t>(tp)
+          << " zero=" << static_cast<int64_t>(zero) << " schedule=" << schedule;
+      return signalPassFailure();
+    }
+    if (zero > 0 && dp == 1) {
+      emitOptionError(module, "dist-pipeline")
+          << "zero=" << static_cast<int64_t>(zero)
+          << " shards over the data axis of each stage: it needs dp > 1";
       return signalPassFailure();
     }
     // The schedule's own constraints first: they need no analysis.
@@ -385,13 +628,13 @@ struct DistPipelinePass
     }
     func::FuncOp func = steps.front();
     PipelineBuilder pipeline(module, func, stages, virtualStages, microbatches,
-                             *kind);
+                             *kind, dp, tp, zero);
     auto run = [&](OpPassManager &pm) { return runPipeline(pm, module); };
     if (failed(pipeline.partitionMicrobatches(run)) ||
         failed(pipeline.analyzePhases()) || failed(pipeline.assignStages()) ||
         failed(pipeline.collectUnits()) || failed(pipeline.buildSchedule()))
       return signalPassFailure();
-    if (failed(getOrCreateMesh(module, kPipeMesh, {kPipeAxis}, {stages}, {})) ||
+    if (failed(pipeline.createProgramMesh()) ||
         failed(pipeline.writePrograms()))
       return signalPassFailure();
     func.erase();

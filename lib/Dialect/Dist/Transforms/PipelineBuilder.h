@@ -86,17 +86,23 @@ struct UnitOps {
 
 class PipelineBuilder {
 public:
+  /// `dp` and `tp`: the data- and tensor-parallel devices of each stage;
+  /// `zero`: the ZeRO stage over the data axis.
   PipelineBuilder(ModuleOp module, func::FuncOp func, int64_t ranks,
                   int64_t virtualStages, int64_t microbatches,
-                  pipeline::ScheduleKind kind)
+                  pipeline::ScheduleKind kind, int64_t dp = 1, int64_t tp = 1,
+                  int64_t zero = 0)
       : module(module), func(func), ranks(ranks),
-        numStages(ranks * virtualStages), microbatches(microbatches),
-        kind(kind), builder(module.getContext()) {}
+        numStages(ranks * virtualStages), microbatches(microbatches), dp(dp),
+        tp(tp), zero(zero), kind(kind), builder(module.getContext()) {}
 
   /// Records the single-device signature, then partitions the step over
-  /// the microbatches.
+  /// the microbatches (and the data and model axes of each stage).
   LogicalResult
   partitionMicrobatches(function_ref<LogicalResult(OpPassManager &)> run);
+  /// Creates the programs' mesh `@pipe`: `[pipe, data, model]`, the axes of
+  /// size 1 left out.
+  LogicalResult createProgramMesh();
   LogicalResult analyzePhases();
   FailureOr<AllReduceOp> classifyOps();
   LogicalResult assignStages();
@@ -107,6 +113,14 @@ public:
 private:
   int64_t rankOf(int64_t stage) const { return stage % ranks; }
   bool isMicrobatchCollective(Operation *op) const;
+  /// Splits the collectives over the microbatches and other axes (a
+  /// gradient summed over `[data, microbatch]`) into one over the
+  /// microbatches and one over the others, and records the programs'
+  /// argument types (local but for the microbatches).
+  LogicalResult splitMicrobatchAxis();
+  /// `sharding` (on the partitioning mesh) on the programs' mesh, without
+  /// the microbatch axis; null when nothing else splits the value.
+  ShardingAttr toProgramSharding(ShardingAttr sharding) const;
   bool isFree(Operation *op) const {
     return mbOps.contains(op) && op->getNumOperands() == 0;
   }
@@ -129,14 +143,20 @@ private:
 
   ModuleOp module;
   func::FuncOp func;
-  int64_t ranks, numStages, microbatches;
+  int64_t ranks, numStages, microbatches, dp, tp, zero;
   pipeline::ScheduleKind kind;
   OpBuilder builder;
 
-  /// The single-device arguments' and results' types and attributes.
-  SmallVector<Type> globalArgTypes;
+  /// The single-device arguments' and results' attributes.
   SmallVector<DictionaryAttr> argAttrs, resultAttrs;
   SmallVector<std::optional<train::Role>> argRoles, resultRoles;
+  /// The partitioned arguments' and results' shardings (on the partitioning
+  /// mesh; null: none), each argument's type in the programs (local but
+  /// for the microbatches) and the dim split over the microbatches (-1:
+  /// none).
+  SmallVector<ShardingAttr> argShardings, resultShardings;
+  SmallVector<Type> programArgTypes;
+  SmallVector<int64_t> microbatchDim;
 
   /// The per-microbatch ops, those of them that depend on the batch, and
   /// the once-per-step update.

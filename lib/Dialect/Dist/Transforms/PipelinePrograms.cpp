@@ -40,14 +40,18 @@ int64_t PipelineBuilder::producerRank(Value value) const {
   return it == stage.end() ? -1 : rankOf(it->second);
 }
 
-/// The `train.*` attributes of a single-device argument or result (its
-/// shardings over the microbatches stay behind).
-static DictionaryAttr filterTrainAttrs(DictionaryAttr attrs) {
+/// The `train.*` attributes of a single-device argument or result and its
+/// sharding in the program (`sharding`; null: none).
+static DictionaryAttr programAttrs(MLIRContext *context, DictionaryAttr attrs,
+                                   ShardingAttr sharding) {
   NamedAttrList kept;
-  for (NamedAttribute attr : attrs)
-    if (attr.getName().getValue().starts_with("train."))
-      kept.push_back(attr);
-  return kept.getDictionary(attrs.getContext());
+  if (attrs)
+    for (NamedAttribute attr : attrs)
+      if (attr.getName().getValue().starts_with("train."))
+        kept.push_back(attr);
+  if (sharding)
+    kept.set(DistDialect::kShardingAttrName, sharding);
+  return kept.getDictionary(context);
 }
 
 int64_t PipelineBuilder::getChannel(Value value, int64_t microbatch,
@@ -116,14 +120,15 @@ LogicalResult PipelineBuilder::writeUnit(int64_t rank, int64_t unitStage,
   for (auto [input, arg] :
        llvm::zip(unit.inputs, fragment.getBodyBlock().getArguments())) {
     auto funcArg = dyn_cast<BlockArgument>(input);
-    auto local = dyn_cast<RankedTensorType>(input.getType());
-    if (funcArg && local && microbatches > 1 &&
-        globalArgTypes[funcArg.getArgNumber()] != local) {
+    if (funcArg && microbatches > 1 &&
+        microbatchDim[funcArg.getArgNumber()] >= 0) {
       // This microbatch's block of the batch.
+      int64_t dim = microbatchDim[funcArg.getArgNumber()];
+      auto local = cast<RankedTensorType>(input.getType());
       SmallVector<int64_t> start(local.getRank(), 0),
           limit(local.getShape());
-      start[0] = microbatch * local.getDimSize(0);
-      limit[0] = start[0] + local.getDimSize(0);
+      start[dim] = microbatch * local.getDimSize(dim);
+      limit[dim] = start[dim] + local.getDimSize(dim);
       mapping.map(input, train::SliceOp::create(
                              body, input.getLoc(), arg,
                              body.getDenseI64ArrayAttr(start),
@@ -138,7 +143,8 @@ LogicalResult PipelineBuilder::writeUnit(int64_t rank, int64_t unitStage,
       Operation *def = operand.getDefiningOp();
       if (!def || !isFree(def) || mapping.contains(operand))
         continue;
-      if (auto offset = dyn_cast<ShardOffsetOp>(def)) {
+      if (auto offset = dyn_cast<ShardOffsetOp>(def);
+          offset && isMicrobatchCollective(offset)) {
         // The microbatch's first sample, a constant in its fragment.
         mapping.map(operand,
                     arith::ConstantIndexOp::create(
@@ -237,7 +243,7 @@ LogicalResult PipelineBuilder::writePrograms() {
   for (int64_t r = 0; r < ranks; ++r) {
     SmallVector<Type> argTypes, resultTypes;
     for (unsigned i : argsOf[r])
-      argTypes.push_back(globalArgTypes[i]);
+      argTypes.push_back(programArgTypes[i]);
     for (unsigned i : resultsOf[r])
       resultTypes.push_back(func.getResultTypes()[i]);
     auto program = func::FuncOp::create(
@@ -245,12 +251,20 @@ LogicalResult PipelineBuilder::writePrograms() {
         (func.getSymName() + "_pipe" + Twine(r)).str(),
         builder.getFunctionType(argTypes, resultTypes));
     for (auto [j, i] : llvm::enumerate(argsOf[r]))
-      if (argAttrs[i])
-        program.setArgAttrs(j, filterTrainAttrs(argAttrs[i]));
+      if (DictionaryAttr attrs =
+              programAttrs(builder.getContext(), argAttrs[i],
+                           toProgramSharding(argShardings[i])))
+        program.setArgAttrs(j, attrs);
     for (auto [j, i] : llvm::enumerate(resultsOf[r]))
-      if (resultAttrs[i])
-        program.setResultAttrs(j, filterTrainAttrs(resultAttrs[i]));
+      if (DictionaryAttr attrs = programAttrs(
+              builder.getContext(), resultAttrs[i], toProgramSharding(resultShardings[i])))
+        program.setResultAttrs(j, attrs);
     program->setAttr(DistDialect::kPlaceAttrName, placeOf(r));
+    // Data or tensor parallelism inside the stage: the program is an SPMD
+    // program on its devices, with local types.
+    if (dp * tp > 1)
+      program->setAttr(DistDialect::kPartitionedAttrName,
+                       builder.getUnitAttr());
     program->setAttr(
         DistDialect::kScheduleAttrName,
         builder.getDictionaryAttr({
@@ -297,5 +311,14 @@ LogicalResult PipelineBuilder::writePrograms() {
     }
     func::ReturnOp::create(builder, ret.getLoc(), results);
   }
+  // The collectives of each stage's data and tensor parallelism run on
+  // the programs' mesh (the same axis names).
+  auto programMesh = FlatSymbolRefAttr::get(module.getContext(), kPipeMesh);
+  for (func::FuncOp program : programs)
+    program.walk([&](Operation *op) {
+      if (auto mesh = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
+          mesh && isa<DistDialect>(op->getDialect()))
+        op->setAttr("mesh", programMesh);
+    });
   return success();
 }

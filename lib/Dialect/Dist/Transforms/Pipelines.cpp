@@ -60,15 +60,30 @@ struct HybridPipelineOptions : public BucketOptions<HybridPipelineOptions> {
   Option<int64_t> hosts{*this, "hosts",
                         llvm::cl::desc("Number of hosts (a 3-D mesh when > 1)"),
                         llvm::cl::init(1)};
+  Option<int64_t> pp{*this, "pp",
+                     llvm::cl::desc("Number of pipeline stages (1: none)"),
+                     llvm::cl::init(1)};
   Option<int64_t> dp{*this, "dp",
-                     llvm::cl::desc("Number of data-parallel replicas "
-                                    "(required)")};
+                     llvm::cl::desc("Number of data-parallel replicas"),
+                     llvm::cl::init(1)};
   Option<int64_t> tp{*this, "tp",
-                     llvm::cl::desc("Number of tensor-parallel devices "
-                                    "(required)")};
+                     llvm::cl::desc("Number of tensor-parallel devices"),
+                     llvm::cl::init(1)};
   Option<int64_t> zero{*this, "zero",
-                       llvm::cl::desc("ZeRO stage over the data axis (0: none)"),
+                       llvm::cl::desc("ZeRO stage over the data axes (0: none)"),
                        llvm::cl::init(0)};
+  Option<int64_t> microbatches{
+      *this, "microbatches",
+      llvm::cl::desc("Microbatches per step (with pp > 1; default: pp)"),
+      llvm::cl::init(0)};
+  Option<std::string> schedule{
+      *this, "schedule",
+      llvm::cl::desc("Pipeline schedule: gpipe, 1f1b, interleaved or zb-h1"),
+      llvm::cl::init("1f1b")};
+  Option<int64_t> virtualStages{
+      *this, "virtual-stages",
+      llvm::cl::desc("Model chunks per pipeline device (interleaved)"),
+      llvm::cl::init(1)};
 };
 } // namespace
 
@@ -131,16 +146,51 @@ void mlir::dist::registerStrategyPipelines() {
         addEngine(pm, options);
         addVerify(pm);
       });
-  PassPipelineRegistration<HybridPipelineOptions>(
+  // dist-hybrid checks its options as it builds (an error, not a crash,
+  // for a combination it does not build).
+  registerPassPipeline(
       "dist-hybrid",
       "Data x tensor parallelism on a `dp` x `tp` mesh (`hosts` x `dp` x "
       "`tp` across hosts, hierarchical all-reduce), with an optional ZeRO "
-      "stage over the data axes",
-      [](OpPassManager &pm, const HybridPipelineOptions &options) {
-        pm.addPass(createDistAnnotateHybridPass(DistAnnotateHybridPassOptions{
-            options.hosts, options.dp, options.tp, options.zero}));
-        addEngine(pm, options);
-        pm.addPass(createDistHierarchicalAllReducePass());
+      "stage over the data axes; with `pp` > 1, a pipeline of `pp` stages, "
+      "each of them data and/or tensor parallel (a `pipe` x `dp` x `tp` "
+      "mesh)",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        HybridPipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        if (options.pp < 1)
+          return errorHandler("dist-hybrid: pp must be >= 1, got " +
+                              Twine(options.pp));
+        if (options.pp == 1) {
+          pm.addPass(createDistAnnotateHybridPass(
+              DistAnnotateHybridPassOptions{options.hosts, options.dp,
+                                            options.tp, options.zero}));
+          addEngine(pm, options);
+          pm.addPass(createDistHierarchicalAllReducePass());
+          addVerify(pm);
+          return success();
+        }
+        if (options.hosts != 1)
+          return errorHandler(
+              "dist-hybrid: pp > 1 runs on one mesh of pp x dp x tp "
+              "devices; hosts=" +
+              Twine(options.hosts) +
+              " (a hierarchical data axis inside each stage) is not "
+              "supported with a pipeline: fold the hosts into dp");
+        pm.addPass(createDistPipelinePass(DistPipelinePassOptions{
+            options.pp,
+            options.microbatches > 0 ? options.microbatches : options.pp,
+            options.schedule, options.virtualStages, options.dp, options.tp,
+            options.zero}));
+        pm.addPass(createDistBucketCollectivesPass(
+            DistBucketCollectivesPassOptions{options.bucketMb,
+                                             options.firstBucketMb}));
         addVerify(pm);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optHandler) {
+        optHandler(HybridPipelineOptions());
       });
 }

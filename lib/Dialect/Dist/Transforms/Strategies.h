@@ -48,6 +48,14 @@ LogicalResult annotateDataParallel(ModuleOp module, MeshOp mesh,
                                    ArrayRef<int64_t> batchAxes,
                                    int64_t replicas, bool replicateState);
 
+/// Annotates every training step of `module` for Megatron tensor
+/// parallelism over axis `modelAxis` of `mesh` (column/row weight pairs,
+/// vocabulary-parallel embeddings and cross-entropy; with
+/// `sequenceParallel`, the token dim split between blocks). Fails when no
+/// weight of a step can be split.
+LogicalResult annotateTensorParallel(ModuleOp module, MeshOp mesh,
+                                     int64_t modelAxis, bool sequenceParallel);
+
 /// Applies ZeRO `stage` over mesh axes `dataAxes` (`replicas` devices) to
 /// every parameter of every training step of `module` that an optimizer op
 /// updates: optimizer state (stage 1), gradients (2) and parameters (3) are

@@ -243,6 +243,24 @@ def DistPipelinePass : Pass<"dist-pipeline", "ModuleOp"> {
       one device whose stages use it (a parameter used on two devices, as a
       tied embedding across the pipeline, is an error).
 
+    With `dp` and `tp`, each stage is itself data and/or tensor parallel
+    (the composition `dist-hybrid` builds with `pp`): the mesh is `[pipe,
+    data, model]` (axes of size 1 left out), each program is placed on its
+    `pipe` coordinate, i.e. on the sub-mesh of its `dp * tp` devices, and
+    is an SPMD program there: local shapes, the batch split over `data`
+    (each data replica's block is split into the microbatches), Megatron's
+    column/row pairs over `model`, and the collectives of those strategies
+    inside the fragments. The weight gradients are accumulated over the
+    microbatches first and all-reduced over `data` once, in the update.
+    `zero` shards the optimizer state (1), gradients (2) and parameters (3)
+    of each stage over its `data` axis as `dist-zero` does; from stage 2
+    each microbatch's gradients are reduce-scattered in its backward (the
+    gradient memory stays sharded, at one reduce-scatter per microbatch)
+    and with stage 3 each forward and backward all-gathers the parameters
+    it reads.
+    Transfers go to the device of the next stage with the same `data` and
+    `model` coordinates.
+
     Schedules: `gpipe` (all forwards, then all backwards), `1f1b`
     (PipeDream-flush: at most `stages - r` microbatches in flight on device
     `r`), `interleaved` (Megatron's, `virtual-stages` chunks per device;
@@ -266,6 +284,12 @@ def DistPipelinePass : Pass<"dist-pipeline", "ModuleOp"> {
            "gpipe, 1f1b, interleaved or zb-h1">,
     Option<"virtualStages", "virtual-stages", "int64_t", /*default=*/"1",
            "Model chunks per device (interleaved schedule)">,
+    Option<"dp", "dp", "int64_t", /*default=*/"1",
+           "Data-parallel replicas inside each stage (the `data` axis)">,
+    Option<"tp", "tp", "int64_t", /*default=*/"1",
+           "Tensor-parallel devices inside each stage (the `model` axis)">,
+    Option<"zero", "zero", "int64_t", /*default=*/"0",
+           "ZeRO stage over each stage's `data` axis (0: none)">,
   ];
 }
 
