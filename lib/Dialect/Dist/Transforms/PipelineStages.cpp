@@ -227,8 +227,12 @@ LogicalResult PipelineBuilder::assignStages() {
   for (Operation *op : llvm::reverse(stepOps)) {
     int64_t at = -1;
     if (auto optimizer = dyn_cast<train::OptimizerOpInterface>(op)) {
-      if (auto param = dyn_cast<BlockArgument>(optimizer.getParam()))
-        at = argStage[param.getArgNumber()];
+      // The parameter, or this device's slice of it (ZeRO).
+      Value param = optimizer.getParam();
+      if (auto slice = param.getDefiningOp<LocalSliceOp>())
+        param = slice.getInput();
+      if (auto arg = dyn_cast<BlockArgument>(param))
+        at = argStage[arg.getArgNumber()];
     } else {
       at = stageOfUsers(op);
     }

@@ -163,6 +163,9 @@ void mlir::dist::registerStrategyPipelines() {
         if (options.pp < 1)
           return errorHandler("dist-hybrid: pp must be >= 1, got " +
                               Twine(options.pp));
+        if (options.hosts * options.pp * options.dp * options.tp == 1)
+          return errorHandler("dist-hybrid: set pp, dp and/or tp (and hosts): "
+                              "the mesh has one device");
         if (options.pp == 1) {
           pm.addPass(createDistAnnotateHybridPass(
               DistAnnotateHybridPassOptions{options.hosts, options.dp,

@@ -51,7 +51,7 @@
 // RUN: not dist-opt %examples/mlp.mlir --dist-annotate-hybrid="dp=2 tp=2 zero=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: error: dist-annotate-hybrid: needs hosts >= 1, dp >= 1, tp >= 1 and zero 0, 1, 2 or 3, got hosts 1, dp 2, tp 2 and zero 4
 // RUN: not dist-opt %examples/mlp.mlir --dist-hybrid= -o /dev/null 2>&1 | FileCheck %s --check-prefix=EMPTY
-// EMPTY: mlp.mlir:0:0: error: dist-annotate-hybrid: needs hosts >= 1, dp >= 1, tp >= 1 and zero 0, 1, 2 or 3, got hosts 1, dp 0, tp 0 and zero 0
+// EMPTY: error: dist-hybrid: set pp, dp and/or tp (and hosts): the mesh has one device
 // EMPTY-NOT: func.func
 
 // Across hosts the mesh is 3-D: hosts x data x model. The batch splits over
