@@ -80,6 +80,10 @@ STRATEGIES = [
     ("pipe2-zb-h1", ["--dist-pipeline=stages=2 microbatches=4 schedule=zb-h1"], 2),
     ("pipe2-interleaved", ["--dist-pipeline=stages=2 microbatches=2 schedule=interleaved virtual-stages=2"], 2),
     ("pipe4-1f1b", ["--dist-pipeline=stages=4 microbatches=4 schedule=1f1b"], 4),
+    ("pipe2-dp2", ["--dist-hybrid=pp=2 dp=2 microbatches=2"], 4),
+    ("pipe2-tp2-zb-h1", ["--dist-hybrid=pp=2 tp=2 microbatches=2 schedule=zb-h1"], 4),
+    ("pipe2-dp2-zero1", ["--dist-hybrid=pp=2 dp=2 zero=1 microbatches=2 schedule=gpipe"], 4),
+    ("pipe2-dp2-zero3", ["--dist-hybrid=pp=2 dp=2 zero=3 microbatches=2"], 4),
 ]
 
 CRASH_MARKS = ("Stack dump", "PLEASE submit a bug report", "Assertion", "assertion", "LLVM ERROR",

@@ -69,6 +69,9 @@ static const char *const kStrategies[] = {
     "dist-pipeline{stages=2 microbatches=1 schedule=zb-h1}",
     "dist-pipeline{stages=2 microbatches=2 schedule=interleaved "
     "virtual-stages=2}",
+    "dist-hybrid{pp=2 dp=2 microbatches=2}",
+    "dist-hybrid{pp=2 tp=2 zero=0 microbatches=2 schedule=zb-h1}",
+    "dist-hybrid{pp=2 dp=2 zero=1 microbatches=2}",
 };
 static constexpr unsigned kNumStrategies = std::size(kStrategies);
 

@@ -81,9 +81,11 @@ DISTRT_NORETURN void distrt_abort(int code);
 int distrt_set_timeout(double seconds);
 
 /* The group along `axes` (num_axes indices into `shape`) of a mesh of shape
- * `shape` (rank `mesh_rank`) containing this device; created once, then
- * cached. Null on error (the world size is not the mesh's device count, an
- * axis is out of range or repeated). */
+ * `shape` (rank `mesh_rank`) containing this device; created once, by its
+ * members only (the other processes need not call it: placed programs
+ * create their groups independently), then cached. The members must ask for
+ * their groups in the same order. Null on error (the world size is not the
+ * mesh's device count, an axis is out of range or repeated). */
 distrt_group *distrt_get_group(const int64_t *shape, int64_t mesh_rank,
                                const int64_t *axes, int64_t num_axes);
 int64_t distrt_group_size(const distrt_group *group);
