@@ -46,7 +46,12 @@ Binding distrun::bind(const train::StepSignature::Value &value,
   ArrayRef<int64_t> shape = binding.localType.getShape();
   binding.globalShape.assign(shape.begin(), shape.end());
   binding.offsets.assign(shape.size(), 0);
-  if (ArrayAttr split = value.split) {
+  if (!value.blockOffsets.empty()) {
+    binding.globalShape.assign(value.globalShape.begin(),
+                               value.globalShape.end());
+    binding.offsets.assign(value.blockOffsets.begin(),
+                           value.blockOffsets.end());
+  } else if (ArrayAttr split = value.split) {
     binding.split = split;
     for (auto [dim, axes] : llvm::enumerate(split.getAsRange<ArrayAttr>()))
       binding.globalShape[dim] *= step.getGroupSize(axes);

@@ -1,6 +1,7 @@
 //===- Runner.cpp - compile, run and gather the step ----------------------===//
 
 #include "Runner.h"
+
 #include "Failure.h"
 
 #include "distopt/Conversion/Passes.h"
@@ -17,6 +18,8 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <map>
+#include <set>
 
 using namespace mlir;
 using namespace distrun;
@@ -167,20 +170,31 @@ std::vector<float> distrun::runSteps(ExecutionEngine &engine, StringRef entry,
 }
 
 /// gatherState for an MPMD step: each state array from the devices of the
-/// first program that holds it.
+/// first program that holds it, or, when programs hold blocks of it (a
+/// parameter server's row shards), from every program with a block.
 static Arrays gatherProgramState(std::vector<Binding> &args,
                                  const train::StepSignature &step) {
   int64_t rank = distrt_rank();
   Arrays out;
+  std::map<std::string, std::set<std::vector<int64_t>>> blocksDone;
   for (const train::StepSignature::Program &program : step.programs) {
     for (const train::StepSignature::Value &value : program.arguments) {
-      if (!isState(value) || out.count(value.name))
+      if (!isState(value))
         continue;
+      bool isBlock = !value.blockOffsets.empty();
+      std::vector<int64_t> offsets(value.blockOffsets.begin(),
+                                   value.blockOffsets.end());
+      if (out.count(value.name) &&
+          (!isBlock || !blocksDone[value.name].insert(offsets).second))
+        continue;
+      if (isBlock)
+        blocksDone[value.name].insert(offsets);
       Binding *mine = nullptr;
       for (Binding &arg : args)
         if (arg.value->name == value.name)
           mine = &arg;
-      Array global;
+      // Every rank marks the name gathered; rank 0 keeps the array.
+      Array &global = out[value.name];
       for (int64_t device : program.devices) {
         Binding block = bind(value, step, device);
         if (device != 0 && rank == device &&
@@ -203,8 +217,6 @@ static Arrays gatherProgramState(std::vector<Binding> &args,
           fail(getRuntimeError());
         copyBlock(global, block.local, block.offsets, /*toGlobal=*/true);
       }
-      // Every rank marks the name gathered; rank 0 keeps the array.
-      out[value.name] = std::move(global);
     }
   }
   if (rank != 0)

@@ -19,6 +19,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir::train {
 
@@ -58,6 +59,9 @@ struct StepSignature {
     /// Per dim, the mesh axes it is split over (ArrayAttrs of StringAttrs);
     /// null when the value is whole on every device.
     ArrayAttr split;
+    /// A block of a global array (`#dist.block`, a placed program's uneven
+    /// shard): its offsets and the global shape; empty otherwise.
+    std::vector<int64_t> blockOffsets, globalShape;
   };
   /// One program of an MPMD step: its function and the devices (world
   /// ranks, ascending) that run it.
@@ -72,7 +76,7 @@ struct StepSignature {
   SmallVector<std::string> meshAxes;
   SmallVector<Value> arguments, results;
   /// Empty for an SPMD step (every device runs `entry`).
-  SmallVector<Program> programs;
+  std::vector<Program> programs;
 
   int64_t getNumDevices() const;
   bool isMPMD() const { return !programs.empty(); }

@@ -648,18 +648,20 @@ struct DistToRuntimePass
       if (failed(lowering.lower(op)))
         return signalPassFailure();
     lowering.finish();
-    // The program is plain SPMD code now: the shardings (which dist-run reads
-    // before lowering) and the meshes have served.
+    // The program is plain SPMD code now: the shardings and blocks (which
+    // dist-run reads before lowering) and the meshes have served.
     module.walk([](func::FuncOp func) {
       func->removeAttr(DistDialect::kPartitionedAttrName);
       func->removeAttr(DistDialect::kPlaceAttrName);
       func->removeAttr(DistDialect::kScheduleAttrName);
-      for (unsigned i = 0; i < func.getNumArguments(); ++i)
-        func.removeArgAttr(i, DistDialect::kShardingAttrName);
-      for (unsigned i = 0; i < func.getNumResults(); ++i)
-        func.removeResultAttr(
-            i,
-            StringAttr::get(func.getContext(), DistDialect::kShardingAttrName));
+      for (StringRef name :
+           {DistDialect::kShardingAttrName, DistDialect::kBlockAttrName}) {
+        auto attr = StringAttr::get(func.getContext(), name);
+        for (unsigned i = 0; i < func.getNumArguments(); ++i)
+          func.removeArgAttr(i, attr);
+        for (unsigned i = 0; i < func.getNumResults(); ++i)
+          func.removeResultAttr(i, attr);
+      }
     });
     module.walk([](Operation *op) {
       op->removeAttr(DistDialect::kResultShardingsAttrName);

@@ -23,7 +23,8 @@ static constexpr StringLiteral kEntry = "entry", kMeshShape = "mesh_shape",
                                kResults = "results", kType = "type",
                                kName = "name", kRole = "role",
                                kSplit = "split", kClasses = "classes",
-                               kPrograms = "programs", kDevices = "devices";
+                               kPrograms = "programs", kDevices = "devices",
+                               kBlock = "block", kGlobalShape = "global_shape";
 
 int64_t StepSignature::getNumDevices() const {
   int64_t devices = 1;
@@ -94,6 +95,11 @@ static FailureOr<RecordedValues> recordValues(func::FuncOp func,
         fields.set(kName, name);
       auto sharding =
           attrs.getAs<dist::ShardingAttr>(dist::DistDialect::kShardingAttrName);
+      if (auto block =
+              attrs.getAs<dist::BlockAttr>(dist::DistDialect::kBlockAttrName)) {
+        fields.set(kBlock, builder.getDenseI64ArrayAttr(block.getOffsets()));
+        fields.set(kGlobalShape, builder.getDenseI64ArrayAttr(block.getShape()));
+      }
       if (partitioned && sharding) {
         SmallVector<Attribute> dims(sharding.getDims().begin(),
                                     sharding.getDims().end());
@@ -342,6 +348,28 @@ FailureOr<StepSignature> mlir::train::readStepSignature(ModuleOp module) {
                                    << ", not an axis of the mesh";
             }
           }
+        }
+        auto block = fields.getAs<DenseI64ArrayAttr>(kBlock);
+        auto global = fields.getAs<DenseI64ArrayAttr>(kGlobalShape);
+        if (block || global) {
+          if (!block || !global || value.split ||
+              static_cast<int64_t>(block.size()) != tensor.getRank() ||
+              static_cast<int64_t>(global.size()) != tensor.getRank())
+            return malformed() << where << key << " #" << i << " needs '"
+                               << kBlock << "' and '" << kGlobalShape
+                               << "' with one entry per dim of " << tensor
+                               << " (and no '" << kSplit << "')";
+          for (auto [offset, size, whole] :
+               llvm::zip_equal(block.asArrayRef(), tensor.getShape(),
+                               global.asArrayRef()))
+            if (offset < 0 || offset + size > whole)
+              return malformed() << where << key << " #" << i
+                                 << ": its block does not fit the global "
+                                    "shape";
+          value.blockOffsets.assign(block.asArrayRef().begin(),
+                                    block.asArrayRef().end());
+          value.globalShape.assign(global.asArrayRef().begin(),
+                                   global.asArrayRef().end());
         }
         values->push_back(value);
       }

@@ -145,6 +145,40 @@ SmallVector<StringAttr> ShardingAttr::getUsedAxes() const {
 // Function argument and result attributes
 //===----------------------------------------------------------------------===//
 
+/// A `dist.block` on argument or result `index` of a placed program.
+static LogicalResult
+verifyValueBlock(Operation *op, StringRef what, unsigned index,
+                 NamedAttribute attr,
+                 function_ref<InFlightDiagnostic()> emit) {
+  auto block = dyn_cast<BlockAttr>(attr.getValue());
+  if (!block)
+    return emit() << "'" << DistDialect::kBlockAttrName
+                  << "' must be a #dist.block, got " << attr.getValue();
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!func || !func->hasAttr(DistDialect::kPlaceAttrName))
+    return emit() << "'" << DistDialect::kBlockAttrName
+                  << "' belongs on a placed program (a function with '"
+                  << DistDialect::kPlaceAttrName << "')";
+  DictionaryAttr attrs = what == "argument" ? func.getArgAttrDict(index)
+                                            : func.getResultAttrDict(index);
+  if (attrs && attrs.contains(DistDialect::kShardingAttrName))
+    return emit() << "has both '" << DistDialect::kBlockAttrName << "' and '"
+                  << DistDialect::kShardingAttrName << "'";
+  Type type = what == "argument" ? func.getArgumentTypes()[index]
+                                 : func.getResultTypes()[index];
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || tensor.getRank() != static_cast<int64_t>(block.getShape().size()))
+    return emit() << block << " has " << block.getShape().size()
+                  << " dims but the value is " << type;
+  for (auto [d, offset, size, global] :
+       llvm::enumerate(block.getOffsets(), tensor.getShape(), block.getShape()))
+    if (ShapedType::isDynamic(size) || offset + size > global)
+      return emit() << "dim " << d << " of " << type << " at offset "
+                    << offset << " does not fit in " << global << " ("
+                    << block << ")";
+  return success();
+}
+
 static LogicalResult verifyValueSharding(Operation *op, StringRef what,
                                          unsigned index, NamedAttribute attr) {
   // At the argument's own location (the function's for a result), without
@@ -157,6 +191,8 @@ static LogicalResult verifyValueSharding(Operation *op, StringRef what,
     return mlir::emitError(loc) << "'" << op->getName() << "' op " << what
                                 << " #" << index << ": ";
   };
+  if (attr.getName() == DistDialect::kBlockAttrName)
+    return verifyValueBlock(op, what, index, attr, emit);
   if (attr.getName() != DistDialect::kShardingAttrName)
     return emit() << "unknown attribute '" << attr.getName().getValue() << "'";
   auto sharding = dyn_cast<ShardingAttr>(attr.getValue());

@@ -236,3 +236,19 @@ LogicalResult RecvOp::verifySymbolUses(SymbolTableCollection &tables) {
   return verifyPlace(getFrom(), *this, [&]() { return emitOpError(); },
                      &tables);
 }
+
+LogicalResult BlockAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                ArrayRef<int64_t> offsets,
+                                ArrayRef<int64_t> shape) {
+  if (offsets.size() != shape.size())
+    return emitError() << "a block needs one offset per dim of the global "
+                          "shape, got "
+                       << offsets.size() << " offsets and " << shape.size()
+                       << " dims";
+  for (auto [d, offset, size] : llvm::enumerate(offsets, shape))
+    if (offset < 0 || size < 0)
+      return emitError() << "dim " << d << " of a block has offset " << offset
+                         << " in size " << size
+                         << ": both must be non-negative";
+  return success();
+}

@@ -41,7 +41,7 @@ static FailureOr<std::optional<PipelineCost>>
 analyzePipeline(ModuleOp module) {
   bool scheduled = false;
   module.walk([&](FragmentOp fragment) { scheduled |= bool(fragment.getUnit()); });
-  if (!scheduled)
+  if (!scheduled || !isPipelineProgram(module))
     return std::optional<PipelineCost>();
   FailureOr<ProgramSchedule> programs =
       readProgramSchedule(module, "dist-cost-report");

@@ -51,8 +51,6 @@ using namespace mlir;
 using namespace mlir::dist;
 namespace schedule = mlir::dist::pipeline;
 
-/// The temporary mesh of microbatches.
-static constexpr StringLiteral kMicrobatchMesh = "pipeline_microbatches";
 
 double mlir::dist::estimateOpSeconds(Operation *op) {
   auto costOp = dyn_cast<CostOpInterface>(op);
@@ -96,8 +94,8 @@ LogicalResult PipelineBuilder::partitionMicrobatches(
                                 << ", which does not split into ";
       if (dp > 1)
         diag << dp << " data-parallel replicas x ";
-      return diag << microbatches
-                  << " microbatches: use a microbatch count that divides "
+      return diag << microbatches << " " << parts.plural << ": use a "
+                  << parts.singular << " count that divides "
                   << (dp > 1 ? "its share" : "it");
     }
   }
@@ -421,9 +419,9 @@ LogicalResult PipelineBuilder::analyzePhases() {
         return op.emitError()
                << "this value is needed whole-batch in the middle of the step "
                   "('"
-               << op.getName() << "' over the microbatches): it cannot be "
-               << "split into " << microbatches
-               << " microbatches; use microbatches=1";
+               << op.getName() << "' over the " << parts.plural
+               << "): it cannot be split into " << microbatches << " "
+               << parts.plural << "; use " << parts.plural << "=1";
       accumulations.push_back(allReduce);
     }
     FailureOr<AllReduceOp> misplaced = classifyOps();
@@ -439,7 +437,8 @@ LogicalResult PipelineBuilder::analyzePhases() {
       return (origin ? origin : sum.getOperation())->emitError()
              << "this value is summed over the whole batch and then used by "
                 "per-sample work: it cannot be split into "
-             << microbatches << " microbatches; use microbatches=1";
+             << microbatches << " " << parts.plural << "; use "
+             << parts.plural << "=1";
     }
     sum.getResult(0).replaceAllUsesWith(sum.getOperand(0));
     sum.erase();

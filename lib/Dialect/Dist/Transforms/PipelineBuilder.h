@@ -26,6 +26,9 @@ namespace mlir::dist {
 
 /// The pipeline's mesh and its axis.
 static constexpr llvm::StringLiteral kPipeMesh = "pipe", kPipeAxis = "pipe";
+/// The temporary mesh the step is partitioned over to find the sums over
+/// the batch (microbatches, a parameter server's workers).
+static constexpr llvm::StringLiteral kMicrobatchMesh = "pipeline_microbatches";
 
 /// The schedule library's unit kinds and the IR's (F, B, W; the update U
 /// is not scheduled by the library).
@@ -65,6 +68,10 @@ struct ProgramSchedule {
   /// The schedule's name from the programs' `dist.schedule` ("" if none).
   std::string kind;
 };
+
+/// True when `module`'s placed programs are a pipeline's (not a parameter
+/// server's): their `dist.schedule` says so.
+bool isPipelineProgram(ModuleOp module);
 
 /// Reads the schedule of `module`'s placed programs; fails, with an error
 /// naming `pass`, when it has none.
@@ -110,7 +117,13 @@ public:
   LogicalResult buildSchedule();
   LogicalResult writePrograms();
 
-private:
+protected:
+  /// What the batch is split into, in diagnostics: the pipeline's
+  /// microbatches, a parameter server's workers.
+  struct {
+    StringRef singular = "microbatch", plural = "microbatches";
+  } parts;
+
   int64_t rankOf(int64_t stage) const { return stage % ranks; }
   bool isMicrobatchCollective(Operation *op) const;
   /// Splits the collectives over the microbatches and other axes (a

@@ -19,8 +19,23 @@ using namespace mlir;
 using namespace mlir::dist;
 namespace schedule = mlir::dist::pipeline;
 
+bool mlir::dist::isPipelineProgram(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>())
+    if (auto info =
+            func->getAttrOfType<DictionaryAttr>(DistDialect::kScheduleAttrName))
+      if (auto strategy = info.getAs<StringAttr>("strategy");
+          strategy && strategy.getValue() != "pipeline")
+        return false;
+  return true;
+}
+
 FailureOr<ProgramSchedule> mlir::dist::readProgramSchedule(ModuleOp module,
                                                            StringRef pass) {
+  if (!isPipelineProgram(module))
+    return emitOptionError(module, pass)
+           << "the placed programs are not a pipeline's (their "
+              "dist.schedule names another strategy): there is no pipeline "
+              "schedule to read";
   ProgramSchedule result;
   schedule::Schedule &plan = result.plan;
   std::map<int64_t, std::vector<schedule::Unit>> ranks;

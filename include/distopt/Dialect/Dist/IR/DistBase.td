@@ -58,6 +58,9 @@ def Dist_Dialect : Dialect {
     /// On an MPMD program: how the pipeline or parameter-server strategy
     /// made it (strategy, stages, microbatches, schedule), for reports.
     static constexpr ::llvm::StringLiteral kScheduleAttrName = "dist.schedule";
+    /// On an argument or result of an MPMD program: the block of the global
+    /// array it holds (a `#dist.block`).
+    static constexpr ::llvm::StringLiteral kBlockAttrName = "dist.block";
   }];
 }
 
@@ -166,6 +169,30 @@ def Dist_ScheduleUnitAttr : AttrDef<Dist_Dialect, "ScheduleUnit"> {
     "int64_t":$microbatch);
   let assemblyFormat = [{
     `<` $kind `,` `stage` `=` $stage `,` `microbatch` `=` $microbatch `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
+def Dist_BlockAttr : AttrDef<Dist_Dialect, "Block"> {
+  let mnemonic = "block";
+  let summary = "the block of a global array an MPMD program holds";
+  let description = [{
+    `#dist.block<offsets = [4, 0], shape = [10, 8]>` on an argument or result
+    of a placed program (a function with `dist.place`) says that the value
+    is the block of a global array of shape `[10, 8]` starting at `[4, 0]`;
+    its type gives the block's size. Blocks are what a `#dist.sharding`
+    cannot express: uneven splits (a parameter server's row shards of an
+    embedding table) and the slice of the batch one of several programs
+    takes (a parameter-server worker's). Runners bind and gather the block
+    (`dist-run`). Offsets are non-negative, as many as the global shape's
+    dims, and the block lies inside the global array (checked against the
+    value's type where the attribute is used).
+  }];
+  let parameters = (ins
+    ArrayRefParameter<"int64_t", "the block's first index">:$offsets,
+    ArrayRefParameter<"int64_t", "the global array's shape">:$shape);
+  let assemblyFormat = [{
+    `<` `offsets` `=` `[` $offsets `]` `,` `shape` `=` `[` $shape `]` `>`
   }];
   let genVerifyDecl = 1;
 }

@@ -293,6 +293,61 @@ def DistPipelinePass : Pass<"dist-pipeline", "ModuleOp"> {
   ];
 }
 
+def DistParameterServerPass : Pass<"dist-parameter-server", "ModuleOp"> {
+  let summary = "tf.distribute's ParameterServerStrategy: servers and workers";
+  let description = [{
+    Splits the single-device training step into programs for `ps` parameter
+    servers and `workers` workers, placed on the `task` axis of a new mesh
+    `@cluster` (servers at tasks `0..ps-1`, workers after them):
+
+    - every parameter and its optimizer state live on the servers; a
+      variable is split by rows into shards (`#dist.block` on the programs'
+      arguments and results) as TF's partitioners split it: `min-size`
+      (`MinSizePartitioner`: as many shards as keep each at least
+      `min-shard-bytes`, at most `shards`) or `fixed` (`FixedShardsPartitioner`:
+      `shards` shards, fewer when the variable has fewer rows); shards are
+      placed round robin over the servers, a parameter's optimizer state
+      with it;
+    - each worker takes its block of the batch (the batch split into
+      `workers` blocks along dim 0; it must divide), pulls every variable it
+      reads from the servers (`dist.recv` of each shard), runs the forward
+      (F) and backward (B) on its block and pushes each gradient shard to
+      the server that holds it, and its part of the loss to server 0;
+    - each server sends its shards to every worker, sums the workers' parts
+      in worker order and applies the optimizer to its shards (U). With
+      `mode=sync` the step computes what the single-device step computes.
+
+    Which values are sums over the batch is decided as `dist-pipeline`
+    decides it (the step partitioned over the workers' blocks); an op that
+    needs the whole batch mid-step (batch statistics), a gradient changed
+    after its sum (clipping by the global norm) and a result computed per
+    sample are errors naming the op. `dist-verify` runs at the end.
+
+    ```
+    dist-opt step.mlir --dist-parameter-server="ps=2 workers=2 partitioner=fixed shards=2"
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::dist::DistDialect"];
+  let options = [
+    Option<"ps", "ps", "int64_t", /*default=*/"1",
+           "Number of parameter servers">,
+    Option<"workers", "workers", "int64_t", /*default=*/"1",
+           "Number of workers (the batch is split into this many blocks)">,
+    Option<"partitioner", "partitioner", "std::string",
+           /*default=*/"\"min-size\"",
+           "How variables are split into shards: min-size or fixed">,
+    Option<"shards", "shards", "int64_t", /*default=*/"0",
+           "At most this many shards per variable (fixed: this many); 0: ps">,
+    Option<"minShardBytes", "min-shard-bytes", "int64_t",
+           /*default=*/"262144",
+           "min-size: the smallest shard in bytes (TF's default, 256 KiB)">,
+    Option<"mode", "mode", "std::string", /*default=*/"\"sync\"",
+           "sync (the gradients of all workers summed, then applied) or "
+           "async (each worker's gradient applied as it arrives)">,
+  ];
+}
+
 def DistScheduleTracePass : Pass<"dist-schedule-trace", "ModuleOp"> {
   let summary = "Write the simulated timeline of MPMD programs";
   let description = [{
