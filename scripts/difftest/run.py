@@ -84,6 +84,8 @@ STRATEGIES = [
     ("pipe2-tp2-zb-h1", ["--dist-hybrid=pp=2 tp=2 microbatches=2 schedule=zb-h1"], 4),
     ("pipe2-dp2-zero1", ["--dist-hybrid=pp=2 dp=2 zero=1 microbatches=2 schedule=gpipe"], 4),
     ("pipe2-dp2-zero3", ["--dist-hybrid=pp=2 dp=2 zero=3 microbatches=2"], 4),
+    ("ps1-w2", ["--dist-parameter-server=ps=1 workers=2"], 3),
+    ("ps2-w2-fixed", ["--dist-parameter-server=ps=2 workers=2 partitioner=fixed"], 4),
 ]
 
 CRASH_MARKS = ("Stack dump", "PLEASE submit a bug report", "Assertion", "assertion", "LLVM ERROR",

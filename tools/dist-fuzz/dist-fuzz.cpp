@@ -72,6 +72,8 @@ static const char *const kStrategies[] = {
     "dist-hybrid{pp=2 dp=2 microbatches=2}",
     "dist-hybrid{pp=2 tp=2 zero=0 microbatches=2 schedule=zb-h1}",
     "dist-hybrid{pp=2 dp=2 zero=1 microbatches=2}",
+    "dist-parameter-server{ps=2 workers=2 partitioner=fixed}",
+    "dist-parameter-server{ps=1 workers=2}",
 };
 static constexpr unsigned kNumStrategies = std::size(kStrategies);
 
