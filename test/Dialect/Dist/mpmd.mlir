@@ -67,3 +67,19 @@ func.func @places(%a: tensor<2xf32>) -> tensor<2xf32> {
   %d = dist.recv from #dist.place<@grid, "pipe" = 1> channel = 8 : tensor<2xf32>
   return %d : tensor<2xf32>
 }
+
+// -----
+
+// A block of a global array: a parameter server's uneven row shard and a
+// worker's block of the batch.
+// CHECK-LABEL: func.func @blocks
+// CHECK-SAME: dist.block = #dist.block<offsets = [3, 0], shape = [5, 64]>
+// CHECK-SAME: dist.block = #dist.block<offsets = [16], shape = [32]>
+// CHECK-SAME: -> (tensor<2x64xf32> {dist.block = #dist.block<offsets = [3, 0], shape = [5, 64]>})
+dist.mesh @cluster {axes = ["task"], shape = array<i64: 4>}
+func.func @blocks(%w: tensor<2x64xf32> {dist.block = #dist.block<offsets = [3, 0], shape = [5, 64]>},
+                  %y: tensor<16xi32> {dist.block = #dist.block<offsets = [16], shape = [32]>})
+    -> (tensor<2x64xf32> {dist.block = #dist.block<offsets = [3, 0], shape = [5, 64]>})
+    attributes {dist.place = #dist.place<@cluster, task = 1>} {
+  return %w : tensor<2x64xf32>
+}

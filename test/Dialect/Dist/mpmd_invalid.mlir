@@ -188,3 +188,44 @@ func.func @f() -> tensor<2xf32> {
   %r = dist.recv from #dist.place<@pipe, data = 1> channel = 0 : tensor<2xf32>
   return %r : tensor<2xf32>
 }
+
+// -----
+
+// expected-error @+1 {{a block needs one offset per dim of the global shape, got 1 offsets and 2 dims}}
+func.func @f(%a: tensor<2x4xf32> {dist.block = #dist.block<offsets = [0], shape = [4, 4]>}) attributes {dist.place = #dist.place<@cluster, task = 0>}
+
+// -----
+
+// expected-error @+1 {{dim 1 of a block has offset -1 in size 4: both must be non-negative}}
+func.func @f(%a: tensor<2x4xf32> {dist.block = #dist.block<offsets = [0, -1], shape = [4, 4]>}) attributes {dist.place = #dist.place<@cluster, task = 0>}
+
+// -----
+
+dist.mesh @cluster {axes = ["task"], shape = array<i64: 2>}
+// expected-error @+1 {{'func.func' op argument #0: dim 0 of 'tensor<3x4xf32>' at offset 2 does not fit in 4 (#dist.block<offsets = [2, 0], shape = [4, 4]>)}}
+func.func @f(%a: tensor<3x4xf32> {dist.block = #dist.block<offsets = [2, 0], shape = [4, 4]>}) attributes {dist.place = #dist.place<@cluster, task = 0>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: 'dist.block' belongs on a placed program (a function with 'dist.place')}}
+func.func @f(%a: tensor<2x4xf32> {dist.block = #dist.block<offsets = [2, 0], shape = [4, 4]>}) {
+  return
+}
+
+// -----
+
+dist.mesh @cluster {axes = ["task"], shape = array<i64: 2>}
+// expected-error @+1 {{'func.func' op result #0: #dist.block<offsets = [0], shape = [4]> has 1 dims but the value is 'tensor<2x4xf32>'}}
+func.func @f(%a: tensor<2x4xf32>) -> (tensor<2x4xf32> {dist.block = #dist.block<offsets = [0], shape = [4]>}) attributes {dist.place = #dist.place<@cluster, task = 0>} {
+  return %a : tensor<2x4xf32>
+}
+
+// -----
+
+dist.mesh @cluster {axes = ["task"], shape = array<i64: 2>}
+// expected-error @+1 {{'func.func' op argument #0: has both 'dist.block' and 'dist.sharding'}}
+func.func @f(%a: tensor<2x4xf32> {dist.block = #dist.block<offsets = [2, 0], shape = [4, 4]>, dist.sharding = #dist.sharding<@cluster, [[], []]>}) attributes {dist.place = #dist.place<@cluster, task = 0>} {
+  return
+}
