@@ -575,6 +575,35 @@ LogicalResult PipelineBuilder::buildSchedule() {
 // The pass
 //===----------------------------------------------------------------------===//
 
+FailureOr<func::FuncOp> mlir::dist::getSingleTrainingStep(ModuleOp module,
+                                                          StringRef pass) {
+  if (failed(checkSingleDevice(module)))
+    return failure();
+  SmallVector<func::FuncOp> steps;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (train::TrainingStep::isTrainingStep(func))
+      steps.push_back(func);
+  if (steps.size() != 1)
+    return emitOptionError(module, pass)
+           << "needs exactly one training step in the module, found "
+           << steps.size();
+  return steps.front();
+}
+
+LogicalResult mlir::dist::finishPrograms(ModuleOp module, func::FuncOp step) {
+  step.erase();
+  if (auto mesh = module.lookupSymbol<MeshOp>(kMicrobatchMesh))
+    mesh.erase();
+  // What dist-verify checks: the step contract of every program, one
+  // loss, matched transfers, no deadlock.
+  bool broken = false;
+  for (auto program : module.getOps<func::FuncOp>())
+    if (program->hasAttr(DistDialect::kPlaceAttrName) &&
+        failed(verifyStepContract(program)))
+      broken = true;
+  return failure(broken || failed(verifyPrograms(module)));
+}
+
 namespace {
 struct DistPipelinePass
     : public mlir::dist::impl::DistPipelinePassBase<DistPipelinePass> {
@@ -613,19 +642,10 @@ struct DistPipelinePass
           << llvm::toString(check.takeError());
       return signalPassFailure();
     }
-    if (failed(checkSingleDevice(module)))
+    FailureOr<func::FuncOp> step = getSingleTrainingStep(module, "dist-pipeline");
+    if (failed(step))
       return signalPassFailure();
-    SmallVector<func::FuncOp> steps;
-    for (auto func : module.getOps<func::FuncOp>())
-      if (train::TrainingStep::isTrainingStep(func))
-        steps.push_back(func);
-    if (steps.size() != 1) {
-      emitOptionError(module, "dist-pipeline")
-          << "needs exactly one training step in the module, found "
-          << steps.size();
-      return signalPassFailure();
-    }
-    func::FuncOp func = steps.front();
+    func::FuncOp func = *step;
     PipelineBuilder pipeline(module, func, stages, virtualStages, microbatches,
                              *kind, dp, tp, zero);
     auto run = [&](OpPassManager &pm) { return runPipeline(pm, module); };
@@ -636,17 +656,7 @@ struct DistPipelinePass
     if (failed(pipeline.createProgramMesh()) ||
         failed(pipeline.writePrograms()))
       return signalPassFailure();
-    func.erase();
-    if (auto mesh = module.lookupSymbol<MeshOp>(kMicrobatchMesh))
-      mesh.erase();
-    // What dist-verify checks: the step contract of every program, one
-    // loss, matched transfers, no deadlock.
-    bool broken = false;
-    for (auto program : module.getOps<func::FuncOp>())
-      if (program->hasAttr(DistDialect::kPlaceAttrName) &&
-          failed(verifyStepContract(program)))
-        broken = true;
-    if (broken || failed(verifyPrograms(module)))
+    if (failed(finishPrograms(module, func)))
       return signalPassFailure();
   }
 };

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -68,6 +69,15 @@ struct ProgramSchedule {
   /// The schedule's name from the programs' `dist.schedule` ("" if none).
   std::string kind;
 };
+
+/// The one training step of `module`, which must be single-device; fails
+/// with an error naming `pass` otherwise.
+FailureOr<func::FuncOp> getSingleTrainingStep(ModuleOp module, StringRef pass);
+
+/// Erases `step` (replaced by the placed programs) and the partitioning
+/// mesh, and checks the programs as `dist-verify` does: each program's step
+/// contract, one loss, matched transfers, no deadlock.
+LogicalResult finishPrograms(ModuleOp module, func::FuncOp step);
 
 /// True when `module`'s placed programs are a pipeline's (not a parameter
 /// server's): their `dist.schedule` says so.
@@ -123,6 +133,17 @@ protected:
   struct {
     StringRef singular = "microbatch", plural = "microbatches";
   } parts;
+
+  /// Clones per-microbatch op `op` into `body` for part `part` of the
+  /// batch (a microbatch, a parameter-server worker's block): first the
+  /// operand-free ops it reads (a shard offset over the parts becomes the
+  /// part's first index), then the op (a local slice over the parts
+  /// becomes the part's slice).
+  void clonePerPart(OpBuilder &body, Operation *op, IRMapping &mapping,
+                    int64_t part) const;
+  /// Part `part` of `whole` along `dim`, in parts of `size`.
+  static Value slicePart(OpBuilder &body, Location loc, Value whole,
+                         int64_t dim, int64_t size, int64_t part);
 
   int64_t rankOf(int64_t stage) const { return stage % ranks; }
   bool isMicrobatchCollective(Operation *op) const;

@@ -21,6 +21,50 @@ using namespace mlir::dist;
 // Programs
 //===----------------------------------------------------------------------===//
 
+Value PipelineBuilder::slicePart(OpBuilder &body, Location loc, Value whole,
+                                 int64_t dim, int64_t size, int64_t part) {
+  auto type = cast<RankedTensorType>(whole.getType());
+  SmallVector<int64_t> start(type.getRank(), 0), limit(type.getShape());
+  start[dim] = part * size;
+  limit[dim] = start[dim] + size;
+  return train::SliceOp::create(body, loc, whole,
+                                body.getDenseI64ArrayAttr(start),
+                                body.getDenseI64ArrayAttr(limit), nullptr)
+      .getResult();
+}
+
+void PipelineBuilder::clonePerPart(OpBuilder &body, Operation *op,
+                                   IRMapping &mapping, int64_t part) const {
+  for (Value operand : op->getOperands()) {
+    Operation *def = operand.getDefiningOp();
+    if (!def || !isFree(def) || mapping.contains(operand))
+      continue;
+    if (auto offset = dyn_cast<ShardOffsetOp>(def);
+        offset && isMicrobatchCollective(offset)) {
+      // The part's first sample, a constant in its fragment.
+      mapping.map(operand, arith::ConstantIndexOp::create(
+                               body, def->getLoc(),
+                               part * (offset.getSize() / microbatches)));
+      continue;
+    }
+    Operation *clone = body.clone(*def);
+    clone->removeAttr(DistDialect::kResultShardingsAttrName);
+    mapping.map(def->getResults(), clone->getResults());
+  }
+  if (auto slice = dyn_cast<LocalSliceOp>(op);
+      slice && isMicrobatchCollective(op)) {
+    // The part's block of a value every part has whole.
+    int64_t dim = slice.getDim();
+    mapping.map(slice.getResult(),
+                slicePart(body, slice.getLoc(),
+                          mapping.lookup(slice.getInput()), dim,
+                          slice.getType().getDimSize(dim), part));
+    return;
+  }
+  Operation *clone = body.clone(*op, mapping);
+  clone->removeAttr(DistDialect::kResultShardingsAttrName);
+}
+
 PlaceAttr PipelineBuilder::placeOf(int64_t rank) const {
   MLIRContext *context = builder.getContext();
   return PlaceAttr::get(context, FlatSymbolRefAttr::get(context, kPipeMesh),
@@ -124,59 +168,16 @@ LogicalResult PipelineBuilder::writeUnit(int64_t rank, int64_t unitStage,
         microbatchDim[funcArg.getArgNumber()] >= 0) {
       // This microbatch's block of the batch.
       int64_t dim = microbatchDim[funcArg.getArgNumber()];
-      auto local = cast<RankedTensorType>(input.getType());
-      SmallVector<int64_t> start(local.getRank(), 0),
-          limit(local.getShape());
-      start[dim] = microbatch * local.getDimSize(dim);
-      limit[dim] = start[dim] + local.getDimSize(dim);
-      mapping.map(input, train::SliceOp::create(
-                             body, input.getLoc(), arg,
-                             body.getDenseI64ArrayAttr(start),
-                             body.getDenseI64ArrayAttr(limit), nullptr)
-                             .getResult());
+      mapping.map(input, slicePart(body, input.getLoc(), arg, dim,
+                                   cast<RankedTensorType>(input.getType())
+                                       .getDimSize(dim),
+                                   microbatch));
       continue;
     }
     mapping.map(input, arg);
   }
-  auto materializeFree = [&](Operation *op) {
-    for (Value operand : op->getOperands()) {
-      Operation *def = operand.getDefiningOp();
-      if (!def || !isFree(def) || mapping.contains(operand))
-        continue;
-      if (auto offset = dyn_cast<ShardOffsetOp>(def);
-          offset && isMicrobatchCollective(offset)) {
-        // The microbatch's first sample, a constant in its fragment.
-        mapping.map(operand,
-                    arith::ConstantIndexOp::create(
-                        body, def->getLoc(),
-                        microbatch * (offset.getSize() / microbatches)));
-        continue;
-      }
-      Operation *clone = body.clone(*def);
-      clone->removeAttr(DistDialect::kResultShardingsAttrName);
-      mapping.map(def->getResults(), clone->getResults());
-    }
-  };
-  for (Operation *op : unit.ops) {
-    materializeFree(op);
-    if (auto slice = dyn_cast<LocalSliceOp>(op); slice && isMicrobatchCollective(op)) {
-      // The microbatch's block of a value every microbatch has whole.
-      auto type = cast<RankedTensorType>(slice.getType());
-      SmallVector<int64_t> start(type.getRank(), 0), limit(type.getShape());
-      start[slice.getDim()] = microbatch * type.getDimSize(slice.getDim());
-      limit[slice.getDim()] += start[slice.getDim()];
-      mapping.map(slice.getResult(),
-                  train::SliceOp::create(body, slice.getLoc(),
-                                         mapping.lookup(slice.getInput()),
-                                         body.getDenseI64ArrayAttr(start),
-                                         body.getDenseI64ArrayAttr(limit),
-                                         nullptr)
-                      .getResult());
-      continue;
-    }
-    Operation *clone = body.clone(*op, mapping);
-    clone->removeAttr(DistDialect::kResultShardingsAttrName);
-  }
+  for (Operation *op : unit.ops)
+    clonePerPart(body, op, mapping, microbatch);
   SmallVector<Value> yielded;
   for (Value output : unit.outputs)
     yielded.push_back(mapping.lookup(output));

@@ -1,0 +1,131 @@
+//===- ParameterServerBuilder.h - dist-parameter-server's state -*- C++ -*-===//
+//
+// What `dist-parameter-server` builds up while it places a training step's
+// variables on the servers and writes the servers' and workers' programs
+// (ParameterServer.cpp: placement and the pass; ParameterServerPrograms.cpp:
+// the programs). The phases (which ops are per sample, which values are
+// sums over the batch) come from PipelineBuilder.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DISTOPT_LIB_DIALECT_DIST_TRANSFORMS_PARAMETERSERVERBUILDER_H
+#define DISTOPT_LIB_DIALECT_DIST_TRANSFORMS_PARAMETERSERVERBUILDER_H
+
+#include "PipelineBuilder.h"
+
+#include "distopt/Dialect/Train/IR/TrainOps.h"
+
+#include "mlir/IR/Matchers.h"
+
+#include <map>
+
+namespace mlir::dist {
+
+/// The parameter-server mesh and its axis.
+static constexpr llvm::StringLiteral kClusterMesh = "cluster",
+                                     kTaskAxis = "task";
+
+/// Rows `[begin, end)` of a variable, held by `server`.
+struct Shard {
+  int64_t server, begin, end;
+};
+
+/// How variables are split into shards (TF's partitioners).
+struct PartitionPolicy {
+  enum class Kind { minSize, fixed } kind = Kind::minSize;
+  /// At most this many shards per variable (fixed: exactly, when the rows
+  /// allow).
+  int64_t shards = 1;
+  /// min-size: every shard at least this many bytes.
+  int64_t minShardBytes = 256 << 10;
+};
+
+class ParameterServerBuilder : public PipelineBuilder {
+public:
+  ParameterServerBuilder(ModuleOp module, func::FuncOp func, int64_t servers,
+                         int64_t workers)
+      : PipelineBuilder(module, func, /*ranks=*/1, /*virtualStages=*/1,
+                        workers, pipeline::ScheduleKind::GPipe),
+        servers(servers), workers(workers) {
+    parts = {"worker", "workers"};
+  }
+
+  /// Places every variable's shards on the servers and checks that the
+  /// update is what a server can run (optimizers on summed gradients).
+  LogicalResult placeVariables(const PartitionPolicy &policy);
+  LogicalResult writeServerPrograms(StringRef mode);
+
+private:
+  PlaceAttr placeOfTask(int64_t task) const;
+  /// The shard sizes of a variable of `rows` rows and `bytes` bytes.
+  SmallVector<int64_t> splitRows(int64_t rows, int64_t bytes,
+                                 const PartitionPolicy &policy) const;
+  RankedTensorType shardType(unsigned arg, const Shard &shard) const;
+  DictionaryAttr attrsWithBlock(DictionaryAttr attrs, Type global,
+                                const Shard *shard) const;
+  void writeWorker(int64_t w, func::FuncOp program);
+  /// A worker's attributes of step argument `index`: its block of the
+  /// batch for a batch argument.
+  DictionaryAttr workerArgAttrs(unsigned index, int64_t w) const;
+  /// What a worker sends for accumulation `acc`: its part of the sum, or
+  /// for a sparse table the gradients of the rows it looked up.
+  Value pushedPart(AllReduceOp acc) const {
+    Value part = acc.getOperand(0);
+    if (auto scatter = part.getDefiningOp<train::ScatterAddOp>();
+        scatter && serverOnly.contains(scatter))
+      return scatter.getUpdates();
+    return part;
+  }
+  LogicalResult writeServer(int64_t s, func::FuncOp program);
+
+  int64_t servers, workers;
+  /// Per argument: its shards (empty: not a variable held by servers).
+  SmallVector<SmallVector<Shard>> shardsOf;
+  /// The optimizer ops and the variable argument each updates.
+  SmallVector<train::OptimizerOpInterface> optimizers;
+  DenseMap<Operation *, unsigned> paramOf;
+  /// Per accumulation, the variable whose gradient it is (-1: the loss
+  /// path, summed on server 0).
+  DenseMap<Operation *, int64_t> gradientOf;
+  /// Update ops that are not optimizers (the loss path): on server 0.
+  SmallVector<Operation *> lossOps;
+  /// Elementwise update ops on one variable's summed gradient before its
+  /// optimizer (a scaling, a weight decay term): run on each of its shards.
+  DenseMap<Operation *, unsigned> shardwiseOf;
+  /// Variables with such an op that is not elementwise: one shard.
+  DenseSet<unsigned> wholeOnly;
+  /// Values the loss path reads from the per-sample ops that do not depend
+  /// on the batch (a penalty on the parameters): worker 0 sends them.
+  llvm::SetVector<Value> fromWorker0;
+  /// Embedding tables looked up on their servers: per table argument, its
+  /// lookups, the scatter-add of its gradient and the batch argument of
+  /// the indices. Only the looked-up rows travel.
+  struct SparseTable {
+    SmallVector<train::GatherOp> lookups;
+    train::ScatterAddOp gradient;
+    unsigned indices;
+  };
+  std::map<unsigned, SparseTable> sparse;
+  /// A constant the servers can make shard-shaped (a splat, as a zero
+  /// gradient).
+  bool isShardableConstant(Operation *op) const {
+    DenseElementsAttr value;
+    return isFree(op) && matchPattern(op->getResult(0), m_Constant(&value)) &&
+           value.isSplat();
+  }
+  /// Finds the tables `sparse` holds; remarks on tables that stay dense.
+  void findSparseTables();
+  /// Ops the workers do not run (the scatter-adds of sparse tables).
+  DenseSet<Operation *> serverOnly;
+  /// Transfer channels, by (what, index, shard, worker).
+  DenseMap<std::tuple<int, int64_t, int64_t, int64_t>, int64_t> channelIds;
+  int64_t channel(int what, int64_t index, int64_t shard, int64_t worker) {
+    return channelIds
+        .try_emplace({what, index, shard, worker}, channelIds.size())
+        .first->second;
+  }
+};
+
+} // namespace mlir::dist
+
+#endif // DISTOPT_LIB_DIALECT_DIST_TRANSFORMS_PARAMETERSERVERBUILDER_H

@@ -1,0 +1,627 @@
+//===- ParameterServerPrograms.cpp - dist-parameter-server: programs ------===//
+//
+// The servers' and workers' programs of a parameter-server step: per worker
+// the pulls, its forward and backward fragments on its block of the batch
+// and the pushes; per server the pulls it serves, the lookups in its
+// shards of embedding tables and the update of its shards.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ParameterServerBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace mlir::dist;
+
+//===----------------------------------------------------------------------===//
+// Programs
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Adds a program's arguments as its body needs them: one per step
+/// argument, with its type and attributes in the program.
+struct ProgramArguments {
+  func::FuncOp program;
+  DenseMap<unsigned, Value> byStepArg;
+  SmallVector<DictionaryAttr> attrs;
+
+  Value get(unsigned stepArg, Type type, DictionaryAttr attributes) {
+    if (Value value = byStepArg.lookup(stepArg))
+      return value;
+    Value value = program.front().addArgument(type, program.getLoc());
+    attrs.push_back(attributes);
+    return byStepArg[stepArg] = value;
+  }
+};
+
+/// Sets `program`'s type from its entry block and return, and the
+/// argument and result attributes.
+void finishProgram(func::FuncOp program, ArrayRef<DictionaryAttr> argAttrs,
+                   ArrayRef<DictionaryAttr> resultAttrs) {
+  auto ret = cast<func::ReturnOp>(program.front().getTerminator());
+  program.setType(FunctionType::get(program.getContext(),
+                                    program.front().getArgumentTypes(),
+                                    ret.getOperandTypes()));
+  for (auto [i, attrs] : llvm::enumerate(argAttrs))
+    if (attrs)
+      program.setArgAttrs(i, attrs);
+  for (auto [i, attrs] : llvm::enumerate(resultAttrs))
+    if (attrs)
+      program.setResultAttrs(i, attrs);
+}
+} // namespace
+
+DictionaryAttr ParameterServerBuilder::workerArgAttrs(unsigned index,
+                                                     int64_t w) const {
+  MLIRContext *context = builder.getContext();
+  NamedAttrList attrs;
+  if (argAttrs[index])
+    for (NamedAttribute attr : argAttrs[index])
+      if (attr.getName().getValue().starts_with("train."))
+        attrs.push_back(attr);
+  if (int64_t dim = microbatchDim[index]; dim >= 0) {
+    // This worker's block of the batch.
+    auto local = cast<RankedTensorType>(
+        func::FuncOp(func).getArgument(index).getType());
+    SmallVector<int64_t> offsets(local.getRank(), 0);
+    offsets[dim] = w * local.getDimSize(dim);
+    attrs.set(DistDialect::kBlockAttrName,
+              BlockAttr::get(
+                  context, offsets,
+                  cast<RankedTensorType>(programArgTypes[index]).getShape()));
+  }
+  return attrs.getDictionary(context);
+}
+
+void ParameterServerBuilder::writeWorker(int64_t w, func::FuncOp program) {
+  MLIRContext *context = module.getContext();
+  ProgramArguments args;
+  args.program = program;
+  PlaceAttr here = placeOfTask(servers + w);
+  OpBuilder top = OpBuilder::atBlockBegin(&program.front());
+
+  // Pull: every shard of every variable the per-sample ops read.
+  DenseMap<unsigned, SmallVector<Value>> pulled;
+  for (Operation *op : mbOps)
+    for (Value operand : op->getOperands()) {
+      auto arg = dyn_cast<BlockArgument>(operand);
+      if (!arg || shardsOf[arg.getArgNumber()].empty() ||
+          pulled.count(arg.getArgNumber()) || sparse.count(arg.getArgNumber()))
+        continue;
+      unsigned index = arg.getArgNumber();
+      for (auto [k, shard] : llvm::enumerate(shardsOf[index]))
+        pulled[index].push_back(RecvOp::create(
+            top, func.getLoc(), shardType(index, shard),
+            placeOfTask(shard.server), channel(0, index, k, w)));
+    }
+
+  // Sparse tables: the indices to each server that holds rows, the rows
+  // looked up there (zeros for rows it does not hold) back.
+  DenseMap<Operation *, SmallVector<Value>> lookedUp;
+  for (auto &[param, table] : sparse) {
+    BlockArgument ids = func.getArgument(table.indices);
+    Value mine = args.get(table.indices, ids.getType(),
+                          workerArgAttrs(table.indices, w));
+    SmallVector<Value> rows;
+    for (auto [k, shard] : llvm::enumerate(shardsOf[param])) {
+      SendOp::create(top, func.getLoc(), mine, placeOfTask(shard.server),
+                     channel(2, param, k, w));
+      rows.push_back(RecvOp::create(
+          top, func.getLoc(), table.lookups.front().getType(),
+          placeOfTask(shard.server), channel(3, param, k, w)));
+    }
+    for (train::GatherOp lookup : table.lookups)
+      lookedUp[lookup] = rows;
+  }
+
+  // The worker's value of each step value the fragments made.
+  DenseMap<Value, Value> made;
+  for (UnitKind kind : {UnitKind::forward, UnitKind::backward}) {
+    SmallVector<Operation *> ops;
+    DenseSet<Operation *> inUnit;
+    for (Operation *op : mbOps)
+      if (!isFree(op) && unitKind[op] == kind && !serverOnly.contains(op) &&
+          !lookedUp.count(op)) {
+        ops.push_back(op);
+        inUnit.insert(op);
+      }
+    if (ops.empty())
+      continue;
+    // Inputs: values from outside the unit (free ops are cloned inside).
+    llvm::SetVector<Value> inputs;
+    for (Operation *op : ops)
+      for (Value operand : op->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (def && (inUnit.contains(def) || isFree(def)))
+          continue;
+        inputs.insert(operand);
+      }
+    SmallVector<Value> operands;
+    SmallVector<std::pair<Value, unsigned>> inputSlots; // value, first operand
+    for (Value input : inputs) {
+      inputSlots.push_back({input, static_cast<unsigned>(operands.size())});
+      if (Value whole = made.lookup(input)) {
+        operands.push_back(whole);
+        continue;
+      }
+      if (auto arg = dyn_cast<BlockArgument>(input)) {
+        unsigned index = arg.getArgNumber();
+        if (!shardsOf[index].empty()) {
+          llvm::append_range(operands, pulled[index]);
+          continue;
+        }
+        operands.push_back(
+            args.get(index, arg.getType(), workerArgAttrs(index, w)));
+        continue;
+      }
+      if (Operation *lookup = input.getDefiningOp();
+          lookup && lookedUp.count(lookup)) {
+        llvm::append_range(operands, lookedUp[lookup]);
+        continue;
+      }
+      operands.push_back(made.lookup(input));
+    }
+    // Outputs: what later units, the pushes or the return read.
+    llvm::SetVector<Value> outputs;
+    for (Operation *op : ops)
+      for (Value result : op->getResults())
+        for (Operation *user : result.getUsers())
+          if (!inUnit.contains(user) && !serverOnly.contains(user) &&
+              !llvm::is_contained(accumulations, user))
+            outputs.insert(result);
+    if (w == 0)
+      for (Value value : fromWorker0)
+        if (inUnit.contains(value.getDefiningOp()))
+          outputs.insert(value);
+    // A variable pulled in shards is concatenated once: later units take
+    // it whole from this one.
+    for (Value input : inputs) {
+      auto arg = dyn_cast<BlockArgument>(input);
+      if (arg && pulled.lookup(arg.getArgNumber()).size() > 1 &&
+          !made.count(input) &&
+          llvm::any_of(arg.getUsers(), [&](Operation *user) {
+            return mbOps.contains(user) && !inUnit.contains(user);
+          }))
+        outputs.insert(input);
+    }
+    SmallVector<Type> resultTypes;
+    for (Value output : outputs)
+      resultTypes.push_back(output.getType());
+    // The pushes of the sums this unit makes: one slice per shard.
+    SmallVector<std::tuple<AllReduceOp, int64_t, Shard>> pushes;
+    for (auto [a, acc] : llvm::enumerate(accumulations)) {
+      int64_t param = gradientOf.lookup(acc);
+      Value part = pushedPart(acc);
+      Operation *def = part.getDefiningOp();
+      if (!def || !inUnit.contains(def))
+        continue;
+      if (param >= 0 && sparse.count(param)) {
+        // The looked-up rows' gradients, to every server of the table.
+        for (const Shard &shard : shardsOf[param]) {
+          pushes.push_back({acc, a, shard});
+          resultTypes.push_back(part.getType());
+        }
+        continue;
+      }
+      if (param < 0) {
+        pushes.push_back({acc, a, Shard{0, 0, 0}});
+        resultTypes.push_back(acc.getOperand(0).getType());
+        continue;
+      }
+      for (const Shard &shard : shardsOf[param]) {
+        pushes.push_back({acc, a, shard});
+        resultTypes.push_back(shardsOf[param].size() > 1
+                                  ? shardType(param, shard)
+                                  : acc.getOperand(0).getType());
+      }
+    }
+    auto fragment = FragmentOp::create(
+        top, ops.front()->getLoc(), resultTypes, operands, here,
+        ScheduleUnitAttr::get(context, kind, 0, w));
+    fragment.setOriginAttr(top.getStrArrayAttr({func.getSymName().str()}));
+    OpBuilder body = OpBuilder::atBlockBegin(&fragment.getBodyBlock());
+    IRMapping mapping;
+    for (auto [input, first] : inputSlots) {
+      if (Operation *lookup = input.getDefiningOp();
+          lookup && lookedUp.count(lookup)) {
+        // The rows each server looked up, added in server order.
+        Value sum = fragment.getBodyBlock().getArgument(first);
+        for (unsigned k = 1; k < lookedUp[lookup].size(); ++k)
+          sum = train::AddOp::create(body, lookup->getLoc(), sum,
+                                     fragment.getBodyBlock().getArgument(
+                                         first + k))
+                    .getResult();
+        mapping.map(input, sum);
+        continue;
+      }
+      auto arg = dyn_cast<BlockArgument>(input);
+      if (arg && !made.count(input) && !shardsOf[arg.getArgNumber()].empty() &&
+          pulled[arg.getArgNumber()].size() > 1) {
+        // The variable, from its shards.
+        SmallVector<Value> pieces;
+        for (unsigned k = 0; k < pulled[arg.getArgNumber()].size(); ++k)
+          pieces.push_back(fragment.getBodyBlock().getArgument(first + k));
+        mapping.map(input, train::ConcatOp::create(body, input.getLoc(),
+                                                   pieces, /*dim=*/0)
+                               .getResult());
+        continue;
+      }
+      mapping.map(input, fragment.getBodyBlock().getArgument(first));
+    }
+    for (Operation *op : ops)
+      clonePerPart(body, op, mapping, w);
+    SmallVector<Value> yielded;
+    for (Value output : outputs)
+      yielded.push_back(mapping.lookup(output));
+    for (auto &[acc, a, shard] : pushes) {
+      Value part = mapping.lookup(pushedPart(acc));
+      int64_t param = gradientOf.lookup(acc);
+      auto type = cast<RankedTensorType>(part.getType());
+      if (param >= 0 && !sparse.count(param) && shardsOf[param].size() > 1) {
+        SmallVector<int64_t> start(type.getRank(), 0), limit(type.getShape());
+        start[0] = shard.begin;
+        limit[0] = shard.end;
+        part = train::SliceOp::create(body, acc.getLoc(), part,
+                                      body.getDenseI64ArrayAttr(start),
+                                      body.getDenseI64ArrayAttr(limit),
+                                      nullptr)
+                   .getResult();
+      }
+      yielded.push_back(part);
+    }
+    YieldOp::create(body, fragment.getLoc(), yielded);
+    for (auto [output, result] : llvm::zip(outputs, fragment.getResults()))
+      made[output] = result;
+    if (w == 0)
+      for (auto [i, value] : llvm::enumerate(fromWorker0))
+        if (inUnit.contains(value.getDefiningOp()))
+          SendOp::create(top, value.getLoc(), made[value], placeOfTask(0),
+                         channel(4, i, 0, 0));
+    // Push each part to its server.
+    for (auto [i, push] : llvm::enumerate(pushes)) {
+      auto &[acc, a, shard] = push;
+      int64_t k = 0;
+      if (int64_t param = gradientOf.lookup(acc); param >= 0)
+        k = llvm::find_if(shardsOf[param],
+                          [&](const Shard &s) {
+                            return s.begin == shard.begin;
+                          }) -
+            shardsOf[param].begin();
+      SendOp::create(top, acc.getLoc(),
+                     fragment.getResult(outputs.size() + i),
+                     placeOfTask(shard.server), channel(1, a, k, w));
+    }
+  }
+  func::ReturnOp::create(top, func.getLoc());
+  finishProgram(program, args.attrs, {});
+}
+
+LogicalResult ParameterServerBuilder::writeServer(int64_t s,
+                                                  func::FuncOp program) {
+  MLIRContext *context = module.getContext();
+  ProgramArguments args;
+  args.program = program;
+  PlaceAttr here = placeOfTask(s);
+  OpBuilder top = OpBuilder::atBlockBegin(&program.front());
+  auto shardHere = [&](unsigned arg) -> const Shard * {
+    for (const Shard &shard : shardsOf[arg])
+      if (shard.server == s)
+        return &shard;
+    return nullptr;
+  };
+  auto shardIndex = [&](unsigned arg, const Shard *shard) {
+    return shard - shardsOf[arg].begin();
+  };
+  auto getArg = [&](unsigned index) {
+    const Shard *shard = shardHere(index);
+    Type global = func.getArgument(index).getType();
+    return args.get(index, shard ? shardType(index, *shard) : global,
+                    attrsWithBlock(argAttrs[index], global, shard));
+  };
+
+  // Every shard this server holds is an argument, also of state the step
+  // neither reads nor returns (runners still save it).
+  for (unsigned index = 0; index < shardsOf.size(); ++index)
+    if (shardHere(index) && (argRoles[index] == train::Role::param ||
+                             argRoles[index] == train::Role::opt_state))
+      getArg(index);
+
+  // Pull: this server's shards to every worker that reads the variable.
+  for (unsigned index = 0; index < shardsOf.size(); ++index) {
+    const Shard *shard = shardHere(index);
+    if (!shard || argRoles[index] != train::Role::param || sparse.count(index) ||
+        !llvm::any_of(func.getArgument(index).getUsers(),
+                      [&](Operation *user) { return mbOps.contains(user); }))
+      continue;
+    Value value = getArg(index);
+    for (int64_t w = 0; w < workers; ++w)
+      SendOp::create(top, func.getLoc(), value, placeOfTask(servers + w),
+                     channel(0, index, shardIndex(index, shard), w));
+  }
+
+  // Lookups in this server's shards of sparse tables, for each worker.
+  DenseMap<std::pair<unsigned, int64_t>, Value> indicesFrom;
+  for (auto &[param, table] : sparse) {
+    const Shard *shard = shardHere(param);
+    if (!shard)
+      continue;
+    int64_t k = shardIndex(param, shard);
+    Value rows = getArg(param);
+    train::GatherOp lookup = table.lookups.front();
+    for (int64_t w = 0; w < workers; ++w) {
+      Value ids = RecvOp::create(
+          top, lookup.getLoc(), func.getArgument(table.indices).getType(),
+          placeOfTask(servers + w), channel(2, param, k, w));
+      indicesFrom[{param, w}] = ids;
+      auto fragment = FragmentOp::create(
+          top, lookup.getLoc(), TypeRange{lookup.getType()},
+          ValueRange{rows, ids}, here,
+          ScheduleUnitAttr::get(context, UnitKind::forward, 0, w));
+      fragment.setOriginAttr(top.getStrArrayAttr({func.getSymName().str()}));
+      Block &block = fragment.getBodyBlock();
+      OpBuilder body = OpBuilder::atBlockBegin(&block);
+      Value offset =
+          arith::ConstantIndexOp::create(body, lookup.getLoc(), shard->begin);
+      Value found = train::GatherOp::create(body, lookup.getLoc(),
+                                            lookup.getType(),
+                                            block.getArgument(0),
+                                            block.getArgument(1), offset);
+      YieldOp::create(body, lookup.getLoc(), found);
+      SendOp::create(top, lookup.getLoc(), fragment.getResult(0),
+                     placeOfTask(servers + w), channel(3, param, k, w));
+    }
+  }
+
+  // Push: each worker's part of the sums this server makes.
+  SmallVector<Value> operands;
+  struct Sum {
+    AllReduceOp acc;
+    /// The first of the workers' parts (and of their indices, sparse).
+    unsigned first, firstIndices = 0;
+    const Shard *sparseShard = nullptr;
+  };
+  SmallVector<Sum> sums;
+  for (auto [a, acc] : llvm::enumerate(accumulations)) {
+    int64_t param = gradientOf.lookup(acc);
+    const Shard *shard = param >= 0 ? shardHere(param) : nullptr;
+    if (param >= 0 ? !shard : s != 0)
+      continue;
+    bool isSparse = param >= 0 && sparse.count(param);
+    Type type = isSparse ? pushedPart(acc).getType()
+                : shard && shardsOf[param].size() > 1
+                    ? shardType(param, *shard)
+                    : acc.getOperand(0).getType();
+    int64_t k = shard ? shardIndex(param, shard) : 0;
+    sums.push_back({acc, static_cast<unsigned>(operands.size()), 0,
+                    isSparse ? shard : nullptr});
+    for (int64_t w = 0; w < workers; ++w)
+      operands.push_back(RecvOp::create(top, acc.getLoc(), type,
+                                        placeOfTask(servers + w),
+                                        channel(1, a, k, w)));
+    if (isSparse) {
+      sums.back().firstIndices = operands.size();
+      for (int64_t w = 0; w < workers; ++w)
+        operands.push_back(indicesFrom.lookup({param, w}));
+    }
+  }
+
+  // The update: the optimizers of this server's shards, and on server 0
+  // the loss path.
+  SmallVector<Operation *> ops;
+  for (Operation &each : func.front().without_terminator()) {
+    Operation *op = &each;
+    if (!stepOps.contains(op) && !shardwiseOf.count(op) &&
+        !isa<train::OptimizerOpInterface>(op))
+      continue;
+    if (auto optimizer = dyn_cast<train::OptimizerOpInterface>(op)) {
+      if (shardHere(paramOf[optimizer]))
+        ops.push_back(op);
+    } else if (shardwiseOf.count(op)) {
+      if (shardHere(shardwiseOf.lookup(op)))
+        ops.push_back(op);
+    } else if (s == 0) {
+      ops.push_back(op);
+    }
+  }
+  // What the loss path needs from worker 0.
+  SmallVector<std::pair<Value, unsigned>> fromWorker; // value, operand
+  if (s == 0)
+    for (auto [i, value] : llvm::enumerate(fromWorker0)) {
+      fromWorker.push_back({value, static_cast<unsigned>(operands.size())});
+      operands.push_back(RecvOp::create(top, value.getLoc(), value.getType(),
+                                        placeOfTask(servers),
+                                        channel(4, i, 0, 0)));
+    }
+  llvm::SetVector<unsigned> argInputs;
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands())
+      if (auto arg = dyn_cast<BlockArgument>(operand))
+        argInputs.insert(arg.getArgNumber());
+  SmallVector<std::pair<unsigned, unsigned>> argSlots; // step arg, operand
+  for (unsigned index : argInputs) {
+    argSlots.push_back({index, static_cast<unsigned>(operands.size())});
+    operands.push_back(getArg(index));
+  }
+
+  // Which step results this server returns: a step argument returned
+  // unchanged, or a value of the update (`outputs`, yielded by it).
+  auto ret = cast<func::ReturnOp>(func.front().getTerminator());
+  SmallVector<Value> outputs;
+  SmallVector<DictionaryAttr> resultAttrsHere;
+  SmallVector<std::pair<Value, bool>> returnedHere; // step value, is an arg
+  for (auto [i, operand] : llvm::enumerate(ret.getOperands())) {
+    Operation *def = operand.getDefiningOp();
+    if (auto arg = dyn_cast<BlockArgument>(operand)) {
+      const Shard *shard = shardHere(arg.getArgNumber());
+      if (!shard && !(s == 0 && shardsOf[arg.getArgNumber()].empty()))
+        continue;
+      returnedHere.push_back({operand, true});
+      resultAttrsHere.push_back(
+          attrsWithBlock(resultAttrs[i], arg.getType(), shard));
+      continue;
+    }
+    const Shard *shard = nullptr;
+    if (auto optimizer = dyn_cast_or_null<train::OptimizerOpInterface>(def)) {
+      shard = shardHere(paramOf[optimizer]);
+      if (!shard)
+        continue;
+    } else if (!def || !(stepOps.contains(def) ||
+                         llvm::is_contained(accumulations, def))) {
+      return ret.emitError()
+             << "dist-parameter-server: result #" << i
+             << " is computed per sample; a parameter-server step returns "
+                "its state and the loss";
+    } else if (s != 0) {
+      continue;
+    }
+    returnedHere.push_back({operand, false});
+    outputs.push_back(operand);
+    resultAttrsHere.push_back(
+        attrsWithBlock(resultAttrs[i], operand.getType(), shard));
+  }
+
+  SmallVector<Type> resultTypes;
+  for (Value output : outputs) {
+    Type type = output.getType();
+    auto optimizer = output.getDefiningOp<train::OptimizerOpInterface>();
+    if (optimizer && type == optimizer.getParam().getType())
+      type = shardType(paramOf[optimizer], *shardHere(paramOf[optimizer]));
+    resultTypes.push_back(type);
+  }
+  SmallVector<Value> results;
+  if (!ops.empty() || !sums.empty()) {
+    auto fragment = FragmentOp::create(
+        top, func.getLoc(), resultTypes, operands, here,
+        ScheduleUnitAttr::get(context, UnitKind::update, 0, 0));
+    fragment.setOriginAttr(top.getStrArrayAttr({func.getSymName().str()}));
+    Block &block = fragment.getBodyBlock();
+    OpBuilder body = OpBuilder::atBlockBegin(&block);
+    IRMapping mapping;
+    for (auto [index, slot] : argSlots)
+      mapping.map(func.getArgument(index), block.getArgument(slot));
+    for (auto [value, slot] : fromWorker)
+      mapping.map(value, block.getArgument(slot));
+    // The workers' parts, added in worker order.
+    for (const Sum &part : sums) {
+      AllReduceOp acc = part.acc;
+      if (const Shard *shard = part.sparseShard) {
+        // Each worker's looked-up rows' gradients, added into the shard.
+        int64_t param = gradientOf.lookup(acc);
+        Value sum = train::ConstantOp::create(
+            body, acc.getLoc(),
+            DenseElementsAttr::get(
+                shardType(param, *shard),
+                body.getZeroAttr(shardType(param, *shard).getElementType())));
+        Value offset =
+            arith::ConstantIndexOp::create(body, acc.getLoc(), shard->begin);
+        for (int64_t w = 0; w < workers; ++w)
+          sum = train::ScatterAddOp::create(
+                    body, acc.getLoc(), sum.getType(), sum,
+                    block.getArgument(part.firstIndices + w),
+                    block.getArgument(part.first + w), offset)
+                    .getResult();
+        mapping.map(acc.getResult(0), sum);
+        continue;
+      }
+      Value sum = block.getArgument(part.first);
+      for (int64_t w = 1; w < workers; ++w)
+        sum = train::AddOp::create(body, acc.getLoc(), sum,
+                                   block.getArgument(part.first + w))
+                  .getResult();
+      mapping.map(acc.getResult(0), sum);
+    }
+    for (Operation *op : ops) {
+      // On a shard, the values shaped like the variable are shard-shaped.
+      std::optional<unsigned> variable;
+      if (auto optimizer = dyn_cast<train::OptimizerOpInterface>(op))
+        variable = paramOf[optimizer];
+      else if (shardwiseOf.count(op))
+        variable = shardwiseOf.lookup(op);
+      // Constants and other operand-free ops, in the fragment (a splat of
+      // the variable's shape at the shard's shape).
+      IRMapping constants;
+      for (Value operand : op->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (!def || !isFree(def) || mapping.contains(operand))
+          continue;
+        DenseElementsAttr value;
+        if (variable &&
+            operand.getType() == func.getArgument(*variable).getType() &&
+            matchPattern(operand, m_Constant(&value)) && value.isSplat()) {
+          auto type = shardType(*variable, *shardHere(*variable));
+          constants.map(operand,
+                        train::ConstantOp::create(
+                            body, def->getLoc(),
+                            DenseElementsAttr::get(
+                                type, value.getSplatValue<Attribute>()))
+                            .getResult());
+          continue;
+        }
+        Operation *clone = body.clone(*def);
+        clone->removeAttr(DistDialect::kResultShardingsAttrName);
+        mapping.map(def->getResults(), clone->getResults());
+      }
+      for (auto [from, to] : constants.getValueMap())
+        mapping.map(from, to);
+      Operation *clone = body.clone(*op, mapping);
+      for (auto [from, to] : constants.getValueMap())
+        mapping.erase(from);
+      clone->removeAttr(DistDialect::kResultShardingsAttrName);
+      if (variable)
+        for (auto [result, original] :
+             llvm::zip(clone->getResults(), op->getResults()))
+          if (original.getType() == func.getArgument(*variable).getType())
+            result.setType(shardType(*variable, *shardHere(*variable)));
+    }
+    SmallVector<Value> yielded;
+    for (Value output : outputs)
+      yielded.push_back(mapping.lookup(output));
+    YieldOp::create(body, func.getLoc(), yielded);
+    llvm::append_range(results, fragment.getResults());
+  }
+
+  // The return, in the step's result order.
+  SmallVector<Value> returned;
+  auto nextResult = results.begin();
+  for (auto [value, isArg] : returnedHere)
+    returned.push_back(
+        isArg ? getArg(cast<BlockArgument>(value).getArgNumber())
+              : *nextResult++);
+  func::ReturnOp::create(top, func.getLoc(), returned);
+  finishProgram(program, args.attrs, resultAttrsHere);
+  return success();
+}
+
+LogicalResult ParameterServerBuilder::writeServerPrograms(StringRef mode) {
+  OpBuilder builder(module.getContext());
+  builder.setInsertionPointAfter(func);
+  auto schedule = [&](StringRef role) {
+    return builder.getDictionaryAttr({
+        builder.getNamedAttr("strategy",
+                             builder.getStringAttr("parameter_server")),
+        builder.getNamedAttr("role", builder.getStringAttr(role)),
+        builder.getNamedAttr("mode", builder.getStringAttr(mode)),
+        builder.getNamedAttr("ps", builder.getI64IntegerAttr(servers)),
+        builder.getNamedAttr("workers", builder.getI64IntegerAttr(workers)),
+    });
+  };
+  auto create = [&](const Twine &name, int64_t task, StringRef role) {
+    auto program = func::FuncOp::create(builder, func.getLoc(), name.str(),
+                                        builder.getFunctionType({}, {}));
+    program->setAttr(DistDialect::kPlaceAttrName, placeOfTask(task));
+    program->setAttr(DistDialect::kScheduleAttrName, schedule(role));
+    program.addEntryBlock();
+    return program;
+  };
+  for (int64_t s = 0; s < servers; ++s)
+    if (failed(writeServer(
+            s, create(func.getSymName() + "_ps" + Twine(s), s, "ps"))))
+      return failure();
+  for (int64_t w = 0; w < workers; ++w)
+    writeWorker(w, create(func.getSymName() + "_worker" + Twine(w),
+                          servers + w, "worker"));
+  return success();
+}
+
