@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include <unistd.h>
@@ -70,29 +71,39 @@ static Status checkCount(int64_t count) {
   return {};
 }
 
-/// Completes `request` (of `call`) within `timeout` seconds (0: no limit),
-/// polling as MPICH's blocking calls do. A request still pending at the
-/// deadline is cancelled when `cancellable` (a receive), else left in
-/// flight: the caller has to end the job.
-static Status complete(MPI_Request &request, const char *call, double timeout,
-                       bool cancellable = false) {
-  if (timeout <= 0)
-    return check(MPI_Wait(&request, MPI_STATUS_IGNORE), call);
+/// Polls `test` (MPI_Test or MPI_Testall on the caller's requests) as
+/// MPICH's blocking calls do until it reports done or `timeout` seconds
+/// (positive) passed: "" when done, the error or the timeout message else.
+static Status pollWithin(const char *call, double timeout,
+                         const std::function<int(int *)> &test) {
   using Clock = std::chrono::steady_clock;
   Clock::time_point deadline =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(
                          std::chrono::duration<double>(timeout));
   for (unsigned polls = 1;; ++polls) {
     int done = 0;
-    if (Status s = check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), call);
-        !s.empty() || done)
+    if (Status s = check(test(&done), call); !s.empty() || done)
       return s;
     if (polls % 64 == 0 && Clock::now() > deadline)
-      break;
+      return getTimeoutMessage(call, timeout);
   }
+}
+
+/// Completes `request` (of `call`) within `timeout` seconds (0: no limit).
+/// A request still pending at the deadline is cancelled when `cancellable`
+/// (a receive), else left in flight: the caller has to end the job.
+static Status complete(MPI_Request &request, const char *call, double timeout,
+                       bool cancellable = false) {
+  if (timeout <= 0)
+    return check(MPI_Wait(&request, MPI_STATUS_IGNORE), call);
+  Status status = pollWithin(call, timeout, [&](int *done) {
+    return MPI_Test(&request, done, MPI_STATUS_IGNORE);
+  });
+  if (status != getTimeoutMessage(call, timeout))
+    return status;
   if (cancellable && MPI_Cancel(&request) == MPI_SUCCESS)
     MPI_Wait(&request, MPI_STATUS_IGNORE);
-  return getTimeoutMessage(call, timeout);
+  return status;
 }
 
 /// Completes every one of `requests` (of `call`) within `timeout` seconds
@@ -104,21 +115,9 @@ static Status completeAll(std::vector<MPI_Request> &requests, const char *call,
   if (timeout <= 0)
     return check(MPI_Waitall(count, requests.data(), MPI_STATUSES_IGNORE),
                  call);
-  using Clock = std::chrono::steady_clock;
-  Clock::time_point deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(timeout));
-  for (unsigned polls = 1;; ++polls) {
-    int done = 0;
-    if (Status s = check(MPI_Testall(count, requests.data(), &done,
-                                     MPI_STATUSES_IGNORE),
-                         call);
-        !s.empty() || done)
-      return s;
-    if (polls % 64 == 0 && Clock::now() > deadline)
-      break;
-  }
-  return getTimeoutMessage(call, timeout);
+  return pollWithin(call, timeout, [&](int *done) {
+    return MPI_Testall(count, requests.data(), done, MPI_STATUSES_IGNORE);
+  });
 }
 
 namespace {
