@@ -6,6 +6,9 @@ On every rank the measured units are the planned ones in the planned order,
 STEPS times, each step ending with the update (U); units do not overlap on
 a rank; every send has the receive of the same channel on its peer (drawn
 as an arrow), and no receive is left without its send. Prints a summary.
+The plan has a row per pipeline device; when each stage is data or tensor
+parallel (R ranks for P devices), rank r runs the row of device
+r // (R / P).
 """
 
 import json
@@ -20,7 +23,12 @@ for e in sorted(json.load(open(plan_path))["traceEvents"], key=lambda e: e.get("
 events = json.load(open(path))["traceEvents"]
 slices = [e for e in events if e.get("ph") == "X"]
 failed = []
-for rank, order in planned.items():
+ranks = sorted({e["tid"] for e in slices})
+per_device = len(ranks) // len(planned)
+if len(ranks) != per_device * len(planned):
+    failed.append(f"{len(ranks)} ranks for {len(planned)} planned devices")
+for rank in ranks:
+    order = planned[rank // max(per_device, 1)]
     units = sorted((e for e in slices if e["tid"] == rank and e["cat"] in "FBWU"),
                    key=lambda e: e["ts"])
     names = [e["name"] for e in units if e["cat"] != "U"]
