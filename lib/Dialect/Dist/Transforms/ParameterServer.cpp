@@ -367,11 +367,7 @@ DictionaryAttr ParameterServerBuilder::attrsWithBlock(DictionaryAttr attrs,
                                                       Type global,
                                                       const Shard *shard) const {
   MLIRContext *context = builder.getContext();
-  NamedAttrList kept;
-  if (attrs)
-    for (NamedAttribute attr : attrs)
-      if (attr.getName().getValue().starts_with("train."))
-        kept.push_back(attr);
+  NamedAttrList kept = getTrainAttrs(attrs);
   auto type = cast<RankedTensorType>(global);
   if (shard && type.getRank() > 0 &&
       shard->end - shard->begin != type.getDimSize(0)) {

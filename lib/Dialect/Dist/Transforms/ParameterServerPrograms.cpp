@@ -35,10 +35,11 @@ struct ProgramArguments {
     return byStepArg[stepArg] = value;
   }
 };
+} // namespace
 
 /// Sets `program`'s type from its entry block and return, and the
 /// argument and result attributes.
-void finishProgram(func::FuncOp program, ArrayRef<DictionaryAttr> argAttrs,
+static void finishProgram(func::FuncOp program, ArrayRef<DictionaryAttr> argAttrs,
                    ArrayRef<DictionaryAttr> resultAttrs) {
   auto ret = cast<func::ReturnOp>(program.front().getTerminator());
   program.setType(FunctionType::get(program.getContext(),
@@ -51,16 +52,11 @@ void finishProgram(func::FuncOp program, ArrayRef<DictionaryAttr> argAttrs,
     if (attrs)
       program.setResultAttrs(i, attrs);
 }
-} // namespace
 
 DictionaryAttr ParameterServerBuilder::workerArgAttrs(unsigned index,
                                                      int64_t w) const {
   MLIRContext *context = builder.getContext();
-  NamedAttrList attrs;
-  if (argAttrs[index])
-    for (NamedAttribute attr : argAttrs[index])
-      if (attr.getName().getValue().starts_with("train."))
-        attrs.push_back(attr);
+  NamedAttrList attrs = getTrainAttrs(argAttrs[index]);
   if (int64_t dim = microbatchDim[index]; dim >= 0) {
     // This worker's block of the batch.
     auto local = cast<RankedTensorType>(

@@ -79,6 +79,17 @@ FailureOr<func::FuncOp> getSingleTrainingStep(ModuleOp module, StringRef pass);
 /// contract, one loss, matched transfers, no deadlock.
 LogicalResult finishPrograms(ModuleOp module, func::FuncOp step);
 
+/// The `train.*` attributes (role, name) of a single-device argument or
+/// result, which its program keeps (its shardings stay behind).
+inline NamedAttrList getTrainAttrs(DictionaryAttr attrs) {
+  NamedAttrList kept;
+  if (attrs)
+    for (NamedAttribute attr : attrs)
+      if (attr.getName().getValue().starts_with("train."))
+        kept.push_back(attr);
+  return kept;
+}
+
 /// True when `module`'s placed programs are a pipeline's (not a parameter
 /// server's): their `dist.schedule` says so.
 bool isPipelineProgram(ModuleOp module);

@@ -88,11 +88,7 @@ int64_t PipelineBuilder::producerRank(Value value) const {
 /// sharding in the program (`sharding`; null: none).
 static DictionaryAttr programAttrs(MLIRContext *context, DictionaryAttr attrs,
                                    ShardingAttr sharding) {
-  NamedAttrList kept;
-  if (attrs)
-    for (NamedAttribute attr : attrs)
-      if (attr.getName().getValue().starts_with("train."))
-        kept.push_back(attr);
+  NamedAttrList kept = getTrainAttrs(attrs);
   if (sharding)
     kept.set(DistDialect::kShardingAttrName, sharding);
   return kept.getDictionary(context);
