@@ -332,9 +332,14 @@ void ParameterServerBuilder::findSparseTables() {
       entry.lookups.push_back(lookup);
       return true;
     });
-    if (!scatter)
+    // A variable no per-sample op gathers rows of is not a table.
+    bool gathered = llvm::any_of(table.getUsers(), [&](Operation *user) {
+      auto lookup = dyn_cast<train::GatherOp>(user);
+      return lookup && mbOps.contains(user) && lookup.getTable() == table;
+    });
+    if (!gathered)
       continue;
-    if (!lookupsOnly || !indices || microbatchDim[indices.getArgNumber()] < 0 ||
+    if (!scatter || !lookupsOnly || !indices || microbatchDim[indices.getArgNumber()] < 0 ||
         scatter.getRowOffset() || !scatter->hasOneUse() ||
         !matchPattern(scatter.getInit(), m_AnyZeroFloat())) {
       mlir::emitRemark(table.getLoc())
