@@ -100,6 +100,11 @@ public:
   virtual Status recvStart(void *buffer, int64_t count, distrt_dtype dtype,
                            int64_t source, int64_t tag,
                            std::unique_ptr<Request> &request) = 0;
+  /// Waits until the message of tag `tags[k]` from world rank `sources[k]`
+  /// has arrived for some `k` (without receiving it), looking from `start`
+  /// round robin, and sets `found` to that `k`.
+  virtual Status probeAny(const int64_t *sources, const int64_t *tags,
+                          int64_t count, int64_t start, int64_t &found) = 0;
   virtual Status barrier() = 0;
   /// Stops the backend.
   virtual Status finalize() = 0;

@@ -88,6 +88,11 @@ public:
                    std::unique_ptr<Request> &) override {
     return recv(buffer, count, dtype, source, tag);
   }
+  Status probeAny(const int64_t *sources, const int64_t *, int64_t count,
+                  int64_t, int64_t &) override {
+    return "the local backend runs one process: no rank " +
+           std::to_string(count ? sources[0] : 0) + " to wait for";
+  }
   Status barrier() override { return {}; }
   Status finalize() override { return {}; }
 

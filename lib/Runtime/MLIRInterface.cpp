@@ -18,6 +18,7 @@
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -132,6 +133,19 @@ void _mlir_ciface_distrt_mlir_wait(int64_t handle, intptr_t send) {
 }
 
 int64_t _mlir_ciface_distrt_mlir_world_rank() { return distrt_rank(); }
+
+/// `dist.serve`: the index of the peer whose request arrived (see
+/// distrt_probe_any), looking from `start`.
+int64_t _mlir_ciface_distrt_mlir_probe_any(
+    StridedMemRefType<int64_t, 1> *sources,
+    StridedMemRefType<int64_t, 1> *tags, int64_t start) {
+  std::vector<int64_t> from = toVector(sources), tag = toVector(tags);
+  int64_t found = 0;
+  check(distrt_probe_any(from.data(), tag.data(),
+                         static_cast<int64_t>(std::min(from.size(), tag.size())),
+                         start, &found));
+  return found;
+}
 
 void _mlir_ciface_distrt_mlir_unit_begin(int64_t kind, int64_t stage,
                                          int64_t microbatch) {

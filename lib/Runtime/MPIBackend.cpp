@@ -402,6 +402,32 @@ public:
         request, [] {}, /*cancellable=*/true);
   }
 
+  Status probeAny(const int64_t *sources, const int64_t *tags, int64_t count,
+                  int64_t start, int64_t &found) override {
+    if (count < 1)
+      return "nothing to wait for: no peer given";
+    for (int64_t k = 0; k < count; ++k)
+      if (Status s = checkPeer(sources[k]); !s.empty())
+        return s;
+    int64_t next = ((start % count) + count) % count;
+    auto test = [&](int *done) {
+      for (int64_t i = 0; i < count && !*done; ++i, next = (next + 1) % count)
+        if (int code = MPI_Iprobe(sources[next], tags[next], MPI_COMM_WORLD,
+                                  done, MPI_STATUS_IGNORE);
+            code != MPI_SUCCESS)
+          return code;
+      if (*done)
+        found = (next + count - 1) % count;
+      return MPI_SUCCESS;
+    };
+    if (timeout > 0)
+      return pollWithin("MPI_Iprobe", timeout, test);
+    for (int done = 0; !done;)
+      if (Status s = check(test(&done), "MPI_Iprobe"); !s.empty())
+        return s;
+    return {};
+  }
+
   Status barrier() override {
     return startAndComplete("MPI_Barrier", [&](MPI_Request *r) {
       return MPI_Ibarrier(MPI_COMM_WORLD, r);

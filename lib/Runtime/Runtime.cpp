@@ -525,6 +525,20 @@ int distrt_recv(void *buffer, int64_t count, distrt_dtype dtype,
                 getState().backend->recv(buffer, count, dtype, source, tag));
 }
 
+int distrt_probe_any(const int64_t *sources, const int64_t *tags,
+                     int64_t count, int64_t start, int64_t *found) {
+  const char *call = "distrt_probe_any";
+  if (!checkReady(call, DISTRT_I8))
+    return -1;
+  int64_t k = -1;
+  if (report(call, getState().backend->probeAny(sources, tags, count, start,
+                                                 k)))
+    return -1;
+  if (found)
+    *found = k;
+  return 0;
+}
+
 /// Starts a point-to-point transfer through `start`; null on error.
 static distrt_request *
 startTransfer(const char *call, distrt_dtype dtype,

@@ -86,6 +86,8 @@ STRATEGIES = [
     ("pipe2-dp2-zero3", ["--dist-hybrid=pp=2 dp=2 zero=3 microbatches=2"], 4),
     ("ps1-w2", ["--dist-parameter-server=ps=1 workers=2"], 3),
     ("ps2-w2-fixed", ["--dist-parameter-server=ps=2 workers=2 partitioner=fixed"], 4),
+    # Asynchronous with one worker is the sync step.
+    ("ps2-w1-async", ["--dist-parameter-server=ps=2 workers=1 partitioner=fixed mode=async"], 3),
 ]
 
 CRASH_MARKS = ("Stack dump", "PLEASE submit a bug report", "Assertion", "assertion", "LLVM ERROR",

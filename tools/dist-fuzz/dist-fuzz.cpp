@@ -74,6 +74,7 @@ static const char *const kStrategies[] = {
     "dist-hybrid{pp=2 dp=2 zero=1 microbatches=2}",
     "dist-parameter-server{ps=2 workers=2 partitioner=fixed}",
     "dist-parameter-server{ps=1 workers=2}",
+    "dist-parameter-server{ps=2 workers=2 mode=async}",
 };
 static constexpr unsigned kNumStrategies = std::size(kStrategies);
 

@@ -159,7 +159,7 @@ void distrun::checkStepContract(const train::StepSignature &step) {
     if (!isState(result) || result.name.empty())
       continue;
     const auto *arg = llvm::find_if(
-        step.arguments, [&](const auto &a) { return a.name == result.name; });
+        step.arguments, [&](const auto &a) { return a.isSamePart(result); });
     if (arg == step.arguments.end())
       continue;
     if (arg->type == result.type && getSplitAxes(*arg) == getSplitAxes(result))

@@ -104,7 +104,7 @@ std::vector<float> distrun::runSteps(ExecutionEngine &engine, StringRef entry,
   std::vector<int64_t> feedBack;
   for (Binding &result : results) {
     auto arg = llvm::find_if(args, [&](const Binding &a) {
-      return a.value->name == result.value->name;
+      return a.value->isSamePart(*result.value);
     });
     feedBack.push_back(
         isState(*result.value) && arg != args.end() ? arg - args.begin() : -1);
@@ -179,19 +179,17 @@ static Arrays gatherProgramState(std::vector<Binding> &args,
   std::map<std::string, std::set<std::vector<int64_t>>> blocksDone;
   for (const train::StepSignature::Program &program : step.programs) {
     for (const train::StepSignature::Value &value : program.arguments) {
-      if (!isState(value))
+      // A worker's cached copy is not state of its own: the holder's is.
+      if (!isState(value) || value.cache)
         continue;
-      bool isBlock = !value.blockOffsets.empty();
       std::vector<int64_t> offsets(value.blockOffsets.begin(),
                                    value.blockOffsets.end());
-      if (out.count(value.name) &&
-          (!isBlock || !blocksDone[value.name].insert(offsets).second))
+      bool newBlock = blocksDone[value.name].insert(offsets).second;
+      if (out.count(value.name) && (value.blockOffsets.empty() || !newBlock))
         continue;
-      if (isBlock)
-        blocksDone[value.name].insert(offsets);
       Binding *mine = nullptr;
       for (Binding &arg : args)
-        if (arg.value->name == value.name)
+        if (arg.value->isSamePart(value))
           mine = &arg;
       // Every rank marks the name gathered; rank 0 keeps the array.
       Array &global = out[value.name];

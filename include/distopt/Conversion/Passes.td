@@ -110,7 +110,14 @@ def DistToRuntimePass : Pass<"dist-to-runtime", "ModuleOp"> {
       request handle per all-reduce bucket (per element type) and per
       reduce-scatter or all-gather tensor; the first `dist.wait` on a
       request completes it and the waits read their buffers only then, so
-      the ops in between overlap the communication.
+      the ops in between overlap the communication;
+    - in placed programs (pipelines, parameter servers): `send` and `recv`
+      as the runtime's nonblocking point-to-point transfers (a receive
+      posted before the fragment that precedes it, a send completed before
+      the program returns), fragments inlined between calls that mark
+      their unit for `dist-run --trace`, and `serve` as an `scf.for` of
+      `count` iterations: `distrt_mlir_probe_any` names the peer whose
+      request arrived first and an `scf.index_switch` runs its case.
 
     Every future must be consumed by a `dist.wait` in the block of its start
     op (the runtime writes the buffers until then); otherwise the start op
@@ -151,6 +158,7 @@ def DistToRuntimePass : Pass<"dist-to-runtime", "ModuleOp"> {
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 

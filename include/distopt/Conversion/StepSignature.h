@@ -62,6 +62,15 @@ struct StepSignature {
     /// A block of a global array (`#dist.block`, a placed program's uneven
     /// shard): its offsets and the global shape; empty otherwise.
     std::vector<int64_t> blockOffsets, globalShape;
+    /// A copy of a variable another program holds (`dist.cache`): bound
+    /// from the state and fed back, never saved.
+    bool cache = false;
+
+    /// Whether `other` holds the same part of the same named array (a
+    /// state result and the argument it replaces).
+    bool isSamePart(const Value &other) const {
+      return name == other.name && blockOffsets == other.blockOffsets;
+    }
   };
   /// One program of an MPMD step: its function and the devices (world
   /// ranks, ascending) that run it.

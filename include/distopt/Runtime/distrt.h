@@ -149,6 +149,12 @@ distrt_request *distrt_send_start(const void *buffer, int64_t count,
 distrt_request *distrt_recv_start(void *buffer, int64_t count,
                                   distrt_dtype dtype, int64_t source,
                                   int64_t tag);
+/* Waits until the message of `tags[k]` from world rank `sources[k]` has
+ * arrived for some k < count (it stays to be received), looking from k =
+ * `start` round robin, and stores that k in `found`: a server answers its
+ * peers in the order their requests arrive. */
+int distrt_probe_any(const int64_t *sources, const int64_t *tags,
+                     int64_t count, int64_t start, int64_t *found);
 int distrt_barrier(void);
 
 /* Timelines (dist-run --trace). With tracing on, the runtime records the

@@ -655,7 +655,8 @@ struct DistToRuntimePass
       func->removeAttr(DistDialect::kPlaceAttrName);
       func->removeAttr(DistDialect::kScheduleAttrName);
       for (StringRef name :
-           {DistDialect::kShardingAttrName, DistDialect::kBlockAttrName}) {
+           {DistDialect::kShardingAttrName, DistDialect::kBlockAttrName,
+            DistDialect::kCacheAttrName}) {
         auto attr = StringAttr::get(func.getContext(), name);
         for (unsigned i = 0; i < func.getNumArguments(); ++i)
           func.removeArgAttr(i, attr);

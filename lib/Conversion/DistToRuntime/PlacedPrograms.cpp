@@ -9,6 +9,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
 
 using namespace mlir;
@@ -53,13 +55,22 @@ FailureOr<Value> RuntimeLowering::getPeerRank(Operation *op, PlaceAttr own,
 
 LogicalResult RuntimeLowering::lowerTransfers(func::FuncOp program) {
   auto own = program->getAttrOfType<PlaceAttr>(DistDialect::kPlaceAttrName);
+  return lowerTransfersIn(program.front(), own);
+}
+
+LogicalResult RuntimeLowering::lowerTransfersIn(Block &block, PlaceAttr own) {
   SmallVector<std::pair<Value, Value>> sends;
   auto i64 = [&](int64_t value, Location loc) -> Value {
     return arith::ConstantOp::create(builder, loc,
                                      builder.getI64IntegerAttr(value));
   };
-  for (Operation &op : llvm::make_early_inc_range(program.front())) {
+  for (Operation &op : llvm::make_early_inc_range(block)) {
     Location loc = op.getLoc();
+    if (auto serve = dyn_cast<ServeOp>(op)) {
+      if (failed(lowerServe(serve, own)))
+        return failure();
+      continue;
+    }
     if (auto send = dyn_cast<SendOp>(op)) {
       builder.setInsertionPoint(send);
       auto type = cast<RankedTensorType>(send.getInput().getType());
@@ -107,9 +118,9 @@ LogicalResult RuntimeLowering::lowerTransfers(func::FuncOp program) {
     recv.getResult().replaceAllUsesWith(toTensor(builder, loc, type, buffer));
     recv->erase();
   }
-  // The sends complete before the program returns (their buffers live
-  // until then).
-  Operation *terminator = program.front().getTerminator();
+  // The sends complete before the program returns, or the case of a
+  // dist.serve ends (their buffers live until then).
+  Operation *terminator = block.getTerminator();
   builder.setInsertionPoint(terminator);
   for (auto [request, buffer] : sends) {
     Value address = memref::ExtractAlignedPointerAsIndexOp::create(
@@ -117,6 +128,89 @@ LogicalResult RuntimeLowering::lowerTransfers(func::FuncOp program) {
     call("distrt_mlir_wait", ValueRange{request, address},
          terminator->getLoc());
   }
+  return success();
+}
+
+LogicalResult RuntimeLowering::lowerServe(ServeOp serve, PlaceAttr own) {
+  Location loc = serve.getLoc();
+  builder.setInsertionPoint(serve);
+  // The peers' world ranks and the probed channels, as i64 buffers.
+  SmallVector<Value> sources, tags;
+  for (auto [peer, channel] : llvm::zip(serve.getPeers(), serve.getChannels())) {
+    FailureOr<Value> source =
+        getPeerRank(serve, own, cast<PlaceAttr>(peer));
+    if (failed(source))
+      return failure();
+    sources.push_back(*source);
+    tags.push_back(arith::ConstantOp::create(
+        builder, loc, builder.getI64IntegerAttr(channel)));
+  }
+  auto buffer = [&](ValueRange values) -> Value {
+    Value tensor = tensor::FromElementsOp::create(builder, loc, values);
+    auto type = cast<RankedTensorType>(tensor.getType());
+    Value memref = bufferization::ToBufferOp::create(
+        builder, loc, MemRefType::get(type.getShape(), type.getElementType()),
+        tensor, /*read_only=*/true);
+    return memref::CastOp::create(
+        builder, loc,
+        MemRefType::get({ShapedType::kDynamic}, builder.getI64Type()), memref);
+  };
+  Value sourceBuffer = buffer(sources), tagBuffer = buffer(tags);
+  func::FuncOp probe = declare(
+      "distrt_mlir_probe_any", {sourceBuffer.getType(), tagBuffer.getType(),
+                                builder.getI64Type()},
+      {builder.getI64Type()});
+
+  // count times: wait for a request, run its peer's case.
+  SmallVector<Value> inits(serve.getInits());
+  inits.push_back(
+      arith::ConstantOp::create(builder, loc, builder.getI64IntegerAttr(0)));
+  Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
+  Value count = arith::ConstantIndexOp::create(builder, loc, serve.getCount());
+  Value one = arith::ConstantIndexOp::create(builder, loc, 1);
+  auto loop = scf::ForOp::create(builder, loc, zero, count, one, inits);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(loop.getBody());
+  ValueRange carried = loop.getRegionIterArgs().drop_back();
+  Value next = loop.getRegionIterArgs().back();
+  Value found =
+      func::CallOp::create(builder, loc, probe,
+                           ValueRange{sourceBuffer, tagBuffer, next})
+          .getResult(0);
+  Value index =
+      arith::IndexCastOp::create(builder, loc, builder.getIndexType(), found);
+  SmallVector<int64_t> cases;
+  for (unsigned k = 0; k < serve.getCases().size(); ++k)
+    cases.push_back(k);
+  auto dispatch = scf::IndexSwitchOp::create(
+      builder, loc, serve.getResultTypes(), index, cases, cases.size());
+  for (auto [k, region] : llvm::enumerate(serve.getCases())) {
+    Region &target = dispatch.getCaseRegions()[k];
+    target.takeBody(region);
+    Block &block = target.front();
+    for (auto [arg, value] : llvm::zip(block.getArguments(), carried))
+      arg.replaceAllUsesWith(value);
+    block.eraseArguments(0, block.getNumArguments());
+    auto yield = cast<YieldOp>(block.getTerminator());
+    builder.setInsertionPoint(yield);
+    scf::YieldOp::create(builder, yield.getLoc(), yield.getValues());
+    yield->erase();
+    if (failed(lowerTransfersIn(block, own)))
+      return failure();
+  }
+  // Not reached: the runtime returns one of the cases.
+  Block &fallback = dispatch.getDefaultRegion().emplaceBlock();
+  builder.setInsertionPointToStart(&fallback);
+  scf::YieldOp::create(builder, loc, carried);
+  builder.setInsertionPointAfter(dispatch);
+  Value after = arith::AddIOp::create(
+      builder, loc, found,
+      arith::ConstantOp::create(builder, loc, builder.getI64IntegerAttr(1)));
+  SmallVector<Value> yielded(dispatch.getResults());
+  yielded.push_back(after);
+  scf::YieldOp::create(builder, loc, yielded);
+  serve.replaceAllUsesWith(loop.getResults().drop_back());
+  serve->erase();
   return success();
 }
 

@@ -115,6 +115,12 @@ public:
   /// each receive is posted before the fragment that precedes it and
   /// completed where it stood.
   LogicalResult lowerTransfers(func::FuncOp program);
+  /// The transfers of `block` (a program's body or a case of dist.serve),
+  /// its sends completed before its terminator.
+  LogicalResult lowerTransfersIn(Block &block, PlaceAttr own);
+  /// A dist.serve as a loop of `count` iterations: the runtime's probe for
+  /// the next request, then an `scf.index_switch` over the cases.
+  LogicalResult lowerServe(ServeOp serve, PlaceAttr own);
   /// Inlines a fragment's body where it stands, between runtime calls that
   /// mark its unit (for dist-run --trace).
   void inlineFragment(FragmentOp fragment);

@@ -48,6 +48,9 @@ void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas,
   // (GPT-like, 48 layers: 103 -> 50 s for the whole lowering), for 11%
   // more allocations and the same copies (bench/README.md).
   bufferize.analysisHeuristic = "bottom-up-from-terminators";
+  // A dist.serve's loop carries the variables it updates from request to
+  // request: each request yields new buffers.
+  bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // On buffers, so the calls read and write what the generics did.
   if (blas)

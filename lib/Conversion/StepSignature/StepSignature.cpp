@@ -24,7 +24,8 @@ static constexpr StringLiteral kEntry = "entry", kMeshShape = "mesh_shape",
                                kName = "name", kRole = "role",
                                kSplit = "split", kClasses = "classes",
                                kPrograms = "programs", kDevices = "devices",
-                               kBlock = "block", kGlobalShape = "global_shape";
+                               kBlock = "block", kGlobalShape = "global_shape",
+                               kCache = "cache";
 
 int64_t StepSignature::getNumDevices() const {
   int64_t devices = 1;
@@ -100,6 +101,8 @@ static FailureOr<RecordedValues> recordValues(func::FuncOp func,
         fields.set(kBlock, builder.getDenseI64ArrayAttr(block.getOffsets()));
         fields.set(kGlobalShape, builder.getDenseI64ArrayAttr(block.getShape()));
       }
+      if (attrs.get(dist::DistDialect::kCacheAttrName))
+        fields.set(kCache, builder.getUnitAttr());
       if (partitioned && sharding) {
         SmallVector<Attribute> dims(sharding.getDims().begin(),
                                     sharding.getDims().end());
@@ -371,6 +374,7 @@ FailureOr<StepSignature> mlir::train::readStepSignature(ModuleOp module) {
           value.globalShape.assign(global.asArrayRef().begin(),
                                    global.asArrayRef().end());
         }
+        value.cache = fields.get(kCache) != nullptr;
         values->push_back(value);
       }
     }

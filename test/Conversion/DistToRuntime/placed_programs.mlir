@@ -98,3 +98,62 @@ func.func @s1() attributes {dist.place = #dist.place<@grid, pipe = 1>} {
   %a = dist.recv from #dist.place<@grid, pipe = 0> channel = 0 : tensor<4xf32>
   return
 }
+
+// -----
+
+// A server serving two workers in the order their requests arrive: a loop
+// of two requests carrying the variable (and where to look first), the
+// runtime's probe over the workers' ranks (1, 2) and probed channels (0, 1),
+// a switch over the cases; a case receives, updates, replies and completes
+// its reply before the next request.
+// CHECK-LABEL: func.func @step_ps0(
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-DAG: %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK: tensor.from_elements %[[ONE]], %[[TWO]] : tensor<2xi64>
+// CHECK: tensor.from_elements %{{.*}}, %{{.*}} : tensor<2xi64>
+// CHECK: %[[R:.*]]:2 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[V:.*]] = %arg0, %[[NEXT:.*]] = %{{.*}}) -> (tensor<4xf32>, i64) {
+// CHECK: %[[K:.*]] = func.call @distrt_mlir_probe_any(%{{.*}}, %{{.*}}, %[[NEXT]]) : (memref<?xi64>, memref<?xi64>, i64) -> i64
+// CHECK: %[[I:.*]] = arith.index_cast %[[K]] : i64 to index
+// CHECK: scf.index_switch %[[I]] -> tensor<4xf32>
+// CHECK: case 0 {
+// CHECK: call @distrt_mlir_recv_start_f32
+// CHECK: call @distrt_mlir_wait
+// CHECK: call @distrt_mlir_unit_begin
+// CHECK: train.sub %[[V]]
+// CHECK: call @distrt_mlir_send_start_f32
+// CHECK: call @distrt_mlir_wait
+// CHECK-NEXT: scf.yield
+// CHECK: case 1 {
+// CHECK: default {
+// CHECK-NEXT: scf.yield %[[V]]
+// CHECK: arith.addi %[[K]], %{{.*}} : i64
+// CHECK: return %[[R]]#0
+// CHECK: func.func private @distrt_mlir_probe_any(memref<?xi64>, memref<?xi64>, i64) -> i64
+dist.mesh @cluster {axes = ["task"], shape = array<i64: 3>}
+func.func @step_ps0(%w: tensor<4xf32> {train.role = #train.role<param>, train.name = "w"})
+    -> (tensor<4xf32> {train.role = #train.role<param>, train.name = "w"})
+    attributes {dist.place = #dist.place<@cluster, task = 0>} {
+  %r = dist.serve from [#dist.place<@cluster, task = 1>, #dist.place<@cluster, task = 2>]
+      channels [0, 1] count 2 (%w) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%v: tensor<4xf32>):
+    %g = dist.recv from #dist.place<@cluster, task = 1> channel = 0 : tensor<4xf32>
+    %n = dist.fragment on #dist.place<@cluster, task = 0> unit #dist.unit<U, stage = 0, microbatch = 0> (%v, %g) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+      %s = train.sub %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      dist.yield %s : tensor<4xf32>
+    }
+    dist.send %n to #dist.place<@cluster, task = 1> channel = 2 : tensor<4xf32>
+    dist.yield %n : tensor<4xf32>
+  }, {
+  ^bb0(%v: tensor<4xf32>):
+    %g = dist.recv from #dist.place<@cluster, task = 2> channel = 1 : tensor<4xf32>
+    %n = dist.fragment on #dist.place<@cluster, task = 0> unit #dist.unit<U, stage = 0, microbatch = 1> (%v, %g) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+      %s = train.sub %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      dist.yield %s : tensor<4xf32>
+    }
+    dist.send %n to #dist.place<@cluster, task = 2> channel = 3 : tensor<4xf32>
+    dist.yield %n : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}

@@ -83,3 +83,55 @@ func.func @blocks(%w: tensor<2x64xf32> {dist.block = #dist.block<offsets = [3, 0
     attributes {dist.place = #dist.place<@cluster, task = 1>} {
   return %w : tensor<2x64xf32>
 }
+
+// -----
+
+// A server that applies each worker's request as it arrives: one case per
+// worker (its gradient in, the new value back), the value carried from
+// case to case; a worker's copy of a variable the server holds.
+// CHECK-LABEL: func.func @serve
+// CHECK: %[[R:.*]] = dist.serve from [#dist.place<@cluster, task = 1>, #dist.place<@cluster, task = 2>] channels [0, 1] count 2 (%{{.*}}) : (tensor<4xf32>) -> tensor<4xf32> {
+// CHECK: ^bb0(%[[V:.*]]: tensor<4xf32>):
+// CHECK: %[[G:.*]] = dist.recv from #dist.place<@cluster, task = 1> channel = 0 : tensor<4xf32>
+// CHECK: dist.fragment on #dist.place<@cluster, task = 0> unit #dist.unit<U, stage = 0, microbatch = 0> (%[[V]], %[[G]])
+// CHECK: dist.send %{{.*}} to #dist.place<@cluster, task = 1> channel = 2 : tensor<4xf32>
+// CHECK: dist.yield %{{.*}} : tensor<4xf32>
+// CHECK: }, {
+// CHECK: dist.recv from #dist.place<@cluster, task = 2> channel = 1 : tensor<4xf32>
+// CHECK: unit #dist.unit<U, stage = 0, microbatch = 1>
+// CHECK: return %[[R]]
+// CHECK-LABEL: func.func @cached
+// CHECK-SAME: (%{{.*}}: tensor<4xf32> {dist.cache, train.name = "w", train.role = #train.role<param>})
+// CHECK-SAME: -> (tensor<4xf32> {dist.cache, train.name = "w", train.role = #train.role<param>})
+dist.mesh @cluster {axes = ["task"], shape = array<i64: 3>}
+func.func @serve(%w: tensor<4xf32>) -> tensor<4xf32>
+    attributes {dist.place = #dist.place<@cluster, task = 0>} {
+  %r = dist.serve from [#dist.place<@cluster, task = 1>, #dist.place<@cluster, task = 2>]
+      channels [0, 1] count 2 (%w) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%v: tensor<4xf32>):
+    %g = dist.recv from #dist.place<@cluster, task = 1> channel = 0 : tensor<4xf32>
+    %n = dist.fragment on #dist.place<@cluster, task = 0> unit #dist.unit<U, stage = 0, microbatch = 0> (%v, %g) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+      %s = train.sub %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      dist.yield %s : tensor<4xf32>
+    }
+    dist.send %n to #dist.place<@cluster, task = 1> channel = 2 : tensor<4xf32>
+    dist.yield %n : tensor<4xf32>
+  }, {
+  ^bb0(%v: tensor<4xf32>):
+    %g = dist.recv from #dist.place<@cluster, task = 2> channel = 1 : tensor<4xf32>
+    %n = dist.fragment on #dist.place<@cluster, task = 0> unit #dist.unit<U, stage = 0, microbatch = 1> (%v, %g) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+      %s = train.sub %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      dist.yield %s : tensor<4xf32>
+    }
+    dist.send %n to #dist.place<@cluster, task = 2> channel = 3 : tensor<4xf32>
+    dist.yield %n : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+func.func @cached(%w: tensor<4xf32> {dist.cache, train.name = "w", train.role = #train.role<param>})
+    -> (tensor<4xf32> {dist.cache, train.name = "w", train.role = #train.role<param>})
+    attributes {dist.place = #dist.place<@cluster, task = 1>} {
+  return %w : tensor<4xf32>
+}

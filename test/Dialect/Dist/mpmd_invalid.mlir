@@ -46,11 +46,6 @@ func.func private @f() attributes {u = #dist.unit<F, stage = -1, microbatch = 0>
 
 // -----
 
-// expected-error @+1 {{an update unit (U) runs once per step: its microbatch must be 0, got 2}}
-func.func private @f() attributes {u = #dist.unit<U, stage = 0, microbatch = 2>}
-
-// -----
-
 // expected-error @+2 {{expected ::mlir::dist::UnitKind to be one of: F, B, W, U}}
 // expected-error @+1 {{failed to parse Dist_ScheduleUnitAttr parameter 'kind'}}
 func.func private @f() attributes {u = #dist.unit<X, stage = 0, microbatch = 0>}
@@ -62,6 +57,17 @@ func.func @f(%a: tensor<2xf32>) {
   // expected-error @+1 {{'dist.fragment' op input #0 is 'tensor<2xf32>' but the body's argument #0 is 'tensor<3xf32>'}}
   dist.fragment on #dist.place<@pipe, pipe = 0> (%a) : (tensor<2xf32>) -> () {
   ^bb0(%b: tensor<3xf32>):
+    dist.yield
+  }
+  return
+}
+
+// -----
+
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+func.func @f() {
+  // expected-error @+1 {{'dist.fragment' op is an update unit (U), which runs once per step (microbatch 0, got 2) unless it serves a request in a dist.serve}}
+  dist.fragment on #dist.place<@pipe, pipe = 0> unit #dist.unit<U, stage = 0, microbatch = 2> () : () -> () {
     dist.yield
   }
   return
@@ -227,5 +233,147 @@ func.func @f(%a: tensor<2x4xf32>) -> (tensor<2x4xf32> {dist.block = #dist.block<
 dist.mesh @cluster {axes = ["task"], shape = array<i64: 2>}
 // expected-error @+1 {{'func.func' op argument #0: has both 'dist.block' and 'dist.sharding'}}
 func.func @f(%a: tensor<2x4xf32> {dist.block = #dist.block<offsets = [2, 0], shape = [4, 4]>, dist.sharding = #dist.sharding<@cluster, [[], []]>}) attributes {dist.place = #dist.place<@cluster, task = 0>} {
+  return
+}
+
+// -----
+
+dist.mesh @cluster {axes = ["task"], shape = array<i64: 3>}
+func.func @f(%w: tensor<4xf32>) -> tensor<4xf32> attributes {dist.place = #dist.place<@cluster, task = 0>} {
+  // expected-error @+1 {{'dist.serve' op has 1 cases, 2 peers and 2 channels: one of each per peer}}
+  %r = dist.serve from [#dist.place<@cluster, task = 1>, #dist.place<@cluster, task = 2>] channels [0, 1] count 2 (%w) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%v: tensor<4xf32>):
+    %g = dist.recv from #dist.place<@cluster, task = 1> channel = 0 : tensor<4xf32>
+    dist.yield %g : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @cluster {axes = ["task"], shape = array<i64: 3>}
+func.func @f(%w: tensor<4xf32>) -> tensor<4xf32> attributes {dist.place = #dist.place<@cluster, task = 0>} {
+  // expected-error @+1 {{'dist.serve' op count must be at least 1, got 0}}
+  %r = dist.serve from [#dist.place<@cluster, task = 1>] channels [0] count 0 (%w) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%v: tensor<4xf32>):
+    %g = dist.recv from #dist.place<@cluster, task = 1> channel = 0 : tensor<4xf32>
+    dist.yield %g : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @cluster {axes = ["task"], shape = array<i64: 3>}
+func.func @f(%w: tensor<4xf32>) -> tensor<4xf32> attributes {dist.place = #dist.place<@cluster, task = 0>} {
+  // expected-error @+1 {{'dist.serve' op serves #dist.place<@cluster, task = 1> twice}}
+  %r = dist.serve from [#dist.place<@cluster, task = 1>, #dist.place<@cluster, task = 1>] channels [0, 1] count 2 (%w) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%v: tensor<4xf32>):
+    %g = dist.recv from #dist.place<@cluster, task = 1> channel = 0 : tensor<4xf32>
+    dist.yield %g : tensor<4xf32>
+  }, {
+  ^bb0(%v: tensor<4xf32>):
+    %g = dist.recv from #dist.place<@cluster, task = 1> channel = 1 : tensor<4xf32>
+    dist.yield %g : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @cluster {axes = ["task"], shape = array<i64: 3>}
+func.func @f(%w: tensor<4xf32>) -> tensor<4xf32> attributes {dist.place = #dist.place<@cluster, task = 0>} {
+  // expected-error @+1 {{'dist.serve' op serves its own place #dist.place<@cluster, task = 0>}}
+  %r = dist.serve from [#dist.place<@cluster, task = 0>] channels [0] count 1 (%w) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%v: tensor<4xf32>):
+    dist.yield %v : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @cluster {axes = ["task"], shape = array<i64: 3>}
+func.func @f(%w: tensor<4xf32>) -> tensor<4xf32> attributes {dist.place = #dist.place<@cluster, task = 0>} {
+  %r = dist.serve from [#dist.place<@cluster, task = 1>] channels [0] count 1 (%w) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%v: tensor<4xf32>):
+    %g = dist.recv from #dist.place<@cluster, task = 1> channel = 0 : tensor<4xf32>
+    // expected-error @+1 {{'dist.send' op talks to #dist.place<@cluster, task = 2> in the case of #dist.place<@cluster, task = 1>: a case talks to its peer only}}
+    dist.send %g to #dist.place<@cluster, task = 2> channel = 1 : tensor<4xf32>
+    dist.yield %g : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @cluster {axes = ["task"], shape = array<i64: 3>}
+func.func @f(%w: tensor<4xf32>) -> tensor<4xf32> attributes {dist.place = #dist.place<@cluster, task = 0>} {
+  // expected-error @+1 {{'dist.serve' op case #0 must receive the probed message (channel 5 from #dist.place<@cluster, task = 1>) once, it does 0 times}}
+  %r = dist.serve from [#dist.place<@cluster, task = 1>] channels [5] count 1 (%w) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%v: tensor<4xf32>):
+    %g = dist.recv from #dist.place<@cluster, task = 1> channel = 0 : tensor<4xf32>
+    dist.yield %g : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @cluster {axes = ["task"], shape = array<i64: 3>}
+func.func @f(%w: tensor<4xf32>) -> tensor<4xf32> attributes {dist.place = #dist.place<@cluster, task = 0>} {
+  // expected-error @+1 {{'dist.serve' op case #0 must take the carried values as arguments (1, of the inits' types)}}
+  %r = dist.serve from [#dist.place<@cluster, task = 1>] channels [0] count 1 (%w) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%v: tensor<2xf32>):
+    %g = dist.recv from #dist.place<@cluster, task = 1> channel = 0 : tensor<4xf32>
+    dist.yield %g : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @cluster {axes = ["task"], shape = array<i64: 3>}
+func.func @f(%w: tensor<4xf32>) -> tensor<4xf32> attributes {dist.place = #dist.place<@cluster, task = 0>} {
+  %r = dist.serve from [#dist.place<@cluster, task = 1>] channels [0] count 1 (%w) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%v: tensor<4xf32>):
+    %g = dist.recv from #dist.place<@cluster, task = 1> channel = 0 : tensor<2xf32>
+    // expected-error @+1 {{'dist.yield' op yields 'tensor<2xf32>' as value #0 but the dist.serve's result #0 is 'tensor<4xf32>'}}
+    dist.yield %g : tensor<2xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @cluster {axes = ["task"], shape = array<i64: 3>}
+func.func @f(%w: tensor<4xf32>) -> tensor<4xf32> attributes {dist.place = #dist.place<@cluster, task = 0>} {
+  %r = dist.serve from [#dist.place<@cluster, task = 1>] channels [0] count 1 (%w) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%v: tensor<4xf32>):
+    %g = dist.recv from #dist.place<@cluster, task = 1> channel = 0 : tensor<4xf32>
+    // expected-error @+1 {{'train.add' op is in a case of dist.serve, which holds only dist.fragment, dist.send and dist.recv}}
+    %s = train.add %v, %g : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    dist.yield %s : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @cluster {axes = ["task"], shape = array<i64: 3>}
+func.func @f(%w: tensor<4xf32>) -> tensor<4xf32> attributes {dist.place = #dist.place<@cluster, task = 0>} {
+  // expected-error @+1 {{'dist.serve' op its results must have the types of its inits (the values carried from case to case)}}
+  %r = dist.serve from [#dist.place<@cluster, task = 1>] channels [0] count 1 (%w) : (tensor<4xf32>) -> tensor<2xf32> {
+  ^bb0(%v: tensor<4xf32>):
+    %g = dist.recv from #dist.place<@cluster, task = 1> channel = 0 : tensor<2xf32>
+    dist.yield %g : tensor<2xf32>
+  }
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: 'dist.cache' is a unit attribute of a placed program's argument or result}}
+func.func @f(%w: tensor<4xf32> {dist.cache}) {
   return
 }

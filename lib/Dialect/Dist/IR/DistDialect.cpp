@@ -193,6 +193,15 @@ static LogicalResult verifyValueSharding(Operation *op, StringRef what,
   };
   if (attr.getName() == DistDialect::kBlockAttrName)
     return verifyValueBlock(op, what, index, attr, emit);
+  if (attr.getName() == DistDialect::kCacheAttrName) {
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    if (!isa<UnitAttr>(attr.getValue()) || !func ||
+        !func->hasAttr(DistDialect::kPlaceAttrName))
+      return emit() << "'" << DistDialect::kCacheAttrName
+                    << "' is a unit attribute of a placed program's "
+                       "argument or result";
+    return success();
+  }
   if (attr.getName() != DistDialect::kShardingAttrName)
     return emit() << "unknown attribute '" << attr.getName().getValue() << "'";
   auto sharding = dyn_cast<ShardingAttr>(attr.getValue());

@@ -110,10 +110,6 @@ ScheduleUnitAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "a schedule unit's stage and microbatch must be "
                           "non-negative, got stage "
                        << stage << " and microbatch " << microbatch;
-  if (kind == UnitKind::update && microbatch != 0)
-    return emitError() << "an update unit (U) runs once per step: its "
-                          "microbatch must be 0, got "
-                       << microbatch;
   return success();
 }
 
@@ -153,7 +149,7 @@ LogicalResult FragmentOp::verify() {
   // Placed computation does not nest: a fragment is one device group's
   // work, and transfers happen between fragments.
   WalkResult nested = getBody().walk([&](Operation *op) {
-    if (isa<FragmentOp, SendOp, RecvOp>(op)) {
+    if (isa<FragmentOp, SendOp, RecvOp, ServeOp>(op)) {
       op->emitOpError() << "must not be inside a '"
                         << getOperationName() << "'";
       return WalkResult::interrupt();
@@ -162,6 +158,13 @@ LogicalResult FragmentOp::verify() {
   });
   if (nested.wasInterrupted())
     return failure();
+  if (ScheduleUnitAttr unit = getUnitAttr();
+      unit && unit.getKind() == UnitKind::update && unit.getMicrobatch() != 0 &&
+      !isa<ServeOp>((*this)->getParentOp()))
+    return emitOpError() << "is an update unit (U), which runs once per step "
+                            "(microbatch 0, got "
+                         << unit.getMicrobatch()
+                         << ") unless it serves a request in a dist.serve";
   if (auto program = (*this)->getParentOfType<FunctionOpInterface>())
     if (auto place = program->getAttrOfType<PlaceAttr>(
             DistDialect::kPlaceAttrName);
@@ -177,19 +180,98 @@ LogicalResult FragmentOp::verifySymbolUses(SymbolTableCollection &tables) {
 }
 
 LogicalResult YieldOp::verify() {
-  auto fragment = cast<FragmentOp>((*this)->getParentOp());
-  if (getValues().size() != fragment.getNumResults())
+  Operation *parent = (*this)->getParentOp();
+  StringRef what = isa<ServeOp>(parent) ? "dist.serve" : "fragment";
+  if (getValues().size() != parent->getNumResults())
     return emitOpError() << "yields " << getValues().size()
-                         << " values but the fragment has "
-                         << fragment.getNumResults() << " results";
+                         << " values but the " << what << " has "
+                         << parent->getNumResults() << " results";
   for (auto [i, pair] : llvm::enumerate(
-           llvm::zip_equal(getValues(), fragment.getResultTypes()))) {
+           llvm::zip_equal(getValues(), parent->getResultTypes()))) {
     auto [value, type] = pair;
     if (value.getType() != type)
       return emitOpError() << "yields " << value.getType() << " as value #"
-                           << i << " but the fragment's result #" << i
+                           << i << " but the " << what << "'s result #" << i
                            << " is " << type;
   }
+  return success();
+}
+
+static LogicalResult verifyPeer(Operation *op, PlaceAttr peer, int64_t channel,
+                                StringRef direction);
+
+//===----------------------------------------------------------------------===//
+// ServeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ServeOp::verify() {
+  size_t cases = getCases().size();
+  if (getPeers().size() != cases || getChannels().size() != cases)
+    return emitOpError() << "has " << cases << " cases, " << getPeers().size()
+                         << " peers and " << getChannels().size()
+                         << " channels: one of each per peer";
+  if (cases == 0)
+    return emitOpError() << "needs at least one peer";
+  if (getCount() < 1)
+    return emitOpError() << "count must be at least 1, got " << getCount();
+  if (getInits().getTypes() != getResultTypes())
+    return emitOpError() << "its results must have the types of its inits "
+                            "(the values carried from case to case)";
+  llvm::SmallDenseSet<Attribute> seen;
+  for (auto [k, peer] : llvm::enumerate(getPeers())) {
+    if (!seen.insert(peer).second)
+      return emitOpError() << "serves " << peer << " twice";
+    if (getChannels()[k] < 0)
+      return emitOpError() << "channel of peer #" << k
+                           << " must be non-negative, got "
+                           << getChannels()[k];
+    if (failed(verifyPeer(*this, cast<PlaceAttr>(peer), getChannels()[k],
+                          "serves")))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult ServeOp::verifyRegions() {
+  for (auto [k, region] : llvm::enumerate(getCases())) {
+    Block &block = region.front();
+    auto peer = cast<PlaceAttr>(getPeers()[k]);
+    if (block.getArgumentTypes() != getInits().getTypes())
+      return emitOpError() << "case #" << k
+                           << " must take the carried values as arguments ("
+                           << getInits().size() << ", of the inits' types)";
+    if (!isa_and_nonnull<YieldOp>(block.empty() ? nullptr : &block.back()))
+      return emitOpError() << "case #" << k << " must end with dist.yield";
+    unsigned probed = 0;
+    for (Operation &op : block) {
+      PlaceAttr other;
+      if (auto send = dyn_cast<SendOp>(op))
+        other = send.getTo();
+      else if (auto recv = dyn_cast<RecvOp>(op)) {
+        other = recv.getFrom();
+        probed += other == peer && recv.getChannel() == getChannels()[k];
+      } else if (!isa<FragmentOp, YieldOp>(op))
+        return op.emitOpError()
+               << "is in a case of dist.serve, which holds only "
+                  "dist.fragment, dist.send and dist.recv";
+      if (other && other != peer)
+        return op.emitOpError() << "talks to " << other << " in the case of "
+                                << peer << ": a case talks to its peer only";
+    }
+    if (probed != 1)
+      return emitOpError() << "case #" << k << " must receive the probed "
+                           << "message (channel " << getChannels()[k]
+                           << " from " << peer << ") once, it does "
+                           << probed << " times";
+  }
+  return success();
+}
+
+LogicalResult ServeOp::verifySymbolUses(SymbolTableCollection &tables) {
+  for (Attribute peer : getPeers())
+    if (failed(verifyPlace(cast<PlaceAttr>(peer), *this,
+                           [&]() { return emitOpError(); }, &tables)))
+      return failure();
   return success();
 }
 

@@ -423,11 +423,6 @@ struct DistParameterServerPass
           << ": each server holds at most one shard of a variable";
       return signalPassFailure();
     }
-    if (mode == "async") {
-      emitOptionError(module, "dist-parameter-server")
-          << "mode=async is not built yet (mode=sync is)";
-      return signalPassFailure();
-    }
     FailureOr<func::FuncOp> step =
         getSingleTrainingStep(module, "dist-parameter-server");
     if (failed(step))

@@ -15,6 +15,7 @@
 
 #include "distopt/Dialect/Train/IR/TrainOps.h"
 
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 
 #include <map>
@@ -63,6 +64,13 @@ private:
   RankedTensorType shardType(unsigned arg, const Shard &shard) const;
   DictionaryAttr attrsWithBlock(DictionaryAttr attrs, Type global,
                                 const Shard *shard) const;
+  /// A worker's copy of shard `shard` of variable `arg` (mode=async).
+  DictionaryAttr cacheAttrs(unsigned arg, const Shard &shard) const {
+    NamedAttrList attrs(attrsWithBlock(
+        argAttrs[arg], func::FuncOp(func).getArgument(arg).getType(), &shard));
+    attrs.set(DistDialect::kCacheAttrName, UnitAttr::get(func->getContext()));
+    return attrs.getDictionary(func->getContext());
+  }
   void writeWorker(int64_t w, func::FuncOp program);
   /// A worker's attributes of step argument `index`: its block of the
   /// batch for a batch argument.
@@ -77,8 +85,36 @@ private:
     return part;
   }
   LogicalResult writeServer(int64_t s, func::FuncOp program);
+  /// Clones the update ops `ops` of server `s` into `body` (a fragment's),
+  /// on its shards: values shaped like a variable are shard-shaped.
+  void cloneUpdate(OpBuilder &body, ArrayRef<Operation *> ops,
+                   IRMapping &mapping, int64_t s);
+  /// The shard of variable `arg` that server `s` holds, if any.
+  const Shard *shardOn(unsigned arg, int64_t s) const {
+    for (const Shard &shard : shardsOf[arg])
+      if (shard.server == s)
+        return &shard;
+    return nullptr;
+  }
+  /// Whether the workers read variable `arg` whole from its servers (a
+  /// variable the per-sample ops read, not a table looked up sparsely).
+  bool isPulled(unsigned arg) const {
+    return !shardsOf[arg].empty() && !sparse.count(arg) &&
+           llvm::any_of(func::FuncOp(func).getArgument(arg).getUsers(),
+                        [&](Operation *user) { return mbOps.contains(user); });
+  }
+  /// Whether the workers push parts of sums to server `s`.
+  bool receivesPushes(int64_t s) const {
+    return llvm::any_of(accumulations, [&](AllReduceOp acc) {
+      int64_t param = gradientOf.lookup(acc);
+      return param >= 0 ? shardOn(param, s) != nullptr : s == 0;
+    });
+  }
 
   int64_t servers, workers;
+  /// mode=async: each server applies each worker's gradients as they
+  /// arrive (a dist.serve); the workers keep copies of what they read.
+  bool async = false;
   /// Per argument: its shards (empty: not a variable held by servers).
   SmallVector<SmallVector<Shard>> shardsOf;
   /// The optimizer ops and the variable argument each updates.

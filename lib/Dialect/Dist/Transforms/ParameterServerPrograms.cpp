@@ -30,9 +30,13 @@ struct ProgramArguments {
   Value get(unsigned stepArg, Type type, DictionaryAttr attributes) {
     if (Value value = byStepArg.lookup(stepArg))
       return value;
+    return byStepArg[stepArg] = add(type, attributes);
+  }
+  /// A new argument.
+  Value add(Type type, DictionaryAttr attributes) {
     Value value = program.front().addArgument(type, program.getLoc());
     attrs.push_back(attributes);
-    return byStepArg[stepArg] = value;
+    return value;
   }
 };
 } // namespace
@@ -88,9 +92,12 @@ void ParameterServerBuilder::writeWorker(int64_t w, func::FuncOp program) {
         continue;
       unsigned index = arg.getArgNumber();
       for (auto [k, shard] : llvm::enumerate(shardsOf[index]))
-        pulled[index].push_back(RecvOp::create(
-            top, func.getLoc(), shardType(index, shard),
-            placeOfTask(shard.server), channel(0, index, k, w)));
+        pulled[index].push_back(
+            async ? args.add(shardType(index, shard), cacheAttrs(index, shard))
+                  : RecvOp::create(top, func.getLoc(), shardType(index, shard),
+                                   placeOfTask(shard.server),
+                                   channel(0, index, k, w))
+                        .getResult());
     }
 
   // Sparse tables: the indices to each server that holds rows, the rows
@@ -290,8 +297,74 @@ void ParameterServerBuilder::writeWorker(int64_t w, func::FuncOp program) {
                      placeOfTask(shard.server), channel(1, a, k, w));
     }
   }
-  func::ReturnOp::create(top, func.getLoc());
-  finishProgram(program, args.attrs, {});
+  // Async: each server that took this worker's gradients replies with the
+  // new values of its shards; the worker keeps them for its next step.
+  SmallVector<Value> returned;
+  SmallVector<DictionaryAttr> returnedAttrs;
+  for (unsigned index = 0; index < shardsOf.size() && async; ++index) {
+    if (!pulled.count(index))
+      continue;
+    for (auto [k, shard] : llvm::enumerate(shardsOf[index])) {
+      returned.push_back(
+          receivesPushes(shard.server)
+              ? RecvOp::create(top, func.getLoc(), shardType(index, shard),
+                               placeOfTask(shard.server),
+                               channel(5, index, k, w))
+                    .getResult()
+              : pulled[index][k]);
+      returnedAttrs.push_back(cacheAttrs(index, shard));
+    }
+  }
+  func::ReturnOp::create(top, func.getLoc(), returned);
+  finishProgram(program, args.attrs, returnedAttrs);
+}
+
+void ParameterServerBuilder::cloneUpdate(OpBuilder &body,
+                                         ArrayRef<Operation *> ops,
+                                         IRMapping &mapping, int64_t s) {
+  for (Operation *op : ops) {
+    // On a shard, the values shaped like the variable are shard-shaped.
+    std::optional<unsigned> variable;
+    if (auto optimizer = dyn_cast<train::OptimizerOpInterface>(op))
+      variable = paramOf[optimizer];
+    else if (shardwiseOf.count(op))
+      variable = shardwiseOf.lookup(op);
+    // Constants and other operand-free ops, in the fragment (a splat of
+    // the variable's shape at the shard's shape).
+    IRMapping constants;
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (!def || !isFree(def) || mapping.contains(operand))
+        continue;
+      DenseElementsAttr value;
+      if (variable &&
+          operand.getType() == func.getArgument(*variable).getType() &&
+          matchPattern(operand, m_Constant(&value)) && value.isSplat()) {
+        auto type = shardType(*variable, *shardOn(*variable, s));
+        constants.map(operand,
+                      train::ConstantOp::create(
+                          body, def->getLoc(),
+                          DenseElementsAttr::get(
+                              type, value.getSplatValue<Attribute>()))
+                          .getResult());
+        continue;
+      }
+      Operation *clone = body.clone(*def);
+      clone->removeAttr(DistDialect::kResultShardingsAttrName);
+      mapping.map(def->getResults(), clone->getResults());
+    }
+    for (auto [from, to] : constants.getValueMap())
+      mapping.map(from, to);
+    Operation *clone = body.clone(*op, mapping);
+    for (auto [from, to] : constants.getValueMap())
+      mapping.erase(from);
+    clone->removeAttr(DistDialect::kResultShardingsAttrName);
+    if (variable)
+      for (auto [result, original] :
+           llvm::zip(clone->getResults(), op->getResults()))
+        if (original.getType() == func.getArgument(*variable).getType())
+          result.setType(shardType(*variable, *shardOn(*variable, s)));
+  }
 }
 
 LogicalResult ParameterServerBuilder::writeServer(int64_t s,
@@ -301,12 +374,7 @@ LogicalResult ParameterServerBuilder::writeServer(int64_t s,
   args.program = program;
   PlaceAttr here = placeOfTask(s);
   OpBuilder top = OpBuilder::atBlockBegin(&program.front());
-  auto shardHere = [&](unsigned arg) -> const Shard * {
-    for (const Shard &shard : shardsOf[arg])
-      if (shard.server == s)
-        return &shard;
-    return nullptr;
-  };
+  auto shardHere = [&](unsigned arg) { return shardOn(arg, s); };
   auto shardIndex = [&](unsigned arg, const Shard *shard) {
     return shard - shardsOf[arg].begin();
   };
@@ -324,8 +392,9 @@ LogicalResult ParameterServerBuilder::writeServer(int64_t s,
                              argRoles[index] == train::Role::opt_state))
       getArg(index);
 
-  // Pull: this server's shards to every worker that reads the variable.
-  for (unsigned index = 0; index < shardsOf.size(); ++index) {
+  // Pull (sync): this server's shards to every worker that reads the
+  // variable (async: the workers hold copies, see the replies below).
+  for (unsigned index = 0; index < shardsOf.size() && !async; ++index) {
     const Shard *shard = shardHere(index);
     if (!shard || argRoles[index] != train::Role::param || sparse.count(index) ||
         !llvm::any_of(func.getArgument(index).getUsers(),
@@ -370,39 +439,6 @@ LogicalResult ParameterServerBuilder::writeServer(int64_t s,
     }
   }
 
-  // Push: each worker's part of the sums this server makes.
-  SmallVector<Value> operands;
-  struct Sum {
-    AllReduceOp acc;
-    /// The first of the workers' parts (and of their indices, sparse).
-    unsigned first, firstIndices = 0;
-    const Shard *sparseShard = nullptr;
-  };
-  SmallVector<Sum> sums;
-  for (auto [a, acc] : llvm::enumerate(accumulations)) {
-    int64_t param = gradientOf.lookup(acc);
-    const Shard *shard = param >= 0 ? shardHere(param) : nullptr;
-    if (param >= 0 ? !shard : s != 0)
-      continue;
-    bool isSparse = param >= 0 && sparse.count(param);
-    Type type = isSparse ? pushedPart(acc).getType()
-                : shard && shardsOf[param].size() > 1
-                    ? shardType(param, *shard)
-                    : acc.getOperand(0).getType();
-    int64_t k = shard ? shardIndex(param, shard) : 0;
-    sums.push_back({acc, static_cast<unsigned>(operands.size()), 0,
-                    isSparse ? shard : nullptr});
-    for (int64_t w = 0; w < workers; ++w)
-      operands.push_back(RecvOp::create(top, acc.getLoc(), type,
-                                        placeOfTask(servers + w),
-                                        channel(1, a, k, w)));
-    if (isSparse) {
-      sums.back().firstIndices = operands.size();
-      for (int64_t w = 0; w < workers; ++w)
-        operands.push_back(indicesFrom.lookup({param, w}));
-    }
-  }
-
   // The update: the optimizers of this server's shards, and on server 0
   // the loss path.
   SmallVector<Operation *> ops;
@@ -421,28 +457,9 @@ LogicalResult ParameterServerBuilder::writeServer(int64_t s,
       ops.push_back(op);
     }
   }
-  // What the loss path needs from worker 0.
-  SmallVector<std::pair<Value, unsigned>> fromWorker; // value, operand
-  if (s == 0)
-    for (auto [i, value] : llvm::enumerate(fromWorker0)) {
-      fromWorker.push_back({value, static_cast<unsigned>(operands.size())});
-      operands.push_back(RecvOp::create(top, value.getLoc(), value.getType(),
-                                        placeOfTask(servers),
-                                        channel(4, i, 0, 0)));
-    }
-  llvm::SetVector<unsigned> argInputs;
-  for (Operation *op : ops)
-    for (Value operand : op->getOperands())
-      if (auto arg = dyn_cast<BlockArgument>(operand))
-        argInputs.insert(arg.getArgNumber());
-  SmallVector<std::pair<unsigned, unsigned>> argSlots; // step arg, operand
-  for (unsigned index : argInputs) {
-    argSlots.push_back({index, static_cast<unsigned>(operands.size())});
-    operands.push_back(getArg(index));
-  }
 
   // Which step results this server returns: a step argument returned
-  // unchanged, or a value of the update (`outputs`, yielded by it).
+  // unchanged, or a value of the update (`outputs`).
   auto ret = cast<func::ReturnOp>(func.front().getTerminator());
   SmallVector<Value> outputs;
   SmallVector<DictionaryAttr> resultAttrsHere;
@@ -477,16 +494,317 @@ LogicalResult ParameterServerBuilder::writeServer(int64_t s,
     resultAttrsHere.push_back(
         attrsWithBlock(resultAttrs[i], operand.getType(), shard));
   }
-
-  SmallVector<Type> resultTypes;
-  for (Value output : outputs) {
-    Type type = output.getType();
-    auto optimizer = output.getDefiningOp<train::OptimizerOpInterface>();
+  // An update value as this server holds it (an optimizer's result shaped
+  // like its parameter: the shard).
+  auto typeHere = [&](Value value) {
+    Type type = value.getType();
+    auto optimizer = value.getDefiningOp<train::OptimizerOpInterface>();
     if (optimizer && type == optimizer.getParam().getType())
       type = shardType(paramOf[optimizer], *shardHere(paramOf[optimizer]));
-    resultTypes.push_back(type);
+    return type;
+  };
+
+  // The sums this server makes, with each worker's part.
+  struct Sum {
+    AllReduceOp acc;
+    int64_t index, shard;
+    Type type;
+    /// The shard of a sparse table the rows' gradients are added into.
+    const Shard *sparseShard = nullptr;
+  };
+  SmallVector<Sum> sums;
+  for (auto [a, acc] : llvm::enumerate(accumulations)) {
+    int64_t param = gradientOf.lookup(acc);
+    const Shard *shard = param >= 0 ? shardHere(param) : nullptr;
+    if (param >= 0 ? !shard : s != 0)
+      continue;
+    bool isSparse = param >= 0 && sparse.count(param);
+    Type type = isSparse ? pushedPart(acc).getType()
+                : shard && shardsOf[param].size() > 1
+                    ? shardType(param, *shard)
+                    : acc.getOperand(0).getType();
+    sums.push_back({acc, static_cast<int64_t>(a),
+                    shard ? shardIndex(param, shard) : 0, type,
+                    isSparse ? shard : nullptr});
   }
+  // A worker's part `value` (of rows `indices`, sparse) added into `into`
+  // (null: the first part), times `scale`.
+  auto addPart = [&](OpBuilder &body, Sum &part, Value into,
+                     Value value, Value indices, int64_t scale) -> Value {
+    Location loc = part.acc.getLoc();
+    if (const Shard *shard = part.sparseShard) {
+      // The looked-up rows' gradients, added into the shard.
+      auto type = cast<RankedTensorType>(
+          shardType(gradientOf.lookup(part.acc), *shard));
+      if (!into)
+        into = train::ConstantOp::create(
+            body, loc,
+            DenseElementsAttr::get(type,
+                                   body.getZeroAttr(type.getElementType())));
+      Value offset = arith::ConstantIndexOp::create(body, loc, shard->begin);
+      value = train::ScatterAddOp::create(body, loc, type, into, indices,
+                                          value, offset)
+                  .getResult();
+    } else if (into) {
+      value = train::AddOp::create(body, loc, into, value).getResult();
+    }
+    if (scale == 1)
+      return value;
+    auto type = cast<RankedTensorType>(value.getType());
+    auto scalarType = RankedTensorType::get({}, type.getElementType());
+    Value factor = train::ConstantOp::create(
+        body, loc,
+        DenseElementsAttr::get(scalarType,
+                               body.getFloatAttr(type.getElementType(),
+                                                 static_cast<double>(scale))));
+    return train::MulOp::create(body, loc, value, factor).getResult();
+  };
+
+  // What the loss path needs from worker 0.
+
   SmallVector<Value> results;
+  // Async: the step values the requests update, after the last one, and
+  // the loss path's sums over the requests (in accumulation order).
+  DenseMap<Value, Value> carriedResult;
+  SmallVector<std::pair<Value, Value>> servedSums;
+  if (async && !sums.empty()) {
+    // The ops run per request: the optimizers and gradient ops that read a
+    // summed gradient of a variable (in step order).
+    SmallVector<Operation *> perRequest;
+    DenseSet<Operation *> isPerRequest;
+    for (Operation *op : ops) {
+      if (!isa<train::OptimizerOpInterface>(op) && !shardwiseOf.count(op))
+        continue;
+      if (llvm::any_of(op->getOperands(), [&](Value operand) {
+            Operation *def = operand.getDefiningOp();
+            return def && (isPerRequest.contains(def) ||
+                           (isa<AllReduceOp>(def) &&
+                            gradientOf.lookup(def) >= 0 &&
+                            llvm::is_contained(accumulations, def)));
+          })) {
+        perRequest.push_back(op);
+        isPerRequest.insert(op);
+      }
+    }
+    // What they update: step arguments, carried from request to request
+    // (a result names the argument it replaces), and the loss path's sums.
+    SmallVector<std::pair<unsigned, Value>> carried; // step arg, new value
+    for (auto [i, operand] : llvm::enumerate(ret.getOperands())) {
+      Operation *def = operand.getDefiningOp();
+      if (!def || !isPerRequest.contains(def))
+        continue;
+      Attribute name = resultAttrs[i] ? resultAttrs[i].get("train.name")
+                                      : Attribute();
+      const auto *arg = llvm::find_if(argAttrs, [&](DictionaryAttr attrs) {
+        return name && attrs && attrs.get("train.name") == name;
+      });
+      if (arg == argAttrs.end() ||
+          getArg(arg - argAttrs.begin()).getType() != typeHere(operand))
+        return ret.emitError()
+               << "dist-parameter-server: mode=async applies each worker's "
+                  "gradients as they arrive, so result #"
+               << i << " must be the new value of a state argument of its "
+                       "name and type";
+      carried.push_back({static_cast<unsigned>(arg - argAttrs.begin()),
+                         operand});
+    }
+    for (Operation *op : perRequest)
+      for (Operation *user : op->getUsers())
+        if (!isPerRequest.contains(user) && !isa<func::ReturnOp>(user))
+          return user
+                     ->emitError()
+                 << "dist-parameter-server: mode=async updates the "
+                    "variables once per worker's request; this op reads an "
+                    "updated value after the step";
+    SmallVector<Sum *> lossSums;
+    for (Sum &part : sums)
+      if (gradientOf.lookup(part.acc) < 0)
+        lossSums.push_back(&part);
+    SmallVector<Value> inits;
+    for (auto [index, value] : carried)
+      inits.push_back(getArg(index));
+    if (!lossSums.empty()) {
+      SmallVector<Type> types;
+      for (Sum *part : lossSums)
+        types.push_back(part->type);
+      auto zeros = FragmentOp::create(top, func.getLoc(), types, ValueRange{},
+                                      here, nullptr);
+      OpBuilder body = OpBuilder::atBlockBegin(&zeros.getBodyBlock());
+      SmallVector<Value> values;
+      for (Type type : types)
+        values.push_back(train::ConstantOp::create(
+            body, func.getLoc(),
+            DenseElementsAttr::get(
+                cast<ShapedType>(type),
+                body.getZeroAttr(
+                    cast<ShapedType>(type).getElementType()))));
+      YieldOp::create(body, func.getLoc(), values);
+      llvm::append_range(inits, zeros.getResults());
+    }
+    // The probe of worker w: its last push here (after its backward).
+    Sum *probed = &sums.front();
+    auto kindOf = [&](Sum &part) {
+      Operation *def = pushedPart(part.acc).getDefiningOp();
+      return def && unitKind.count(def) ? static_cast<int>(unitKind.lookup(def))
+                                        : 0;
+    };
+    for (Sum &part : sums)
+      if (kindOf(part) >= kindOf(*probed))
+        probed = &part;
+    SmallVector<Attribute> peers;
+    SmallVector<int64_t> probes;
+    for (int64_t w = 0; w < workers; ++w) {
+      peers.push_back(placeOfTask(servers + w));
+      probes.push_back(channel(1, probed->index, probed->shard, w));
+    }
+    SmallVector<Type> initTypes(ValueRange(inits).getTypes());
+    auto serve = ServeOp::create(top, func.getLoc(), initTypes, inits,
+                                 top.getArrayAttr(peers), probes, workers,
+                                 workers);
+    // Case w: worker w's parts, the update, the new values to worker w.
+    for (int64_t w = 0; w < workers; ++w) {
+      Block *block = new Block();
+      serve.getCases()[w].push_back(block);
+      for (Type type : initTypes)
+        block->addArgument(type, func.getLoc());
+      OpBuilder caseBuilder = OpBuilder::atBlockEnd(block);
+      SmallVector<Value> inputs(block->getArguments());
+      SmallVector<unsigned> partSlots;
+      for (Sum &part : sums) {
+        partSlots.push_back(inputs.size());
+        inputs.push_back(RecvOp::create(caseBuilder, part.acc.getLoc(),
+                                        part.type, placeOfTask(servers + w),
+                                        channel(1, part.index, part.shard, w)));
+        if (part.sparseShard)
+          inputs.push_back(
+              indicesFrom.lookup({gradientOf.lookup(part.acc), w}));
+      }
+      llvm::SetVector<unsigned> argInputs;
+      for (Operation *op : perRequest)
+        for (Value operand : op->getOperands())
+          if (auto arg = dyn_cast<BlockArgument>(operand);
+              arg && !llvm::any_of(carried, [&](auto &entry) {
+                return entry.first == arg.getArgNumber();
+              }))
+            argInputs.insert(arg.getArgNumber());
+      SmallVector<std::pair<unsigned, unsigned>> argSlots;
+      for (unsigned index : argInputs) {
+        argSlots.push_back({index, static_cast<unsigned>(inputs.size())});
+        inputs.push_back(getArg(index));
+      }
+      auto fragment = FragmentOp::create(
+          caseBuilder, func.getLoc(), initTypes, inputs, here,
+          ScheduleUnitAttr::get(context, UnitKind::update, 0, w));
+      fragment.setOriginAttr(top.getStrArrayAttr({func.getSymName().str()}));
+      Block &fragmentBlock = fragment.getBodyBlock();
+      OpBuilder body = OpBuilder::atBlockBegin(&fragmentBlock);
+      IRMapping mapping;
+      for (auto [c, entry] : llvm::enumerate(carried))
+        mapping.map(func.getArgument(entry.first),
+                    fragmentBlock.getArgument(c));
+      for (auto [index, slot] : argSlots)
+        mapping.map(func.getArgument(index), fragmentBlock.getArgument(slot));
+      // A gradient from one worker's block stands for the batch's: scaled
+      // by the number of workers (its own mean for a mean loss). The loss
+      // path adds the parts of the requests served.
+      SmallVector<Value> yielded;
+      for (auto [i, part] : llvm::enumerate(sums)) {
+        Value value = fragmentBlock.getArgument(partSlots[i]);
+        Value indices = part.sparseShard
+                            ? fragmentBlock.getArgument(partSlots[i] + 1)
+                            : Value();
+        if (gradientOf.lookup(part.acc) >= 0) {
+          mapping.map(part.acc.getResult(0),
+                      addPart(body, part, Value(), value, indices, workers));
+          continue;
+        }
+        unsigned slot = carried.size() + (llvm::find(lossSums, &part) -
+                                          lossSums.begin());
+        mapping.map(part.acc.getResult(0),
+                    addPart(body, part, fragmentBlock.getArgument(slot), value,
+                            indices, 1));
+      }
+      cloneUpdate(body, perRequest, mapping, s);
+      for (auto [index, value] : carried)
+        yielded.push_back(mapping.lookup(value));
+      for (Sum *part : lossSums)
+        yielded.push_back(mapping.lookup(part->acc.getResult(0)));
+      YieldOp::create(body, func.getLoc(), yielded);
+      // The reply: this server's shards of what the worker reads, as the
+      // request left them.
+      for (unsigned index = 0; index < shardsOf.size(); ++index) {
+        const Shard *shard = shardHere(index);
+        if (!shard || !isPulled(index))
+          continue;
+        Value value = getArg(index);
+        for (auto [c, entry] : llvm::enumerate(carried))
+          if (entry.first == index)
+            value = fragment.getResult(c);
+        SendOp::create(caseBuilder, func.getLoc(), value,
+                       placeOfTask(servers + w),
+                       channel(5, index, shardIndex(index, shard), w));
+      }
+      YieldOp::create(caseBuilder, func.getLoc(), fragment.getResults());
+    }
+    for (auto [c, entry] : llvm::enumerate(carried))
+      carriedResult[entry.second] = serve.getResult(c);
+    for (auto [i, part] : llvm::enumerate(lossSums)) {
+      Value sum = part->acc.getResult(0);
+      carriedResult[sum] = serve.getResult(carried.size() + i);
+      servedSums.push_back({sum, carriedResult[sum]});
+    }
+    // The rest of the update runs once per step on the step's values.
+    llvm::erase_if(ops, [&](Operation *op) { return isPerRequest.contains(op); });
+    sums.clear();
+  }
+  SmallVector<Value> stepOutputs;
+  for (Value output : outputs)
+    if (!carriedResult.count(output))
+      stepOutputs.push_back(output);
+
+  // Push (sync): each worker's part of the sums this server makes.
+  SmallVector<Value> operands;
+  SmallVector<unsigned> firstPart, firstIndices;
+  for (Sum &part : sums) {
+    firstPart.push_back(operands.size());
+    for (int64_t w = 0; w < workers; ++w)
+      operands.push_back(RecvOp::create(top, part.acc.getLoc(), part.type,
+                                        placeOfTask(servers + w),
+                                        channel(1, part.index, part.shard, w)));
+    firstIndices.push_back(operands.size());
+    if (part.sparseShard)
+      for (int64_t w = 0; w < workers; ++w)
+        operands.push_back(
+            indicesFrom.lookup({gradientOf.lookup(part.acc), w}));
+  }
+  // What the loss path needs from worker 0.
+  SmallVector<std::pair<Value, unsigned>> fromWorker; // value, operand
+  if (s == 0)
+    for (auto [i, value] : llvm::enumerate(fromWorker0)) {
+      fromWorker.push_back({value, static_cast<unsigned>(operands.size())});
+      operands.push_back(RecvOp::create(top, value.getLoc(), value.getType(),
+                                        placeOfTask(servers),
+                                        channel(4, i, 0, 0)));
+    }
+  SmallVector<std::pair<Value, unsigned>> carriedSlots; // step value, operand
+  for (auto [value, result] : servedSums) {
+    carriedSlots.push_back({value, static_cast<unsigned>(operands.size())});
+    operands.push_back(result);
+  }
+  llvm::SetVector<unsigned> argInputs;
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands())
+      if (auto arg = dyn_cast<BlockArgument>(operand))
+        argInputs.insert(arg.getArgNumber());
+  SmallVector<std::pair<unsigned, unsigned>> argSlots; // step arg, operand
+  for (unsigned index : argInputs) {
+    argSlots.push_back({index, static_cast<unsigned>(operands.size())});
+    operands.push_back(getArg(index));
+  }
+
+  SmallVector<Type> resultTypes;
+  for (Value output : stepOutputs)
+    resultTypes.push_back(typeHere(output));
   if (!ops.empty() || !sums.empty()) {
     auto fragment = FragmentOp::create(
         top, func.getLoc(), resultTypes, operands, here,
@@ -499,80 +817,22 @@ LogicalResult ParameterServerBuilder::writeServer(int64_t s,
       mapping.map(func.getArgument(index), block.getArgument(slot));
     for (auto [value, slot] : fromWorker)
       mapping.map(value, block.getArgument(slot));
+    for (auto [value, slot] : carriedSlots)
+      mapping.map(value, block.getArgument(slot));
     // The workers' parts, added in worker order.
-    for (const Sum &part : sums) {
-      AllReduceOp acc = part.acc;
-      if (const Shard *shard = part.sparseShard) {
-        // Each worker's looked-up rows' gradients, added into the shard.
-        int64_t param = gradientOf.lookup(acc);
-        Value sum = train::ConstantOp::create(
-            body, acc.getLoc(),
-            DenseElementsAttr::get(
-                shardType(param, *shard),
-                body.getZeroAttr(shardType(param, *shard).getElementType())));
-        Value offset =
-            arith::ConstantIndexOp::create(body, acc.getLoc(), shard->begin);
-        for (int64_t w = 0; w < workers; ++w)
-          sum = train::ScatterAddOp::create(
-                    body, acc.getLoc(), sum.getType(), sum,
-                    block.getArgument(part.firstIndices + w),
-                    block.getArgument(part.first + w), offset)
-                    .getResult();
-        mapping.map(acc.getResult(0), sum);
-        continue;
-      }
-      Value sum = block.getArgument(part.first);
-      for (int64_t w = 1; w < workers; ++w)
-        sum = train::AddOp::create(body, acc.getLoc(), sum,
-                                   block.getArgument(part.first + w))
-                  .getResult();
-      mapping.map(acc.getResult(0), sum);
+    for (auto [i, part] : llvm::enumerate(sums)) {
+      Value sum;
+      for (int64_t w = 0; w < workers; ++w)
+        sum = addPart(body, part, sum, block.getArgument(firstPart[i] + w),
+                      part.sparseShard
+                          ? block.getArgument(firstIndices[i] + w)
+                          : Value(),
+                      /*scale=*/1);
+      mapping.map(part.acc.getResult(0), sum);
     }
-    for (Operation *op : ops) {
-      // On a shard, the values shaped like the variable are shard-shaped.
-      std::optional<unsigned> variable;
-      if (auto optimizer = dyn_cast<train::OptimizerOpInterface>(op))
-        variable = paramOf[optimizer];
-      else if (shardwiseOf.count(op))
-        variable = shardwiseOf.lookup(op);
-      // Constants and other operand-free ops, in the fragment (a splat of
-      // the variable's shape at the shard's shape).
-      IRMapping constants;
-      for (Value operand : op->getOperands()) {
-        Operation *def = operand.getDefiningOp();
-        if (!def || !isFree(def) || mapping.contains(operand))
-          continue;
-        DenseElementsAttr value;
-        if (variable &&
-            operand.getType() == func.getArgument(*variable).getType() &&
-            matchPattern(operand, m_Constant(&value)) && value.isSplat()) {
-          auto type = shardType(*variable, *shardHere(*variable));
-          constants.map(operand,
-                        train::ConstantOp::create(
-                            body, def->getLoc(),
-                            DenseElementsAttr::get(
-                                type, value.getSplatValue<Attribute>()))
-                            .getResult());
-          continue;
-        }
-        Operation *clone = body.clone(*def);
-        clone->removeAttr(DistDialect::kResultShardingsAttrName);
-        mapping.map(def->getResults(), clone->getResults());
-      }
-      for (auto [from, to] : constants.getValueMap())
-        mapping.map(from, to);
-      Operation *clone = body.clone(*op, mapping);
-      for (auto [from, to] : constants.getValueMap())
-        mapping.erase(from);
-      clone->removeAttr(DistDialect::kResultShardingsAttrName);
-      if (variable)
-        for (auto [result, original] :
-             llvm::zip(clone->getResults(), op->getResults()))
-          if (original.getType() == func.getArgument(*variable).getType())
-            result.setType(shardType(*variable, *shardHere(*variable)));
-    }
+    cloneUpdate(body, ops, mapping, s);
     SmallVector<Value> yielded;
-    for (Value output : outputs)
+    for (Value output : stepOutputs)
       yielded.push_back(mapping.lookup(output));
     YieldOp::create(body, func.getLoc(), yielded);
     llvm::append_range(results, fragment.getResults());
@@ -581,16 +841,21 @@ LogicalResult ParameterServerBuilder::writeServer(int64_t s,
   // The return, in the step's result order.
   SmallVector<Value> returned;
   auto nextResult = results.begin();
-  for (auto [value, isArg] : returnedHere)
-    returned.push_back(
-        isArg ? getArg(cast<BlockArgument>(value).getArgNumber())
-              : *nextResult++);
+  for (auto [value, isArg] : returnedHere) {
+    if (isArg)
+      returned.push_back(getArg(cast<BlockArgument>(value).getArgNumber()));
+    else if (Value result = carriedResult.lookup(value))
+      returned.push_back(result);
+    else
+      returned.push_back(*nextResult++);
+  }
   func::ReturnOp::create(top, func.getLoc(), returned);
   finishProgram(program, args.attrs, resultAttrsHere);
   return success();
 }
 
 LogicalResult ParameterServerBuilder::writeServerPrograms(StringRef mode) {
+  async = mode == "async";
   OpBuilder builder(module.getContext());
   builder.setInsertionPointAfter(func);
   auto schedule = [&](StringRef role) {

@@ -6,7 +6,10 @@
 // programs' sends and receives together, as the runtime would with
 // buffered (nonblocking) sends: a program stops at a receive whose send has
 // not happened yet; when every unfinished program is stopped, the waits
-// form a cycle, which the diagnostic spells out.
+// form a cycle, which the diagnostic spells out. A `dist.serve` serves each
+// of its peers once per step, in the order their requests become possible
+// (its cases talk to their own peer only, so another order of arrival
+// cannot add a wait).
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,12 +63,19 @@ LogicalResult mlir::dist::verifyPrograms(ModuleOp module) {
              << programs[it->second].func.getSymName() << ")";
     Program program{func, place, {}};
     for (Operation &op : func.front()) {
-      if (isa<SendOp, RecvOp>(op))
+      if (auto serve = dyn_cast<ServeOp>(op);
+          serve && serve.getCount() != serve.getCases().size())
+        return serve.emitError()
+               << "serves " << serve.getCount() << " requests of "
+               << serve.getCases().size()
+               << " peers: dist-verify checks programs whose step serves "
+                  "each peer once";
+      if (isa<SendOp, RecvOp, ServeOp>(op))
         program.transfers.push_back(&op);
       else if (!isa<FragmentOp, func::ReturnOp>(op))
-        return op.emitError()
-               << "is not placed: a program of " << place
-               << " holds only dist.fragment, dist.send and dist.recv";
+        return op.emitError() << "is not placed: a program of " << place
+                              << " holds only dist.fragment, dist.send, "
+                                 "dist.recv and dist.serve";
     }
     programs.push_back(std::move(program));
   }
@@ -86,7 +96,12 @@ LogicalResult mlir::dist::verifyPrograms(ModuleOp module) {
   DenseMap<TransferKey, SendOp> sends;
   DenseMap<TransferKey, RecvOp> recvs;
   for (const Program &program : programs) {
-    for (Operation *op : program.transfers) {
+    SmallVector<Operation *> all;
+    func::FuncOp(program.func).walk([&](Operation *op) {
+      if (isa<SendOp, RecvOp>(op))
+        all.push_back(op);
+    });
+    for (Operation *op : all) {
       if (auto send = dyn_cast<SendOp>(op)) {
         TransferKey key{program.place, send.getTo(),
                         static_cast<int64_t>(send.getChannel())};
@@ -128,28 +143,109 @@ LogicalResult mlir::dist::verifyPrograms(ModuleOp module) {
              << ") in the program of " << recv.getFrom();
 
   // Deadlock: run the transfers of every program together.
-  SmallVector<size_t> next(programs.size(), 0);
+  struct Cursor {
+    size_t next = 0;
+    /// In a dist.serve at `next`: the cases served, the one running and
+    /// the position in it.
+    DenseSet<unsigned> served;
+    std::optional<unsigned> active;
+    size_t position = 0;
+  };
+  auto caseTransfers = [](ServeOp serve, unsigned k) {
+    SmallVector<Operation *> transfers;
+    for (Operation &op : serve.getCases()[k].front())
+      if (isa<SendOp, RecvOp>(op))
+        transfers.push_back(&op);
+    return transfers;
+  };
+  SmallVector<Cursor> cursors(programs.size());
   DenseSet<TransferKey> sent;
+  auto key = [](RecvOp recv, PlaceAttr at) -> TransferKey {
+    return {recv.getFrom(), at, static_cast<int64_t>(recv.getChannel())};
+  };
+  // Runs `op` of program `i`: false when it has to wait.
+  auto step = [&](Operation *op, const Program &program) {
+    if (auto send = dyn_cast<SendOp>(op)) {
+      sent.insert({program.place, send.getTo(),
+                   static_cast<int64_t>(send.getChannel())});
+      return true;
+    }
+    return sent.contains(key(cast<RecvOp>(op), program.place));
+  };
   for (bool progress = true; progress;) {
     progress = false;
     for (auto [i, program] : llvm::enumerate(programs)) {
-      for (; next[i] < program.transfers.size(); ++next[i], progress = true) {
-        Operation *op = program.transfers[next[i]];
-        if (auto send = dyn_cast<SendOp>(op)) {
-          sent.insert({program.place, send.getTo(),
-                       static_cast<int64_t>(send.getChannel())});
+      Cursor &cursor = cursors[i];
+      while (cursor.next < program.transfers.size()) {
+        Operation *op = program.transfers[cursor.next];
+        auto serve = dyn_cast<ServeOp>(op);
+        if (!serve) {
+          if (!step(op, program))
+            break;
+          ++cursor.next;
+          progress = true;
           continue;
         }
-        auto recv = cast<RecvOp>(op);
-        if (!sent.contains({recv.getFrom(), program.place,
-                            static_cast<int64_t>(recv.getChannel())}))
+        if (!cursor.active) {
+          if (cursor.served.size() == serve.getCases().size()) {
+            cursor.served.clear();
+            ++cursor.next;
+            progress = true;
+            continue;
+          }
+          for (unsigned k = 0; k < serve.getCases().size(); ++k)
+            if (!cursor.served.contains(k) &&
+                sent.contains({serve.getPeers()[k], program.place,
+                               serve.getChannels()[k]})) {
+              cursor.active = k;
+              cursor.position = 0;
+              break;
+            }
+          if (!cursor.active)
+            break;
+          progress = true;
+        }
+        SmallVector<Operation *> transfers = caseTransfers(serve, *cursor.active);
+        while (cursor.position < transfers.size() &&
+               step(transfers[cursor.position], program)) {
+          ++cursor.position;
+          progress = true;
+        }
+        if (cursor.position < transfers.size())
           break;
+        cursor.served.insert(*cursor.active);
+        cursor.active.reset();
       }
     }
   }
+  // Where a stopped program waits: the op, the channel and the program.
+  struct Wait {
+    Operation *op;
+    int64_t channel;
+    Attribute from;
+  };
+  auto waitOf = [&](size_t i) -> Wait {
+    const Cursor &cursor = cursors[i];
+    Operation *op = programs[i].transfers[cursor.next];
+    auto serve = dyn_cast<ServeOp>(op);
+    if (!serve) {
+      auto recv = cast<RecvOp>(op);
+      return {op, static_cast<int64_t>(recv.getChannel()), recv.getFrom()};
+    }
+    if (cursor.active) {
+      auto recv = cast<RecvOp>(
+          caseTransfers(serve, *cursor.active)[cursor.position]);
+      return {recv, static_cast<int64_t>(recv.getChannel()), recv.getFrom()};
+    }
+    // Waiting for any unserved peer: the first names the cycle.
+    unsigned k = 0;
+    while (cursor.served.contains(k))
+      ++k;
+    return {op, serve.getChannels()[k], serve.getPeers()[k]};
+  };
   std::optional<size_t> blocked;
   for (auto [i, program] : llvm::enumerate(programs))
-    if (next[i] < program.transfers.size() && !blocked)
+    if (cursors[i].next < program.transfers.size() && !blocked)
       blocked = i;
   if (!blocked)
     return success();
@@ -160,24 +256,20 @@ LogicalResult mlir::dist::verifyPrograms(ModuleOp module) {
   while (!position.count(i)) {
     position[i] = chain.size();
     chain.push_back(i);
-    auto recv = cast<RecvOp>(programs[i].transfers[next[i]]);
-    i = programAt.lookup(recv.getFrom());
+    i = programAt.lookup(waitOf(i).from);
   }
   size_t start = position.lookup(i);
   std::string cycle;
   llvm::raw_string_ostream os(cycle);
   for (size_t k = start; k < chain.size(); ++k) {
-    const Program &program = programs[chain[k]];
-    auto recv = cast<RecvOp>(program.transfers[next[chain[k]]]);
-    os << (k == start ? "" : "; ") << describe(program) << " waits at channel "
-       << recv.getChannel() << " for "
-       << describe(programs[programAt.lookup(recv.getFrom())]);
+    Wait wait = waitOf(chain[k]);
+    os << (k == start ? "" : "; ") << describe(programs[chain[k]])
+       << " waits at channel " << wait.channel << " for "
+       << describe(programs[programAt.lookup(wait.from)]);
   }
-  InFlightDiagnostic diag =
-      programs[chain[start]].transfers[next[chain[start]]]->emitError()
-      << "the programs deadlock: " << cycle;
+  InFlightDiagnostic diag = waitOf(chain[start]).op->emitError()
+                            << "the programs deadlock: " << cycle;
   for (size_t k = start + 1; k < chain.size(); ++k)
-    diag.attachNote(programs[chain[k]].transfers[next[chain[k]]]->getLoc())
-        << "waiting here";
+    diag.attachNote(waitOf(chain[k]).op->getLoc()) << "waiting here";
   return diag;
 }

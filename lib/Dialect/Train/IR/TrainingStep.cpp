@@ -15,7 +15,18 @@ static StepValue readValue(unsigned index, Type type, DictionaryAttr attrs) {
   if (auto role = attrs.getAs<RoleAttr>(TrainDialect::kRoleAttrName))
     value.role = role.getValue();
   value.name = attrs.getAs<StringAttr>(TrainDialect::kNameAttrName);
+  // By name: the train dialect does not depend on the dist dialect.
+  value.part = attrs.get("dist.block");
   return value;
+}
+
+std::string StepValue::getKey() const {
+  std::string key = name ? name.getValue().str() : std::string();
+  if (part) {
+    llvm::raw_string_ostream os(key);
+    os << " " << part;
+  }
+  return key;
 }
 
 bool TrainingStep::isTrainingStep(FunctionOpInterface func) {
@@ -99,7 +110,7 @@ checkNamed(const TrainingStep &step, bool results,
       return emit() << "has no '" << TrainDialect::kRoleAttrName << "'";
     if (!value.name)
       return emit() << "has no '" << TrainDialect::kNameAttrName << "'";
-    auto [it, inserted] = byName.try_emplace(value.name.getValue(), &value);
+    auto [it, inserted] = byName.try_emplace(value.getKey(), &value);
     if (!inserted)
       return emit() << "reuses the name of "
                     << TrainingStep::describe(what, *it->second);
@@ -130,7 +141,7 @@ LogicalResult TrainingStep::verify(bool requireLoss) const {
     }
     if (*result.role != Role::param && *result.role != Role::opt_state)
       continue;
-    const StepValue *argument = byArgument.lookup(result.name.getValue());
+    const StepValue *argument = byArgument.lookup(result.getKey());
     if (!argument)
       return emitResultError(result)
              << "does not name an argument: updated state must replace "

@@ -98,7 +98,7 @@ func.func @p1() attributes {dist.place = #dist.place<@pipe, pipe = 1>} {
 
 dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
 func.func @p0(%a: tensor<2xf32>) -> tensor<2xf32> attributes {dist.place = #dist.place<@pipe, pipe = 0>} {
-  // expected-error @+1 {{is not placed: a program of #dist.place<@pipe, pipe = 0> holds only dist.fragment, dist.send and dist.recv}}
+  // expected-error @+1 {{is not placed: a program of #dist.place<@pipe, pipe = 0> holds only dist.fragment, dist.send, dist.recv and dist.serve}}
   %b = train.neg %a : (tensor<2xf32>) -> tensor<2xf32>
   return %b : tensor<2xf32>
 }
@@ -111,5 +111,84 @@ func.func @p0() attributes {dist.place = #dist.place<@pipe, pipe = 0>} {
 }
 // expected-error @+1 {{is a second program of #dist.place<@pipe, pipe = 0> (the first is @p0)}}
 func.func @q0() attributes {dist.place = #dist.place<@pipe, pipe = 0>} {
+  return
+}
+
+// -----
+
+// A server serving two workers in the order their requests arrive: each
+// worker sends its request before it waits for the reply.
+dist.mesh @cluster {axes = ["task"], shape = array<i64: 3>}
+func.func @server(%w: tensor<2xf32>) -> tensor<2xf32> attributes {dist.place = #dist.place<@cluster, task = 0>} {
+  %r = dist.serve from [#dist.place<@cluster, task = 1>, #dist.place<@cluster, task = 2>] channels [0, 1] count 2 (%w) : (tensor<2xf32>) -> tensor<2xf32> {
+  ^bb0(%v: tensor<2xf32>):
+    %g = dist.recv from #dist.place<@cluster, task = 1> channel = 0 : tensor<2xf32>
+    dist.send %g to #dist.place<@cluster, task = 1> channel = 2 : tensor<2xf32>
+    dist.yield %g : tensor<2xf32>
+  }, {
+  ^bb0(%v: tensor<2xf32>):
+    %g = dist.recv from #dist.place<@cluster, task = 2> channel = 1 : tensor<2xf32>
+    dist.send %g to #dist.place<@cluster, task = 2> channel = 3 : tensor<2xf32>
+    dist.yield %g : tensor<2xf32>
+  }
+  return %r : tensor<2xf32>
+}
+func.func @worker0(%a: tensor<2xf32>) -> tensor<2xf32> attributes {dist.place = #dist.place<@cluster, task = 1>} {
+  dist.send %a to #dist.place<@cluster, task = 0> channel = 0 : tensor<2xf32>
+  %b = dist.recv from #dist.place<@cluster, task = 0> channel = 2 : tensor<2xf32>
+  return %b : tensor<2xf32>
+}
+func.func @worker1(%a: tensor<2xf32>) -> tensor<2xf32> attributes {dist.place = #dist.place<@cluster, task = 2>} {
+  dist.send %a to #dist.place<@cluster, task = 0> channel = 1 : tensor<2xf32>
+  %b = dist.recv from #dist.place<@cluster, task = 0> channel = 3 : tensor<2xf32>
+  return %b : tensor<2xf32>
+}
+
+// -----
+
+// A worker that waits for the server's reply before it sends its request:
+// the server waits for the request of any worker it has not served.
+dist.mesh @cluster {axes = ["task"], shape = array<i64: 3>}
+func.func @server(%w: tensor<2xf32>) -> tensor<2xf32> attributes {dist.place = #dist.place<@cluster, task = 0>} {
+  // expected-error @+1 {{the programs deadlock: @server (task = 0) waits at channel 1 for @worker1 (task = 2); @worker1 (task = 2) waits at channel 3 for @server (task = 0)}}
+  %r = dist.serve from [#dist.place<@cluster, task = 1>, #dist.place<@cluster, task = 2>] channels [0, 1] count 2 (%w) : (tensor<2xf32>) -> tensor<2xf32> {
+  ^bb0(%v: tensor<2xf32>):
+    %g = dist.recv from #dist.place<@cluster, task = 1> channel = 0 : tensor<2xf32>
+    dist.send %g to #dist.place<@cluster, task = 1> channel = 2 : tensor<2xf32>
+    dist.yield %g : tensor<2xf32>
+  }, {
+  ^bb0(%v: tensor<2xf32>):
+    %g = dist.recv from #dist.place<@cluster, task = 2> channel = 1 : tensor<2xf32>
+    dist.send %g to #dist.place<@cluster, task = 2> channel = 3 : tensor<2xf32>
+    dist.yield %g : tensor<2xf32>
+  }
+  return %r : tensor<2xf32>
+}
+func.func @worker0(%a: tensor<2xf32>) -> tensor<2xf32> attributes {dist.place = #dist.place<@cluster, task = 1>} {
+  dist.send %a to #dist.place<@cluster, task = 0> channel = 0 : tensor<2xf32>
+  %b = dist.recv from #dist.place<@cluster, task = 0> channel = 2 : tensor<2xf32>
+  return %b : tensor<2xf32>
+}
+func.func @worker1(%a: tensor<2xf32>) -> tensor<2xf32> attributes {dist.place = #dist.place<@cluster, task = 2>} {
+  // expected-note @+1 {{waiting here}}
+  %b = dist.recv from #dist.place<@cluster, task = 0> channel = 3 : tensor<2xf32>
+  dist.send %a to #dist.place<@cluster, task = 0> channel = 1 : tensor<2xf32>
+  return %b : tensor<2xf32>
+}
+
+// -----
+
+dist.mesh @cluster {axes = ["task"], shape = array<i64: 2>}
+func.func @server(%w: tensor<2xf32>) -> tensor<2xf32> attributes {dist.place = #dist.place<@cluster, task = 0>} {
+  // expected-error @+1 {{serves 2 requests of 1 peers: dist-verify checks programs whose step serves each peer once}}
+  %r = dist.serve from [#dist.place<@cluster, task = 1>] channels [0] count 2 (%w) : (tensor<2xf32>) -> tensor<2xf32> {
+  ^bb0(%v: tensor<2xf32>):
+    %g = dist.recv from #dist.place<@cluster, task = 1> channel = 0 : tensor<2xf32>
+    dist.yield %g : tensor<2xf32>
+  }
+  return %r : tensor<2xf32>
+}
+func.func @worker0(%a: tensor<2xf32>) attributes {dist.place = #dist.place<@cluster, task = 1>} {
+  dist.send %a to #dist.place<@cluster, task = 0> channel = 0 : tensor<2xf32>
   return
 }

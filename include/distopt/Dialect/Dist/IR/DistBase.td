@@ -61,6 +61,12 @@ def Dist_Dialect : Dialect {
     /// On an argument or result of an MPMD program: the block of the global
     /// array it holds (a `#dist.block`).
     static constexpr ::llvm::StringLiteral kBlockAttrName = "dist.block";
+    /// On an argument and a result of an MPMD program: a copy of a variable
+    /// that another program holds (an asynchronous parameter-server
+    /// worker's copy of the variables it reads). Runners initialise it from
+    /// the state and feed it back from step to step, but the saved state
+    /// is the holder's. A unit attribute.
+    static constexpr ::llvm::StringLiteral kCacheAttrName = "dist.cache";
   }];
 }
 
@@ -160,8 +166,10 @@ def Dist_ScheduleUnitAttr : AttrDef<Dist_Dialect, "ScheduleUnit"> {
     stage 1 on microbatch 3. Kinds: `F` forward, `B` backward (the input
     gradient, and the weight gradients unless a `W` unit computes them), `W`
     weight gradients (zero-bubble schedules), `U` the once-per-step update
-    (gradient accumulation done, optimizer applied; microbatch 0). Stage
-    and microbatch are non-negative.
+    (gradient accumulation done, optimizer applied; microbatch 0, which
+    `dist.fragment` checks), or in a case of `dist.serve` the update of one
+    request (microbatch: the worker whose request it applies). Stage and
+    microbatch are non-negative.
   }];
   let parameters = (ins
     EnumParameter<Dist_UnitKind>:$kind,

@@ -383,11 +383,12 @@ def Dist_FragmentOp : Dist_Op<"fragment", [IsolatedFromAbove,
 }
 
 def Dist_YieldOp : Dist_Op<"yield", [Pure, Terminator, ReturnLike,
-    HasParent<"FragmentOp">]> {
-  let summary = "the results of a fragment";
+    ParentOneOf<["FragmentOp", "ServeOp"]>]> {
+  let summary = "the results of a fragment or of a case of dist.serve";
   let description = [{
-    Ends a `dist.fragment`; its operands become the fragment's results, in
-    order and with the same types.
+    Ends a `dist.fragment` or a case of `dist.serve`; its operands become the
+    fragment's results (the values the next case starts from), in order and
+    with the same types.
   }];
   let arguments = (ins Variadic<AnyType>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
@@ -441,6 +442,53 @@ def Dist_RecvOp : Dist_Op<"recv", [
     type($result)
   }];
   let hasVerifier = 1;
+}
+
+def Dist_ServeOp : Dist_Op<"serve", [RecursiveMemoryEffects,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "serve several peers in the order their requests arrive";
+  let description = [{
+    Runs `count` cases, one per request, in the order the requests arrive:
+    it waits until the message of channel `channels[k]` from `peers[k]` has
+    arrived for some `k` (looking at the peers round robin, from the one
+    after the peer served last), then runs case `k`. Each case starts from
+    the values the previous case yielded (the first from `inits`) and yields
+    the values the next one starts from; the op's results are the values
+    after the last case.
+
+    Case `k` talks to `peers[k]` only: it receives the probed message (and
+    may receive more from that peer), computes in fragments and may send
+    replies back. This is how the servers of an asynchronous
+    parameter-server step (`dist-parameter-server` with `mode=async`) apply
+    each worker's gradients as they arrive: the order of the cases is not
+    known before the program runs, so the step is not deterministic.
+    `dist-verify` checks every case's transfers and simulates the programs
+    with the requests served in the order they become possible.
+
+    ```mlir
+    %w = dist.serve from [#dist.place<@cluster, task = 1>, #dist.place<@cluster, task = 2>]
+        channels [0, 1] count 2 (%w0) : (tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%cur: tensor<4xf32>):
+      %g = dist.recv from #dist.place<@cluster, task = 1> channel = 0 : tensor<4xf32>
+      %new = dist.fragment on #dist.place<@cluster, task = 0> (%cur, %g) ... 
+      dist.send %new to #dist.place<@cluster, task = 1> channel = 2 : tensor<4xf32>
+      dist.yield %new : tensor<4xf32>
+    }, {
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$inits,
+                       TypedArrayAttrBase<Dist_PlaceAttr, "places">:$peers,
+                       DenseI64ArrayAttr:$channels, I64Attr:$count);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let regions = (region VariadicRegion<SizedRegion<1>>:$cases);
+  let assemblyFormat = [{
+    `from` $peers `channels` $channels `count` $count ` ` `(` $inits `)`
+    attr-dict `:` functional-type($inits, $results) $cases
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
 }
 
 #endif // DISTOPT_DIALECT_DIST_IR_DISTOPS

@@ -317,6 +317,18 @@ def DistParameterServerPass : Pass<"dist-parameter-server", "ModuleOp"> {
       in worker order and applies the optimizer to its shards (U). With
       `mode=sync` the step computes what the single-device step computes.
 
+    With `mode=async` (TF2's asynchronous training) each server serves the
+    workers' requests in the order they arrive (`dist.serve`): a request's
+    gradients, scaled by `workers` to stand for the batch's, are applied at
+    once to the values the previous request left (one optimizer step per
+    request), and the new values of the server's shards go back to that
+    worker, which keeps them as its copy (`dist.cache` arguments and
+    results) for its next step instead of pulling. The step's loss is the
+    sum of the parts of the requests a server served in the step. The run
+    is not deterministic; with one worker it equals `mode=sync`. A value
+    read after the update (other than the state returned) is an error: the
+    variables change once per request.
+
     Which values are sums over the batch is decided as `dist-pipeline`
     decides it (the step partitioned over the workers' blocks); an op that
     needs the whole batch mid-step (batch statistics), a gradient changed

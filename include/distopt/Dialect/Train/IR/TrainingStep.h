@@ -21,6 +21,13 @@ struct StepValue {
   /// Null when the value has no `train.name`.
   StringAttr name;
   Type type;
+  /// The part of the named array the value holds: a placed program's
+  /// `dist.block` (a parameter server's shard); null for the whole array.
+  /// Two values may share a name when they hold different parts.
+  Attribute part = nullptr;
+
+  /// The name and part: unique among a step's arguments (and results).
+  std::string getKey() const;
 };
 
 /// The arguments and results of a training step with their roles and names.
