@@ -568,24 +568,33 @@ LogicalResult ParameterServerBuilder::writeServer(int64_t s,
   DenseMap<Value, Value> carriedResult;
   SmallVector<std::pair<Value, Value>> servedSums;
   if (async && !sums.empty()) {
-    // The ops run per request: the optimizers and gradient ops that read a
-    // summed gradient of a variable (in step order).
+    // The ops run per request: the optimizers and gradient ops of every
+    // variable whose update reads a summed gradient (also such a
+    // variable's terms that do not, a weight decay on it), in step order.
+    auto variableOf = [&](Operation *op) -> std::optional<unsigned> {
+      if (isa<train::OptimizerOpInterface>(op))
+        return paramOf.lookup(op);
+      if (shardwiseOf.count(op))
+        return shardwiseOf.lookup(op);
+      return std::nullopt;
+    };
+    DenseSet<unsigned> perRequestVariables;
+    for (Operation *op : ops)
+      if (std::optional<unsigned> variable = variableOf(op);
+          variable && llvm::any_of(op->getOperands(), [&](Value operand) {
+            auto acc = operand.getDefiningOp<AllReduceOp>();
+            return acc && gradientOf.lookup(acc) >= 0 &&
+                   llvm::is_contained(accumulations, acc);
+          }))
+        perRequestVariables.insert(*variable);
     SmallVector<Operation *> perRequest;
     DenseSet<Operation *> isPerRequest;
-    for (Operation *op : ops) {
-      if (!isa<train::OptimizerOpInterface>(op) && !shardwiseOf.count(op))
-        continue;
-      if (llvm::any_of(op->getOperands(), [&](Value operand) {
-            Operation *def = operand.getDefiningOp();
-            return def && (isPerRequest.contains(def) ||
-                           (isa<AllReduceOp>(def) &&
-                            gradientOf.lookup(def) >= 0 &&
-                            llvm::is_contained(accumulations, def)));
-          })) {
+    for (Operation *op : ops)
+      if (std::optional<unsigned> variable = variableOf(op);
+          variable && perRequestVariables.contains(*variable)) {
         perRequest.push_back(op);
         isPerRequest.insert(op);
       }
-    }
     // What they update: step arguments, carried from request to request
     // (a result names the argument it replaces), and the loss path's sums.
     SmallVector<std::pair<unsigned, Value>> carried; // step arg, new value

@@ -1,6 +1,6 @@
 // RUN: dist-opt %examples/mlp.mlir --dist-parameter-server="ps=2 workers=2 partitioner=fixed mode=async" | FileCheck %s
 // RUN: dist-opt %examples/embedding_classifier.mlir --dist-parameter-server="ps=1 workers=2 mode=async" | FileCheck %s --check-prefix=SPARSE
-// RUN: dist-opt %s --dist-parameter-server="ps=1 workers=2 mode=async" -split-input-file -verify-diagnostics
+// RUN: dist-opt %s --dist-parameter-server="ps=1 workers=2 mode=async" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=DECAY
 
 // mode=async (TF2's asynchronous ParameterServerStrategy) on the MLP, 2
 // servers and 2 workers, every variable in 2 row shards. Each server
@@ -62,6 +62,38 @@
 // The table is not copied to the workers.
 // SPARSE-NOT: tensor<4096x16xf32> {{{.*}}dist.cache
 // SPARSE: return
+
+// A weight-decay term on the parameter (not on the summed gradient) is
+// part of the per-request update: it reads the value the previous request
+// left (difftest seed 4: it stayed out of the requests and dist-opt
+// crashed).
+// DECAY-LABEL: func.func @train_step_ps0(
+// DECAY: dist.serve
+// DECAY: ^bb0(%[[W:[^:]*]]: tensor<4x8xf32>, %{{[^:]*}}: tensor<f32>):
+// DECAY: dist.fragment on #dist.place<@cluster, task = 0> unit #dist.unit<U, stage = 0, microbatch = 0> origin ["train_step"] (%[[W]],
+// DECAY-NEXT: ^bb0(%[[WA:[^:]*]]: tensor<4x8xf32>
+// DECAY: train.mul %[[WA]], %{{.*}} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+// DECAY: train.sgd %[[WA]]
+func.func @train_step(
+    %w: tensor<4x8xf32> {train.role = #train.role<param>, train.name = "w"},
+    %x: tensor<8x8xf32> {train.role = #train.role<input>, train.name = "x"},
+    %y: tensor<8xi32> {train.role = #train.role<label>, train.name = "y"},
+    %lr: tensor<f32> {train.role = #train.role<hyper>, train.name = "lr"})
+    -> (tensor<4x8xf32> {train.role = #train.role<param>, train.name = "w"},
+        tensor<f32> {train.role = #train.role<loss>, train.name = "loss"}) {
+  %logits = train.matmul %x, %w {transpose_rhs} : (tensor<8x8xf32>, tensor<4x8xf32>) -> tensor<8x4xf32>
+  %loss = train.cross_entropy %logits, %y : (tensor<8x4xf32>, tensor<8xi32>) -> tensor<f32>
+  %one = train.constant dense<1.000000e+00> : tensor<f32>
+  %dl = train.cross_entropy_backward %one, %logits, %y : (tensor<f32>, tensor<8x4xf32>, tensor<8xi32>) -> tensor<8x4xf32>
+  %dw = train.matmul %dl, %x {transpose_lhs} : (tensor<8x4xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %decay = train.constant dense<2.000000e-02> : tensor<f32>
+  %dreg = train.mul %w, %decay : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %dsum = train.add %dw, %dreg : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %w_n = train.sgd %w, %dsum, %lr : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  return %w_n, %loss : tensor<4x8xf32>, tensor<f32>
+}
+
+// -----
 
 // A loss that reads a parameter after its update: with mode=async the
 // parameter changes once per request, so no single value is "after".
