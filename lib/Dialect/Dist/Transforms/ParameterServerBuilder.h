@@ -85,6 +85,34 @@ private:
     return part;
   }
   LogicalResult writeServer(int64_t s, func::FuncOp program);
+  /// A sum a server makes from the workers' parts: accumulation `index`,
+  /// shard `shard` of its variable, the parts' type.
+  struct Sum {
+    AllReduceOp acc;
+    int64_t index, shard;
+    Type type;
+    /// The shard of a sparse table the rows' gradients are added into.
+    const Shard *sparseShard = nullptr;
+  };
+  /// A worker's part `value` of `part` (of rows `indices`, sparse) added
+  /// into `into` (null: the first part), times `scale`.
+  Value addPart(OpBuilder &body, Sum &part, Value into, Value value,
+                Value indices, int64_t scale);
+  /// An update value as server `s` holds it (an optimizer's result shaped
+  /// like its parameter: the shard).
+  Type typeHere(Value value, int64_t s);
+  /// mode=async: server `s` serves the workers' requests (a dist.serve):
+  /// per request the worker's parts of `sums`, the update of the variables
+  /// they feed (taken out of `ops`) and the reply. Maps each step value the
+  /// requests update to its value after the last (`carriedResult`) and
+  /// lists the loss path's sums over the requests (`servedSums`).
+  LogicalResult
+  writeServe(int64_t s, OpBuilder &top, SmallVectorImpl<Sum> &sums,
+             SmallVectorImpl<Operation *> &ops,
+             function_ref<Value(unsigned)> getArg,
+             const DenseMap<std::pair<unsigned, int64_t>, Value> &indicesFrom,
+             DenseMap<Value, Value> &carriedResult,
+             SmallVectorImpl<std::pair<Value, Value>> &servedSums);
   /// Clones the update ops `ops` of server `s` into `body` (a fragment's),
   /// on its shards: values shaped like a variable are shard-shaped.
   void cloneUpdate(OpBuilder &body, ArrayRef<Operation *> ops,
@@ -95,6 +123,10 @@ private:
       if (shard.server == s)
         return &shard;
     return nullptr;
+  }
+  /// The index of `shard` among variable `arg`'s shards.
+  int64_t shardIndex(unsigned arg, const Shard *shard) const {
+    return shard - shardsOf[arg].begin();
   }
   /// Whether the workers read variable `arg` whole from its servers (a
   /// variable the per-sample ops read, not a table looked up sparsely).
