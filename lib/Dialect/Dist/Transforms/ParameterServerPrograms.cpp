@@ -770,6 +770,17 @@ LogicalResult ParameterServerBuilder::writeServer(int64_t s,
       failed(writeServe(s, top, sums, ops, getArg, indicesFrom, carriedResult,
                         servedSums)))
     return failure();
+  // Async: what is still updated once per step must not be what workers
+  // keep copies of (their copies are refreshed by the requests' replies).
+  for (Operation *op : ops)
+    if (auto optimizer = dyn_cast<train::OptimizerOpInterface>(op);
+        async && optimizer && isPulled(paramOf[optimizer]))
+      return op->emitError()
+             << "dist-parameter-server: mode=async keeps the workers' copies "
+                "of a variable fresh through the replies to their gradients; "
+                "this parameter is read by the workers but its gradient does "
+                "not depend on the batch, so its update would never reach "
+                "them";
   SmallVector<Value> stepOutputs;
   for (Value output : outputs)
     if (!carriedResult.count(output))

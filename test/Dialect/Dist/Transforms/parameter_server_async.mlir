@@ -115,3 +115,31 @@ func.func @train_step(
   %total = train.add %loss, %norm : (tensor<f32>, tensor<f32>) -> tensor<f32>
   return %w_n, %total : tensor<4x8xf32>, tensor<f32>
 }
+
+// -----
+
+// A parameter the workers read whose gradient is a constant (its update,
+// a weight decay, does not depend on the batch): no request would carry
+// its new value to the workers' copies.
+func.func @train_step(
+    %w: tensor<4x8xf32> {train.role = #train.role<param>, train.name = "w"},
+    %v: tensor<4x8xf32> {train.role = #train.role<param>, train.name = "v"},
+    %x: tensor<8x8xf32> {train.role = #train.role<input>, train.name = "x"},
+    %y: tensor<8xi32> {train.role = #train.role<label>, train.name = "y"},
+    %lr: tensor<f32> {train.role = #train.role<hyper>, train.name = "lr"})
+    -> (tensor<4x8xf32> {train.role = #train.role<param>, train.name = "w"},
+        tensor<4x8xf32> {train.role = #train.role<param>, train.name = "v"},
+        tensor<f32> {train.role = #train.role<loss>, train.name = "loss"}) {
+  %xw = train.matmul %x, %w {transpose_rhs} : (tensor<8x8xf32>, tensor<4x8xf32>) -> tensor<8x4xf32>
+  %xv = train.matmul %x, %v {transpose_rhs} : (tensor<8x8xf32>, tensor<4x8xf32>) -> tensor<8x4xf32>
+  %logits = train.add %xw, %xv : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  %loss = train.cross_entropy %logits, %y : (tensor<8x4xf32>, tensor<8xi32>) -> tensor<f32>
+  %one = train.constant dense<1.000000e+00> : tensor<f32>
+  %dl = train.cross_entropy_backward %one, %logits, %y : (tensor<f32>, tensor<8x4xf32>, tensor<8xi32>) -> tensor<8x4xf32>
+  %dw = train.matmul %dl, %x {transpose_lhs} : (tensor<8x4xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %w_n = train.sgd %w, %dw, %lr : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %zero = train.constant dense<0.000000e+00> : tensor<4x8xf32>
+  // expected-error @+1 {{dist-parameter-server: mode=async keeps the workers' copies of a variable fresh through the replies to their gradients; this parameter is read by the workers but its gradient does not depend on the batch, so its update would never reach them}}
+  %v_n = train.sgd %v, %zero, %lr {weight_decay = 1.000000e-01 : f64} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  return %w_n, %v_n, %loss : tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>
+}
