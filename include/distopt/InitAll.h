@@ -1,4 +1,11 @@
-//===- InitAll.h - the dialects DistOpt's tools load ------------*- C++ -*-===//
+//===- InitAll.h - what DistOpt's tools load ---------------------*- C++ -*-===//
+//
+// The entry points a tool or a compiler embedding DistOpt calls: every
+// dialect (and the external models the lowering needs) into a registry,
+// and every pass and pass pipeline into the global registry (so that
+// `parsePassPipeline("dist-mirrored{replicas=2}")` finds them). Library
+// DistOptRegistration (CMake: DistOpt::DistOptRegistration).
+//
 
 #ifndef DISTOPT_INITALL_H
 #define DISTOPT_INITALL_H
@@ -10,6 +17,12 @@ namespace mlir::dist {
 /// The project's dialects, the upstream ones training steps are combined
 /// with, what the CPU lowering produces, and the bufferization models.
 void registerAllDialects(DialectRegistry &registry);
+
+/// Registers every DistOpt pass and strategy pipeline (train, dist,
+/// conversions, the CPU lowering) and the upstream passes users run
+/// between them (canonicalize, cse, inline, symbol-dce,
+/// one-shot-bufferize). Safe to call more than once.
+void registerAllPasses();
 
 } // namespace mlir::dist
 

@@ -4,6 +4,7 @@
 
 #include "distopt/Analysis/CostModel.h"
 #include "distopt/Analysis/PipelineSchedule.h"
+#include "distopt/Dialect/Dist/Transforms/CostReport.h"
 #include "distopt/Dialect/Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -169,6 +170,49 @@ static void printPipelineTable(const PipelineCost &cost, raw_ostream &os) {
                       cost.simulation.bubbleFraction);
 }
 
+FailureOr<std::string> mlir::dist::renderCostReport(ModuleOp module,
+                                                    StringRef format) {
+  if (format != "text" && format != "json")
+    return module.emitError("dist-cost-report: unknown format '")
+           << format << "' (expected 'text' or 'json')";
+  std::vector<StepCost> costs;
+  WalkResult walk = module.walk([&](func::FuncOp func) {
+    if (func.isExternal())
+      return WalkResult::advance();
+    if (!func.getBody().hasOneBlock()) {
+      func.emitOpError("dist-cost-report needs a function body of one "
+                       "block");
+      return WalkResult::interrupt();
+    }
+    costs.push_back(analyzeStepCost(func));
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  FailureOr<std::optional<PipelineCost>> pipelineCost =
+      analyzePipeline(module);
+  if (failed(pipelineCost))
+    return failure();
+
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (format == "json") {
+    llvm::json::Array functions;
+    for (const StepCost &cost : costs)
+      functions.push_back(toJSON(cost));
+    llvm::json::Object report{{"functions", std::move(functions)}};
+    if (*pipelineCost)
+      report["pipeline"] = ::toJSON(**pipelineCost);
+    os << llvm::formatv("{0:2}\n", llvm::json::Value(std::move(report)));
+  } else {
+    for (const StepCost &cost : costs)
+      printStepCostTable(cost, os);
+    if (*pipelineCost)
+      printPipelineTable(**pipelineCost, os);
+  }
+  return text;
+}
+
 namespace {
 struct DistCostReportPass
     : public mlir::dist::impl::DistCostReportPassBase<DistCostReportPass> {
@@ -176,30 +220,9 @@ struct DistCostReportPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (format != "text" && format != "json") {
-      module.emitError("dist-cost-report: unknown format '")
-          << format << "' (expected 'text' or 'json')";
+    FailureOr<std::string> report = renderCostReport(module, format);
+    if (failed(report))
       return signalPassFailure();
-    }
-    std::vector<StepCost> costs;
-    WalkResult walk = module.walk([&](func::FuncOp func) {
-      if (func.isExternal())
-        return WalkResult::advance();
-      if (!func.getBody().hasOneBlock()) {
-        func.emitOpError("dist-cost-report needs a function body of one "
-                         "block");
-        return WalkResult::interrupt();
-      }
-      costs.push_back(analyzeStepCost(func));
-      return WalkResult::advance();
-    });
-    if (walk.wasInterrupted())
-      return signalPassFailure();
-    FailureOr<std::optional<PipelineCost>> pipelineCost =
-        analyzePipeline(module);
-    if (failed(pipelineCost))
-      return signalPassFailure();
-
     std::string error;
     std::unique_ptr<llvm::ToolOutputFile> file =
         openOutputFile(outputFile, &error);
@@ -208,22 +231,8 @@ struct DistCostReportPass
           << outputFile << "': " << error;
       return signalPassFailure();
     }
-    raw_ostream &os = file->os();
-    if (format == "json") {
-      llvm::json::Array functions;
-      for (const StepCost &cost : costs)
-        functions.push_back(toJSON(cost));
-      llvm::json::Object report{{"functions", std::move(functions)}};
-      if (*pipelineCost)
-        report["pipeline"] = toJSON(**pipelineCost);
-      os << llvm::formatv("{0:2}\n", llvm::json::Value(std::move(report)));
-    } else {
-      for (const StepCost &cost : costs)
-        printStepCostTable(cost, os);
-      if (*pipelineCost)
-        printPipelineTable(**pipelineCost, os);
-    }
-    os.flush();
+    file->os() << *report;
+    file->os().flush();
     file->keep();
     markAllAnalysesPreserved();
   }

@@ -21,7 +21,7 @@ namespace mlir::dist {
 LogicalResult verifyStepContract(FunctionOpInterface func);
 
 /// Checks the MPMD programs of `module` (functions with `dist.place`): only
-/// fragments, sends and receives at their top level; every send has one
+/// fragments, sends, receives and serves at their top level; every send has one
 /// receive in the program of its peer with its channel and type (and the
 /// reverse); the programs, run together with buffered sends, cannot
 /// deadlock (the diagnostic shows the cycle of programs waiting on each

@@ -1,6 +1,9 @@
-//===- InitAll.cpp - the dialects DistOpt's tools load --------------------===//
+//===- InitAll.cpp - what DistOpt's tools load ----------------------------===//
 
 #include "distopt/InitAll.h"
+#include "distopt/Conversion/Passes.h"
+#include "distopt/Dialect/Dist/Transforms/Passes.h"
+#include "distopt/Dialect/Train/Transforms/Passes.h"
 #include "distopt/Dialect/Dist/IR/DistDialect.h"
 #include "distopt/Dialect/Train/IR/TrainDialect.h"
 
@@ -20,7 +23,9 @@
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Transforms/Passes.h"
 
 void mlir::dist::registerAllDialects(DialectRegistry &registry) {
   registry.insert<train::TrainDialect, dist::DistDialect, arith::ArithDialect,
@@ -37,4 +42,24 @@ void mlir::dist::registerAllDialects(DialectRegistry &registry) {
   // dist.serve's loop and switch (placed programs of parameter servers).
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
+}
+
+void mlir::dist::registerAllPasses() {
+  static bool registered = [] {
+    train::registerTrainPasses();
+    train::registerConversionPasses();
+    train::registerCPUPipeline();
+    dist::registerDistPasses();
+    dist::registerStrategyPipelines();
+    // Generic upstream passes users run between ours.
+    registerCanonicalizerPass();
+    registerCSEPass();
+    registerInlinerPass();
+    registerSymbolDCEPass();
+    // What dist-lower-cpu runs between train-to-linalg and
+    // dist-matmul-to-blas, to run them one at a time.
+    bufferization::registerOneShotBufferizePass();
+    return true;
+  }();
+  (void)registered;
 }

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The installed package, used as an embedding compiler would: installs the
+# build tree BUILD into a fresh prefix, builds test/Install/consumer against
+# it with find_package(DistOpt) (C++ and C), runs both on an example step
+# with a strategy, and runs the installed dist-opt and dist-run.
+#
+#   test/Install/consumer.sh BUILD WORKDIR
+set -euo pipefail
+build=$(cd "$1" && pwd)
+work=$2
+src=$(cd "$(dirname "$0")/../.." && pwd)
+rm -rf "$work" && mkdir -p "$work"
+prefix="$work/prefix"
+
+cmake --install "$build" --prefix "$prefix" > "$work/install.log"
+for path in lib/cmake/distopt/DistOptConfig.cmake lib/cmake/distopt/DistOptTargets.cmake \
+            include/distopt/InitAll.h include/distopt-c/DistOpt.h \
+            include/distopt/Dialect/Dist/IR/DistOps.td include/distopt/Dialect/Dist/IR/DistOps.h.inc \
+            lib/libDistOptCAPI.so lib/libdistrt.so lib/libdistopt_cpu.so bin/dist-opt bin/dist-run; do
+  test -e "$prefix/$path" || { echo "not installed: $path"; exit 1; }
+done
+# Nothing points back into the build tree.
+if grep -rl "$build" "$prefix/lib/cmake" > /dev/null; then
+  echo "the installed package refers to the build tree:"; grep -rl "$build" "$prefix/lib/cmake"; exit 1
+fi
+
+cmake -S "$src/test/Install/consumer" -B "$work/consumer" -G Ninja \
+  -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release > "$work/configure.log"
+cmake --build "$work/consumer" > "$work/build.log" || { cat "$work/build.log"; exit 1; }
+
+step="$src/examples/mlp.mlir"
+"$work/consumer/consumer" "$step" "dist-mirrored{replicas=2}" > "$work/cpp.mlir"
+grep -q "dist.all_reduce" "$work/cpp.mlir"
+grep -q "dist.mesh @mesh" "$work/cpp.mlir"
+echo "ok: C++ consumer: a mirrored step with $(grep -o 'dist.all_reduce' "$work/cpp.mlir" | wc -l) all-reduce"
+
+"$work/consumer/consumer-c" "$step" "builtin.module(dist-mirrored{replicas=2})" > "$work/c.out"
+grep -q "dist.all_reduce" "$work/c.out"
+grep -q '"functions"' "$work/c.out"
+echo "ok: C consumer: mirrored step and its JSON cost report"
+if "$work/consumer/consumer-c" "$step" "dist-mirrored{replicas=0}" > "$work/c_bad.out"; then
+  echo "a bad strategy option succeeded"; exit 1
+fi
+grep "diagnostic:" "$work/c_bad.out" | head -1
+
+# The installed tools run from the prefix alone.
+"$prefix/bin/dist-opt" "$step" --dist-mirrored=replicas=2 -o "$work/tool.mlir"
+"$prefix/bin/dist-run" "$step" --init-state="$work/state.npz" --init-data="$work/data.npz" --seed=1 > /dev/null
+"$prefix/bin/dist-run" "$step" --state="$work/state.npz" --data="$work/data.npz" --steps=2 | tail -1
+echo "ok: installed package"
