@@ -59,7 +59,8 @@ if [ ! -f "$build/build.ninja" ]; then
     -DCMAKE_C_COMPILER_LAUNCHER=ccache \
     -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
     "-DDISTOPT_SANITIZE=address;undefined" \
-    -DDISTOPT_ENABLE_FUZZER=ON
+    -DDISTOPT_ENABLE_FUZZER=ON \
+    -DDISTOPT_BUILD_PYTHON=OFF
 fi
 phase "building $build"
 cmake --build "$build" -j "$jobs"

@@ -13,6 +13,7 @@
 #include "distopt/Dialect/Dist/Transforms/CostReport.h"
 #include "distopt/Dialect/Train/IR/TrainDialect.h"
 #include "distopt/InitAll.h"
+#include "distopt/Support/DiagnosticText.h"
 
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Registration.h"
@@ -37,43 +38,15 @@ class CallbackDiagnostics {
 public:
   CallbackDiagnostics(MLIRContext *context, MlirStringCallback callback,
                       void *userData)
-      : handler(context, [=](Diagnostic &diagnostic) {
-          std::string text;
-          llvm::raw_string_ostream os(text);
-          print(diagnostic, os);
-          for (Diagnostic &note : diagnostic.getNotes()) {
-            os << "\n";
-            print(note, os);
-          }
+      : handler(context, [=](const std::string &text) {
           if (callback)
             callback(wrap(StringRef(text)), userData);
           else
             llvm::errs() << text << "\n";
-          return success();
         }) {}
 
 private:
-  static void print(Diagnostic &diagnostic, raw_ostream &os) {
-    if (!isa<UnknownLoc>(diagnostic.getLocation()))
-      os << diagnostic.getLocation() << ": ";
-    switch (diagnostic.getSeverity()) {
-    case DiagnosticSeverity::Error:
-      os << "error: ";
-      break;
-    case DiagnosticSeverity::Warning:
-      os << "warning: ";
-      break;
-    case DiagnosticSeverity::Note:
-      os << "note: ";
-      break;
-    case DiagnosticSeverity::Remark:
-      os << "remark: ";
-      break;
-    }
-    os << diagnostic;
-  }
-
-  ScopedDiagnosticHandler handler;
+  dist::DiagnosticTextHandler handler;
 };
 } // namespace
 
