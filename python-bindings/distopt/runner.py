@@ -25,7 +25,7 @@ class RunResult:
     losses: np.ndarray = field(default=None)
 
 
-def _write(directory, module, arrays, name):
+def _write(directory, arrays, name):
     path = os.path.join(directory, name)
     np.savez(path, **{key: np.asarray(value) for key, value in arrays.items()})
     return path
@@ -66,8 +66,8 @@ def _run(module, state, batch, steps, np_, extra, timeout):
             f.write(str(module))
         out = os.path.join(work, "out.npz")
         log = _dist_run(
-            [step, f"--state={_write(work, module, state, 'state.npz')}",
-             f"--data={_write(work, module, batch, 'data.npz')}",
+            [step, f"--state={_write(work, state, 'state.npz')}",
+             f"--data={_write(work, batch, 'data.npz')}",
              f"--steps={steps}", f"--out={out}"] + list(extra),
             np_=np_, timeout=timeout)
         with np.load(out) as results:
