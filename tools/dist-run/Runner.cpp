@@ -9,6 +9,8 @@
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -63,6 +65,24 @@ distrun::compileStep(ModuleOp module, StringRef backend, const char *argv0,
   return std::move(*engine);
 }
 
+/// The scalar loss as a float, whatever its float type (an f64 step's loss
+/// was reported and written as 0 before).
+static float readLoss(const Binding &result) {
+  const char *bytes = result.local.bytes.data();
+  if (result.dtype == "<f4")
+    return *reinterpret_cast<const float *>(bytes);
+  if (result.dtype == "<f8")
+    return float(*reinterpret_cast<const double *>(bytes));
+  if (result.dtype == "<f2") {
+    uint16_t bits;
+    std::memcpy(&bits, bytes, sizeof(bits));
+    return llvm::APFloat(llvm::APFloat::IEEEhalf(), llvm::APInt(16, bits))
+        .convertToFloat();
+  }
+  fail("the loss '" + result.value->name + "' has dtype " + result.dtype +
+       ", which the runner cannot report");
+}
+
 /// Copies the results out of their memref descriptors (`words`), frees the
 /// buffers the step allocated and feeds the state back (`feedBack`: per
 /// result, the argument it replaces, or -1); returns the loss.
@@ -70,6 +90,9 @@ static float readResults(int64_t *words, std::vector<Binding> &args,
                          std::vector<Binding> &results,
                          ArrayRef<int64_t> feedBack) {
   float loss = 0;
+  // A step may return one value in several results (a tied parameter, an
+  // unchanged state array): their descriptors share one allocation.
+  llvm::SmallPtrSet<void *, 8> freed;
   for (auto [i, result] : llvm::enumerate(results)) {
     int64_t resultRank = result.local.shape.size();
     ArrayRef<int64_t> sizes(words + 3, resultRank);
@@ -86,11 +109,11 @@ static float readResults(int64_t *words, std::vector<Binding> &args,
     bool ours = llvm::any_of(args, [&](Binding &arg) {
       return arg.local.bytes.data() == allocated;
     });
-    if (!ours)
+    if (!ours && freed.insert(allocated).second)
       std::free(allocated);
     words += 3 + 2 * resultRank;
-    if (result.value->role == train::Role::loss && result.dtype == "<f4")
-      loss = *reinterpret_cast<float *>(result.local.bytes.data());
+    if (result.value->role == train::Role::loss)
+      loss = readLoss(result);
     if (feedBack[i] >= 0)
       args[feedBack[i]].local.bytes = result.local.bytes;
   }

@@ -223,6 +223,31 @@ static LogicalResult recordPrograms(ModuleOp module,
   return success();
 }
 
+/// Runners bind arrays and feed results back by name (and block): two
+/// values under one name would be bound from one array, one of them
+/// silently ignored.
+static LogicalResult checkUniqueNames(func::FuncOp func,
+                                      ArrayRef<Attribute> values,
+                                      StringRef what) {
+  llvm::StringMap<size_t> seen;
+  for (auto [i, value] : llvm::enumerate(values)) {
+    auto fields = cast<DictionaryAttr>(value);
+    auto name = fields.getAs<StringAttr>(kName);
+    if (!name)
+      continue;
+    std::string key = name.str();
+    if (auto block = fields.getAs<DenseI64ArrayAttr>(kBlock))
+      for (int64_t offset : block.asArrayRef())
+        key += "@" + std::to_string(offset);
+    auto [it, inserted] = seen.try_emplace(key, i);
+    if (!inserted)
+      return func.emitError()
+             << what << " #" << i << " '" << name.getValue()
+             << "' reuses the name of " << what << " #" << it->second;
+  }
+  return success();
+}
+
 LogicalResult mlir::train::recordStepSignature(ModuleOp module,
                                                StringRef entryName) {
   if (module->hasAttr(TrainDialect::kStepAttrName))
@@ -252,7 +277,9 @@ LogicalResult mlir::train::recordStepSignature(ModuleOp module,
   Builder builder(context);
   dist::MeshOp mesh;
   FailureOr<RecordedValues> values = recordValues(entry, mesh);
-  if (failed(values))
+  if (failed(values) || failed(checkUniqueNames(entry, values->arguments,
+                                                "argument")) ||
+      failed(checkUniqueNames(entry, values->results, "result")))
     return failure();
   NamedAttrList step;
   step.set(kEntry, entry.getSymNameAttr());

@@ -62,3 +62,13 @@ func.func @b(%w: tensor<4xf32> {train.role = #train.role<param>}) -> tensor<4xf3
 func.func @step(%w: memref<4xf32> {train.role = #train.role<param>}) {
   return
 }
+
+// -----
+
+// Runners bind by name: two arguments under one name are refused (dist-run
+// bound both from one array and freed a shared result twice).
+// expected-error @+1 {{argument #1 'w' reuses the name of argument #0}}
+func.func @step(%w: tensor<4xf32> {train.role = #train.role<param>, train.name = "w"},
+                %v: tensor<4xf32> {train.role = #train.role<param>, train.name = "w"}) {
+  return
+}

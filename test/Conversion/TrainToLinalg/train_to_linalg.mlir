@@ -412,33 +412,74 @@ func.func @batch_norm_backward(%g: tensor<4x3xf32>, %x: tensor<4x3xf32>, %mean: 
 
 // -----
 
-// conv2d (strided, dilated, 2 groups, padded) as matrix products: the
-// input is padded, then per group the patches of every image (im2col:
-// [n, c*kh*kw, oh*ow], the innermost loop walking ow) and one product per
-// image with the group's filters, which is NCHW already, placed at the
-// group's channels.
+// conv2d (strided, dilated, padded) as matrix products: the input is
+// padded, then the patches of every image (im2col: [n, c*kh*kw, oh*ow],
+// the innermost loop walking ow) and one product per image with the
+// filters, which is NCHW already.
 // CHECK-DAG: #[[$WALK:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4 * 2 + d2, d5 + d3 * 2)>
 // CHECK-DAG: #[[$A:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
 // CHECK-DAG: #[[$B:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
 // CHECK-DAG: #[[$C:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @conv2d
-func.func @conv2d(%x: tensor<1x4x6x6xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x3x4xf32> {
+func.func @conv2d(%x: tensor<1x4x6x6xf32>, %w: tensor<6x4x3x3xf32>) -> tensor<1x6x3x4xf32> {
   // CHECK: %[[P:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x4x8x8xf32>)
-  // CHECK: %[[Y:.*]] = tensor.empty() : tensor<1x6x3x4xf32>
-  // CHECK: %[[W0:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0, 0] [3, 2, 3, 3] [1, 1, 1, 1]
-  // CHECK: %[[F0:.*]] = tensor.collapse_shape %[[W0]] {{\[}}[0], [1, 2, 3]] : tensor<3x2x3x3xf32> into tensor<3x18xf32>
-  // CHECK: %[[X0:.*]] = tensor.extract_slice %[[P]][0, 0, 0, 0] [1, 2, 8, 8]
-  // CHECK: %[[COL:.*]] = linalg.generic {indexing_maps = [#[[$WALK]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[X0]] : tensor<1x2x8x8xf32>) outs(%{{.*}} : tensor<1x2x3x3x3x4xf32>)
-  // CHECK: %[[PATCHES:.*]] = tensor.collapse_shape %[[COL]] {{\[}}[0], [1, 2, 3], [4, 5]] : tensor<1x2x3x3x3x4xf32> into tensor<1x18x12xf32>
-  // CHECK: %[[MM:.*]] = linalg.generic {indexing_maps = [#[[$A]], #[[$B]], #[[$C]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[F0]], %[[PATCHES]] : tensor<3x18xf32>, tensor<1x18x12xf32>) outs(%{{.*}} : tensor<1x3x12xf32>)
-  // CHECK: %[[E:.*]] = tensor.expand_shape %[[MM]] {{\[}}[0], [1], [2, 3]] output_shape [1, 3, 3, 4]
-  // CHECK: %[[Y0:.*]] = tensor.insert_slice %[[E]] into %[[Y]][0, 0, 0, 0] [1, 3, 3, 4]
-  // CHECK: tensor.extract_slice %{{.*}}[3, 0, 0, 0] [3, 2, 3, 3]
-  // CHECK: tensor.extract_slice %[[P]][0, 2, 0, 0] [1, 2, 8, 8]
-  // CHECK: %[[Y1:.*]] = tensor.insert_slice %{{.*}} into %[[Y0]][0, 3, 0, 0] [1, 3, 3, 4]
-  // CHECK: return %[[Y1]]
+  // CHECK: %[[F:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2, 3]] : tensor<6x4x3x3xf32> into tensor<6x36xf32>
+  // CHECK: %[[COL:.*]] = linalg.generic {indexing_maps = [#[[$WALK]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[P]] : tensor<1x4x8x8xf32>) outs(%{{.*}} : tensor<1x4x3x3x3x4xf32>)
+  // CHECK: %[[PATCHES:.*]] = tensor.collapse_shape %[[COL]] {{\[}}[0], [1, 2, 3], [4, 5]] : tensor<1x4x3x3x3x4xf32> into tensor<1x36x12xf32>
+  // CHECK: %[[MM:.*]] = linalg.generic {indexing_maps = [#[[$A]], #[[$B]], #[[$C]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[F]], %[[PATCHES]] : tensor<6x36xf32>, tensor<1x36x12xf32>) outs(%{{.*}} : tensor<1x6x12xf32>)
+  // CHECK: %[[E:.*]] = tensor.expand_shape %[[MM]] {{\[}}[0], [1], [2, 3]] output_shape [1, 6, 3, 4]
+  // CHECK: return %[[E]]
+  %y = train.conv2d %x, %w {strides = array<i64: 2, 1>, padding = array<i64: 1, 1, 0, 2>, dilations = array<i64: 1, 2>} : (tensor<1x4x6x6xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x3x4xf32>
+  return %y : tensor<1x6x3x4xf32>
+}
+
+// -----
+
+// Grouped convolutions (2 groups; depthwise layers have one channel per
+// group) as one direct contraction each over [n, groups, channels/groups,
+// ...] views, not one product per group (MobileNetV2's 960-group layers
+// unrolled into 850k lines of linalg). The forward op reads the padded
+// input through the strided, dilated window.
+// CHECK-DAG: #[[$IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 * 2 + d6, d4 + d7 * 2)>
+// CHECK-DAG: #[[$FILTER:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
+// CHECK-DAG: #[[$OUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
+// CHECK-LABEL: func.func @conv2d_grouped
+func.func @conv2d_grouped(%x: tensor<1x4x6x6xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x3x4xf32> {
+  // CHECK: %[[P:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x4x8x8xf32>)
+  // CHECK-DAG: %[[XG:.*]] = tensor.expand_shape %[[P]] {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 2, 8, 8]
+  // CHECK-DAG: %[[WG:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2], [3], [4]] output_shape [2, 3, 2, 3, 3]
+  // CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[$IN]], #[[$FILTER]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[XG]], %[[WG]] : tensor<1x2x2x8x8xf32>, tensor<2x3x2x3x3xf32>) outs(%{{.*}} : tensor<1x2x3x3x4xf32>)
+  // CHECK: %[[R:.*]] = tensor.collapse_shape %[[Y]] {{\[}}[0], [1, 2], [3], [4]] : tensor<1x2x3x3x4xf32> into tensor<1x6x3x4xf32>
+  // CHECK: return %[[R]]
   %y = train.conv2d %x, %w {strides = array<i64: 2, 1>, padding = array<i64: 1, 1, 0, 2>, dilations = array<i64: 1, 2>, groups = 2 : i64} : (tensor<1x4x6x6xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x3x4xf32>
   return %y : tensor<1x6x3x4xf32>
+}
+
+// -----
+
+// The grouped gradients: the filter gradient contracts the output gradient
+// with the padded input's windows over (n, oh, ow); the input gradient
+// spreads the output gradient out by the strides into zeros padded by the
+// dilated kernel's extent less one (3 rows, 5 columns), convolves it with
+// the flipped filter and keeps the interior of the padded input.
+// CHECK-DAG: #[[$FLIP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, -d2 + 2, -d3 + 2)>
+// CHECK-DAG: #[[$SPREAD:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 + d6, d4 + d7 * 2)>
+// CHECK-DAG: #[[$FLIPPED:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d5, d2, d6, d7)>
+// CHECK-DAG: #[[$GRAD:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d5, d0, d1, d6, d7)>
+// CHECK-DAG: #[[$WINDOW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d5, d0, d2, d6 * 2 + d3, d7 + d4 * 2)>
+// CHECK-LABEL: func.func @conv2d_grouped_backward
+func.func @conv2d_grouped_backward(%x: tensor<1x4x6x6xf32>, %w: tensor<6x2x3x3xf32>, %g: tensor<1x6x3x4xf32>) -> (tensor<1x4x6x6xf32>, tensor<6x2x3x3xf32>) {
+  // CHECK: %[[SPREAD:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 2, 4] [1, 6, 3, 4] [1, 1, 2, 1] : tensor<1x6x3x4xf32> into tensor<1x6x10x12xf32>
+  // CHECK: linalg.generic {indexing_maps = [#[[$FLIP]], #{{.*}}]
+  // CHECK: %[[GI:.*]] = linalg.generic {indexing_maps = [#[[$SPREAD]], #[[$FLIPPED]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} {{.*}} outs(%{{.*}} : tensor<1x2x2x8x8xf32>)
+  // CHECK: %[[GIC:.*]] = tensor.collapse_shape %[[GI]]
+  // CHECK: %[[DX:.*]] = tensor.extract_slice %[[GIC]][0, 0, 1, 0] [1, 4, 6, 6] [1, 1, 1, 1]
+  // CHECK: %[[GW:.*]] = linalg.generic {indexing_maps = [#[[$GRAD]], #[[$WINDOW]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} {{.*}} outs(%{{.*}} : tensor<2x3x2x3x3xf32>)
+  // CHECK: %[[DW:.*]] = tensor.collapse_shape %[[GW]] {{\[}}[0, 1], [2], [3], [4]] : tensor<2x3x2x3x3xf32> into tensor<6x2x3x3xf32>
+  // CHECK: return %[[DX]], %[[DW]]
+  %gi = train.conv2d_backward_input %g, %w {input_size = array<i64: 6, 6>, strides = array<i64: 2, 1>, padding = array<i64: 1, 1, 0, 2>, dilations = array<i64: 1, 2>, groups = 2 : i64} : (tensor<1x6x3x4xf32>, tensor<6x2x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %gw = train.conv2d_backward_filter %x, %g {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 1>, padding = array<i64: 1, 1, 0, 2>, dilations = array<i64: 1, 2>, groups = 2 : i64} : (tensor<1x4x6x6xf32>, tensor<1x6x3x4xf32>) -> tensor<6x2x3x3xf32>
+  return %gi, %gw : tensor<1x4x6x6xf32>, tensor<6x2x3x3xf32>
 }
 
 // -----
