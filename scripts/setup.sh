@@ -47,6 +47,29 @@ fi
 echo "== building"
 cmake --build "$build" -j "$jobs"
 
+# --- PyTorch for the importer (distopt.torch) -------------------------------
+# A current torch from PyPI in the set-up's venv (Debian's 1.13 lacks
+# torch.export / AOTAutograd's joint export); wheels cached outside the
+# repository, so a fresh clone on the same machine installs from the cache.
+venv=$build/venv
+if [ -x "$venv/bin/python" ] && ! "$venv/bin/python" -c \
+    "import torch, torchvision; assert torch.__version__.startswith('2.15.0')" \
+    2>/dev/null; then
+  echo "== pip install torch, torchvision into $venv (python-bindings/requirements-torch.txt)"
+  # (pip's own cache keeps nothing behind this machine's proxy: keep the
+  # wheels themselves, and install from them without the network.)
+  wheels=${XDG_CACHE_HOME:-$HOME/.cache}/distopt-wheels
+  requirements=$root/python-bindings/requirements-torch.txt
+  start=$(date +%s)
+  if ! "$venv/bin/python" -m pip install --quiet --no-index \
+      --find-links "$wheels" -r "$requirements" 2>/dev/null; then
+    "$venv/bin/python" -m pip download --quiet -d "$wheels" -r "$requirements"
+    "$venv/bin/python" -m pip install --quiet --no-index \
+      --find-links "$wheels" -r "$requirements"
+  fi
+  echo "== torch installed in $(( $(date +%s) - start )) s (wheels: $wheels)"
+fi
+
 # --- the job ----------------------------------------------------------------
 case "$job" in
   example)
