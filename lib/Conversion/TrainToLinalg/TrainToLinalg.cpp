@@ -590,6 +590,7 @@ struct TrainToLinalgPass
     populateNormalizationPatterns(patterns);
     populateMovementPatterns(patterns);
     populateWindowPatterns(patterns);
+    populateConvPatterns(patterns);
     patterns.add<MatmulPattern, ReducePattern, ConstantPattern,
                  CrossEntropyPattern, CrossEntropyBackwardPattern, SgdPattern,
                  AdamPattern<AdamOp, false>, AdamPattern<AdamWOp, true>>(

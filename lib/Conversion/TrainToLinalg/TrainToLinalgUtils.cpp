@@ -221,3 +221,31 @@ RankedTensorType linalg_lowering::dropDims(RankedTensorType type,
       shape.push_back(size);
   return RankedTensorType::get(shape, type.getElementType());
 }
+
+SmallVector<Value> linalg_lowering::buildWindowGeneric(
+    OpBuilder &b, Location loc, ValueRange inputs, ValueRange inits,
+    ArrayRef<AffineMap> maps, int64_t parallel, int64_t reduced,
+    BodyBuilder body) {
+  SmallVector<utils::IteratorType> iterators(parallel,
+                                             utils::IteratorType::parallel);
+  iterators.append(reduced, utils::IteratorType::reduction);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange(inits), inputs, inits, maps, iterators,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               linalg::YieldOp::create(nb, l, body(nb, l, args));
+             })
+      .getResults();
+}
+
+Value linalg_lowering::buildFilled(OpBuilder &b, Location loc,
+                                   RankedTensorType type, Value value) {
+  Value empty =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  return linalg::FillOp::create(b, loc, value, empty).getResult(0);
+}
+
+Value linalg_lowering::padSpatial(OpBuilder &b, Location loc, Value input,
+                                  ArrayRef<int64_t> padding, Value value) {
+  return buildPad(b, loc, input, {0, 0, padding[0], padding[2]},
+                  {0, 0, padding[1], padding[3]}, value);
+}

@@ -86,8 +86,28 @@ RankedTensorType dropDims(RankedTensorType type, ArrayRef<int64_t> dropped);
 Value buildPad(OpBuilder &builder, Location loc, Value operand,
                ArrayRef<int64_t> low, ArrayRef<int64_t> high, Value value);
 
-/// max_pool2d, avg_pool2d, conv2d and their backward ops.
+/// One `linalg.generic` with `parallel` leading loops and `reduced`
+/// reduction loops, reading `inputs` through `maps` and accumulating into
+/// `inits` (one map each, appended).
+SmallVector<Value> buildWindowGeneric(OpBuilder &b, Location loc,
+                                      ValueRange inputs, ValueRange inits,
+                                      ArrayRef<AffineMap> maps,
+                                      int64_t parallel, int64_t reduced,
+                                      BodyBuilder body);
+
+/// A tensor of `type`'s shape filled with `value`.
+Value buildFilled(OpBuilder &b, Location loc, RankedTensorType type,
+                  Value value);
+
+/// NCHW padded by `[top, bottom, left, right]` with `value`.
+Value padSpatial(OpBuilder &b, Location loc, Value input,
+                 ArrayRef<int64_t> padding, Value value);
+
+/// max_pool2d, avg_pool2d and their backward ops.
 void populateWindowPatterns(RewritePatternSet &patterns);
+
+/// conv2d, conv2d_backward_input, conv2d_backward_filter.
+void populateConvPatterns(RewritePatternSet &patterns);
 
 /// softmax, log_softmax, layer_norm, batch_norm (and their backward ops),
 /// dropout.

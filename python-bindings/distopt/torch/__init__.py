@@ -26,7 +26,7 @@ import torch.nn.functional as F
 from .._distopt import DistOptError
 from ..module import Module
 from . import _aten
-from ._emit import Emitter, Value, attr_f64, tensor_type
+from ._emit import Emitter, Value, attr_f64
 
 __all__ = ["export_train_step", "ExportedStep", "UnsupportedOpError"]
 
@@ -42,9 +42,10 @@ class UnsupportedOpError(DistOptError):
 
 class ExportedStep:
     """The exported step: `mlir` (train-dialect text), `module` (parsed and
-    verified), `state` and `batch` (name -> NumPy array, dist-run's npz
-    contract), `param_names` (the trainable parameters, as
-    `named_parameters()` names them)."""
+    verified), `state` (parameters, optimizer and batch-norm state and the
+    hyper-parameters: dist-run's --state) and `batch` (inputs and labels:
+    --data), name -> NumPy array, and `param_names` (the trainable
+    parameters, as `named_parameters()` names them)."""
 
     def __init__(self, mlir, state, batch, param_names):
         self.mlir = mlir
