@@ -7,7 +7,8 @@
 distopt_packages=(cmake ninja-build ccache python3 python3-numpy libgtest-dev
                   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
                   libmpich-dev mpich libzip-dev pkg-config libopenblas-dev
-                  python3-dev python3-venv pybind11-dev python3-pytest)
+                  python3-dev python3-venv pybind11-dev python3-pytest
+                  python3-sklearn)
 
 # install_packages NAME...: apt-get installs the ones not installed yet.
 install_packages() {

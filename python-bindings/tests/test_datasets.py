@@ -1,0 +1,56 @@
+"""distopt.datasets: dataset directories (one .npy per name, leading dim =
+samples) from an .npz and from scikit-learn's digits; what is refused."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from distopt import datasets
+
+
+def test_from_npz_round_trip(tmp_path):
+    x = np.arange(24, dtype=np.float32).reshape(6, 4)
+    y = np.array([0, 1, 2, 0, 1, 2], np.int64)
+    np.savez(tmp_path / "data.npz", x=x, y=y)
+    paths = datasets.from_npz(tmp_path / "data.npz", tmp_path / "ds")
+    assert sorted(os.path.basename(p) for p in paths) == ["x.npy", "y.npy"]
+    assert sorted(os.listdir(tmp_path / "ds")) == ["x.npy", "y.npy"]
+    assert np.array_equal(np.load(tmp_path / "ds" / "x.npy", mmap_mode="r"), x)
+    assert np.array_equal(np.load(tmp_path / "ds" / "y.npy"), y)
+
+
+def test_refused(tmp_path):
+    x = np.zeros((6, 4), np.float32)
+    with pytest.raises(datasets.DatasetError, match="'y' has 5 samples but 'x' has 6"):
+        datasets.write_dataset(tmp_path / "a", {"x": x, "y": np.zeros(5, np.int64)})
+    with pytest.raises(datasets.DatasetError, match="dtype uint8"):
+        datasets.write_dataset(tmp_path / "b", {"x": np.zeros(3, np.uint8)})
+    with pytest.raises(datasets.DatasetError, match="is a scalar"):
+        datasets.write_dataset(tmp_path / "c", {"x": np.float32(1)})
+    with pytest.raises(datasets.DatasetError, match="no samples"):
+        datasets.write_dataset(tmp_path / "d", {"x": np.zeros((0, 2), np.float32)})
+    # Nothing was written by the refused calls; an existing dataset is kept.
+    assert not any(os.path.exists(tmp_path / n) for n in "abcd")
+    datasets.write_dataset(tmp_path / "e", {"x": x})
+    with pytest.raises(datasets.DatasetError, match="not written over"):
+        datasets.write_dataset(tmp_path / "e", {"x": x + 1})
+    assert np.array_equal(np.load(tmp_path / "e" / "x.npy"), x)
+
+
+def test_digits_command_line(tmp_path):
+    out = tmp_path / "digits"
+    done = subprocess.run([sys.executable, "-m", "distopt.datasets", "digits",
+                           "-o", str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    x, y = np.load(out / "x.npy"), np.load(out / "y.npy")
+    assert x.shape == (1797, 64) and x.dtype == np.float32
+    assert 0 <= x.min() and x.max() <= 1
+    assert y.shape == (1797,) and y.dtype == np.int64 and set(y) == set(range(10))
+    (tmp_path / "bad.npz").write_bytes(b"not a zip")
+    bad = subprocess.run([sys.executable, "-m", "distopt.datasets", "from-npz",
+                          str(tmp_path / "bad.npz"), "-o", str(tmp_path / "b")],
+                         capture_output=True, text=True)
+    assert bad.returncode == 1 and bad.stderr.startswith("error:"), bad.stderr
