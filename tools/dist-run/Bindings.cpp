@@ -6,6 +6,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace mlir;
@@ -86,25 +87,58 @@ std::vector<int64_t> distrun::getBlockOffsets(ArrayAttr split,
   return offsets;
 }
 
+void distrun::copyOverlap(const char *source, ArrayRef<int64_t> sourceOffsets,
+                          ArrayRef<int64_t> sourceShape, char *target,
+                          ArrayRef<int64_t> targetOffsets,
+                          ArrayRef<int64_t> targetShape, int64_t elementBytes) {
+  int64_t rank = sourceShape.size();
+  // The overlap, in global coordinates: [begin, end) per dim.
+  std::vector<int64_t> begin(rank), end(rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    begin[d] = std::max(sourceOffsets[d], targetOffsets[d]);
+    end[d] = std::min(sourceOffsets[d] + sourceShape[d],
+                      targetOffsets[d] + targetShape[d]);
+    if (begin[d] >= end[d])
+      return;
+  }
+  // Row-major element strides of both boxes.
+  std::vector<int64_t> sourceStrides(rank + 1, 1), targetStrides(rank + 1, 1);
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    sourceStrides[d] = sourceStrides[d + 1] * sourceShape[d];
+    targetStrides[d] = targetStrides[d + 1] * targetShape[d];
+  }
+  // Copy runs along the innermost dim, stepping the outer dims.
+  int64_t run = rank ? (end[rank - 1] - begin[rank - 1]) * elementBytes
+                     : elementBytes;
+  std::vector<int64_t> index(begin);
+  while (true) {
+    int64_t from = 0, to = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      from += (index[d] - sourceOffsets[d]) * sourceStrides[d + 1];
+      to += (index[d] - targetOffsets[d]) * targetStrides[d + 1];
+    }
+    std::memcpy(target + to * elementBytes, source + from * elementBytes, run);
+    int64_t d = rank - 2;
+    for (; d >= 0; --d) {
+      if (++index[d] < end[d])
+        break;
+      index[d] = begin[d];
+    }
+    if (d < 0)
+      return;
+  }
+}
+
 void distrun::copyBlock(Array &global, Array &local, ArrayRef<int64_t> offsets,
                         bool toGlobal) {
-  int64_t rank = local.shape.size();
+  std::vector<int64_t> origin(global.shape.size(), 0);
   int64_t bytes = getElementBytes(local.dtype);
-  int64_t count = local.getNumElements();
-  std::vector<int64_t> index(rank, 0);
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t at = 0;
-    for (int64_t d = 0; d < rank; ++d)
-      at = at * global.shape[d] + offsets[d] + index[d];
-    char *g = global.bytes.data() + at * bytes;
-    char *l = local.bytes.data() + i * bytes;
-    std::memcpy(toGlobal ? g : l, toGlobal ? l : g, bytes);
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      if (++index[d] < local.shape[d])
-        break;
-      index[d] = 0;
-    }
-  }
+  if (toGlobal)
+    copyOverlap(local.bytes.data(), offsets, local.shape, global.bytes.data(),
+                origin, global.shape, bytes);
+  else
+    copyOverlap(global.bytes.data(), origin, global.shape, local.bytes.data(),
+                offsets, local.shape, bytes);
 }
 
 std::vector<int64_t> distrun::describe(Array &array) {

@@ -41,6 +41,14 @@ std::vector<int64_t> getBlockOffsets(mlir::ArrayAttr split,
                                      int64_t rank,
                                      llvm::ArrayRef<int64_t> localShape);
 
+/// Copies the overlap of two row-major boxes of one global array: `source`
+/// holds the box at `sourceOffsets` of shape `sourceShape`, `target` the
+/// box at `targetOffsets` of `targetShape`; nothing when they are disjoint.
+void copyOverlap(const char *source, llvm::ArrayRef<int64_t> sourceOffsets,
+                 llvm::ArrayRef<int64_t> sourceShape, char *target,
+                 llvm::ArrayRef<int64_t> targetOffsets,
+                 llvm::ArrayRef<int64_t> targetShape, int64_t elementBytes);
+
 /// Copies the block of `global` at `offsets` with `local`'s shape
 /// (row-major) into `local`, or back with `toGlobal`.
 void copyBlock(Array &global, Array &local, llvm::ArrayRef<int64_t> offsets,

@@ -65,6 +65,13 @@ void distrun::failOnEveryRank(const llvm::Twine &message) {
   fail(message);
 }
 
+void distrun::warn(const llvm::Twine &message) {
+  llvm::outs().flush();
+  llvm::errs() << "dist-run: rank " << (runtimeStarted ? distrt_rank() : 0)
+               << ": warning: " << message << "\n";
+  llvm::errs().flush();
+}
+
 std::string distrun::getRuntimeError() {
   llvm::StringRef error = distrt_last_error();
   if (error.consume_front("distrt: rank ")) {

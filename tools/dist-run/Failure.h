@@ -30,6 +30,9 @@ namespace distrun {
 /// themselves only if rank 0 has not ended the job within seconds.
 [[noreturn]] void failOnEveryRank(const llvm::Twine &message);
 
+/// Prints "dist-run: rank R: warning: `message`" and goes on.
+void warn(const llvm::Twine &message);
+
 /// The runtime's last error without its "distrt: rank R: " prefix (fail()
 /// names the rank).
 std::string getRuntimeError();

@@ -167,8 +167,8 @@ static uint64_t readLittleEndian(const unsigned char *bytes, int count) {
   return value;
 }
 
-bool distrun::parseNpy(std::vector<char> &data, Array &array,
-                       std::string &problem) {
+bool distrun::parseNpyHeader(llvm::StringRef data, NpyLayout &layout,
+                             std::string &problem) {
   static const char magic[] = "\x93NUMPY";
   const auto *bytes = reinterpret_cast<const unsigned char *>(data.data());
   if (data.size() < 10 || std::memcmp(data.data(), magic, 6) != 0) {
@@ -196,7 +196,7 @@ bool distrun::parseNpy(std::vector<char> &data, Array &array,
     return false;
   }
   NpyHeader header;
-  HeaderParser parser(llvm::StringRef(data.data() + headerStart, headerLength));
+  HeaderParser parser(data.substr(headerStart, headerLength));
   if (!parser.parse(header, problem))
     return false;
   if (header.fortranOrder) {
@@ -227,9 +227,21 @@ bool distrun::parseNpy(std::vector<char> &data, Array &array,
               " bytes) but the member holds " + std::to_string(held) + " bytes";
     return false;
   }
-  array.dtype = header.descr;
-  array.shape = std::move(header.shape);
-  data.erase(data.begin(), data.begin() + dataStart);
+  layout.dtype = header.descr;
+  layout.shape = std::move(header.shape);
+  layout.dataStart = dataStart;
+  return true;
+}
+
+bool distrun::parseNpy(std::vector<char> &data, Array &array,
+                       std::string &problem) {
+  NpyLayout layout;
+  if (!parseNpyHeader(llvm::StringRef(data.data(), data.size()), layout,
+                      problem))
+    return false;
+  array.dtype = layout.dtype;
+  array.shape = std::move(layout.shape);
+  data.erase(data.begin(), data.begin() + layout.dataStart);
   array.bytes = std::move(data);
   return true;
 }

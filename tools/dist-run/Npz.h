@@ -11,6 +11,7 @@
 #define DISTOPT_TOOLS_DIST_RUN_NPZ_H
 
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
 #include <map>
@@ -34,6 +35,18 @@ using Arrays = std::map<std::string, Array>;
 /// Bytes of one element of `dtype` (4 or 8).
 int64_t getElementBytes(const std::string &dtype);
 
+/// What an .npy file's header says: the element type, the shape and where
+/// the row-major data starts.
+struct NpyLayout {
+  std::string dtype;
+  std::vector<int64_t> shape;
+  uint64_t dataStart = 0;
+};
+
+/// Parses the header of the .npy file `data` (the whole file: its size must
+/// be exactly the data the header declares); false with `problem` set.
+bool parseNpyHeader(llvm::StringRef data, NpyLayout &layout,
+                    std::string &problem);
 /// Parses one .npy file held in `data` into `array` (taking the bytes);
 /// on failure returns false with `problem` set (what is wrong, without the
 /// file's name).

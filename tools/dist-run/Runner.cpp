@@ -123,7 +123,9 @@ static float readResults(int64_t *words, std::vector<Binding> &args,
 std::vector<float> distrun::runSteps(ExecutionEngine &engine, StringRef entry,
                                      std::vector<Binding> &args,
                                      std::vector<Binding> &results,
-                                     unsigned steps, int64_t lossRank) {
+                                     uint64_t steps, int64_t lossRank,
+                                     const RunHooks &hooks,
+                                     std::vector<float> losses) {
   std::vector<int64_t> feedBack;
   for (Binding &result : results) {
     auto arg = llvm::find_if(args, [&](const Binding &a) {
@@ -133,11 +135,14 @@ std::vector<float> distrun::runSteps(ExecutionEngine &engine, StringRef entry,
         isState(*result.value) && arg != args.end() ? arg - args.begin() : -1);
   }
   bool printing = distrt_rank() == 0;
-  std::vector<float> losses;
   // Long runs also get a progress line (on stderr) every tenth of the steps.
   auto runStart = std::chrono::steady_clock::now(), lastFlush = runStart;
-  unsigned progressEvery = steps >= 20 ? steps / 10 : 0;
-  for (unsigned s = 0; s < steps; ++s) {
+  uint64_t first = hooks.firstStep;
+  uint64_t toRun = steps > first ? steps - first : 0;
+  uint64_t progressEvery = toRun >= 20 ? toRun / 10 : 0;
+  for (uint64_t s = first; s < steps; ++s) {
+    if (hooks.beforeStep)
+      hooks.beforeStep(s);
     std::vector<std::vector<int64_t>> descriptors;
     for (Binding &arg : args)
       descriptors.push_back(describe(arg.local));
@@ -171,22 +176,26 @@ std::vector<float> distrun::runSteps(ExecutionEngine &engine, StringRef entry,
         fail(getRuntimeError());
     }
     losses.push_back(loss);
+    if (printing)
+      llvm::outs() << llvm::formatv("step {0}: loss {1:F6} ({2:F2} ms)\n",
+                                    s + 1, loss, ms);
+    if (hooks.afterStep)
+      hooks.afterStep(s + 1, losses);
     if (!printing)
       continue;
-    llvm::outs() << llvm::formatv("step {0}: loss {1:F6} ({2:F2} ms)\n", s + 1,
-                                  loss, ms);
     // Whoever watches the output (a log, mpirun) sees progress: the first
     // step's line at once, then at most every tenth of a second.
-    if (s == 0 || end - lastFlush > std::chrono::milliseconds(100)) {
+    if (s == first || end - lastFlush > std::chrono::milliseconds(100)) {
       llvm::outs().flush();
       lastFlush = end;
     }
-    if (progressEvery && (s + 1) % progressEvery == 0) {
+    uint64_t done = s + 1 - first;
+    if (progressEvery && done % progressEvery == 0) {
       double elapsed = std::chrono::duration<double>(end - runStart).count();
       llvm::outs().flush();
       llvm::errs() << llvm::formatv(
           "progress: {0}/{1} steps, {2:F1} s elapsed, about {3:F1} s left\n",
-          s + 1, steps, elapsed, elapsed / (s + 1) * (steps - s - 1));
+          s + 1, steps, elapsed, elapsed / done * (steps - s - 1));
     }
   }
   return losses;

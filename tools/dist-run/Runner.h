@@ -13,6 +13,7 @@
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 
+#include <functional>
 #include <memory>
 
 namespace distrun {
@@ -24,16 +25,30 @@ std::unique_ptr<mlir::ExecutionEngine>
 compileStep(mlir::ModuleOp module, llvm::StringRef backend, const char *argv0,
             unsigned optLevel = 3);
 
-/// Runs the step `entry` `steps` times on `args`, feeding each state result
-/// back into its argument (the step contract, checked before, makes their
-/// types equal); rank 0 prints each step's loss and time, and progress
-/// every tenth of a long run. The loss comes from rank `lossRank` (the
-/// last pipeline stage of an MPMD step), which sends it to rank 0 after
-/// each step. Returns the losses (on rank 0).
+/// What a run does around each step: with a dataset, fill the batch
+/// before it; with checkpoints, save after it.
+struct RunHooks {
+  /// Steps done before this run (a resumed run starts there).
+  uint64_t firstStep = 0;
+  /// Before step `step` (0-based, counted from the start of training).
+  std::function<void(uint64_t step)> beforeStep;
+  /// After a step, with the steps done and the losses so far (rank 0's).
+  std::function<void(uint64_t stepsDone, llvm::ArrayRef<float> losses)>
+      afterStep;
+};
+
+/// Runs the step `entry` from step `hooks.firstStep` to `steps` on `args`,
+/// feeding each state result back into its argument (the step contract,
+/// checked before, makes their types equal); rank 0 prints each step's
+/// loss and time, and progress every tenth of a long run. The loss comes
+/// from rank `lossRank` (the last pipeline stage of an MPMD step), which
+/// sends it to rank 0 after each step. Returns `losses` (those of the steps
+/// before) followed by the new ones (on rank 0).
 std::vector<float> runSteps(mlir::ExecutionEngine &engine,
                             llvm::StringRef entry, std::vector<Binding> &args,
-                            std::vector<Binding> &results, unsigned steps,
-                            int64_t lossRank = 0);
+                            std::vector<Binding> &results, uint64_t steps,
+                            int64_t lossRank, const RunHooks &hooks,
+                            std::vector<float> losses = {});
 
 /// The global state arrays (param and opt_state arguments) gathered to
 /// rank 0 (empty arrays on the other ranks); for an MPMD step, from the

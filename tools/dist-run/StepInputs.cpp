@@ -92,15 +92,15 @@ std::optional<IndexRange> distrun::getIndexRange(func::FuncOp entry,
   return std::nullopt;
 }
 
-/// The value of element `i` of integer array `array`.
-static int64_t getInteger(const Array &array, int64_t i) {
-  if (array.dtype == "<i4") {
+/// The value of element `i` of an integer array of `dtype` at `data`.
+static int64_t getInteger(StringRef dtype, const char *data, int64_t i) {
+  if (dtype == "<i4") {
     int32_t v;
-    std::memcpy(&v, array.bytes.data() + 4 * i, 4);
+    std::memcpy(&v, data + 4 * i, 4);
     return v;
   }
   int64_t v;
-  std::memcpy(&v, array.bytes.data() + 8 * i, 8);
+  std::memcpy(&v, data + 8 * i, 8);
   return v;
 }
 
@@ -121,16 +121,26 @@ static std::string formatIndex(ArrayRef<int64_t> shape, int64_t i) {
 
 void distrun::checkIndexRange(const Binding &binding, const Array &global,
                               const IndexRange &range) {
-  if (!isInteger(global.dtype))
+  checkIndexRange(binding, global.dtype, global.shape, global.bytes.data(),
+                  range, "");
+}
+
+void distrun::checkIndexRange(const Binding &binding, StringRef dtype,
+                              ArrayRef<int64_t> shape, const char *data,
+                              const IndexRange &range, StringRef where) {
+  if (!isInteger(dtype.str()))
     return;
   const char *kind =
       binding.value->role == train::Role::label ? "label" : "input";
-  for (int64_t i = 0, e = global.getNumElements(); i < e; ++i) {
-    int64_t v = getInteger(global, i);
+  int64_t count = 1;
+  for (int64_t size : shape)
+    count *= size;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t v = getInteger(dtype, data, i);
     if (v >= 0 && v < range.bound)
       continue;
     failOnEveryRank(llvm::Twine(kind) + " '" + binding.value->name + "'" +
-                    formatIndex(global.shape, i) + " is " + llvm::Twine(v) +
+                    where + formatIndex(shape, i) + " is " + llvm::Twine(v) +
                     ", outside [0, " + llvm::Twine(range.bound) + ") (" +
                     range.origin + ")");
   }

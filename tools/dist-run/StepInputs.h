@@ -41,6 +41,11 @@ std::optional<IndexRange> getIndexRange(mlir::func::FuncOp entry,
 /// array bound to `binding`) holds a value outside `range`.
 void checkIndexRange(const Binding &binding, const Array &global,
                      const IndexRange &range);
+/// checkIndexRange for an array of `dtype` and `shape` at `data` (a
+/// dataset file, `where` naming it in the message: " in 'DIR/y.npy'").
+void checkIndexRange(const Binding &binding, llvm::StringRef dtype,
+                     llvm::ArrayRef<int64_t> shape, const char *data,
+                     const IndexRange &range, llvm::StringRef where);
 
 /// A deterministic global array for `binding` (`bindings`: every
 /// argument's, by index): parameters as PyTorch initializes linear layers

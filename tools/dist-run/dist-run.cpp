@@ -2,6 +2,15 @@
 //
 //   dist-run MODULE.mlir --state=STATE.npz --data=BATCH.npz --steps=N
 //            --out=OUT.npz [--entry=NAME] [--collective-timeout=SECONDS]
+//   dist-run MODULE.mlir --state=STATE.npz --dataset=DIR --epochs=E
+//            [--seed=S] --checkpoint-dir=CKPT [--checkpoint-every=N]
+//            [--keep=K] [--resume] [--out=OUT.npz]
+//   dist-run --export=OUT.npz --checkpoint-dir=CKPT
+//
+// With --dataset, each step reads the next global batch of a per-epoch
+// shuffle (Dataset.h); with --checkpoint-dir, the ranks save their shards
+// every N steps and --resume continues from the newest complete checkpoint
+// (Checkpoint.h), whatever strategy wrote it.
 //
 // Compiles the training step from whatever stage it is in (train dialect,
 // partitioned by a strategy, collectives lowered by dist-to-runtime, or the
@@ -22,6 +31,8 @@
 
 #include "Agreement.h"
 #include "Bindings.h"
+#include "Checkpoint.h"
+#include "Dataset.h"
 #include "Failure.h"
 #include "Npz.h"
 #include "PartialFile.h"
@@ -68,15 +79,50 @@ using namespace mlir;
 using namespace distrun;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+static cl::opt<std::string> inputFile(cl::Positional,
                                       cl::desc("<training step .mlir>"));
 static cl::opt<std::string>
     statePath("state",
               cl::desc("npz with every param, opt_state and hyper array"));
 static cl::opt<std::string>
     dataPath("data", cl::desc("npz with every input and label array"));
-static cl::opt<unsigned> numSteps("steps", cl::init(1),
-                                  cl::desc("Steps to run (default 1)"));
+static cl::opt<unsigned>
+    numSteps("steps", cl::init(1),
+             cl::desc("Steps to run (default 1; with --dataset, one epoch); "
+                      "a resumed run's total, counted from the start"));
+static cl::opt<std::string> datasetPath(
+    "dataset",
+    cl::desc("Directory with one .npy per input and label name (leading "
+             "dim: samples), read memory-mapped: each step takes the next "
+             "global batch of a per-epoch shuffle, each rank only its block"));
+static cl::opt<unsigned>
+    numEpochs("epochs", cl::desc("With --dataset: train this many epochs of "
+                                 "floor(samples / batch) steps"));
+static cl::opt<bool>
+    shuffleData("shuffle", cl::init(true),
+                cl::desc("With --dataset: shuffle the samples every epoch "
+                         "from --seed (default true)"));
+static cl::opt<std::string> checkpointDir(
+    "checkpoint-dir",
+    cl::desc("Directory of the run's checkpoints (each rank writes its own "
+             "shards; an index per checkpoint)"));
+static cl::opt<unsigned> checkpointEvery(
+    "checkpoint-every",
+    cl::desc("Save a checkpoint every N steps (and after the last step); "
+             "default: after the last step only"));
+static cl::opt<unsigned>
+    keepCheckpoints("keep", cl::init(3),
+                    cl::desc("Complete checkpoints kept, newest first "
+                             "(default 3; 0 keeps all)"));
+static cl::opt<bool> resume(
+    "resume",
+    cl::desc("Continue from the newest complete checkpoint in "
+             "--checkpoint-dir (from --state when there is none), whatever "
+             "strategy wrote it; --steps stays the run's total"));
+static cl::opt<std::string> exportPath(
+    "export", cl::desc("Write the newest complete checkpoint in "
+                       "--checkpoint-dir as one npz of global arrays (and "
+                       "the losses so far), then exit; takes no module"));
 static cl::opt<std::string>
     outPath("out",
             cl::desc("npz to write: the final state and the losses (written "
@@ -87,8 +133,10 @@ static cl::opt<std::string> initStatePath(
              "(and the batch with --init-data), then exit"));
 static cl::opt<std::string>
     initDataPath("init-data", cl::desc("Write a random batch to this npz"));
-static cl::opt<uint64_t> seed("seed", cl::init(0),
-                              cl::desc("Seed of --init-state/--init-data"));
+static cl::opt<uint64_t>
+    seed("seed", cl::init(0),
+         cl::desc("Seed of --init-state/--init-data and of the dataset's "
+                  "shuffle (default 0)"));
 static cl::opt<std::string> backendName(
     "backend", cl::init("auto"),
     cl::desc("Runtime backend: auto (mpi under an MPI launcher, else local), "
@@ -120,8 +168,10 @@ static cl::opt<unsigned> optLevel(
 static cl::opt<std::string> testRaise(
     "test-raise", cl::Hidden,
     cl::desc("For tests: RANK:SIGNAL:POINT makes rank RANK raise SIGNAL "
-             "(STOP, TERM or INT) at POINT (step: before the first step; "
-             "write: with the output written but not yet renamed)"));
+             "(STOP, TERM, INT or KILL) at POINT (step: before the first "
+             "step; stepN: before step N; write: with the output written but "
+             "not yet renamed; checkpoint: with its part of a checkpoint "
+             "written but not yet committed)"));
 
 /// --test-raise: raises its signal on its rank at `point`.
 static void raiseForTest(StringRef point) {
@@ -136,11 +186,16 @@ static void raiseForTest(StringRef point) {
                  .Case("STOP", SIGSTOP)
                  .Case("TERM", SIGTERM)
                  .Case("INT", SIGINT)
+                 .Case("KILL", SIGKILL)
                  .Default(0);
+  uint64_t stepNumber;
   if (fields.size() != 3 || fields[0].getAsInteger(10, rank) || !signal ||
-      (fields[2] != "step" && fields[2] != "write"))
+      (fields[2] != "step" && fields[2] != "write" &&
+       fields[2] != "checkpoint" &&
+       !(fields[2].starts_with("step") &&
+         !fields[2].drop_front(4).getAsInteger(10, stepNumber))))
     fail("malformed --test-raise '" + testRaise +
-         "' (expected RANK:STOP|TERM|INT:step|write)");
+         "' (expected RANK:STOP|TERM|INT|KILL:step|stepN|write|checkpoint)");
   if (fields[2] == point && rank == distrt_rank()) {
     llvm::outs().flush();
     std::raise(signal);
@@ -171,9 +226,14 @@ static bool isSameFile(StringRef a, StringRef b) {
 /// can be written (rank 0 writes them).
 static void checkOutputs() {
   std::pair<const char *, std::string> inputs[] = {
-      {"--state", statePath}, {"--data", dataPath}, {"the module", inputFile}};
+      {"--state", statePath},
+      {"--data", dataPath},
+      {"the module", inputFile},
+      {"--dataset", datasetPath},
+      {"--checkpoint-dir", checkpointDir}};
   std::pair<const char *, std::string> outputs[] = {
       {"--out", outPath},
+      {"--export", exportPath},
       {"--trace", tracePath},
       {"--init-state", initStatePath},
       {"--init-data", initDataPath}};
@@ -212,6 +272,37 @@ static void writeOutput(const std::string &path, const Arrays &arrays) {
     fail(error);
 }
 
+/// Fails on options that do not go together.
+static void checkRunOptions() {
+  if (!exportPath.empty()) {
+    if (checkpointDir.empty())
+      fail("--export writes a checkpoint: give its --checkpoint-dir");
+    if (!inputFile.empty())
+      fail("--export reads only the checkpoint: drop the module '" +
+           inputFile + "'");
+    return;
+  }
+  if (inputFile.empty())
+    fail("no training step given (dist-run MODULE.mlir ...)");
+  if (!datasetPath.empty() && !dataPath.empty())
+    fail("--data and --dataset both give the batches: use one");
+  if (datasetPath.empty()) {
+    if (numEpochs.getNumOccurrences())
+      fail("--epochs counts passes over a --dataset, and none is given");
+    if (shuffleData.getNumOccurrences())
+      fail("--shuffle shuffles a --dataset, and none is given");
+  } else if (numEpochs.getNumOccurrences() && numSteps.getNumOccurrences()) {
+    fail("give --steps or --epochs, not both");
+  }
+  if (checkpointDir.empty())
+    for (auto [option, given] :
+         {std::pair{"--checkpoint-every", checkpointEvery.getNumOccurrences()},
+          std::pair{"--keep", keepCheckpoints.getNumOccurrences()},
+          std::pair{"--resume", resume.getNumOccurrences()}})
+      if (given)
+        fail(llvm::Twine(option) + " needs --checkpoint-dir");
+}
+
 /// Parses the command line; a bad one is a failure like any other (under
 /// mpirun the other ranks must not wait for this one).
 static void parseCommandLine(int argc, char **argv) {
@@ -223,6 +314,7 @@ static void parseCommandLine(int argc, char **argv) {
     if (backendName != "auto" && backendName != "mpi" && backendName != "local")
       fail("unknown --backend '" + backendName +
            "' (expected auto, mpi or local)");
+    checkRunOptions();
     if (optLevel > 3)
       fail("--opt-level must be 0, 1, 2 or 3, not " +
            llvm::Twine(optLevel.getValue()));
@@ -298,7 +390,14 @@ static void checkAgreement(uint64_t moduleHash, StringRef backend,
        {"--collective-timeout", "value", hashOption(collectiveTimeout)},
        {"--opt-level", "value", hashOption(optLevel)},
        {"--trace", "value", hashOption(tracePath)},
-       {"--seed", "value", hashOption(seed)}});
+       {"--seed", "value", hashOption(seed)},
+       {"--dataset", "value", hashOption(datasetPath)},
+       {"--epochs", "value", hashOption(numEpochs)},
+       {"--shuffle", "value", hashOption(shuffleData)},
+       {"--checkpoint-dir", "value", hashOption(checkpointDir)},
+       {"--checkpoint-every", "value", hashOption(checkpointEvery)},
+       {"--keep", "value", hashOption(keepCheckpoints)},
+       {"--resume", "value", hashOption(resume)}});
 }
 
 /// The worlds a step runs on: fails unless it is `devices` processes.
@@ -428,6 +527,9 @@ static void bindInputs(func::FuncOp entry, ModuleOp module,
                        Arrays &data) {
   for (Binding &arg : args) {
     const train::StepSignature::Value &value = *arg.value;
+    // With a dataset, the batches come step by step.
+    if (isData(arg) && !datasetPath.empty())
+      continue;
     Arrays &source = isData(arg) ? data : state;
     auto it = source.find(value.name);
     if (it == source.end())
@@ -446,10 +548,98 @@ static void bindInputs(func::FuncOp entry, ModuleOp module,
   }
 }
 
+/// --export: the newest complete checkpoint as one npz.
+static int exportCheckpoint() {
+  checkOutputs();
+  Arrays arrays;
+  std::string path;
+  if (!CheckpointDir(checkpointDir, 0).exportNewest(arrays, path))
+    fail("--checkpoint-dir '" + checkpointDir +
+         "' holds no complete checkpoint");
+  writeOutput(exportPath, arrays);
+  llvm::outs() << "exported " << path << " to " << exportPath << "\n";
+  return 0;
+}
+
+/// The arrays a dataset feeds: every input and label of the whole step
+/// (for an MPMD step, of every program), with their global types.
+static std::vector<DataSpec> getDataSpecs(const train::StepSignature &step) {
+  std::vector<DataSpec> specs;
+  auto add = [&](const train::StepSignature::Value &value, int64_t device) {
+    if ((value.role != train::Role::input && value.role != train::Role::label) ||
+        llvm::any_of(specs, [&](const DataSpec &s) { return s.name == value.name; }))
+      return;
+    Binding binding = bind(value, step, device);
+    specs.push_back({value.name, binding.dtype, binding.globalShape});
+  };
+  if (step.isMPMD()) {
+    for (const train::StepSignature::Program &program : step.programs)
+      for (const train::StepSignature::Value &value : program.arguments)
+        add(value, program.devices.front());
+  } else {
+    for (const train::StepSignature::Value &value : step.arguments)
+      add(value, 0);
+  }
+  return specs;
+}
+
+/// The position a run starts from (a checkpoint's, when resumed), and the
+/// losses before it; fails when a checkpoint read another dataset.
+static RunPosition resumeRun(CheckpointDir *checkpoints,
+                             const RunPosition &fresh,
+                             std::vector<Binding> &args,
+                             std::vector<float> &losses, uint64_t total) {
+  if (!resume)
+    return fresh;
+  std::optional<RunPosition> restored = checkpoints->restore(args, losses);
+  bool printing = distrt_rank() == 0;
+  if (!restored) {
+    if (printing)
+      llvm::outs() << "no complete checkpoint in '" << checkpointDir
+                   << "': starting from --state\n";
+    return fresh;
+  }
+  auto mismatch = [&](const char *what, const llvm::Twine &then,
+                      const llvm::Twine &now) {
+    failOnEveryRank("the checkpoint at step " + llvm::Twine(restored->step) +
+                    " read " + what + " " + then + ", this run " + now +
+                    ": resuming would not continue the same run");
+  };
+  if (restored->dataset.empty() != fresh.dataset.empty())
+    mismatch("batches from", restored->dataset.empty() ? "--data" : "--dataset",
+             fresh.dataset.empty() ? "from --data" : "from --dataset");
+  if (!fresh.dataset.empty()) {
+    if (restored->samples != fresh.samples || restored->batch != fresh.batch)
+      mismatch("a dataset of", llvm::Twine(restored->samples) +
+                                   " samples in batches of " +
+                                   llvm::Twine(restored->batch),
+               llvm::Twine(fresh.samples) + " in batches of " +
+                   llvm::Twine(fresh.batch));
+    if (restored->seed != fresh.seed || restored->shuffle != fresh.shuffle)
+      mismatch("its samples in the order of", 
+               restored->shuffle ? "--seed=" + llvm::Twine(restored->seed)
+                                 : llvm::Twine("--shuffle=false"),
+               fresh.shuffle ? "--seed=" + llvm::Twine(fresh.seed)
+                             : llvm::Twine("--shuffle=false"));
+  }
+  if (restored->step > total)
+    failOnEveryRank("the newest checkpoint in '" + checkpointDir +
+                    "' is at step " + llvm::Twine(restored->step) +
+                    ", past this run's " + llvm::Twine(total) + " steps");
+  if (printing)
+    llvm::outs() << "resumed from step " << restored->step << " of '"
+                 << checkpointDir << "'\n";
+  RunPosition position = fresh;
+  position.step = restored->step;
+  return position;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   installFailureHandlers(/*runtimeIsStarted=*/false);
   parseCommandLine(argc, argv);
+  if (!exportPath.empty())
+    return exportCheckpoint();
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   // A step allocates and frees the same large buffers every time: keep
@@ -506,6 +696,38 @@ int main(int argc, char **argv) {
   for (const train::StepSignature::Value &value : step.results)
     results.push_back(bind(value, step, rank));
 
+  // The batches: from --data (the same every step) or the dataset.
+  std::unique_ptr<Dataset> dataset;
+  RunPosition position;
+  uint64_t totalSteps = numSteps;
+  if (!datasetPath.empty()) {
+    dataset = std::make_unique<Dataset>(datasetPath, getDataSpecs(wholeStep),
+                                        seed, shuffleData);
+    for (Binding &arg : args)
+      if (isData(arg))
+        if (std::optional<IndexRange> range =
+                getIndexRange(entry, *module, arg, args))
+          dataset->checkRange(arg, *range);
+    position.dataset = getCanonicalPath(datasetPath);
+    position.samples = dataset->getNumSamples();
+    position.batch = dataset->getBatchSize();
+    position.seed = seed;
+    position.shuffle = shuffleData;
+    if (numEpochs.getNumOccurrences())
+      totalSteps = uint64_t(numEpochs) * dataset->getStepsPerEpoch();
+    else if (!numSteps.getNumOccurrences())
+      totalSteps = dataset->getStepsPerEpoch();
+  }
+  // Checkpoints, and where the run starts.
+  std::unique_ptr<CheckpointDir> checkpoints;
+  std::vector<float> losses;
+  if (!checkpointDir.empty()) {
+    checkpoints = std::make_unique<CheckpointDir>(checkpointDir,
+                                                  keepCheckpoints);
+    checkpoints->open();
+  }
+  position = resumeRun(checkpoints.get(), position, args, losses, totalSteps);
+
   std::unique_ptr<ExecutionEngine> engine =
       compileStep(*module, backend, argv[0], optLevel);
   // Run. Subnormal operands cost x86 cores up to ~100 cycles per
@@ -519,8 +741,27 @@ int main(int argc, char **argv) {
   raiseForTest("step");
   if (!tracePath.empty())
     distrt_trace_enable(1);
-  std::vector<float> losses = runSteps(*engine, step.entry, args, results,
-                                      numSteps, getLossRank(wholeStep));
+  RunHooks hooks;
+  hooks.firstStep = position.step;
+  hooks.beforeStep = [&](uint64_t s) {
+    raiseForTest("step" + std::to_string(s + 1));
+    if (dataset)
+      for (Binding &arg : args)
+        if (isData(arg))
+          dataset->fill(s, arg);
+  };
+  if (checkpoints)
+    hooks.afterStep = [&](uint64_t done, ArrayRef<float> lossesSoFar) {
+      if (done != totalSteps &&
+          (!checkpointEvery || done % checkpointEvery != 0))
+        return;
+      RunPosition now = position;
+      now.step = done;
+      checkpoints->save(now, args, wholeStep, lossesSoFar,
+                        [] { raiseForTest("checkpoint"); });
+    };
+  losses = runSteps(*engine, step.entry, args, results, totalSteps,
+                    getLossRank(wholeStep), hooks, std::move(losses));
 
   // Gather the state to rank 0 and write it with the losses.
   Arrays out = gatherState(args, wholeStep);

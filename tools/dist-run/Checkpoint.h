@@ -1,0 +1,96 @@
+//===- Checkpoint.h - sharded checkpoints of a training run ----*- C++ -*-===//
+//
+// `dist-run --checkpoint-dir=DIR`: every N steps each rank writes the
+// blocks of the state it holds (one .npy file per distinct block: a
+// replicated array is written once, by the lowest rank holding it) into
+// `DIR/.ckpt-<step>.partial`; rank 0 then writes `index.json` (the step,
+// the dataset position, the shuffle's seed and epoch, the losses so far,
+// and per array its global shape, dtype, role, sharding and shards, each
+// with its offsets, shape and CRC-32) and renames the directory to
+// `DIR/ckpt-<step>`. A checkpoint therefore exists whole or not at all.
+//
+// Restoring reads the index and, on each rank, only the shards that
+// overlap the blocks it holds, whatever strategy or mesh wrote them, each
+// checked against its CRC-32 first; a checkpoint that fails (unreadable
+// index, missing or corrupt shard) is skipped with a warning naming it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DISTOPT_TOOLS_DIST_RUN_CHECKPOINT_H
+#define DISTOPT_TOOLS_DIST_RUN_CHECKPOINT_H
+
+#include "Bindings.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <optional>
+
+namespace distrun {
+
+struct ArrayPlan;
+
+/// Where a run is: the steps done and, with a dataset, what it reads.
+struct RunPosition {
+  uint64_t step = 0;
+  /// Empty without --dataset.
+  std::string dataset;
+  int64_t samples = 0, batch = 0;
+  uint64_t seed = 0;
+  bool shuffle = false;
+};
+
+/// The checkpoints of one directory.
+class CheckpointDir {
+public:
+  /// `keep`: complete checkpoints kept (0: all).
+  CheckpointDir(std::string directory, unsigned keep)
+      : directory(std::move(directory)), keep(keep) {}
+
+  /// Creates the directory (rank 0) when missing and fails unless every
+  /// rank sees it (a file system all ranks share). Every rank calls it
+  /// before save() or restore().
+  void open();
+
+  /// Saves the state arguments in `args` (this rank's blocks of
+  /// `wholeStep`) after `position.step` steps with the losses so far (rank
+  /// 0's); every rank calls it. Nothing is written when that step's
+  /// checkpoint exists. `beforeCommit` runs once this rank's part is
+  /// written (tests interrupt there).
+  void save(const RunPosition &position, std::vector<Binding> &args,
+            const mlir::train::StepSignature &wholeStep,
+            llvm::ArrayRef<float> losses,
+            llvm::function_ref<void()> beforeCommit = {});
+
+  /// Restores the newest complete checkpoint into the state (and cached)
+  /// arguments of `args`; skips, with a warning, each that fails its index
+  /// or checksums. Returns its position and sets `losses`, or none when no
+  /// checkpoint is usable. Every rank calls it.
+  std::optional<RunPosition> restore(std::vector<Binding> &args,
+                                     std::vector<float> &losses);
+
+  /// The newest complete checkpoint's global arrays and losses (the --out
+  /// layout), read by one process; `path` is set to it. False when there
+  /// is none.
+  bool exportNewest(Arrays &arrays, std::string &path);
+
+private:
+  /// Rank 0's part of save(): the others' checksums, the losses, the index,
+  /// the rename, and removing checkpoints beyond `keep`.
+  void commit(const RunPosition &position, const std::string &partial,
+              const std::string &final,
+              const mlir::train::StepSignature &wholeStep,
+              llvm::ArrayRef<ArrayPlan> plans,
+              std::vector<std::vector<uint32_t>> &checksums,
+              llvm::ArrayRef<float> losses);
+
+  std::string directory;
+  unsigned keep;
+};
+
+/// True for an argument restored from a checkpoint: state, and a worker's
+/// cached copy (taken from the holder's saved array).
+bool isRestored(const mlir::train::StepSignature::Value &value);
+
+} // namespace distrun
+
+#endif // DISTOPT_TOOLS_DIST_RUN_CHECKPOINT_H
