@@ -140,7 +140,7 @@ void distrun::checkIndexRange(const Binding &binding, StringRef dtype,
     if (v >= 0 && v < range.bound)
       continue;
     failOnEveryRank(llvm::Twine(kind) + " '" + binding.value->name + "'" +
-                    where + formatIndex(shape, i) + " is " + llvm::Twine(v) +
+                    formatIndex(shape, i) + where + " is " + llvm::Twine(v) +
                     ", outside [0, " + llvm::Twine(range.bound) + ") (" +
                     range.origin + ")");
   }
