@@ -65,9 +65,7 @@ distrun::compileStep(ModuleOp module, StringRef backend, const char *argv0,
   return std::move(*engine);
 }
 
-/// The scalar loss as a float, whatever its float type (an f64 step's loss
-/// was reported and written as 0 before).
-static float readLoss(const Binding &result) {
+float distrun::readScalar(const Binding &result) {
   const char *bytes = result.local.bytes.data();
   if (result.dtype == "<f4")
     return *reinterpret_cast<const float *>(bytes);
@@ -79,7 +77,7 @@ static float readLoss(const Binding &result) {
     return llvm::APFloat(llvm::APFloat::IEEEhalf(), llvm::APInt(16, bits))
         .convertToFloat();
   }
-  fail("the loss '" + result.value->name + "' has dtype " + result.dtype +
+  fail("'" + result.value->name + "' has dtype " + result.dtype +
        ", which the runner cannot report");
 }
 
@@ -113,11 +111,38 @@ static float readResults(int64_t *words, std::vector<Binding> &args,
       std::free(allocated);
     words += 3 + 2 * resultRank;
     if (result.value->role == train::Role::loss)
-      loss = readLoss(result);
-    if (feedBack[i] >= 0)
+      loss = readScalar(result);
+    if (i < feedBack.size() && feedBack[i] >= 0)
       args[feedBack[i]].local.bytes = result.local.bytes;
   }
   return loss;
+}
+
+float distrun::invokeStep(ExecutionEngine &engine, StringRef entry,
+                          std::vector<Binding> &args,
+                          std::vector<Binding> &results,
+                          ArrayRef<int64_t> feedBack) {
+  std::vector<std::vector<int64_t>> descriptors;
+  for (Binding &arg : args)
+    descriptors.push_back(describe(arg.local));
+  std::vector<int64_t> resultWords;
+  for (Binding &result : results)
+    resultWords.resize(resultWords.size() + 3 + 2 * result.local.shape.size());
+  // The C interface returns results through a pointer to them, which a
+  // function without results (a pipeline stage that only sends) lacks.
+  void *resultPtr = resultWords.data();
+  std::vector<void *> pointers;
+  if (!results.empty())
+    pointers.push_back(resultPtr);
+  for (auto &words : descriptors)
+    pointers.push_back(words.data());
+  std::vector<void *> packed;
+  for (void *&pointer : pointers)
+    packed.push_back(&pointer);
+  if (llvm::Error e =
+          engine.invokePacked(("_mlir_ciface_" + entry).str(), packed))
+    fail("the step failed: " + llvm::toString(std::move(e)));
+  return readResults(resultWords.data(), args, results, feedBack);
 }
 
 std::vector<float> distrun::runSteps(ExecutionEngine &engine, StringRef entry,
@@ -143,31 +168,10 @@ std::vector<float> distrun::runSteps(ExecutionEngine &engine, StringRef entry,
   for (uint64_t s = first; s < steps; ++s) {
     if (hooks.beforeStep)
       hooks.beforeStep(s);
-    std::vector<std::vector<int64_t>> descriptors;
-    for (Binding &arg : args)
-      descriptors.push_back(describe(arg.local));
-    std::vector<int64_t> resultWords;
-    for (Binding &result : results)
-      resultWords.resize(resultWords.size() + 3 +
-                         2 * result.local.shape.size());
-    // The C interface returns results through a pointer to them, which a
-    // function without results (a pipeline stage that only sends) lacks.
-    void *resultPtr = resultWords.data();
-    std::vector<void *> pointers;
-    if (!results.empty())
-      pointers.push_back(resultPtr);
-    for (auto &words : descriptors)
-      pointers.push_back(words.data());
-    std::vector<void *> packed;
-    for (void *&pointer : pointers)
-      packed.push_back(&pointer);
     auto start = std::chrono::steady_clock::now();
-    if (llvm::Error e =
-            engine.invokePacked(("_mlir_ciface_" + entry).str(), packed))
-      fail("the step failed: " + llvm::toString(std::move(e)));
+    float loss = invokeStep(engine, entry, args, results, feedBack);
     auto end = std::chrono::steady_clock::now();
     double ms = std::chrono::duration<double, std::milli>(end - start).count();
-    float loss = readResults(resultWords.data(), args, results, feedBack);
     if (lossRank != 0) {
       int64_t rank = distrt_rank();
       if (rank == lossRank && distrt_send(&loss, 1, DISTRT_F32, 0, 2) != 0)

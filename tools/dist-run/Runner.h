@@ -25,6 +25,17 @@ std::unique_ptr<mlir::ExecutionEngine>
 compileStep(mlir::ModuleOp module, llvm::StringRef backend, const char *argv0,
             unsigned optLevel = 3);
 
+/// Calls `entry` once on `args`: copies its results into `results`' local
+/// arrays, frees the buffers it allocated, and feeds each result `i` with
+/// `feedBack[i] >= 0` into that argument. Returns the loss (0 without one).
+float invokeStep(mlir::ExecutionEngine &engine, llvm::StringRef entry,
+                 std::vector<Binding> &args, std::vector<Binding> &results,
+                 llvm::ArrayRef<int64_t> feedBack = {});
+
+/// A scalar result as a float, whatever its float type (an f64 step's loss
+/// was reported and written as 0 before); fails for an integer one.
+float readScalar(const Binding &result);
+
 /// What a run does around each step: with a dataset, fill the batch
 /// before it; with checkpoints, save after it.
 struct RunHooks {

@@ -68,6 +68,7 @@
 #if defined(__SSE__)
 #include <xmmintrin.h>
 #endif
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -102,6 +103,16 @@ static cl::opt<bool>
     shuffleData("shuffle", cl::init(true),
                 cl::desc("With --dataset: shuffle the samples every epoch "
                          "from --seed (default true)"));
+static cl::opt<std::string> evalDatasetPath(
+    "eval-dataset",
+    cl::desc("Directory (as --dataset) to evaluate on: the mean loss and, "
+             "for a cross-entropy over logits, the accuracy, with the "
+             "step's evaluation function (dist-opt --train-derive-eval), "
+             "distributed as the step"));
+static cl::opt<unsigned> evalEvery(
+    "eval-every",
+    cl::desc("Evaluate every N steps (and after the last step); default: "
+             "after the last step only"));
 static cl::opt<std::string> checkpointDir(
     "checkpoint-dir",
     cl::desc("Directory of the run's checkpoints (each rank writes its own "
@@ -230,6 +241,7 @@ static void checkOutputs() {
       {"--data", dataPath},
       {"the module", inputFile},
       {"--dataset", datasetPath},
+      {"--eval-dataset", evalDatasetPath},
       {"--checkpoint-dir", checkpointDir}};
   std::pair<const char *, std::string> outputs[] = {
       {"--out", outPath},
@@ -294,6 +306,8 @@ static void checkRunOptions() {
   } else if (numEpochs.getNumOccurrences() && numSteps.getNumOccurrences()) {
     fail("give --steps or --epochs, not both");
   }
+  if (evalDatasetPath.empty() && evalEvery.getNumOccurrences())
+    fail("--eval-every needs --eval-dataset");
   if (checkpointDir.empty())
     for (auto [option, given] :
          {std::pair{"--checkpoint-every", checkpointEvery.getNumOccurrences()},
@@ -392,6 +406,8 @@ static void checkAgreement(uint64_t moduleHash, StringRef backend,
        {"--trace", "value", hashOption(tracePath)},
        {"--seed", "value", hashOption(seed)},
        {"--dataset", "value", hashOption(datasetPath)},
+       {"--eval-dataset", "value", hashOption(evalDatasetPath)},
+       {"--eval-every", "value", hashOption(evalEvery)},
        {"--epochs", "value", hashOption(numEpochs)},
        {"--shuffle", "value", hashOption(shuffleData)},
        {"--checkpoint-dir", "value", hashOption(checkpointDir)},
@@ -458,7 +474,8 @@ static train::StepSignature readStep(ModuleOp module, func::FuncOp &entry) {
     return readProgramsStep(module, entry);
   SmallVector<std::string> steps;
   module->walk([&](func::FuncOp func) {
-    if (entryName.empty() ? train::TrainingStep::isTrainingStep(func)
+    if (entryName.empty() ? train::TrainingStep::isTrainingStep(func) &&
+                                !train::TrainingStep::isEvalFunction(func)
                           : func.getSymName() == entryName) {
       entry = func;
       steps.push_back(func.getSymName().str());
@@ -581,6 +598,111 @@ static std::vector<DataSpec> getDataSpecs(const train::StepSignature &step) {
       add(value, 0);
   }
   return specs;
+}
+
+namespace {
+/// The step's evaluation function on this rank, with its dataset.
+struct Evaluation {
+  train::StepSignature step;
+  std::vector<Binding> args, results;
+  /// Per argument: the training argument it copies (a parameter), or -1.
+  std::vector<int64_t> fromTraining;
+  std::unique_ptr<Dataset> dataset;
+  int64_t lossResult = -1, correctResult = -1;
+};
+} // namespace
+
+/// Sets up --eval-dataset: binds the evaluation function's arguments (the
+/// parameters from the training step's blocks, the rest from --state).
+static std::unique_ptr<Evaluation>
+setUpEvaluation(const train::StepSignature &wholeStep,
+                const std::vector<Binding> &trainArgs, Arrays &state,
+                func::FuncOp entry, ModuleOp module) {
+  if (!wholeStep.eval)
+    failOnEveryRank("'" + inputFile +
+                    "' has no evaluation function for --eval-dataset: derive "
+                    "it with dist-opt --train-derive-eval before the strategy");
+  auto evaluation = std::make_unique<Evaluation>();
+  evaluation->step = wholeStep.getEvalStep();
+  int64_t rank = distrt_rank();
+  for (const train::StepSignature::Value &value : evaluation->step.arguments) {
+    Binding arg = bind(value, evaluation->step, rank);
+    int64_t from = -1;
+    for (auto [i, train] : llvm::enumerate(trainArgs))
+      if (train.value->name == value.name && train.offsets == arg.offsets &&
+          train.local.shape == arg.local.shape)
+        from = i;
+    if (from < 0 && isRestored(value))
+      fail("the evaluation function takes '" + value.name + "' as [" +
+           formatShape(arg.local.shape) + "] at [" + formatShape(arg.offsets) +
+           "], a block the training step does not hold on this rank");
+    if (from < 0 && !isData(arg)) {
+      auto it = state.find(value.name);
+      if (it == state.end())
+        fail("'" + value.name + "', which the evaluation function takes, is "
+             "missing from --state '" + statePath + "'");
+      copyBlock(it->second, arg.local, arg.offsets, /*toGlobal=*/false);
+    }
+    evaluation->fromTraining.push_back(from);
+    evaluation->args.push_back(std::move(arg));
+  }
+  for (const train::StepSignature::Value &value : evaluation->step.results) {
+    if (value.role == train::Role::loss)
+      evaluation->lossResult = evaluation->results.size();
+    if (value.role == train::Role::metric && value.name == "correct")
+      evaluation->correctResult = evaluation->results.size();
+    evaluation->results.push_back(bind(value, evaluation->step, rank));
+  }
+  if (evaluation->lossResult < 0)
+    failOnEveryRank("the evaluation function returns no loss");
+  evaluation->dataset = std::make_unique<Dataset>(
+      evalDatasetPath, getDataSpecs(evaluation->step), seed,
+      /*shuffle=*/false);
+  for (Binding &arg : evaluation->args)
+    if (isData(arg))
+      if (std::optional<IndexRange> range =
+              getIndexRange(entry, module, arg, evaluation->args))
+        evaluation->dataset->checkRange(arg, *range);
+  return evaluation;
+}
+
+/// Evaluates the parameters in `trainArgs` on the whole evaluation dataset
+/// (its whole batches, in order); rank 0 prints the mean loss and accuracy.
+static void evaluate(ExecutionEngine &engine, Evaluation &evaluation,
+                     std::vector<Binding> &trainArgs, uint64_t stepsDone) {
+  for (auto [arg, from] :
+       llvm::zip_equal(evaluation.args, evaluation.fromTraining))
+    if (from >= 0)
+      arg.local.bytes = trainArgs[from].local.bytes;
+  Dataset &dataset = *evaluation.dataset;
+  int64_t batches = dataset.getStepsPerEpoch();
+  double lossSum = 0, correct = 0;
+  auto start = std::chrono::steady_clock::now();
+  for (int64_t b = 0; b < batches; ++b) {
+    for (Binding &arg : evaluation.args)
+      if (isData(arg))
+        dataset.fill(b, arg);
+    invokeStep(engine, evaluation.step.entry, evaluation.args,
+               evaluation.results);
+    lossSum += readScalar(evaluation.results[evaluation.lossResult]);
+    if (evaluation.correctResult >= 0)
+      correct += readScalar(evaluation.results[evaluation.correctResult]);
+  }
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  if (distrt_rank() != 0)
+    return;
+  int64_t samples = batches * dataset.getBatchSize();
+  llvm::outs() << llvm::formatv("eval after step {0}: loss {1:F6}", stepsDone,
+                                lossSum / batches);
+  if (evaluation.correctResult >= 0)
+    llvm::outs() << llvm::formatv(", accuracy {0:F4}", correct / samples);
+  llvm::outs() << llvm::formatv(" ({0} samples", samples);
+  if (int64_t left = dataset.getNumSamples() - samples)
+    llvm::outs() << ", " << left << " left out: not a whole batch";
+  llvm::outs() << llvm::formatv(", {0:F2} s)\n", seconds);
+  llvm::outs().flush();
 }
 
 /// The position a run starts from (a checkpoint's, when resumed), and the
@@ -718,6 +840,9 @@ int main(int argc, char **argv) {
     else if (!numSteps.getNumOccurrences())
       totalSteps = dataset->getStepsPerEpoch();
   }
+  std::unique_ptr<Evaluation> evaluation;
+  if (!evalDatasetPath.empty())
+    evaluation = setUpEvaluation(wholeStep, args, state, entry, *module);
   // Checkpoints, and where the run starts.
   std::unique_ptr<CheckpointDir> checkpoints;
   std::vector<float> losses;
@@ -750,16 +875,20 @@ int main(int argc, char **argv) {
         if (isData(arg))
           dataset->fill(s, arg);
   };
-  if (checkpoints)
-    hooks.afterStep = [&](uint64_t done, ArrayRef<float> lossesSoFar) {
-      if (done != totalSteps &&
-          (!checkpointEvery || done % checkpointEvery != 0))
-        return;
+  // After a step: every N steps and after the last, evaluate and save.
+  auto isDue = [&](uint64_t done, unsigned every) {
+    return done == totalSteps || (every && done % every == 0);
+  };
+  hooks.afterStep = [&](uint64_t done, ArrayRef<float> lossesSoFar) {
+    if (evaluation && isDue(done, evalEvery))
+      evaluate(*engine, *evaluation, args, done);
+    if (checkpoints && isDue(done, checkpointEvery)) {
       RunPosition now = position;
       now.step = done;
       checkpoints->save(now, args, wholeStep, lossesSoFar,
                         [] { raiseForTest("checkpoint"); });
-    };
+    }
+  };
   losses = runSteps(*engine, step.entry, args, results, totalSteps,
                     getLossRank(wholeStep), hooks, std::move(losses));
 

@@ -86,6 +86,10 @@ struct StepSignature {
   SmallVector<Value> arguments, results;
   /// Empty for an SPMD step (every device runs `entry`).
   std::vector<Program> programs;
+  /// The step's evaluation function (train-derive-eval), recorded as
+  /// `eval = {entry = ..., arguments = [...], results = [...]}`: an SPMD
+  /// function on the step's mesh (`devices` unused).
+  std::optional<Program> eval;
 
   int64_t getNumDevices() const;
   bool isMPMD() const { return !programs.empty(); }
@@ -95,6 +99,8 @@ struct StepSignature {
   /// The step as device `device` sees it: for an MPMD step, `entry`,
   /// `arguments` and `results` are those of its program; `programs` stays.
   StepSignature getDeviceStep(int64_t device) const;
+  /// The evaluation function as a step of its own (`eval` must be set).
+  StepSignature getEvalStep() const;
   /// The position of mesh axis `axis`.
   int64_t getAxisIndex(StringRef axis) const;
   /// The product of the sizes of mesh axes `axes`.

@@ -25,7 +25,7 @@ static constexpr StringLiteral kEntry = "entry", kMeshShape = "mesh_shape",
                                kSplit = "split", kClasses = "classes",
                                kPrograms = "programs", kDevices = "devices",
                                kBlock = "block", kGlobalShape = "global_shape",
-                               kCache = "cache";
+                               kCache = "cache", kEval = "eval";
 
 int64_t StepSignature::getNumDevices() const {
   int64_t devices = 1;
@@ -261,7 +261,8 @@ LogicalResult mlir::train::recordStepSignature(ModuleOp module,
   func::FuncOp entry;
   unsigned steps = 0;
   for (auto func : module.getOps<func::FuncOp>()) {
-    if (entryName.empty() ? TrainingStep::isTrainingStep(func)
+    if (entryName.empty() ? TrainingStep::isTrainingStep(func) &&
+                                !TrainingStep::isEvalFunction(func)
                           : func.getSymName() == entryName) {
       entry = func;
       ++steps;
@@ -289,6 +290,28 @@ LogicalResult mlir::train::recordStepSignature(ModuleOp module,
   }
   step.set(kArguments, builder.getArrayAttr(values->arguments));
   step.set(kResults, builder.getArrayAttr(values->results));
+  // The step's evaluation function (train-derive-eval), on the same mesh.
+  for (auto eval : module.getOps<func::FuncOp>()) {
+    auto of = eval->getAttrOfType<FlatSymbolRefAttr>(
+        TrainDialect::kEvalOfAttrName);
+    if (!of || of.getValue() != entry.getSymName() || eval.isExternal())
+      continue;
+    dist::MeshOp evalMesh;
+    FailureOr<RecordedValues> evalValues = recordValues(eval, evalMesh);
+    if (failed(evalValues))
+      return failure();
+    if (evalMesh != mesh)
+      return eval.emitError() << "the evaluation function of '"
+                              << entry.getSymName()
+                              << "' is not distributed on its mesh";
+    step.set(kEval,
+             builder.getDictionaryAttr(
+                 {builder.getNamedAttr(kEntry, eval.getSymNameAttr()),
+                  builder.getNamedAttr(
+                      kArguments, builder.getArrayAttr(evalValues->arguments)),
+                  builder.getNamedAttr(
+                      kResults, builder.getArrayAttr(evalValues->results))}));
+  }
   module->setAttr(TrainDialect::kStepAttrName, step.getDictionary(context));
   return success();
 }
@@ -409,6 +432,18 @@ FailureOr<StepSignature> mlir::train::readStepSignature(ModuleOp module) {
   };
   if (failed(readValues(step, signature.arguments, signature.results, "")))
     return failure();
+  if (auto evalAttr = step.get(kEval)) {
+    auto dict = dyn_cast<DictionaryAttr>(evalAttr);
+    auto name = dict ? dict.getAs<StringAttr>(kEntry) : nullptr;
+    if (!name)
+      return malformed() << "'" << kEval << "' must be a dictionary with an '"
+                         << kEntry << "' string";
+    StepSignature::Program eval;
+    eval.entry = name.str();
+    if (failed(readValues(dict, eval.arguments, eval.results, "eval: ")))
+      return failure();
+    signature.eval = std::move(eval);
+  }
   auto programs = step.get(kPrograms);
   if (!programs)
     return signature;
@@ -453,6 +488,15 @@ const StepSignature::Program *StepSignature::getProgram(int64_t device) const {
   return nullptr;
 }
 
+StepSignature StepSignature::getEvalStep() const {
+  StepSignature step = *this;
+  step.entry = eval->entry;
+  step.arguments = eval->arguments;
+  step.results = eval->results;
+  step.eval.reset();
+  return step;
+}
+
 StepSignature StepSignature::getDeviceStep(int64_t device) const {
   StepSignature step = *this;
   if (const Program *program = getProgram(device)) {
@@ -477,7 +521,16 @@ struct DistRecordStepPass
     auto func = name ? module.lookupSymbol<func::FuncOp>(name) : nullptr;
     if (!dropFunctionAttributes || !func)
       return;
-    MLIRContext *context = module.getContext();
+    dropRolesAndNames(func);
+    auto eval = step.getAs<DictionaryAttr>(kEval);
+    auto evalName = eval ? eval.getAs<StringAttr>(kEntry) : nullptr;
+    if (auto evalFunc =
+            evalName ? module.lookupSymbol<func::FuncOp>(evalName) : nullptr)
+      dropRolesAndNames(evalFunc);
+  }
+
+  static void dropRolesAndNames(func::FuncOp func) {
+    MLIRContext *context = func.getContext();
     for (StringRef attr :
          {TrainDialect::kRoleAttrName, TrainDialect::kNameAttrName}) {
       auto attrName = StringAttr::get(context, attr);

@@ -580,9 +580,18 @@ FailureOr<func::FuncOp> mlir::dist::getSingleTrainingStep(ModuleOp module,
   if (failed(checkSingleDevice(module)))
     return failure();
   SmallVector<func::FuncOp> steps;
-  for (auto func : module.getOps<func::FuncOp>())
-    if (train::TrainingStep::isTrainingStep(func))
-      steps.push_back(func);
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (!train::TrainingStep::isTrainingStep(func))
+      continue;
+    if (train::TrainingStep::isEvalFunction(func))
+      return emitOptionError(module, pass)
+             << "cannot distribute the evaluation function '"
+             << func.getSymName()
+             << "' (train-derive-eval): placed programs evaluate only "
+                "through their training step; derive evaluation functions "
+                "for data, tensor or hybrid parallel steps";
+    steps.push_back(func);
+  }
   if (steps.size() != 1)
     return emitOptionError(module, pass)
            << "needs exactly one training step in the module, found "

@@ -2,6 +2,7 @@
 
 #include "distopt/Dialect/Dist/IR/DistOps.h"
 #include "distopt/Dialect/Dist/Transforms/Passes.h"
+#include "distopt/Dialect/Train/IR/TrainOps.h"
 #include "distopt/Interfaces/ShardingRuleOpInterface.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -317,6 +318,7 @@ struct DistPropagateShardingPass
     : public mlir::dist::impl::DistPropagateShardingPassBase<
           DistPropagateShardingPass> {
   void runOnOperation() override {
+    shareStepShardings();
     WalkResult result = getOperation().walk([&](func::FuncOp func) {
       FailureOr<MeshOp> mesh = findMesh(func);
       if (failed(mesh))
@@ -329,6 +331,34 @@ struct DistPropagateShardingPass
     });
     if (result.wasInterrupted())
       signalPassFailure();
+  }
+
+  /// An evaluation function (train-derive-eval) takes its arrays as its
+  /// training step does: each argument gets the sharding of the step's
+  /// argument of the same name (a ZeRO-3 parameter stays sharded, and is
+  /// gathered where the forward pass reads it).
+  void shareStepShardings() {
+    ModuleOp module = getOperation();
+    auto shardingName =
+        StringAttr::get(module.getContext(), DistDialect::kShardingAttrName);
+    for (auto eval : module.getOps<func::FuncOp>()) {
+      auto of = eval->getAttrOfType<FlatSymbolRefAttr>(
+          train::TrainDialect::kEvalOfAttrName);
+      auto step = of ? module.lookupSymbol<func::FuncOp>(of) : nullptr;
+      if (!step)
+        continue;
+      llvm::StringMap<Attribute> byName;
+      for (unsigned i = 0; i < step.getNumArguments(); ++i)
+        if (auto name = step.getArgAttrOfType<StringAttr>(
+                i, train::TrainDialect::kNameAttrName))
+          if (Attribute sharding = step.getArgAttr(i, shardingName))
+            byName[name.getValue()] = sharding;
+      for (unsigned i = 0; i < eval.getNumArguments(); ++i)
+        if (auto name = eval.getArgAttrOfType<StringAttr>(
+                i, train::TrainDialect::kNameAttrName))
+          if (Attribute sharding = byName.lookup(name.getValue()))
+            eval.setArgAttr(i, shardingName, sharding);
+    }
   }
 };
 } // namespace

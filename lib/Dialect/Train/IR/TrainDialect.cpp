@@ -5,6 +5,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -126,6 +127,14 @@ LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
              << attr.getValue();
     return success();
   }
+  if (attr.getName() == kEvalOfAttrName) {
+    auto of = dyn_cast<FlatSymbolRefAttr>(attr.getValue());
+    if (!of || !isa<FunctionOpInterface>(op))
+      return op->emitOpError()
+             << "'" << kEvalOfAttrName
+             << "' must be a symbol (the training step) on a function";
+    return success();
+  }
   if (attr.getName() == kCostAttrName) {
     if (!isa<DictionaryAttr>(attr.getValue()))
       return op->emitOpError()
@@ -136,6 +145,7 @@ LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
                            << "' (train attributes on ops are '"
                            << kShardingRuleAttrName << "', '"
                            << kCostAttrName << "' and '" << kStageAttrName
+                           << "', on functions '" << kEvalOfAttrName
                            << "', on modules '"
                            << kStepAttrName << "'; roles and names belong "
                            << "on function arguments and results)";

@@ -41,6 +41,10 @@ bool TrainingStep::isTrainingStep(FunctionOpInterface func) {
          (results && hasRole(results.getValue()));
 }
 
+bool TrainingStep::isEvalFunction(FunctionOpInterface func) {
+  return func->hasAttr(TrainDialect::kEvalOfAttrName);
+}
+
 TrainingStep TrainingStep::get(FunctionOpInterface func) {
   TrainingStep step{func, {}, {}};
   for (auto [index, type] : llvm::enumerate(func.getArgumentTypes()))

@@ -65,6 +65,9 @@ def Train_Dialect : Dialect {
     /// (a non-negative integer); `dist-pipeline` places the ops after it
     /// on that stage or a later one.
     static constexpr ::llvm::StringLiteral kStageAttrName = "train.stage";
+    /// On a function `train-derive-eval` made: the training step (a symbol)
+    /// whose forward-only evaluation it is.
+    static constexpr ::llvm::StringLiteral kEvalOfAttrName = "train.eval_of";
   }];
 }
 

@@ -38,6 +38,9 @@ struct TrainingStep {
 
   /// True when any argument or result of `func` carries a `train.role`.
   static bool isTrainingStep(FunctionOpInterface func);
+  /// True for a step's evaluation function (`train.eval_of`, made by
+  /// train-derive-eval): a training step by its roles, run apart.
+  static bool isEvalFunction(FunctionOpInterface func);
   static TrainingStep get(FunctionOpInterface func);
 
   /// Checks the step contract of the train dialect: every argument and

@@ -67,6 +67,40 @@ def TrainDecomposeCrossEntropyPass
   let dependentDialects = ["::mlir::train::TrainDialect"];
 }
 
+def TrainDeriveEvalPass : Pass<"train-derive-eval", "ModuleOp"> {
+  let summary = "Derive the forward-only evaluation function of each step";
+  let description = [{
+    For each training step `@f` (a function with `train.role`s), adds
+    `@f_eval` (attribute `train.eval_of = @f`): the ops the loss depends on
+    and nothing else (no backward pass, no optimizer update), taking only
+    the arguments those ops read and returning the loss and, where the loss
+    reads one `train.cross_entropy` over `[batch..., classes]` logits, the
+    metric `correct`: the number of labels whose logit is the largest of its
+    row (a tie counts as correct).
+
+    Evaluation mode: `train.dropout` passes its input through (as PyTorch's
+    `model.eval()`). `train.batch_norm` has no running-statistics form, so
+    the evaluation normalizes with the batch's statistics, which the pass
+    reports with a warning at the op.
+
+    Strategies distribute `@f_eval` with `@f` (same mesh, same shardings of
+    the parameters), and `dist-run --eval-dataset` runs it. Steps that
+    already have an evaluation function are left alone.
+
+    ```mlir
+    func.func @train_step_eval(%w: tensor<10x784xf32> {train.role = #train.role<param>, ...},
+        %x: ..., %y: ...) -> (tensor<f32> {train.role = #train.role<loss>, train.name = "loss"},
+                              tensor<f32> {train.role = #train.role<metric>, train.name = "correct"})
+        attributes {train.eval_of = @train_step}
+    ```
+  }];
+  let options = [
+    Option<"suffix", "suffix", "std::string", /*default=*/"\"_eval\"",
+           "Appended to the step's name to name its evaluation function">,
+  ];
+  let dependentDialects = ["::mlir::train::TrainDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Reporting
 //===----------------------------------------------------------------------===//
