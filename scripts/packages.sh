@@ -3,12 +3,13 @@
 
 # LLVM/MLIR 22, the build tools, GoogleTest, MPICH (distrt's backend),
 # libzip (dist-run's .npz files), OpenBLAS (the CPU kernels), NumPy (tests),
-# the Python package's build (headers, pybind11, venv) and pytest.
+# the Python package's build (headers, pybind11, venv) and pytest,
+# scikit-learn (the digits dataset) and matplotlib (scripts/plot_metrics.py).
 distopt_packages=(cmake ninja-build ccache python3 python3-numpy libgtest-dev
                   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
                   libmpich-dev mpich libzip-dev pkg-config libopenblas-dev
                   python3-dev python3-venv pybind11-dev python3-pytest
-                  python3-sklearn)
+                  python3-sklearn python3-matplotlib)
 
 # install_packages NAME...: apt-get installs the ones not installed yet.
 install_packages() {

@@ -4,7 +4,9 @@
 #
 #   scripts/setup.sh example   examples/mlp.mlir: a summary, the mirrored
 #                              program's cost report, and training it on one
-#                              device and under mpirun on 2 processes
+#                              device and under mpirun on 2 processes; then
+#                              examples/train_digits.sh (a dataset, eval,
+#                              checkpoints, a killed rank and a resume)
 #   scripts/setup.sh test      every test (ctest: lit + gtest + docs check),
 #                              then the sanitizer build and the fuzzer
 #                              (scripts/sanitize.sh)
@@ -90,6 +92,8 @@ case "$job" in
     mpirun -np 2 "$build/bin/dist-run" "$work/mlp_mirrored.mlir" \
       --state="$work/state.npz" --data="$work/data.npz" --steps=5 \
       --out="$work/mirrored.npz"
+    echo "== examples/train_digits.sh: scikit-learn's digits, 10 epochs, 2 processes"
+    bash "$root/examples/train_digits.sh" "$build" "$work/digits"
     ;;
   test)
     echo "== ctest"

@@ -14,6 +14,9 @@ config.test_exec_root = os.path.join(config.distopt_obj_root, "test")
 
 # Every FileCheck run scopes its variables to one CHECK-LABEL block.
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false"
+# dist-run's compile cache: one of the build's own, not the user's.
+config.environment["DISTOPT_CACHE_DIR"] = os.path.join(
+    config.distopt_obj_root, "test", "compile-cache")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%distopt_src_root", config.distopt_src_root))

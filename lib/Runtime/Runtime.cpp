@@ -103,6 +103,23 @@ static double now() {
   return time.tv_sec + time.tv_nsec * 1e-9;
 }
 
+/// distrt_get_stats' counters.
+static distrt_stats stats;
+
+namespace {
+/// Adds the time from its construction to its destruction to the time
+/// inside communication, and `bytes` to a byte counter.
+struct CommTimer {
+  explicit CommTimer(int64_t collectiveBytes = 0, int64_t sentBytes = 0) {
+    stats.collective_bytes += collectiveBytes;
+    stats.sent_bytes += sentBytes;
+    ++stats.calls;
+  }
+  ~CommTimer() { stats.comm_seconds += now() - start; }
+  double start = now();
+};
+} // namespace
+
 /// Records an event of `kind` beginning now; returns its index (-1 when
 /// tracing is off).
 static int64_t beginEvent(distrt_event_kind kind, int64_t stage,
@@ -346,9 +363,27 @@ static void unpack(const std::vector<char> &packed, void *const *buffers,
   }
 }
 
+/// The bytes of `n` buffers of `counts[i]` elements of `dtype` (0 for a
+/// dtype the runtime refuses: the call reports it).
+static int64_t sumBytes(const int64_t *counts, int64_t n, distrt_dtype dtype) {
+  if (dtype < DISTRT_F32 || dtype > DISTRT_I8 || !counts)
+    return 0;
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; ++i)
+    total += counts[i];
+  return total * int64_t(getElementSize(dtype));
+}
+
+/// The bytes of one block of `count` elements per member of `group`.
+static int64_t groupBytes(distrt_group *group, int64_t count,
+                          distrt_dtype dtype) {
+  return group ? sumBytes(&count, 1, dtype) * distrt_group_size(group) : 0;
+}
+
 int distrt_all_reduce(distrt_group *group, void *const *buffers,
                       const int64_t *counts, int64_t n, distrt_dtype dtype,
                       distrt_reduction reduction) {
+  CommTimer timer(sumBytes(counts, n, dtype));
   const char *call = "distrt_all_reduce";
   if (!checkReady(call, dtype))
     return -1;
@@ -376,6 +411,7 @@ distrt_request *distrt_all_reduce_start(distrt_group *group,
                                         const int64_t *counts, int64_t n,
                                         distrt_dtype dtype,
                                         distrt_reduction reduction) {
+  CommTimer timer(sumBytes(counts, n, dtype));
   const char *call = "distrt_all_reduce_start";
   if (!checkReady(call, dtype))
     return nullptr;
@@ -431,6 +467,7 @@ distrt_request *distrt_reduce_scatter_start(distrt_group *group,
                                             int64_t recv_count,
                                             distrt_dtype dtype,
                                             distrt_reduction reduction) {
+  CommTimer timer(groupBytes(group, recv_count, dtype));
   return startRequest(
       "distrt_reduce_scatter_start", group, dtype,
       [&](Backend &backend, Group &g, std::unique_ptr<Request> &request) {
@@ -442,6 +479,7 @@ distrt_request *distrt_reduce_scatter_start(distrt_group *group,
 distrt_request *distrt_all_gather_start(distrt_group *group, const void *send,
                                         void *recv, int64_t send_count,
                                         distrt_dtype dtype) {
+  CommTimer timer(sumBytes(&send_count, 1, dtype));
   return startRequest(
       "distrt_all_gather_start", group, dtype,
       [&](Backend &backend, Group &g, std::unique_ptr<Request> &request) {
@@ -451,6 +489,7 @@ distrt_request *distrt_all_gather_start(distrt_group *group, const void *send,
 }
 
 int distrt_wait(distrt_request *request) {
+  CommTimer timer;
   if (!request)
     return fail("distrt_wait", "no request");
   std::unique_ptr<distrt_request> owned(request);
@@ -464,6 +503,7 @@ int distrt_wait(distrt_request *request) {
 int distrt_reduce_scatter(distrt_group *group, const void *send, void *recv,
                           int64_t recvCount, distrt_dtype dtype,
                           distrt_reduction reduction) {
+  CommTimer timer(groupBytes(group, recvCount, dtype));
   const char *call = "distrt_reduce_scatter";
   if (!checkReady(call, dtype))
     return -1;
@@ -476,6 +516,7 @@ int distrt_reduce_scatter(distrt_group *group, const void *send, void *recv,
 
 int distrt_all_gather(distrt_group *group, const void *send, void *recv,
                       int64_t sendCount, distrt_dtype dtype) {
+  CommTimer timer(sumBytes(&sendCount, 1, dtype));
   const char *call = "distrt_all_gather";
   if (!checkReady(call, dtype))
     return -1;
@@ -487,6 +528,7 @@ int distrt_all_gather(distrt_group *group, const void *send, void *recv,
 
 int distrt_all_to_all(distrt_group *group, const void *send, void *recv,
                       int64_t blockCount, distrt_dtype dtype) {
+  CommTimer timer(groupBytes(group, blockCount, dtype));
   const char *call = "distrt_all_to_all";
   if (!checkReady(call, dtype))
     return -1;
@@ -498,6 +540,7 @@ int distrt_all_to_all(distrt_group *group, const void *send, void *recv,
 
 int distrt_broadcast(distrt_group *group, void *buffer, int64_t count,
                      distrt_dtype dtype, int64_t root) {
+  CommTimer timer(sumBytes(&count, 1, dtype));
   const char *call = "distrt_broadcast";
   if (!checkReady(call, dtype))
     return -1;
@@ -509,6 +552,7 @@ int distrt_broadcast(distrt_group *group, void *buffer, int64_t count,
 
 int distrt_send(const void *buffer, int64_t count, distrt_dtype dtype,
                 int64_t dest, int64_t tag) {
+  CommTimer timer(0, sumBytes(&count, 1, dtype));
   const char *call = "distrt_send";
   if (!checkReady(call, dtype))
     return -1;
@@ -518,6 +562,7 @@ int distrt_send(const void *buffer, int64_t count, distrt_dtype dtype,
 
 int distrt_recv(void *buffer, int64_t count, distrt_dtype dtype,
                 int64_t source, int64_t tag) {
+  CommTimer timer;
   const char *call = "distrt_recv";
   if (!checkReady(call, dtype))
     return -1;
@@ -527,6 +572,7 @@ int distrt_recv(void *buffer, int64_t count, distrt_dtype dtype,
 
 int distrt_probe_any(const int64_t *sources, const int64_t *tags,
                      int64_t count, int64_t start, int64_t *found) {
+  CommTimer timer;
   const char *call = "distrt_probe_any";
   if (!checkReady(call, DISTRT_I8))
     return -1;
@@ -555,6 +601,7 @@ startTransfer(const char *call, distrt_dtype dtype,
 distrt_request *distrt_send_start(const void *buffer, int64_t count,
                                   distrt_dtype dtype, int64_t dest,
                                   int64_t tag) {
+  CommTimer timer(0, sumBytes(&count, 1, dtype));
   int64_t event = beginEvent(DISTRT_EVENT_SEND, -1, -1, dest, tag,
                              count * getElementSize(dtype));
   distrt_request *request = startTransfer(
@@ -569,6 +616,7 @@ distrt_request *distrt_send_start(const void *buffer, int64_t count,
 distrt_request *distrt_recv_start(void *buffer, int64_t count,
                                   distrt_dtype dtype, int64_t source,
                                   int64_t tag) {
+  CommTimer timer;
   distrt_request *request = startTransfer(
       "distrt_recv_start", dtype,
       [&](Backend &backend, std::unique_ptr<Request> &request) {
@@ -606,11 +654,19 @@ void distrt_trace_unit_end(void) {
 }
 
 int distrt_barrier(void) {
+  CommTimer timer;
   if (!getState().backend)
     return fail("distrt_barrier",
                 "the runtime is not started (call distrt_init)");
   return report("distrt_barrier", getState().backend->barrier());
 }
+
+void distrt_get_stats(distrt_stats *out) {
+  if (out)
+    *out = stats;
+}
+
+void distrt_reset_stats(void) { stats = distrt_stats{}; }
 
 const char *distrt_last_error(void) { return lastError.c_str(); }
 

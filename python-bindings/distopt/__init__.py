@@ -22,11 +22,11 @@ from .strategies import (
     TensorParallelStrategy,
     ZeroStrategy,
 )
-from .runner import RunResult, init, launch, run
+from .runner import RunResult, export_checkpoint, init, launch, run
 
 __all__ = [
     "DistOptError", "Module", "Strategy", "MirroredStrategy",
     "MultiWorkerMirroredStrategy", "TensorParallelStrategy", "ZeroStrategy",
     "PipelineStrategy", "ParameterServerStrategy", "HybridStrategy",
-    "RunResult", "init", "run", "launch",
+    "RunResult", "init", "run", "launch", "export_checkpoint",
 ]

@@ -3,6 +3,7 @@ dim = samples (the format `dist-run --dataset` reads memory-mapped).
 
     python -m distopt.datasets from-npz data.npz -o data/
     python -m distopt.datasets digits -o digits/      # scikit-learn's digits
+    python -m distopt.datasets digits --test 297 -o digits/  # train/ + test/
 
 A directory is written once: files go in under temporary names and are
 renamed when all of them are complete, and an existing non-empty
@@ -80,14 +81,31 @@ def from_npz(path, directory):
         return write_dataset(directory, {k: data[k] for k in data.files})
 
 
-def digits(directory, input_name="x", label_name="y"):
+def digits(directory, input_name="x", label_name="y", test=0, seed=0):
     """scikit-learn's shipped `digits` (1797 8x8 images, 10 classes):
-    inputs float32 [1797, 64] scaled to [0, 1], labels int64 [1797]."""
+    inputs float32 [N, 64] scaled to [0, 1], labels int64 [N]. With `test`
+    > 0, the samples are shuffled (numpy's default_rng(seed)) and split:
+    `directory/train` gets the first 1797 - test, `directory/test` the
+    last `test`."""
     from sklearn.datasets import load_digits
     data = load_digits()
-    return write_dataset(directory, {
-        input_name: (data.data / 16.0).astype(np.float32),
-        label_name: data.target.astype(np.int64)})
+    arrays = {input_name: (data.data / 16.0).astype(np.float32),
+              label_name: data.target.astype(np.int64)}
+    if not test:
+        return write_dataset(directory, arrays)
+    samples = len(data.target)
+    if not 0 < test < samples:
+        raise DatasetError(f"--test must be in (0, {samples}), not {test}")
+    if os.path.exists(directory) and (not os.path.isdir(directory)
+                                      or os.listdir(directory)):
+        raise DatasetError(f"'{directory}' exists and is not an empty "
+                           "directory: a dataset is not written over")
+    order = np.random.default_rng(seed).permutation(samples)
+    train, held = order[:samples - test], order[samples - test:]
+    return (write_dataset(os.path.join(directory, "train"),
+                          {k: v[train] for k, v in arrays.items()}) +
+            write_dataset(os.path.join(directory, "test"),
+                          {k: v[held] for k, v in arrays.items()}))
 
 
 def main(argv=None):
@@ -102,13 +120,18 @@ def main(argv=None):
     dig = sub.add_parser("digits", help="scikit-learn's digits")
     dig.add_argument("--input-name", default="x")
     dig.add_argument("--label-name", default="y")
+    dig.add_argument("--test", type=int, default=0,
+                     help="hold out this many samples: write DIR/train and "
+                          "DIR/test (a seeded shuffle, then a split)")
+    dig.add_argument("--seed", type=int, default=0)
     dig.add_argument("-o", "--output", required=True)
     args = parser.parse_args(argv)
     try:
         if args.source == "from-npz":
             paths = from_npz(args.npz, args.output)
         else:
-            paths = digits(args.output, args.input_name, args.label_name)
+            paths = digits(args.output, args.input_name, args.label_name,
+                           args.test, args.seed)
     except (ValueError, OSError, zipfile.BadZipFile) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

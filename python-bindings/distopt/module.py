@@ -36,6 +36,13 @@ class Module:
         self.remarks = self._handle.run_pipeline(pipeline)
         return self
 
+    def derive_eval(self):
+        """Adds each training step's forward-only evaluation function
+        (train-derive-eval: the loss and, for a cross-entropy, the
+        `correct` count) in place; derive it before distributing the step,
+        then pass `eval_dataset=` to `run` / `launch`."""
+        return self.run_pipeline("train-derive-eval")
+
     def cost_report(self):
         """The cost report (dist-cost-report) as a dict: per function its
         FLOPs, bytes, collectives, communication and memory; for pipelined

@@ -4,6 +4,7 @@ directory as .mlir and .npz files (dist-run's contract), dist-run trains,
 and the results come back as arrays."""
 
 import os
+import re
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -23,6 +24,11 @@ class RunResult:
     outputs: dict
     log: str = ""
     losses: np.ndarray = field(default=None)
+    # One dict per evaluation (eval_dataset=): step, loss, accuracy (None
+    # without a cross-entropy), samples.
+    evaluations: list = field(default_factory=list)
+    # The step the run resumed from (resume=True), else None.
+    resumed_from: int = None
 
 
 def _write(directory, arrays, name):
@@ -59,7 +65,51 @@ def init(module, seed=0):
             return dict(s), dict(b)
 
 
-def _run(module, state, batch, steps, np_, extra, timeout):
+_EVAL_LINE = re.compile(
+    r"^eval after step (\d+): loss ([-+0-9.eEnaif]+)"
+    r"(?:, accuracy ([0-9.]+))? \((\d+) samples", re.M)
+_RESUMED_LINE = re.compile(r"^resumed from step (\d+)", re.M)
+
+
+def _training_args(work, batch, steps, dataset, epochs, seed, shuffle,
+                   eval_dataset, eval_every, checkpoint_dir,
+                   checkpoint_every, keep, resume):
+    """dist-run's options for the batches, evaluation and checkpoints."""
+    args = []
+    if dataset is None:
+        if batch is None:
+            raise ValueError("give a batch or a dataset=")
+        args.append(f"--data={_write(work, batch, 'data.npz')}")
+    else:
+        if batch is not None:
+            raise ValueError("give a batch or a dataset=, not both")
+        args.append(f"--dataset={os.fspath(dataset)}")
+    if epochs is not None:
+        if steps is not None:
+            raise ValueError("give steps= or epochs=, not both")
+        args.append(f"--epochs={epochs}")
+    elif steps is not None:
+        args.append(f"--steps={steps}")
+    for option, value in (("seed", seed), ("eval-dataset", eval_dataset),
+                          ("eval-every", eval_every),
+                          ("checkpoint-dir", checkpoint_dir),
+                          ("checkpoint-every", checkpoint_every),
+                          ("keep", keep)):
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        if value is not None:
+            args.append(f"--{option}={value}")
+    if shuffle is not None:
+        args.append(f"--shuffle={'true' if shuffle else 'false'}")
+    if resume:
+        args.append("--resume")
+    return args
+
+
+def _run(module, state, batch, np_, extra, timeout, steps=None, dataset=None,
+         epochs=None, seed=None, shuffle=None, eval_dataset=None,
+         eval_every=None, checkpoint_dir=None, checkpoint_every=None,
+         keep=None, resume=False):
     with tempfile.TemporaryDirectory(prefix="distopt-") as work:
         step = os.path.join(work, "step.mlir")
         with open(step, "w") as f:
@@ -67,8 +117,10 @@ def _run(module, state, batch, steps, np_, extra, timeout):
         out = os.path.join(work, "out.npz")
         log = _dist_run(
             [step, f"--state={_write(work, state, 'state.npz')}",
-             f"--data={_write(work, batch, 'data.npz')}",
-             f"--steps={steps}", f"--out={out}"] + list(extra),
+             f"--out={out}"] +
+            _training_args(work, batch, steps, dataset, epochs, seed, shuffle,
+                           eval_dataset, eval_every, checkpoint_dir,
+                           checkpoint_every, keep, resume) + list(extra),
             np_=np_, timeout=timeout)
         with np.load(out) as results:
             arrays = dict(results)
@@ -77,23 +129,50 @@ def _run(module, state, batch, steps, np_, extra, timeout):
     losses = outputs.get("loss")
     if losses is None and len(outputs) == 1:
         losses = next(iter(outputs.values()))
-    return RunResult(final, outputs, log, losses)
+    evaluations = [
+        {"step": int(m[1]), "loss": float(m[2]),
+         "accuracy": float(m[3]) if m[3] else None, "samples": int(m[4])}
+        for m in _EVAL_LINE.finditer(log)]
+    resumed = _RESUMED_LINE.search(log)
+    return RunResult(final, outputs, log, losses, evaluations,
+                     int(resumed[1]) if resumed else None)
 
 
-def run(module, state, batch, steps=1, extra_args=(), timeout=None):
-    """Trains `module` (a single-device step) for `steps` steps in this
-    machine's one process, feeding `batch` each step; `state` and `batch`
-    map the step's argument names to arrays."""
-    return _run(module, state, batch, steps, None, extra_args, timeout)
+def run(module, state, batch=None, steps=None, extra_args=(), timeout=None,
+        **training):
+    """Trains `module` (a single-device step) in this machine's one
+    process, for `steps` steps (default 1; with a dataset, one epoch),
+    feeding `batch` each step or the batches of `dataset=`; `state` and
+    `batch` map the step's argument names to arrays. The training options
+    (`dataset`, `epochs`, `seed`, `shuffle`, `eval_dataset`, `eval_every`,
+    `checkpoint_dir`, `checkpoint_every`, `keep`, `resume`) are dist-run's
+    (docs/guides/training-runs.md)."""
+    return _run(module, state, batch, None, extra_args, timeout, steps=steps,
+                **training)
 
 
-def launch(module, state, batch, steps=1, np=None, strategy=None,
-           extra_args=(), timeout=None):
+def launch(module, state, batch=None, steps=None, np=None, strategy=None,
+           extra_args=(), timeout=None, **training):
     """Runs a distributed module under `mpirun -np np dist-run` (np defaults
     to `strategy.num_processes`): every rank takes its block of the state
-    and the batch, rank 0 gathers the result."""
+    and of each batch (`batch`, or the next one of `dataset=`), rank 0
+    gathers the result. Takes `run`'s training options; with
+    `checkpoint_dir=` each rank writes its own shards, and `resume=True`
+    continues from the newest complete checkpoint."""
     if np is None:
         if strategy is None:
             raise ValueError("launch needs np= or strategy=")
         np = strategy.num_processes
-    return _run(module, state, batch, steps, np, extra_args, timeout)
+    return _run(module, state, batch, np, extra_args, timeout, steps=steps,
+                **training)
+
+
+def export_checkpoint(checkpoint_dir):
+    """The newest complete checkpoint in `checkpoint_dir` as a dict of global
+    arrays (and `loss`, every step's so far): dist-run --export."""
+    with tempfile.TemporaryDirectory(prefix="distopt-") as work:
+        out = os.path.join(work, "export.npz")
+        _dist_run([f"--export={out}",
+                   f"--checkpoint-dir={os.fspath(checkpoint_dir)}"])
+        with np.load(out) as arrays:
+            return dict(arrays)

@@ -54,3 +54,24 @@ def test_digits_command_line(tmp_path):
                           str(tmp_path / "bad.npz"), "-o", str(tmp_path / "b")],
                          capture_output=True, text=True)
     assert bad.returncode == 1 and bad.stderr.startswith("error:"), bad.stderr
+
+
+def test_digits_split(tmp_path):
+    out = tmp_path / "digits"
+    paths = datasets.digits(out, test=297)
+    assert len(paths) == 4
+    train_x, test_x = np.load(out / "train" / "x.npy"), np.load(out / "test" / "x.npy")
+    train_y, test_y = np.load(out / "train" / "y.npy"), np.load(out / "test" / "y.npy")
+    assert train_x.shape == (1500, 64) and test_x.shape == (297, 64)
+    assert train_y.shape == (1500,) and test_y.shape == (297,)
+    # Every sample once, in one part or the other.
+    whole = np.concatenate([train_x, test_x])
+    assert len(np.unique(whole, axis=0)) == len(np.unique(
+        np.load(datasets.digits(tmp_path / "all")[0]), axis=0))
+    # The same seed splits alike; the split is refused outside (0, 1797).
+    again = datasets.digits(tmp_path / "again", test=297)
+    assert np.array_equal(np.load(again[0]), train_x)
+    with pytest.raises(datasets.DatasetError, match=r"--test must be in \(0, 1797\)"):
+        datasets.digits(tmp_path / "bad", test=1797)
+    with pytest.raises(datasets.DatasetError, match="not written over"):
+        datasets.digits(out, test=10)

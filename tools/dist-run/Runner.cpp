@@ -11,13 +11,23 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/xxhash.h"
+#include "llvm/TargetParser/Host.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <dlfcn.h>
+#include <sys/time.h>
+#include <unistd.h>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -26,23 +36,184 @@
 using namespace mlir;
 using namespace distrun;
 
-std::unique_ptr<ExecutionEngine>
+CompiledStep::~CompiledStep() = default;
+
+void CompiledStep::invoke(StringRef name, MutableArrayRef<void *> packed) {
+  auto [it, inserted] = functions.try_emplace(name, nullptr);
+  if (inserted) {
+    std::string symbol = ("_mlir_ciface_" + name).str();
+    if (engine) {
+      auto function = engine->lookupPacked(symbol);
+      if (!function)
+        fail("the step has no function '" + name +
+             "': " + llvm::toString(function.takeError()));
+      it->second = *function;
+    } else {
+      // ExecutionEngine wraps each function as `_mlir_<name>(void **)`.
+      it->second = reinterpret_cast<void (*)(void **)>(
+          dlsym(library, ("_mlir_" + symbol).c_str()));
+      if (!it->second)
+        fail("the cached step '" + origin + "' has no function '" + name +
+             "'");
+    }
+  }
+  it->second(packed.data());
+}
+
+/// The lib directory next to this tool's bin directory.
+static std::string getLibDirectory(const char *argv0) {
+  std::string tool = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&getLibDirectory));
+  SmallString<256> lib(
+      llvm::sys::path::parent_path(llvm::sys::path::parent_path(tool)));
+  llvm::sys::path::append(lib, "lib");
+  return lib.str().str();
+}
+
+std::string distrun::getCacheKey(uint64_t moduleHash, StringRef backend,
+                                 unsigned optLevel, const char *argv0) {
+  // What the compiled code depends on: the module, the options, the CPU it
+  // is tuned for, LLVM, and this build of DistOpt (its passes are in this
+  // tool; its runtime in the libraries the code links).
+  std::string identity;
+  llvm::raw_string_ostream os(identity);
+  os << moduleHash << '\0' << backend << '\0' << optLevel << '\0'
+     << llvm::sys::getHostCPUName() << '\0' << LLVM_VERSION_STRING;
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  std::vector<std::string> enabled;
+  for (const auto &feature : features)
+    if (feature.second)
+      enabled.push_back(feature.first().str());
+  llvm::sort(enabled);
+  for (const std::string &feature : enabled)
+    os << '\0' << feature;
+  std::string tool = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&getLibDirectory));
+  std::string lib = getLibDirectory(argv0);
+  for (std::string path : {tool, lib + "/libdistrt.so",
+                           lib + "/libdistopt_cpu.so"}) {
+    auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/false);
+    os << '\0' << (buffer ? llvm::xxh3_64bits((*buffer)->getBuffer()) : 0);
+  }
+  return llvm::utohexstr(llvm::xxh3_64bits(identity), /*LowerCase=*/true);
+}
+
+/// The libraries the compiled code calls: the kernels (OpenBLAS matmuls)
+/// and the runtime sit in the lib directory beside this tool's; MLIR's
+/// runner utilities provide the strided memref copies.
+static SmallVector<std::string> getLibraries(const char *argv0) {
+  std::string lib = getLibDirectory(argv0);
+  return {lib + "/libdistopt_cpu.so", lib + "/libdistrt.so",
+          DISTOPT_MLIR_C_RUNNER_UTILS};
+}
+
+/// Loads the cached step at `path`; null (with a warning) when it does not
+/// load.
+static std::unique_ptr<CompiledStep> loadCached(const std::string &path) {
+  void *library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    warn("ignoring the cached step '" + path + "': " + dlerror());
+    return nullptr;
+  }
+  auto compiled = std::make_unique<CompiledStep>();
+  compiled->library = library;
+  compiled->origin = path;
+  // Recently used entries are kept longest.
+  ::utimes(path.c_str(), nullptr);
+  return compiled;
+}
+
+/// Compile-cache entries kept: the most recently used.
+static constexpr size_t kCacheEntries = 64;
+
+/// Links the object file of `compiled` into the cache as `path` (through a
+/// temporary name); warns and leaves the cache alone when it cannot.
+static void storeCached(CompiledStep &compiled, const std::string &path,
+                        const char *argv0) {
+  llvm::ErrorOr<std::string> driver = llvm::sys::findProgramByName("cc");
+  if (!driver) {
+    warn("not caching the compiled step: no C compiler driver 'cc' to link "
+         "it");
+    return;
+  }
+  std::string directory = llvm::sys::path::parent_path(path).str();
+  if (std::error_code ec = llvm::sys::fs::create_directories(directory)) {
+    warn("not caching the compiled step: cannot create '" + directory +
+         "': " + ec.message());
+    return;
+  }
+  SmallString<256> object, library;
+  int fd;
+  if (llvm::sys::fs::createUniqueFile(path + ".%%%%%%.o", fd, object) ||
+      (::close(fd), false) ||
+      llvm::sys::fs::createUniqueFile(path + ".%%%%%%.so", fd, library) ||
+      (::close(fd), false)) {
+    warn("not caching the compiled step: cannot create files in '" +
+         directory + "'");
+    return;
+  }
+  compiled.engine->dumpToObjectFile(object);
+  SmallVector<std::string> args = {*driver, "-shared", "-o",
+                                   library.str().str(), object.str().str()};
+  for (const std::string &dependency : getLibraries(argv0)) {
+    args.push_back(dependency);
+    args.push_back(
+        ("-Wl,-rpath," + llvm::sys::path::parent_path(dependency)).str());
+  }
+  args.push_back("-lm");
+  SmallVector<StringRef> argRefs(args.begin(), args.end());
+  std::string error;
+  int status = llvm::sys::ExecuteAndWait(*driver, argRefs, std::nullopt, {},
+                                         /*SecondsToWait=*/0,
+                                         /*MemoryLimit=*/0, &error);
+  llvm::sys::fs::remove(object);
+  if (status != 0) {
+    llvm::sys::fs::remove(library);
+    warn("not caching the compiled step: linking it failed (" +
+         (error.empty() ? "status " + std::to_string(status) : error) + ")");
+    return;
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(library, path)) {
+    llvm::sys::fs::remove(library);
+    warn("not caching the compiled step: " + ec.message());
+    return;
+  }
+  // Evict the least recently used beyond kCacheEntries.
+  std::vector<std::pair<llvm::sys::TimePoint<>, std::string>> entries;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(directory, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    StringRef name = llvm::sys::path::filename(it->path());
+    llvm::sys::fs::file_status status;
+    if (name.starts_with("step-") && name.ends_with(".so") &&
+        !llvm::sys::fs::status(it->path(), status))
+      entries.push_back({status.getLastModificationTime(), it->path()});
+  }
+  llvm::sort(entries, [](const auto &a, const auto &b) { return a > b; });
+  for (size_t i = kCacheEntries; i < entries.size(); ++i)
+    llvm::sys::fs::remove(entries[i].second);
+}
+
+std::unique_ptr<CompiledStep>
 distrun::compileStep(ModuleOp module, StringRef backend, const char *argv0,
-                     unsigned optLevel) {
+                     unsigned optLevel, const CompileCache &cache) {
+  std::string cached;
+  if (!cache.directory.empty()) {
+    SmallString<256> path(cache.directory);
+    llvm::sys::path::append(path, "step-" + cache.key + ".so");
+    cached = path.str().str();
+    if (llvm::sys::fs::exists(cached))
+      if (std::unique_ptr<CompiledStep> compiled = loadCached(cached))
+        return compiled;
+  }
   PassManager pm(module.getContext());
   train::buildCPUPipeline(pm, /*blas=*/true, /*approximateMath=*/true,
                           backend.str());
   if (failed(pm.run(module)))
     fail("cannot compile the step (see the diagnostics above)");
-  // The kernels library (OpenBLAS matmuls) sits next to the runtime, in
-  // the lib directory beside this tool's; MLIR's runner utilities provide
-  // the strided memref copies.
-  std::string tool = llvm::sys::fs::getMainExecutable(
-      argv0, reinterpret_cast<void *>(&compileStep));
-  SmallString<256> kernels(
-      llvm::sys::path::parent_path(llvm::sys::path::parent_path(tool)));
-  llvm::sys::path::append(kernels, "lib", "libdistopt_cpu.so");
-  SmallVector<StringRef> libraries = {kernels, DISTOPT_MLIR_C_RUNNER_UTILS};
+  SmallVector<std::string> libraries = getLibraries(argv0);
+  SmallVector<StringRef> libraryRefs(libraries.begin(), libraries.end());
   // Optimize for this host's CPU: without a target machine, LLVM's
   // vectorizers see no vector registers.
   auto hostBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
@@ -58,11 +229,23 @@ distrun::compileStep(ModuleOp module, StringRef backend, const char *argv0,
   ExecutionEngineOptions options;
   options.transformer = optimize;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel(optLevel);
-  options.sharedLibPaths = libraries;
+  options.sharedLibPaths = libraryRefs;
+  options.enableObjectDump = !cached.empty();
   auto engine = ExecutionEngine::create(module, options);
   if (!engine)
     fail("cannot JIT the step: " + llvm::toString(engine.takeError()));
-  return std::move(*engine);
+  auto compiled = std::make_unique<CompiledStep>();
+  compiled->engine = std::move(*engine);
+  compiled->origin = "the JIT";
+  if (!cached.empty()) {
+    // The object exists once the code is materialized: look every
+    // function up first.
+    for (auto func : module.getOps<LLVM::LLVMFuncOp>())
+      if (func.getName().starts_with("_mlir_ciface_") && !func.isExternal())
+        (void)compiled->engine->lookupPacked(func.getName());
+    storeCached(*compiled, cached, argv0);
+  }
+  return compiled;
 }
 
 float distrun::readScalar(const Binding &result) {
@@ -118,7 +301,7 @@ static float readResults(int64_t *words, std::vector<Binding> &args,
   return loss;
 }
 
-float distrun::invokeStep(ExecutionEngine &engine, StringRef entry,
+float distrun::invokeStep(CompiledStep &compiled, StringRef entry,
                           std::vector<Binding> &args,
                           std::vector<Binding> &results,
                           ArrayRef<int64_t> feedBack) {
@@ -139,13 +322,11 @@ float distrun::invokeStep(ExecutionEngine &engine, StringRef entry,
   std::vector<void *> packed;
   for (void *&pointer : pointers)
     packed.push_back(&pointer);
-  if (llvm::Error e =
-          engine.invokePacked(("_mlir_ciface_" + entry).str(), packed))
-    fail("the step failed: " + llvm::toString(std::move(e)));
+  compiled.invoke(entry, packed);
   return readResults(resultWords.data(), args, results, feedBack);
 }
 
-std::vector<float> distrun::runSteps(ExecutionEngine &engine, StringRef entry,
+std::vector<float> distrun::runSteps(CompiledStep &compiled, StringRef entry,
                                      std::vector<Binding> &args,
                                      std::vector<Binding> &results,
                                      uint64_t steps, int64_t lossRank,
@@ -168,10 +349,15 @@ std::vector<float> distrun::runSteps(ExecutionEngine &engine, StringRef entry,
   for (uint64_t s = first; s < steps; ++s) {
     if (hooks.beforeStep)
       hooks.beforeStep(s);
+    distrt_reset_stats();
     auto start = std::chrono::steady_clock::now();
-    float loss = invokeStep(engine, entry, args, results, feedBack);
+    float loss = invokeStep(compiled, entry, args, results, feedBack);
     auto end = std::chrono::steady_clock::now();
     double ms = std::chrono::duration<double, std::milli>(end - start).count();
+    StepReport report;
+    report.step = s + 1;
+    report.ms = ms;
+    distrt_get_stats(&report.comm);
     if (lossRank != 0) {
       int64_t rank = distrt_rank();
       if (rank == lossRank && distrt_send(&loss, 1, DISTRT_F32, 0, 2) != 0)
@@ -183,8 +369,9 @@ std::vector<float> distrun::runSteps(ExecutionEngine &engine, StringRef entry,
     if (printing)
       llvm::outs() << llvm::formatv("step {0}: loss {1:F6} ({2:F2} ms)\n",
                                     s + 1, loss, ms);
+    report.loss = loss;
     if (hooks.afterStep)
-      hooks.afterStep(s + 1, losses);
+      hooks.afterStep(report, losses);
     if (!printing)
       continue;
     // Whoever watches the output (a log, mpirun) sees progress: the first

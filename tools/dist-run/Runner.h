@@ -11,6 +11,8 @@
 
 #include "Bindings.h"
 
+#include "distopt/Runtime/distrt.h"
+
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 
 #include <functional>
@@ -18,23 +20,77 @@
 
 namespace distrun {
 
+/// The compiled step: its functions, JIT-compiled or loaded from the
+/// compile cache (a shared library written by an earlier run).
+class CompiledStep {
+public:
+  CompiledStep() = default;
+  CompiledStep(const CompiledStep &) = delete;
+  CompiledStep &operator=(const CompiledStep &) = delete;
+  ~CompiledStep();
+
+  /// Calls function `name` (its C interface) with packed arguments: the
+  /// result pointer (when it returns any), then the argument descriptors.
+  void invoke(llvm::StringRef name, llvm::MutableArrayRef<void *> packed);
+
+  /// The JIT-compiled step, or one loaded from `library`.
+  std::unique_ptr<mlir::ExecutionEngine> engine;
+  void *library = nullptr;
+  /// Where the step came from, for messages.
+  std::string origin;
+
+private:
+  llvm::StringMap<void (*)(void **)> functions;
+};
+
+/// Where compiled steps are kept between runs (`--cache-dir`): none when
+/// `directory` is empty.
+struct CompileCache {
+  std::string directory;
+  /// The step's key: the module's text, the backend, the optimization
+  /// level, this host's CPU and the DistOpt build (dist-run and its
+  /// runtime libraries).
+  std::string key;
+};
+
 /// Compiles `module` (any stage) for this host's CPU against `backend`'s
-/// runtime calls, with LLVM's optimization level `optLevel` (0-3); fails
-/// (fail()) with the diagnostics.
-std::unique_ptr<mlir::ExecutionEngine>
-compileStep(mlir::ModuleOp module, llvm::StringRef backend, const char *argv0,
-            unsigned optLevel = 3);
+/// runtime calls, with LLVM's optimization level `optLevel` (0-3), or loads
+/// it from `cache` when an earlier run compiled the same; fails (fail())
+/// with the diagnostics. A step compiled with a cache is written to it (a
+/// shared library linked with the system's C compiler driver).
+std::unique_ptr<CompiledStep> compileStep(mlir::ModuleOp module,
+                                          llvm::StringRef backend,
+                                          const char *argv0,
+                                          unsigned optLevel = 3,
+                                          const CompileCache &cache = {});
+
+/// The compile cache's key for a module whose text hashes to `moduleHash`.
+std::string getCacheKey(uint64_t moduleHash, llvm::StringRef backend,
+                        unsigned optLevel, const char *argv0);
 
 /// Calls `entry` once on `args`: copies its results into `results`' local
 /// arrays, frees the buffers it allocated, and feeds each result `i` with
 /// `feedBack[i] >= 0` into that argument. Returns the loss (0 without one).
-float invokeStep(mlir::ExecutionEngine &engine, llvm::StringRef entry,
+float invokeStep(CompiledStep &compiled, llvm::StringRef entry,
                  std::vector<Binding> &args, std::vector<Binding> &results,
                  llvm::ArrayRef<int64_t> feedBack = {});
 
 /// A scalar result as a float, whatever its float type (an f64 step's loss
 /// was reported and written as 0 before); fails for an integer one.
 float readScalar(const Binding &result);
+
+/// What one step did, as measured on this rank.
+struct StepReport {
+  /// Steps done, this one included.
+  uint64_t step = 0;
+  /// The loss (rank 0: the step's; others: their own result or 0).
+  float loss = 0;
+  /// The whole call of the step, milliseconds.
+  double ms = 0;
+  /// The runtime's counters over the call (time inside communication,
+  /// bytes handed to collectives and sent).
+  distrt_stats comm{};
+};
 
 /// What a run does around each step: with a dataset, fill the batch
 /// before it; with checkpoints, save after it.
@@ -43,8 +99,8 @@ struct RunHooks {
   uint64_t firstStep = 0;
   /// Before step `step` (0-based, counted from the start of training).
   std::function<void(uint64_t step)> beforeStep;
-  /// After a step, with the steps done and the losses so far (rank 0's).
-  std::function<void(uint64_t stepsDone, llvm::ArrayRef<float> losses)>
+  /// After a step, with what it did and the losses so far (rank 0's).
+  std::function<void(const StepReport &report, llvm::ArrayRef<float> losses)>
       afterStep;
 };
 
@@ -55,8 +111,8 @@ struct RunHooks {
 /// from rank `lossRank` (the last pipeline stage of an MPMD step), which
 /// sends it to rank 0 after each step. Returns `losses` (those of the steps
 /// before) followed by the new ones (on rank 0).
-std::vector<float> runSteps(mlir::ExecutionEngine &engine,
-                            llvm::StringRef entry, std::vector<Binding> &args,
+std::vector<float> runSteps(CompiledStep &compiled, llvm::StringRef entry,
+                            std::vector<Binding> &args,
                             std::vector<Binding> &results, uint64_t steps,
                             int64_t lossRank, const RunHooks &hooks,
                             std::vector<float> losses = {});

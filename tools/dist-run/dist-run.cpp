@@ -60,6 +60,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -70,10 +71,12 @@
 #endif
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <malloc.h>
+#include <sys/resource.h>
 #include <random>
 
 using namespace mlir;
@@ -113,6 +116,22 @@ static cl::opt<unsigned> evalEvery(
     "eval-every",
     cl::desc("Evaluate every N steps (and after the last step); default: "
              "after the last step only"));
+static cl::opt<std::string> metricsPath(
+    "metrics",
+    cl::desc("Append one JSON line per step (step, loss, step_ms, comm_ms, "
+             "collective_bytes, sent_bytes, peak_rss_mb: rank 0's) and per "
+             "evaluation to this file (a fresh run empties it first); "
+             "scripts/plot_metrics.py draws it"));
+static cl::opt<bool> useCache(
+    "cache", cl::init(true),
+    cl::desc("Keep the compiled step in --cache-dir and load it from there "
+             "when the module, the options, the CPU and DistOpt's build are "
+             "the same (default true)"));
+static cl::opt<std::string> cacheDir(
+    "cache-dir",
+    cl::desc("The compile cache (default: $DISTOPT_CACHE_DIR, else "
+             "$XDG_CACHE_HOME/distopt, else ~/.cache/distopt); the 64 most "
+             "recently used steps are kept"));
 static cl::opt<std::string> checkpointDir(
     "checkpoint-dir",
     cl::desc("Directory of the run's checkpoints (each rank writes its own "
@@ -245,6 +264,7 @@ static void checkOutputs() {
       {"--checkpoint-dir", checkpointDir}};
   std::pair<const char *, std::string> outputs[] = {
       {"--out", outPath},
+      {"--metrics", metricsPath},
       {"--export", exportPath},
       {"--trace", tracePath},
       {"--init-state", initStatePath},
@@ -408,6 +428,9 @@ static void checkAgreement(uint64_t moduleHash, StringRef backend,
        {"--dataset", "value", hashOption(datasetPath)},
        {"--eval-dataset", "value", hashOption(evalDatasetPath)},
        {"--eval-every", "value", hashOption(evalEvery)},
+       {"--metrics", "value", hashOption(metricsPath)},
+       {"--cache", "value", hashOption(useCache)},
+       {"--cache-dir", "value", hashOption(cacheDir)},
        {"--epochs", "value", hashOption(numEpochs)},
        {"--shuffle", "value", hashOption(shuffleData)},
        {"--checkpoint-dir", "value", hashOption(checkpointDir)},
@@ -666,10 +689,62 @@ setUpEvaluation(const train::StepSignature &wholeStep,
   return evaluation;
 }
 
+/// --cache-dir, or its default.
+static std::string getCacheDirectory() {
+  if (!cacheDir.empty())
+    return cacheDir;
+  if (const char *env = std::getenv("DISTOPT_CACHE_DIR"); env && *env)
+    return env;
+  SmallString<256> path;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    path = xdg;
+  else if (!llvm::sys::path::home_directory(path))
+    return "";
+  else
+    llvm::sys::path::append(path, ".cache");
+  llvm::sys::path::append(path, "distopt");
+  return path.str().str();
+}
+
+/// --metrics: rank 0 appends one JSON object per line, flushed at once.
+class MetricsFile {
+public:
+  /// Opens `path` (none when empty) to append, emptied first unless
+  /// `resumed`.
+  MetricsFile(const std::string &path, bool resumed) {
+    if (path.empty() || distrt_rank() != 0)
+      return;
+    std::error_code ec;
+    stream = std::make_unique<llvm::raw_fd_ostream>(
+        path, ec,
+        resumed ? llvm::sys::fs::OF_Append : llvm::sys::fs::OF_None);
+    if (ec)
+      fail("cannot write --metrics '" + path + "': " + ec.message());
+  }
+  void write(llvm::json::Object line) {
+    if (!stream)
+      return;
+    *stream << llvm::json::Value(std::move(line)) << "\n";
+    stream->flush();
+  }
+
+private:
+  std::unique_ptr<llvm::raw_fd_ostream> stream;
+};
+
+/// This process's peak resident memory, MiB.
+static double getPeakRssMiB() {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024.0;
+}
+
 /// Evaluates the parameters in `trainArgs` on the whole evaluation dataset
-/// (its whole batches, in order); rank 0 prints the mean loss and accuracy.
-static void evaluate(ExecutionEngine &engine, Evaluation &evaluation,
-                     std::vector<Binding> &trainArgs, uint64_t stepsDone) {
+/// (its whole batches, in order); rank 0 prints the mean loss and accuracy
+/// and writes them to `metrics`.
+static void evaluate(CompiledStep &compiled, Evaluation &evaluation,
+                     std::vector<Binding> &trainArgs, uint64_t stepsDone,
+                     MetricsFile &metrics) {
   for (auto [arg, from] :
        llvm::zip_equal(evaluation.args, evaluation.fromTraining))
     if (from >= 0)
@@ -682,7 +757,7 @@ static void evaluate(ExecutionEngine &engine, Evaluation &evaluation,
     for (Binding &arg : evaluation.args)
       if (isData(arg))
         dataset.fill(b, arg);
-    invokeStep(engine, evaluation.step.entry, evaluation.args,
+    invokeStep(compiled, evaluation.step.entry, evaluation.args,
                evaluation.results);
     lossSum += readScalar(evaluation.results[evaluation.lossResult]);
     if (evaluation.correctResult >= 0)
@@ -694,10 +769,17 @@ static void evaluate(ExecutionEngine &engine, Evaluation &evaluation,
   if (distrt_rank() != 0)
     return;
   int64_t samples = batches * dataset.getBatchSize();
+  llvm::json::Object line{{"eval_after_step", stepsDone},
+                          {"loss", lossSum / batches},
+                          {"samples", samples},
+                          {"seconds", seconds}};
   llvm::outs() << llvm::formatv("eval after step {0}: loss {1:F6}", stepsDone,
                                 lossSum / batches);
-  if (evaluation.correctResult >= 0)
+  if (evaluation.correctResult >= 0) {
     llvm::outs() << llvm::formatv(", accuracy {0:F4}", correct / samples);
+    line["accuracy"] = correct / samples;
+  }
+  metrics.write(std::move(line));
   llvm::outs() << llvm::formatv(" ({0} samples", samples);
   if (int64_t left = dataset.getNumSamples() - samples)
     llvm::outs() << ", " << left << " left out: not a whole batch";
@@ -853,8 +935,15 @@ int main(int argc, char **argv) {
   }
   position = resumeRun(checkpoints.get(), position, args, losses, totalSteps);
 
-  std::unique_ptr<ExecutionEngine> engine =
-      compileStep(*module, backend, argv[0], optLevel);
+  CompileCache cache;
+  if (useCache) {
+    cache.directory = getCacheDirectory();
+    // The entry too: recording the step marks it for the C interface.
+    cache.key = getCacheKey(moduleHash ^ hashText(wholeStep.entry), backend,
+                            optLevel, argv[0]);
+  }
+  std::unique_ptr<CompiledStep> compiled =
+      compileStep(*module, backend, argv[0], optLevel, cache);
   // Run. Subnormal operands cost x86 cores up to ~100 cycles per
   // operation: the transformer block's mirrored step went from 38 to 70 ms
   // over 50 steps as its softmax tails and Adam moments became subnormal.
@@ -879,9 +968,18 @@ int main(int argc, char **argv) {
   auto isDue = [&](uint64_t done, unsigned every) {
     return done == totalSteps || (every && done % every == 0);
   };
-  hooks.afterStep = [&](uint64_t done, ArrayRef<float> lossesSoFar) {
+  MetricsFile metrics(metricsPath, position.step > 0);
+  hooks.afterStep = [&](const StepReport &report, ArrayRef<float> lossesSoFar) {
+    uint64_t done = report.step;
+    metrics.write(llvm::json::Object{{"step", done},
+                   {"loss", report.loss},
+                   {"step_ms", report.ms},
+                   {"comm_ms", report.comm.comm_seconds * 1e3},
+                   {"collective_bytes", report.comm.collective_bytes},
+                   {"sent_bytes", report.comm.sent_bytes},
+                   {"peak_rss_mb", getPeakRssMiB()}});
     if (evaluation && isDue(done, evalEvery))
-      evaluate(*engine, *evaluation, args, done);
+      evaluate(*compiled, *evaluation, args, done, metrics);
     if (checkpoints && isDue(done, checkpointEvery)) {
       RunPosition now = position;
       now.step = done;
@@ -889,7 +987,7 @@ int main(int argc, char **argv) {
                         [] { raiseForTest("checkpoint"); });
     }
   };
-  losses = runSteps(*engine, step.entry, args, results, totalSteps,
+  losses = runSteps(*compiled, step.entry, args, results, totalSteps,
                     getLossRank(wholeStep), hooks, std::move(losses));
 
   // Gather the state to rank 0 and write it with the losses.

@@ -190,6 +190,19 @@ void distrt_trace_clear(void);
 void distrt_trace_unit_begin(int32_t kind, int64_t stage, int64_t microbatch);
 void distrt_trace_unit_end(void);
 
+/* Counters since the start or the last reset (dist-run --metrics): the
+ * seconds spent inside the runtime's communication calls (collectives,
+ * their starts and waits, sends, receives, probes, barriers), the bytes of
+ * the collectives' buffers this process contributed (an all-reduce's whole
+ * buffer, a reduce-scatter's input, an all-gather's own block), the bytes
+ * of the messages it sent, and the number of calls. */
+typedef struct distrt_stats {
+  double comm_seconds;
+  int64_t collective_bytes, sent_bytes, calls;
+} distrt_stats;
+void distrt_get_stats(distrt_stats *stats);
+void distrt_reset_stats(void);
+
 /* The message of the last failed call on this thread ("" if none). */
 const char *distrt_last_error(void);
 

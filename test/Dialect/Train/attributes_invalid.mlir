@@ -59,7 +59,7 @@ func.func @typo(%x: tensor<f32> {train.rol = #train.role<param>}) {
 
 // An unknown train attribute on an op.
 func.func @op_attribute(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'train.neg' op unknown attribute 'train.role' (train attributes on ops are 'train.sharding_rule', 'train.cost' and 'train.stage', on modules 'train.step'; roles and names belong on function arguments and results)}}
+  // expected-error @+1 {{'train.neg' op unknown attribute 'train.role' (train attributes on ops are 'train.sharding_rule', 'train.cost' and 'train.stage', on functions 'train.eval_of', on modules 'train.step'; roles and names belong on function arguments and results)}}
   %0 = train.neg %x {train.role = #train.role<param>} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
@@ -127,4 +127,12 @@ func.func @zero_classes(%y: tensor<4xi32> {train.classes = 0 : i64}) {
 // expected-error @+1 {{'func.func' op result #0: 'train.classes' must be a positive integer on an argument (the classes a label indexes), got 3 : i64}}
 func.func @result_classes(%y: tensor<4xi32>) -> (tensor<4xi32> {train.classes = 3 : i64}) {
   return %y : tensor<4xi32>
+}
+
+// -----
+
+// train.eval_of names the step a function evaluates: a symbol.
+// expected-error @+1 {{'func.func' op 'train.eval_of' must be a symbol (the training step) on a function}}
+func.func @bad_eval_of() attributes {train.eval_of = "train_step"} {
+  return
 }
