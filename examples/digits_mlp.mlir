@@ -15,7 +15,7 @@ func.func @train_step(
     %m_w2: tensor<10x128xf32> {train.role = #train.role<opt_state>, train.name = "fc2.weight.momentum_buffer"},
     %m_b2: tensor<10xf32> {train.role = #train.role<opt_state>, train.name = "fc2.bias.momentum_buffer"},
     %x: tensor<64x64xf32> {train.role = #train.role<input>, train.name = "x"},
-    %y: tensor<64xi32> {train.role = #train.role<label>, train.name = "y"},
+    %y: tensor<64xi64> {train.role = #train.role<label>, train.name = "y"},
     %lr: tensor<f32> {train.role = #train.role<hyper>, train.name = "lr"})
     -> (tensor<128x64xf32> {train.role = #train.role<param>, train.name = "fc1.weight"},
         tensor<128xf32> {train.role = #train.role<param>, train.name = "fc1.bias"},
@@ -32,12 +32,12 @@ func.func @train_step(
   %h = train.relu %z1 : (tensor<64x128xf32>) -> tensor<64x128xf32>
   %hw2 = train.matmul %h, %w2 {transpose_rhs} : (tensor<64x128xf32>, tensor<10x128xf32>) -> tensor<64x10xf32>
   %logits = train.add %hw2, %b2 : (tensor<64x10xf32>, tensor<10xf32>) -> tensor<64x10xf32>
-  %loss = train.cross_entropy %logits, %y : (tensor<64x10xf32>, tensor<64xi32>) -> tensor<f32>
+  %loss = train.cross_entropy %logits, %y : (tensor<64x10xf32>, tensor<64xi64>) -> tensor<f32>
 
   // Backward.
   %one = train.constant dense<1.000000e+00> : tensor<f32>
   %zero = train.constant dense<0.000000e+00> : tensor<f32>
-  %dlogits = train.cross_entropy_backward %one, %logits, %y : (tensor<f32>, tensor<64x10xf32>, tensor<64xi32>) -> tensor<64x10xf32>
+  %dlogits = train.cross_entropy_backward %one, %logits, %y : (tensor<f32>, tensor<64x10xf32>, tensor<64xi64>) -> tensor<64x10xf32>
   %dw2 = train.matmul %dlogits, %h {transpose_lhs} : (tensor<64x10xf32>, tensor<64x128xf32>) -> tensor<10x128xf32>
   %db2 = train.reduce %dlogits {dims = array<i64: 0>, kind = #train.reduce_kind<sum>} : (tensor<64x10xf32>) -> tensor<10xf32>
   %dh = train.matmul %dlogits, %w2 : (tensor<64x10xf32>, tensor<10x128xf32>) -> tensor<64x128xf32>

@@ -18,9 +18,9 @@ python=$build/venv/bin/python
 bin=$build/bin
 run() { echo "\$ $*"; "$@"; }
 
-echo "== the dataset: 1500 training and 297 test images (8x8, 10 classes)"
+echo "== the dataset: 1477 training and 320 test images (8x8, 10 classes)"
 rm -rf "$work/digits"
-run "$python" -m distopt.datasets digits --test 297 -o "$work/digits" > /dev/null
+run "$python" -m distopt.datasets digits --test 320 -o "$work/digits" > /dev/null
 
 echo "== the step, its evaluation function, mirrored over 2 processes"
 run "$bin/dist-opt" "$root/examples/digits_mlp.mlir" --train-derive-eval \
@@ -41,7 +41,12 @@ if run mpirun -np 2 "$bin/dist-run" "$work/digits_mirrored.mlir" \
   echo "the killed run did not fail" >&2
   exit 1
 fi
-grep "^eval" "$work/killed.log" || true
+if ! grep -q "^checkpoint: " "$work/killed.log"; then
+  echo "the killed run saved no checkpoint:" >&2
+  cat "$work/killed.log" >&2
+  exit 1
+fi
+grep -E "^(eval|checkpoint)" "$work/killed.log"
 echo "== the same command with --resume continues from the newest checkpoint"
 run mpirun -np 2 "$bin/dist-run" "$work/digits_mirrored.mlir" "${common[@]}" \
   --resume --out="$work/trained.npz" | grep -E "^(resumed|eval|checkpoint)"

@@ -1,4 +1,5 @@
-//===- Runtime.cpp - the C ABI of distrt.h ---------------------------------===//
+//===- Runtime.cpp - the C ABI of distrt.h
+//---------------------------------===//
 //
 // Mesh groups, gradient buckets and errors on top of a Backend.
 //
@@ -208,8 +209,8 @@ int distrt_init(const char *backend) {
       state.backend->timeout = state.timeout;
     return report("distrt_init", error);
   }
-  return fail("distrt_init", "unknown backend '" + name +
-                                 "' (expected 'local' or 'mpi')");
+  return fail("distrt_init",
+              "unknown backend '" + name + "' (expected 'local' or 'mpi')");
 }
 
 int distrt_finalize(void) {
@@ -326,8 +327,8 @@ distrt_group *distrt_get_group(const int64_t *shape, int64_t meshRank,
     members.push_back(world);
   }
   auto group = std::make_unique<distrt_group>();
-  if (report(call, state.backend->createGroup(members, index, color,
-                                              group->group)))
+  if (report(call,
+             state.backend->createGroup(members, index, color, group->group)))
     return nullptr;
   return (state.groups[key] = std::move(group)).get();
 }
@@ -391,16 +392,16 @@ int distrt_all_reduce(distrt_group *group, void *const *buffers,
     return fail(call, "needs a group and at least one buffer");
   Backend &backend = *getState().backend;
   if (n == 1)
-    return report(call, backend.allReduce(*group->group, buffers[0],
-                                          counts[0], dtype, reduction));
+    return report(call, backend.allReduce(*group->group, buffers[0], counts[0],
+                                          dtype, reduction));
   // A bucket: one collective over the packed buffers, packed into storage
   // kept from call to call (a step reduces the same buckets every time).
   std::size_t elementSize = getElementSize(dtype);
   static std::vector<char> packed;
   pack(buffers, counts, n, elementSize, packed);
-  if (report(call, backend.allReduce(*group->group, packed.data(),
-                                     packed.size() / elementSize, dtype,
-                                     reduction)))
+  if (report(call,
+             backend.allReduce(*group->group, packed.data(),
+                               packed.size() / elementSize, dtype, reduction)))
     return -1;
   unpack(packed, buffers, counts, n, elementSize);
   return 0;
@@ -445,10 +446,10 @@ distrt_request *distrt_all_reduce_start(distrt_group *group,
 
 /// Starts a collective through `start` (a backend call filling the request)
 /// under the name `call`; null on error.
-static distrt_request *
-startRequest(const char *call, distrt_group *group, distrt_dtype dtype,
-             const std::function<Status(Backend &, Group &,
-                                        std::unique_ptr<Request> &)> &start) {
+static distrt_request *startRequest(
+    const char *call, distrt_group *group, distrt_dtype dtype,
+    const std::function<Status(Backend &, Group &, std::unique_ptr<Request> &)>
+        &start) {
   if (!checkReady(call, dtype))
     return nullptr;
   if (!group) {
@@ -456,8 +457,7 @@ startRequest(const char *call, distrt_group *group, distrt_dtype dtype,
     return nullptr;
   }
   auto request = std::make_unique<distrt_request>();
-  if (report(call, start(*getState().backend, *group->group,
-                         request->request)))
+  if (report(call, start(*getState().backend, *group->group, request->request)))
     return nullptr;
   return request.release();
 }
@@ -509,9 +509,9 @@ int distrt_reduce_scatter(distrt_group *group, const void *send, void *recv,
     return -1;
   if (!group)
     return fail(call, "no group");
-  return report(call, getState().backend->reduceScatter(
-                          *group->group, send, recv, recvCount, dtype,
-                          reduction));
+  return report(call,
+                getState().backend->reduceScatter(*group->group, send, recv,
+                                                  recvCount, dtype, reduction));
 }
 
 int distrt_all_gather(distrt_group *group, const void *send, void *recv,
@@ -560,8 +560,8 @@ int distrt_send(const void *buffer, int64_t count, distrt_dtype dtype,
                 getState().backend->send(buffer, count, dtype, dest, tag));
 }
 
-int distrt_recv(void *buffer, int64_t count, distrt_dtype dtype,
-                int64_t source, int64_t tag) {
+int distrt_recv(void *buffer, int64_t count, distrt_dtype dtype, int64_t source,
+                int64_t tag) {
   CommTimer timer;
   const char *call = "distrt_recv";
   if (!checkReady(call, dtype))
@@ -570,15 +570,15 @@ int distrt_recv(void *buffer, int64_t count, distrt_dtype dtype,
                 getState().backend->recv(buffer, count, dtype, source, tag));
 }
 
-int distrt_probe_any(const int64_t *sources, const int64_t *tags,
-                     int64_t count, int64_t start, int64_t *found) {
+int distrt_probe_any(const int64_t *sources, const int64_t *tags, int64_t count,
+                     int64_t start, int64_t *found) {
   CommTimer timer;
   const char *call = "distrt_probe_any";
   if (!checkReady(call, DISTRT_I8))
     return -1;
   int64_t k = -1;
-  if (report(call, getState().backend->probeAny(sources, tags, count, start,
-                                                 k)))
+  if (report(call,
+             getState().backend->probeAny(sources, tags, count, start, k)))
     return -1;
   if (found)
     *found = k;
@@ -586,10 +586,9 @@ int distrt_probe_any(const int64_t *sources, const int64_t *tags,
 }
 
 /// Starts a point-to-point transfer through `start`; null on error.
-static distrt_request *
-startTransfer(const char *call, distrt_dtype dtype,
-              const std::function<Status(Backend &,
-                                         std::unique_ptr<Request> &)> &start) {
+static distrt_request *startTransfer(
+    const char *call, distrt_dtype dtype,
+    const std::function<Status(Backend &, std::unique_ptr<Request> &)> &start) {
   if (!checkReady(call, dtype))
     return nullptr;
   auto request = std::make_unique<distrt_request>();
@@ -642,8 +641,7 @@ void distrt_trace_clear(void) {
   getTrace().open = -1;
 }
 
-void distrt_trace_unit_begin(int32_t kind, int64_t stage,
-                             int64_t microbatch) {
+void distrt_trace_unit_begin(int32_t kind, int64_t stage, int64_t microbatch) {
   getTrace().open = beginEvent(static_cast<distrt_event_kind>(kind), stage,
                                microbatch, -1, -1, -1);
 }

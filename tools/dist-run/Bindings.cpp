@@ -108,8 +108,8 @@ void distrun::copyOverlap(const char *source, ArrayRef<int64_t> sourceOffsets,
     targetStrides[d] = targetStrides[d + 1] * targetShape[d];
   }
   // Copy runs along the innermost dim, stepping the outer dims.
-  int64_t run = rank ? (end[rank - 1] - begin[rank - 1]) * elementBytes
-                     : elementBytes;
+  int64_t run =
+      rank ? (end[rank - 1] - begin[rank - 1]) * elementBytes : elementBytes;
   std::vector<int64_t> index(begin);
   while (true) {
     int64_t from = 0, to = 0;

@@ -90,8 +90,7 @@ static std::vector<ArrayPlan> planArrays(const train::StepSignature &step) {
             return block.offsets == binding.offsets;
           }))
         continue;
-      plan.blocks.push_back(
-          {device, binding.offsets, binding.local.shape});
+      plan.blocks.push_back({device, binding.offsets, binding.local.shape});
     }
   };
   if (step.isMPMD()) {
@@ -218,20 +217,20 @@ static json::Object buildIndex(const RunPosition &position,
                                ArrayRef<ArrayPlan> plans,
                                ArrayRef<std::vector<uint32_t>> checksums,
                                uint32_t lossChecksum, size_t lossCount) {
-  json::Object index{{"format", kFormat},
-                     {"version", kVersion},
-                     {"step", position.step}};
+  json::Object index{
+      {"format", kFormat}, {"version", kVersion}, {"step", position.step}};
   if (position.dataset.empty()) {
     index["dataset"] = nullptr;
   } else {
     uint64_t perEpoch = position.samples / position.batch;
-    index["dataset"] = json::Object{{"path", position.dataset},
-                                    {"samples", position.samples},
-                                    {"batch", position.batch},
-                                    {"epoch", position.step / perEpoch},
-                                    {"batch_in_epoch", position.step % perEpoch},
-                                    {"shuffle", position.shuffle},
-                                    {"seed", position.seed}};
+    index["dataset"] =
+        json::Object{{"path", position.dataset},
+                     {"samples", position.samples},
+                     {"batch", position.batch},
+                     {"epoch", position.step / perEpoch},
+                     {"batch_in_epoch", position.step % perEpoch},
+                     {"shuffle", position.shuffle},
+                     {"seed", position.seed}};
   }
   json::Array axes;
   for (const std::string &axis : step.meshAxes)
@@ -239,11 +238,10 @@ static json::Object buildIndex(const RunPosition &position,
   index["writer"] = json::Object{{"devices", step.getNumDevices()},
                                  {"mesh_shape", toJSON(step.meshShape)},
                                  {"mesh_axes", std::move(axes)}};
-  index["losses"] = json::Object{
-      {"file", "losses.npy"},
-      {"count", lossCount},
-      {"shape", json::Array{lossCount}},
-      {"crc32", lossChecksum}};
+  index["losses"] = json::Object{{"file", "losses.npy"},
+                                 {"count", lossCount},
+                                 {"shape", json::Array{lossCount}},
+                                 {"crc32", lossChecksum}};
   json::Object arrays;
   for (auto [plan, sums] : llvm::zip_equal(plans, checksums)) {
     json::Array shards;
@@ -263,12 +261,11 @@ static json::Object buildIndex(const RunPosition &position,
       }
       split = std::move(dims);
     }
-    json::Object record{
-        {"dtype", plan.dtype},
-        {"shape", toJSON(plan.globalShape)},
-        {"role", train::stringifyRole(*plan.value->role)},
-        {"split", std::move(split)},
-        {"shards", std::move(shards)}};
+    json::Object record{{"dtype", plan.dtype},
+                        {"shape", toJSON(plan.globalShape)},
+                        {"role", train::stringifyRole(*plan.value->role)},
+                        {"split", std::move(split)},
+                        {"shards", std::move(shards)}};
     if (!plan.program.empty())
       record["program"] = plan.program;
     arrays[plan.value->name] = std::move(record);
@@ -315,8 +312,8 @@ void CheckpointDir::save(const RunPosition &position,
       if (arg == args.end())
         fail("no argument holds block [" + formatShape(block.offsets) +
              "] of '" + plan.value->name + "' on this rank");
-      sums[b] = writeFile(join(partial, getShardFile(plan, b)),
-                          writeNpy(arg->local));
+      sums[b] =
+          writeFile(join(partial, getShardFile(plan, b)), writeNpy(arg->local));
       mine.push_back(sums[b]);
     }
   }
@@ -334,8 +331,7 @@ void CheckpointDir::save(const RunPosition &position,
 }
 
 void CheckpointDir::commit(const RunPosition &position,
-                           const std::string &partial,
-                           const std::string &final,
+                           const std::string &partial, const std::string &final,
                            const train::StepSignature &wholeStep,
                            ArrayRef<ArrayPlan> plans,
                            std::vector<std::vector<uint32_t>> &checksums,
@@ -359,7 +355,8 @@ void CheckpointDir::commit(const RunPosition &position,
   json::Object index = buildIndex(position, wholeStep, plans, checksums,
                                   lossChecksum, losses.size());
   std::string text;
-  llvm::raw_string_ostream(text) << llvm::formatv("{0:2}", json::Value(std::move(index))) << "\n";
+  llvm::raw_string_ostream(text)
+      << llvm::formatv("{0:2}", json::Value(std::move(index))) << "\n";
   writeFile(join(partial, "index.json"), text);
   syncDirectory(partial);
   if (std::error_code ec = llvm::sys::fs::rename(partial, final))
@@ -464,9 +461,9 @@ static bool readIndex(const std::string &path, Index &index,
     std::optional<StringRef> datasetPath = dataset->getString("path");
     std::optional<int64_t> samples = dataset->getInteger("samples"),
                            batch = dataset->getInteger("batch");
-    std::optional<uint64_t> seed =
-        dataset->get("seed") ? dataset->get("seed")->getAsUINT64()
-                             : std::nullopt;
+    std::optional<uint64_t> seed = dataset->get("seed")
+                                       ? dataset->get("seed")->getAsUINT64()
+                                       : std::nullopt;
     std::optional<bool> shuffle = dataset->getBoolean("shuffle");
     if (!datasetPath || !samples || !batch || !seed || !shuffle ||
         *batch <= 0 || *samples < *batch)
@@ -498,8 +495,8 @@ static bool readIndex(const std::string &path, Index &index,
     record.dtype = dtype->str();
     if (record.dtype != "<f4" && record.dtype != "<f8" &&
         record.dtype != "<i4" && record.dtype != "<i8")
-      return malformed("array '" + name.str() + "' has dtype '" +
-                       record.dtype + "'");
+      return malformed("array '" + name.str() + "' has dtype '" + record.dtype +
+                       "'");
     // The shards must lie inside the array and hold it exactly once (they
     // are disjoint blocks: their volumes add up to the array's).
     int64_t volume = 0, total = 1;
@@ -639,9 +636,8 @@ static int64_t getFirstFailure(bool succeeded) {
   return failed == all.end() ? -1 : failed - all.begin();
 }
 
-std::optional<RunPosition>
-CheckpointDir::restore(std::vector<Binding> &args,
-                       std::vector<float> &losses) {
+std::optional<RunPosition> CheckpointDir::restore(std::vector<Binding> &args,
+                                                  std::vector<float> &losses) {
   for (const auto &[step, path] : listCheckpoints(directory)) {
     Index index;
     std::string problem;
@@ -696,9 +692,8 @@ bool CheckpointDir::exportNewest(Arrays &arrays, std::string &path) {
     MappedShard mapped;
     if (read &&
         (read = mapShard(candidate, index.losses, "<f4", mapped, problem)))
-      out["loss"] = makeLossArray(
-          ArrayRef(reinterpret_cast<const float *>(mapped.data),
-                   index.position.step));
+      out["loss"] = makeLossArray(ArrayRef(
+          reinterpret_cast<const float *>(mapped.data), index.position.step));
     if (!read) {
       warn("skipping the checkpoint '" + candidate + "': " + problem);
       continue;

@@ -13,29 +13,34 @@
 using namespace mlir;
 using namespace distrun;
 
-Dataset::Dataset(const std::string &directory, llvm::ArrayRef<DataSpec> specs,
-                 uint64_t seed, bool shuffle)
+Dataset::Dataset(llvm::StringRef option, const std::string &directory,
+                 llvm::ArrayRef<DataSpec> specs, uint64_t seed, bool shuffle)
     : directory(directory), seed(seed), shuffle(shuffle) {
   if (!llvm::sys::fs::is_directory(directory))
-    fail("--dataset '" + directory + "' is not a directory (one .npy file "
-         "per input and label name; see python -m distopt.datasets)");
+    failOnEveryRank(
+        option + " '" + directory +
+        "' is not a directory (one .npy file "
+        "per input and label name; see python -m distopt.datasets)");
   std::string first;
   for (const DataSpec &spec : specs) {
     if (spec.globalShape.empty())
-      fail("the step's '" + spec.name + "' is a scalar: a dataset feeds "
-           "arrays whose leading dim is the batch");
+      failOnEveryRank("the step's '" + spec.name +
+                      "' is a scalar: a dataset feeds "
+                      "arrays whose leading dim is the batch");
     if (batch >= 0 && spec.globalShape[0] != batch)
-      fail("the step's data arrays disagree on the batch (leading dim): '" +
-           first + "' takes " + llvm::Twine(batch) + " samples, '" +
-           spec.name + "' " + llvm::Twine(spec.globalShape[0]));
+      failOnEveryRank(
+          "the step's data arrays disagree on the batch (leading dim): '" +
+          first + "' takes " + llvm::Twine(batch) + " samples, '" + spec.name +
+          "' " + llvm::Twine(spec.globalShape[0]));
     SmallString<256> path(directory);
     llvm::sys::path::append(path, spec.name + ".npy");
     File file;
     file.path = path.str().str();
     int fd = -1;
     if (std::error_code ec = llvm::sys::fs::openFileForRead(path, fd))
-      fail("the dataset '" + directory + "' has no readable '" + spec.name +
-           ".npy' for the step's '" + spec.name + "': " + ec.message());
+      failOnEveryRank("the dataset '" + directory + "' has no readable '" +
+                      spec.name + ".npy' for the step's '" + spec.name +
+                      "': " + ec.message());
     uint64_t size = 0;
     std::error_code ec = llvm::sys::fs::file_size(path, size);
     if (!ec && size > 0)
@@ -44,25 +49,26 @@ Dataset::Dataset(const std::string &directory, llvm::ArrayRef<DataSpec> specs,
           llvm::sys::fs::mapped_file_region::readonly, size, 0, ec);
     ::close(fd);
     if (ec)
-      fail("cannot map '" + file.path + "': " + ec.message());
+      failOnEveryRank("cannot map '" + file.path + "': " + ec.message());
     NpyLayout layout;
     std::string problem;
     llvm::StringRef bytes(size ? file.region.const_data() : "", size);
     if (!parseNpyHeader(bytes, layout, problem))
-      fail("'" + file.path + "': " + problem);
+      failOnEveryRank("'" + file.path + "': " + problem);
     std::vector<int64_t> sampleShape(spec.globalShape.begin() + 1,
                                      spec.globalShape.end());
     if (layout.shape.empty() || layout.dtype != spec.dtype ||
         std::vector<int64_t>(layout.shape.begin() + 1, layout.shape.end()) !=
             sampleShape)
-      fail("'" + file.path + "' holds " + layout.dtype + " [" +
-           formatShape(layout.shape) + "] but the step takes " + spec.dtype +
-           " samples of shape [" + formatShape(sampleShape) +
-           "] (leading dim: the samples)");
+      failOnEveryRank("'" + file.path + "' holds " + layout.dtype + " [" +
+                      formatShape(layout.shape) + "] but the step takes " +
+                      spec.dtype + " samples of shape [" +
+                      formatShape(sampleShape) +
+                      "] (leading dim: the samples)");
     if (samples >= 0 && layout.shape[0] != samples)
-      fail("'" + file.path + "' has " + llvm::Twine(layout.shape[0]) +
-           " samples but '" + files.at(first).path + "' has " +
-           llvm::Twine(samples));
+      failOnEveryRank("'" + file.path + "' has " +
+                      llvm::Twine(layout.shape[0]) + " samples but '" +
+                      files.at(first).path + "' has " + llvm::Twine(samples));
     samples = layout.shape[0];
     batch = spec.globalShape[0];
     if (first.empty())
@@ -76,10 +82,12 @@ Dataset::Dataset(const std::string &directory, llvm::ArrayRef<DataSpec> specs,
     files.emplace(spec.name, std::move(file));
   }
   if (files.empty())
-    fail("--dataset '" + directory + "': the step takes no input or label");
+    failOnEveryRank(option + " '" + directory +
+                    "': the step takes no input or label");
   if (batch == 0 || samples < batch)
-    fail("the dataset '" + directory + "' has " + llvm::Twine(samples) +
-         " samples, fewer than one global batch of " + llvm::Twine(batch));
+    failOnEveryRank(
+        "the dataset '" + directory + "' has " + llvm::Twine(samples) +
+        " samples, fewer than one global batch of " + llvm::Twine(batch));
 }
 
 /// A uniform draw from [0, bound) without modulo bias: 64-bit draws below
@@ -101,8 +109,8 @@ std::vector<int64_t> Dataset::getOrder(uint64_t epoch) const {
   if (!shuffle)
     return result;
   // One stream per (seed, epoch), seeded through a seed sequence.
-  std::seed_seq sequence{uint32_t(seed), uint32_t(seed >> 32),
-                         uint32_t(epoch), uint32_t(epoch >> 32)};
+  std::seed_seq sequence{uint32_t(seed), uint32_t(seed >> 32), uint32_t(epoch),
+                         uint32_t(epoch >> 32)};
   std::mt19937_64 random(sequence);
   for (int64_t i = samples - 1; i > 0; --i)
     std::swap(result[i], result[drawBelow(random, uint64_t(i) + 1)]);

@@ -34,12 +34,13 @@ struct DataSpec {
 
 class Dataset {
 public:
-  /// Opens `directory` for the step's data arrays `specs` (of the whole
-  /// step, every rank's); fails (fail()) naming the file on a missing,
+  /// Opens `directory` (given by `option`, for messages) for the step's
+  /// data arrays `specs` (of the whole step, every rank's); fails (on every
+  /// rank, which all read the same files) naming the file on a missing,
   /// malformed or mismatched array, or when the arrays disagree on the
   /// batch (leading dim) or the dataset on the samples.
-  Dataset(const std::string &directory, llvm::ArrayRef<DataSpec> specs,
-          uint64_t seed, bool shuffle);
+  Dataset(llvm::StringRef option, const std::string &directory,
+          llvm::ArrayRef<DataSpec> specs, uint64_t seed, bool shuffle);
 
   int64_t getNumSamples() const { return samples; }
   int64_t getBatchSize() const { return batch; }

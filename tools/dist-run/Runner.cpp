@@ -7,31 +7,31 @@
 #include "distopt/Conversion/Passes.h"
 #include "distopt/Runtime/distrt.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/SmallPtrSet.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Program.h"
-#include "llvm/Support/xxhash.h"
-#include "llvm/TargetParser/Host.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
+#include "llvm/TargetParser/Host.h"
 
 #include <chrono>
-#include <dlfcn.h>
-#include <sys/time.h>
-#include <unistd.h>
 #include <cstring>
+#include <dlfcn.h>
 #include <functional>
 #include <map>
 #include <set>
+#include <sys/time.h>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace distrun;
@@ -53,8 +53,7 @@ void CompiledStep::invoke(StringRef name, MutableArrayRef<void *> packed) {
       it->second = reinterpret_cast<void (*)(void **)>(
           dlsym(library, ("_mlir_" + symbol).c_str()));
       if (!it->second)
-        fail("the cached step '" + origin + "' has no function '" + name +
-             "'");
+        fail("the cached step '" + origin + "' has no function '" + name + "'");
     }
   }
   it->second(packed.data());
@@ -90,8 +89,8 @@ std::string distrun::getCacheKey(uint64_t moduleHash, StringRef backend,
   std::string tool = llvm::sys::fs::getMainExecutable(
       argv0, reinterpret_cast<void *>(&getLibDirectory));
   std::string lib = getLibDirectory(argv0);
-  for (std::string path : {tool, lib + "/libdistrt.so",
-                           lib + "/libdistopt_cpu.so"}) {
+  for (std::string path :
+       {tool, lib + "/libdistrt.so", lib + "/libdistopt_cpu.so"}) {
     auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                               /*RequiresNullTerminator=*/false);
     os << '\0' << (buffer ? llvm::xxh3_64bits((*buffer)->getBuffer()) : 0);
@@ -149,8 +148,8 @@ static void storeCached(CompiledStep &compiled, const std::string &path,
       (::close(fd), false) ||
       llvm::sys::fs::createUniqueFile(path + ".%%%%%%.so", fd, library) ||
       (::close(fd), false)) {
-    warn("not caching the compiled step: cannot create files in '" +
-         directory + "'");
+    warn("not caching the compiled step: cannot create files in '" + directory +
+         "'");
     return;
   }
   compiled.engine->dumpToObjectFile(object);
@@ -432,9 +431,8 @@ static Arrays gatherProgramState(std::vector<Binding> &args,
         }
         if (device == 0)
           block.local = mine->local;
-        else if (distrt_recv(block.local.bytes.data(),
-                             block.local.bytes.size(), DISTRT_I8, device,
-                             1) != 0)
+        else if (distrt_recv(block.local.bytes.data(), block.local.bytes.size(),
+                             DISTRT_I8, device, 1) != 0)
           fail(getRuntimeError());
         copyBlock(global, block.local, block.offsets, /*toGlobal=*/true);
       }

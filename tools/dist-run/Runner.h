@@ -58,11 +58,9 @@ struct CompileCache {
 /// it from `cache` when an earlier run compiled the same; fails (fail())
 /// with the diagnostics. A step compiled with a cache is written to it (a
 /// shared library linked with the system's C compiler driver).
-std::unique_ptr<CompiledStep> compileStep(mlir::ModuleOp module,
-                                          llvm::StringRef backend,
-                                          const char *argv0,
-                                          unsigned optLevel = 3,
-                                          const CompileCache &cache = {});
+std::unique_ptr<CompiledStep>
+compileStep(mlir::ModuleOp module, llvm::StringRef backend, const char *argv0,
+            unsigned optLevel = 3, const CompileCache &cache = {});
 
 /// The compile cache's key for a module whose text hashes to `moduleHash`.
 std::string getCacheKey(uint64_t moduleHash, llvm::StringRef backend,

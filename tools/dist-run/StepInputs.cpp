@@ -75,10 +75,10 @@ std::optional<IndexRange> distrun::getIndexRange(func::FuncOp entry,
   Value arg = entry ? entry.getArgument(value.index) : Value();
   if (value.role == train::Role::label) {
     std::optional<int64_t> classes;
-    if (auto recorded = entry ? entry.getArgAttrOfType<IntegerAttr>(
-                                    value.index,
-                                    train::TrainDialect::kClassesAttrName)
-                              : IntegerAttr())
+    if (auto recorded =
+            entry ? entry.getArgAttrOfType<IntegerAttr>(
+                        value.index, train::TrainDialect::kClassesAttrName)
+                  : IntegerAttr())
       classes = recorded.getInt(); // A cross-entropy rewritten into reductions.
     else
       classes =

@@ -71,13 +71,13 @@
 #endif
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <malloc.h>
-#include <sys/resource.h>
 #include <random>
+#include <sys/resource.h>
 
 using namespace mlir;
 using namespace distrun;
@@ -149,10 +149,11 @@ static cl::opt<bool> resume(
     cl::desc("Continue from the newest complete checkpoint in "
              "--checkpoint-dir (from --state when there is none), whatever "
              "strategy wrote it; --steps stays the run's total"));
-static cl::opt<std::string> exportPath(
-    "export", cl::desc("Write the newest complete checkpoint in "
-                       "--checkpoint-dir as one npz of global arrays (and "
-                       "the losses so far), then exit; takes no module"));
+static cl::opt<std::string>
+    exportPath("export",
+               cl::desc("Write the newest complete checkpoint in "
+                        "--checkpoint-dir as one npz of global arrays (and "
+                        "the losses so far), then exit; takes no module"));
 static cl::opt<std::string>
     outPath("out",
             cl::desc("npz to write: the final state and the losses (written "
@@ -310,8 +311,8 @@ static void checkRunOptions() {
     if (checkpointDir.empty())
       fail("--export writes a checkpoint: give its --checkpoint-dir");
     if (!inputFile.empty())
-      fail("--export reads only the checkpoint: drop the module '" +
-           inputFile + "'");
+      fail("--export reads only the checkpoint: drop the module '" + inputFile +
+           "'");
     return;
   }
   if (inputFile.empty())
@@ -606,8 +607,10 @@ static int exportCheckpoint() {
 static std::vector<DataSpec> getDataSpecs(const train::StepSignature &step) {
   std::vector<DataSpec> specs;
   auto add = [&](const train::StepSignature::Value &value, int64_t device) {
-    if ((value.role != train::Role::input && value.role != train::Role::label) ||
-        llvm::any_of(specs, [&](const DataSpec &s) { return s.name == value.name; }))
+    if ((value.role != train::Role::input &&
+         value.role != train::Role::label) ||
+        llvm::any_of(specs,
+                     [&](const DataSpec &s) { return s.name == value.name; }))
       return;
     Binding binding = bind(value, step, device);
     specs.push_back({value.name, binding.dtype, binding.globalShape});
@@ -662,8 +665,10 @@ setUpEvaluation(const train::StepSignature &wholeStep,
     if (from < 0 && !isData(arg)) {
       auto it = state.find(value.name);
       if (it == state.end())
-        fail("'" + value.name + "', which the evaluation function takes, is "
-             "missing from --state '" + statePath + "'");
+        fail("'" + value.name +
+             "', which the evaluation function takes, is "
+             "missing from --state '" +
+             statePath + "'");
       copyBlock(it->second, arg.local, arg.offsets, /*toGlobal=*/false);
     }
     evaluation->fromTraining.push_back(from);
@@ -679,7 +684,7 @@ setUpEvaluation(const train::StepSignature &wholeStep,
   if (evaluation->lossResult < 0)
     failOnEveryRank("the evaluation function returns no loss");
   evaluation->dataset = std::make_unique<Dataset>(
-      evalDatasetPath, getDataSpecs(evaluation->step), seed,
+      "--eval-dataset", evalDatasetPath, getDataSpecs(evaluation->step), seed,
       /*shuffle=*/false);
   for (Binding &arg : evaluation->args)
     if (isData(arg))
@@ -716,8 +721,7 @@ public:
       return;
     std::error_code ec;
     stream = std::make_unique<llvm::raw_fd_ostream>(
-        path, ec,
-        resumed ? llvm::sys::fs::OF_Append : llvm::sys::fs::OF_None);
+        path, ec, resumed ? llvm::sys::fs::OF_Append : llvm::sys::fs::OF_None);
     if (ec)
       fail("cannot write --metrics '" + path + "': " + ec.message());
   }
@@ -763,9 +767,9 @@ static void evaluate(CompiledStep &compiled, Evaluation &evaluation,
     if (evaluation.correctResult >= 0)
       correct += readScalar(evaluation.results[evaluation.correctResult]);
   }
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   if (distrt_rank() != 0)
     return;
   int64_t samples = batches * dataset.getBatchSize();
@@ -814,13 +818,13 @@ static RunPosition resumeRun(CheckpointDir *checkpoints,
              fresh.dataset.empty() ? "from --data" : "from --dataset");
   if (!fresh.dataset.empty()) {
     if (restored->samples != fresh.samples || restored->batch != fresh.batch)
-      mismatch("a dataset of", llvm::Twine(restored->samples) +
-                                   " samples in batches of " +
-                                   llvm::Twine(restored->batch),
+      mismatch("a dataset of",
+               llvm::Twine(restored->samples) + " samples in batches of " +
+                   llvm::Twine(restored->batch),
                llvm::Twine(fresh.samples) + " in batches of " +
                    llvm::Twine(fresh.batch));
     if (restored->seed != fresh.seed || restored->shuffle != fresh.shuffle)
-      mismatch("its samples in the order of", 
+      mismatch("its samples in the order of",
                restored->shuffle ? "--seed=" + llvm::Twine(restored->seed)
                                  : llvm::Twine("--shuffle=false"),
                fresh.shuffle ? "--seed=" + llvm::Twine(fresh.seed)
@@ -905,8 +909,8 @@ int main(int argc, char **argv) {
   RunPosition position;
   uint64_t totalSteps = numSteps;
   if (!datasetPath.empty()) {
-    dataset = std::make_unique<Dataset>(datasetPath, getDataSpecs(wholeStep),
-                                        seed, shuffleData);
+    dataset = std::make_unique<Dataset>(
+        "--dataset", datasetPath, getDataSpecs(wholeStep), seed, shuffleData);
     for (Binding &arg : args)
       if (isData(arg))
         if (std::optional<IndexRange> range =
@@ -929,8 +933,8 @@ int main(int argc, char **argv) {
   std::unique_ptr<CheckpointDir> checkpoints;
   std::vector<float> losses;
   if (!checkpointDir.empty()) {
-    checkpoints = std::make_unique<CheckpointDir>(checkpointDir,
-                                                  keepCheckpoints);
+    checkpoints =
+        std::make_unique<CheckpointDir>(checkpointDir, keepCheckpoints);
     checkpoints->open();
   }
   position = resumeRun(checkpoints.get(), position, args, losses, totalSteps);
@@ -971,13 +975,14 @@ int main(int argc, char **argv) {
   MetricsFile metrics(metricsPath, position.step > 0);
   hooks.afterStep = [&](const StepReport &report, ArrayRef<float> lossesSoFar) {
     uint64_t done = report.step;
-    metrics.write(llvm::json::Object{{"step", done},
-                   {"loss", report.loss},
-                   {"step_ms", report.ms},
-                   {"comm_ms", report.comm.comm_seconds * 1e3},
-                   {"collective_bytes", report.comm.collective_bytes},
-                   {"sent_bytes", report.comm.sent_bytes},
-                   {"peak_rss_mb", getPeakRssMiB()}});
+    metrics.write(
+        llvm::json::Object{{"step", done},
+                           {"loss", report.loss},
+                           {"step_ms", report.ms},
+                           {"comm_ms", report.comm.comm_seconds * 1e3},
+                           {"collective_bytes", report.comm.collective_bytes},
+                           {"sent_bytes", report.comm.sent_bytes},
+                           {"peak_rss_mb", getPeakRssMiB()}});
     if (evaluation && isDue(done, evalEvery))
       evaluate(*compiled, *evaluation, args, done, metrics);
     if (checkpoints && isDue(done, checkpointEvery)) {

@@ -19,9 +19,8 @@ using namespace mlir::train;
 
 static constexpr StringLiteral kEntry = "entry", kMeshShape = "mesh_shape",
                                kMeshAxes = "mesh_axes",
-                               kArguments = "arguments",
-                               kResults = "results", kType = "type",
-                               kName = "name", kRole = "role",
+                               kArguments = "arguments", kResults = "results",
+                               kType = "type", kName = "name", kRole = "role",
                                kSplit = "split", kClasses = "classes",
                                kPrograms = "programs", kDevices = "devices",
                                kBlock = "block", kGlobalShape = "global_shape",
@@ -49,7 +48,8 @@ int64_t StepSignature::getGroupSize(ArrayAttr axes) const {
 /// `train.classes`, else the class dim of a cross-entropy reading it.
 static std::optional<int64_t> getLabelClasses(func::FuncOp entry,
                                               unsigned index) {
-  auto role = entry.getArgAttrOfType<RoleAttr>(index, TrainDialect::kRoleAttrName);
+  auto role =
+      entry.getArgAttrOfType<RoleAttr>(index, TrainDialect::kRoleAttrName);
   if (!role || role.getValue() != Role::label)
     return std::nullopt;
   if (auto classes = entry.getArgAttrOfType<IntegerAttr>(
@@ -91,7 +91,8 @@ static FailureOr<RecordedValues> recordValues(func::FuncOp func,
     fields.set(kType, TypeAttr::get(type));
     if (attrs) {
       if (auto role = attrs.getAs<RoleAttr>(TrainDialect::kRoleAttrName))
-        fields.set(kRole, builder.getStringAttr(stringifyRole(role.getValue())));
+        fields.set(kRole,
+                   builder.getStringAttr(stringifyRole(role.getValue())));
       if (auto name = attrs.getAs<StringAttr>(TrainDialect::kNameAttrName))
         fields.set(kName, name);
       auto sharding =
@@ -99,7 +100,8 @@ static FailureOr<RecordedValues> recordValues(func::FuncOp func,
       if (auto block =
               attrs.getAs<dist::BlockAttr>(dist::DistDialect::kBlockAttrName)) {
         fields.set(kBlock, builder.getDenseI64ArrayAttr(block.getOffsets()));
-        fields.set(kGlobalShape, builder.getDenseI64ArrayAttr(block.getShape()));
+        fields.set(kGlobalShape,
+                   builder.getDenseI64ArrayAttr(block.getShape()));
       }
       if (attrs.get(dist::DistDialect::kCacheAttrName))
         fields.set(kCache, builder.getUnitAttr());
@@ -116,8 +118,8 @@ static FailureOr<RecordedValues> recordValues(func::FuncOp func,
   };
   RecordedValues values;
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
-    FailureOr<Attribute> value = record(type, func.getArgAttrDict(i),
-                                        "argument #" + std::to_string(i));
+    FailureOr<Attribute> value =
+        record(type, func.getArgAttrDict(i), "argument #" + std::to_string(i));
     if (failed(value))
       return failure();
     // The classes a label indexes, for runners that check the labels once
@@ -130,8 +132,8 @@ static FailureOr<RecordedValues> recordValues(func::FuncOp func,
     values.arguments.push_back(*value);
   }
   for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {
-    FailureOr<Attribute> value = record(type, func.getResultAttrDict(i),
-                                        "result #" + std::to_string(i));
+    FailureOr<Attribute> value =
+        record(type, func.getResultAttrDict(i), "result #" + std::to_string(i));
     if (failed(value))
       return failure();
     values.results.push_back(*value);
@@ -154,8 +156,8 @@ static SmallVector<int64_t> getPlaceDevices(dist::PlaceAttr place,
     for (int64_t axis = shape.size() - 1; axis >= 0; --axis) {
       int64_t coord = rest % shape[axis];
       rest /= shape[axis];
-      std::optional<int64_t> fixed = place.getCoord(
-          cast<StringAttr>(mesh.getAxes()[axis]).getValue());
+      std::optional<int64_t> fixed =
+          place.getCoord(cast<StringAttr>(mesh.getAxes()[axis]).getValue());
       inside &= !fixed || *fixed == coord;
     }
     if (inside)
@@ -278,8 +280,8 @@ LogicalResult mlir::train::recordStepSignature(ModuleOp module,
   Builder builder(context);
   dist::MeshOp mesh;
   FailureOr<RecordedValues> values = recordValues(entry, mesh);
-  if (failed(values) || failed(checkUniqueNames(entry, values->arguments,
-                                                "argument")) ||
+  if (failed(values) ||
+      failed(checkUniqueNames(entry, values->arguments, "argument")) ||
       failed(checkUniqueNames(entry, values->results, "result")))
     return failure();
   NamedAttrList step;
@@ -292,8 +294,8 @@ LogicalResult mlir::train::recordStepSignature(ModuleOp module,
   step.set(kResults, builder.getArrayAttr(values->results));
   // The step's evaluation function (train-derive-eval), on the same mesh.
   for (auto eval : module.getOps<func::FuncOp>()) {
-    auto of = eval->getAttrOfType<FlatSymbolRefAttr>(
-        TrainDialect::kEvalOfAttrName);
+    auto of =
+        eval->getAttrOfType<FlatSymbolRefAttr>(TrainDialect::kEvalOfAttrName);
     if (!of || of.getValue() != entry.getSymName() || eval.isExternal())
       continue;
     dist::MeshOp evalMesh;
@@ -301,9 +303,9 @@ LogicalResult mlir::train::recordStepSignature(ModuleOp module,
     if (failed(evalValues))
       return failure();
     if (evalMesh != mesh)
-      return eval.emitError() << "the evaluation function of '"
-                              << entry.getSymName()
-                              << "' is not distributed on its mesh";
+      return eval.emitError()
+             << "the evaluation function of '" << entry.getSymName()
+             << "' is not distributed on its mesh";
     step.set(kEval,
              builder.getDictionaryAttr(
                  {builder.getNamedAttr(kEntry, eval.getSymNameAttr()),
@@ -317,7 +319,8 @@ LogicalResult mlir::train::recordStepSignature(ModuleOp module,
 }
 
 FailureOr<StepSignature> mlir::train::readStepSignature(ModuleOp module) {
-  auto step = module->getAttrOfType<DictionaryAttr>(TrainDialect::kStepAttrName);
+  auto step =
+      module->getAttrOfType<DictionaryAttr>(TrainDialect::kStepAttrName);
   if (!step)
     return module.emitError()
            << "no training step: no function has train.role arguments and "
@@ -347,7 +350,8 @@ FailureOr<StepSignature> mlir::train::readStepSignature(ModuleOp module) {
     }
   }
   // The arguments and results of `dict` (the step's or a program's).
-  auto readValues = [&](DictionaryAttr dict, SmallVector<StepSignature::Value> &arguments,
+  auto readValues = [&](DictionaryAttr dict,
+                        SmallVector<StepSignature::Value> &arguments,
                         SmallVector<StepSignature::Value> &results,
                         const Twine &where) -> LogicalResult {
     for (auto [listName, values, key] :
@@ -359,8 +363,8 @@ FailureOr<StepSignature> mlir::train::readStepSignature(ModuleOp module) {
       for (auto [i, attr] : llvm::enumerate(entries)) {
         auto fields = dyn_cast<DictionaryAttr>(attr);
         auto type = fields ? fields.getAs<TypeAttr>(kType) : nullptr;
-        auto tensor = type ? dyn_cast<RankedTensorType>(type.getValue())
-                           : nullptr;
+        auto tensor =
+            type ? dyn_cast<RankedTensorType>(type.getValue()) : nullptr;
         if (!tensor)
           return malformed() << where << key << " #" << i
                              << " must be a dictionary with a ranked tensor '"
@@ -382,9 +386,9 @@ FailureOr<StepSignature> mlir::train::readStepSignature(ModuleOp module) {
             return malformed() << where << key << " #" << i
                                << " is split but no mesh is recorded";
           if (static_cast<int64_t>(value.split.size()) != tensor.getRank())
-            return malformed() << where << key << " #" << i << " has "
-                               << value.split.size() << " split dims for "
-                               << tensor;
+            return malformed()
+                   << where << key << " #" << i << " has " << value.split.size()
+                   << " split dims for " << tensor;
           for (Attribute dim : value.split) {
             auto axes = dyn_cast<ArrayAttr>(dim);
             if (!axes)
@@ -396,9 +400,9 @@ FailureOr<StepSignature> mlir::train::readStepSignature(ModuleOp module) {
               if (!axisName ||
                   signature.getAxisIndex(axisName.getValue()) ==
                       static_cast<int64_t>(signature.meshAxes.size()))
-                return malformed() << where << key << " #" << i
-                                   << " is split over " << axis
-                                   << ", not an axis of the mesh";
+                return malformed()
+                       << where << key << " #" << i << " is split over " << axis
+                       << ", not an axis of the mesh";
             }
           }
         }
@@ -412,9 +416,8 @@ FailureOr<StepSignature> mlir::train::readStepSignature(ModuleOp module) {
                                << kBlock << "' and '" << kGlobalShape
                                << "' with one entry per dim of " << tensor
                                << " (and no '" << kSplit << "')";
-          for (auto [offset, size, whole] :
-               llvm::zip_equal(block.asArrayRef(), tensor.getShape(),
-                               global.asArrayRef()))
+          for (auto [offset, size, whole] : llvm::zip_equal(
+                   block.asArrayRef(), tensor.getShape(), global.asArrayRef()))
             if (offset < 0 || offset + size > whole)
               return malformed() << where << key << " #" << i
                                  << ": its block does not fit the global "

@@ -51,7 +51,6 @@ using namespace mlir;
 using namespace mlir::dist;
 namespace schedule = mlir::dist::pipeline;
 
-
 double mlir::dist::estimateOpSeconds(Operation *op) {
   auto costOp = dyn_cast<CostOpInterface>(op);
   if (!costOp)
@@ -60,8 +59,6 @@ double mlir::dist::estimateOpSeconds(Operation *op) {
   return std::max(cost.flops / 50e9,
                   (cost.bytesRead + cost.bytesWritten) / 10e9);
 }
-
-
 
 //===----------------------------------------------------------------------===//
 // Microbatches
@@ -143,8 +140,8 @@ bool PipelineBuilder::isMicrobatchCollective(Operation *op) const {
   auto mesh = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
   auto axes = op->getAttrOfType<ArrayAttr>("axes");
   return mesh && mesh.getValue() == kMicrobatchMesh && axes &&
-         llvm::is_contained(axes, StringAttr::get(op->getContext(),
-                                                  kMicrobatchAxis));
+         llvm::is_contained(axes,
+                            StringAttr::get(op->getContext(), kMicrobatchAxis));
 }
 
 ShardingAttr PipelineBuilder::toProgramSharding(ShardingAttr sharding) const {
@@ -251,10 +248,9 @@ LogicalResult PipelineBuilder::splitMicrobatchAxis() {
       auto inner = AllReduceOp::create(
           b, loc, TypeRange(sum.getResultTypes()), ValueRange(sum.getInputs()),
           sum.getReduction(), meshRef, microbatchAttr);
-      auto outer = AllReduceOp::create(
-          b, loc, TypeRange(sum.getResultTypes()),
-          ValueRange(inner.getResults()), sum.getReduction(), meshRef,
-          othersAttr);
+      auto outer = AllReduceOp::create(b, loc, TypeRange(sum.getResultTypes()),
+                                       ValueRange(inner.getResults()),
+                                       sum.getReduction(), meshRef, othersAttr);
       sum.replaceAllUsesWith(outer.getResults());
       sum.erase();
       return WalkResult::advance();
@@ -262,10 +258,10 @@ LogicalResult PipelineBuilder::splitMicrobatchAxis() {
     if (auto scatter = dyn_cast<ReduceScatterOp>(op)) {
       // A gradient of a ZeRO stage: summed over the microbatches, then
       // reduce-scattered over the data axis once per step.
-      auto inner = AllReduceOp::create(
-          b, loc, TypeRange(scatter.getInputs().getTypes()),
-          ValueRange(scatter.getInputs()), scatter.getReduction(), meshRef,
-          microbatchAttr);
+      auto inner =
+          AllReduceOp::create(b, loc, TypeRange(scatter.getInputs().getTypes()),
+                              ValueRange(scatter.getInputs()),
+                              scatter.getReduction(), meshRef, microbatchAttr);
       auto outer = ReduceScatterOp::create(
           b, loc, TypeRange(scatter.getResultTypes()),
           ValueRange(inner.getResults()), scatter.getScatterDimsAttr(),
@@ -285,12 +281,12 @@ LogicalResult PipelineBuilder::splitMicrobatchAxis() {
       auto type = cast<RankedTensorType>(slice.getType());
       SmallVector<int64_t> shape(type.getShape());
       shape[slice.getDim()] *= microbatches;
-      auto block = LocalSliceOp::create(b, loc, type.clone(shape),
-                                        slice.getInput(), slice.getDim(),
-                                        meshRef, othersAttr);
-      auto piece = LocalSliceOp::create(b, loc, type, block.getResult(),
-                                        slice.getDim(), meshRef,
-                                        microbatchAttr);
+      auto block =
+          LocalSliceOp::create(b, loc, type.clone(shape), slice.getInput(),
+                               slice.getDim(), meshRef, othersAttr);
+      auto piece =
+          LocalSliceOp::create(b, loc, type, block.getResult(), slice.getDim(),
+                               meshRef, microbatchAttr);
       slice.replaceAllUsesWith(piece.getResult());
       slice.erase();
       return WalkResult::advance();
@@ -300,10 +296,9 @@ LogicalResult PipelineBuilder::splitMicrobatchAxis() {
       int64_t size = offset.getSize();
       auto block = ShardOffsetOp::create(b, loc, b.getIndexType(), meshRef,
                                          othersAttr, size);
-      auto piece =
-          ShardOffsetOp::create(b, loc, b.getIndexType(), meshRef,
-                                microbatchAttr,
-                                size / mesh.getGroupSize(othersAttr));
+      auto piece = ShardOffsetOp::create(b, loc, b.getIndexType(), meshRef,
+                                         microbatchAttr,
+                                         size / mesh.getGroupSize(othersAttr));
       offset.replaceAllUsesWith(
           arith::AddIOp::create(b, loc, block, piece).getResult());
       offset.erase();
@@ -437,8 +432,8 @@ LogicalResult PipelineBuilder::analyzePhases() {
       return (origin ? origin : sum.getOperation())->emitError()
              << "this value is summed over the whole batch and then used by "
                 "per-sample work: it cannot be split into "
-             << microbatches << " " << parts.plural << "; use "
-             << parts.plural << "=1";
+             << microbatches << " " << parts.plural << "; use " << parts.plural
+             << "=1";
     }
     sum.getResult(0).replaceAllUsesWith(sum.getOperand(0));
     sum.erase();
@@ -466,8 +461,8 @@ LogicalResult PipelineBuilder::analyzePhases() {
     llvm::append_range(worklist, def->getOperands());
   }
   for (Operation *op : mbOps)
-    unitKind[op] = forward.contains(op) ? UnitKind::forward
-                                        : UnitKind::backward;
+    unitKind[op] =
+        forward.contains(op) ? UnitKind::forward : UnitKind::backward;
   for (Operation *op : stepOps)
     unitKind[op] = UnitKind::update;
   return success();
@@ -502,9 +497,8 @@ LogicalResult PipelineBuilder::collectUnits() {
     }
   }
   for (AllReduceOp op : accumulations) {
-    Operation *def = op.getNumOperands() == 1
-                         ? op.getOperand(0).getDefiningOp()
-                         : nullptr;
+    Operation *def =
+        op.getNumOperands() == 1 ? op.getOperand(0).getDefiningOp() : nullptr;
     if (!def || !unitOf.count(def))
       return op.emitError() << "cannot accumulate this value over the "
                                "microbatches: it is not computed per "
@@ -566,8 +560,7 @@ LogicalResult PipelineBuilder::buildSchedule() {
       << " microbatches; estimated time per microbatch (forward + backward): "
       << stages
       << llvm::formatv("; simulated step {0:F3} ms, bubble {1:F1}%",
-                       simulation->makespan,
-                       simulation->bubbleFraction * 100);
+                       simulation->makespan, simulation->bubbleFraction * 100);
   return success();
 }
 
@@ -644,14 +637,15 @@ struct DistPipelinePass
       return signalPassFailure();
     }
     // The schedule's own constraints first: they need no analysis.
-    if (llvm::Expected<schedule::Schedule> check = schedule::buildSchedule(
-            *kind, stages, virtualStages, microbatches);
+    if (llvm::Expected<schedule::Schedule> check =
+            schedule::buildSchedule(*kind, stages, virtualStages, microbatches);
         !check) {
       emitOptionError(module, "dist-pipeline")
           << llvm::toString(check.takeError());
       return signalPassFailure();
     }
-    FailureOr<func::FuncOp> step = getSingleTrainingStep(module, "dist-pipeline");
+    FailureOr<func::FuncOp> step =
+        getSingleTrainingStep(module, "dist-pipeline");
     if (failed(step))
       return signalPassFailure();
     func::FuncOp func = *step;

@@ -32,8 +32,8 @@ static FailureOr<MeshOp> findMesh(func::FuncOp func) {
     }
     if (sharding.getMesh() != name)
       return op->emitOpError("uses mesh ")
-             << sharding.getMesh() << " but the function already uses "
-             << name << "; one function runs on one mesh";
+             << sharding.getMesh() << " but the function already uses " << name
+             << "; one function runs on one mesh";
     return success();
   };
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
@@ -69,8 +69,7 @@ private:
   /// Visits one op; returns the values whose sharding it set.
   /// When `strict`, only values all of whose factors are decided by their
   /// neighbours are offered a sharding (nothing is guessed yet).
-  FailureOr<SmallVector<Value>> visit(ShardingRuleOpInterface op,
-                                      bool strict);
+  FailureOr<SmallVector<Value>> visit(ShardingRuleOpInterface op, bool strict);
   /// Sets `value`'s sharding when it has none.
   bool offer(Value value, TensorSharding sharding);
   void record(func::FuncOp func);
@@ -100,8 +99,8 @@ static std::string axisNames(MeshOp mesh, ArrayRef<int64_t> axes) {
   return text + "]";
 }
 
-FailureOr<SmallVector<Value>>
-Propagation::visit(ShardingRuleOpInterface op, bool strict) {
+FailureOr<SmallVector<Value>> Propagation::visit(ShardingRuleOpInterface op,
+                                                 bool strict) {
   ShardingRule rule = op.getShardingRule();
   int64_t numFactors = rule.getNumFactors();
   // Candidates per factor: from annotated values (which must agree) and from
@@ -109,8 +108,8 @@ Propagation::visit(ShardingRuleOpInterface op, bool strict) {
   SmallVector<std::optional<AxisIndices>> fromAnnotation(numFactors),
       inferred(numFactors);
   SmallVector<std::string> annotationSource(numFactors);
-  auto consider = [&](Value value, const TensorMapping &mapping,
-                      StringRef what, unsigned index) -> LogicalResult {
+  auto consider = [&](Value value, const TensorMapping &mapping, StringRef what,
+                      unsigned index) -> LogicalResult {
     auto it = shardings.find(value);
     if (it == shardings.end())
       return success();
@@ -133,13 +132,14 @@ Propagation::visit(ShardingRuleOpInterface op, bool strict) {
                    *fromAnnotation[f] != *candidates[f]) {
           return op->emitOpError("conflicting shardings for factor '")
                  << ShardingRule::getFactorName(f) << "' (size "
-                 << rule.getFactorSizes()[f] << "): "
-                 << annotationSource[f] << " is annotated "
-                 << axisNames(mesh, *fromAnnotation[f]) << ", " << source
-                 << " is annotated " << axisNames(mesh, *candidates[f])
+                 << rule.getFactorSizes()[f] << "): " << annotationSource[f]
+                 << " is annotated " << axisNames(mesh, *fromAnnotation[f])
+                 << ", " << source << " is annotated "
+                 << axisNames(mesh, *candidates[f])
                  << "; annotate one of them again to reshard it";
         }
-      } else if (!inferred[f] || (inferred[f]->empty() && !candidates[f]->empty())) {
+      } else if (!inferred[f] ||
+                 (inferred[f]->empty() && !candidates[f]->empty())) {
         inferred[f] = candidates[f];
       }
     }
@@ -280,10 +280,9 @@ void Propagation::record(func::FuncOp func) {
   auto shardingOf = [&](Value value) {
     auto it = shardings.find(value);
     int64_t rank = cast<RankedTensorType>(value.getType()).getRank();
-    return toShardingAttr(it == shardings.end()
-                              ? TensorSharding::replicated(rank)
-                              : it->second,
-                          mesh);
+    return toShardingAttr(
+        it == shardings.end() ? TensorSharding::replicated(rank) : it->second,
+        mesh);
   };
   FunctionShardingUpdate update(func);
   for (BlockArgument arg : func.getArguments())

@@ -85,7 +85,8 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef what,
     auto classes = dyn_cast<IntegerAttr>(attr.getValue());
     if (what != "argument" || !classes || classes.getInt() < 1)
       return emit() << "'" << TrainDialect::kClassesAttrName
-                    << "' must be a positive integer on an argument (the classes a label indexes), got "
+                    << "' must be a positive integer on an argument (the "
+                       "classes a label indexes), got "
                     << attr.getValue();
     return success();
   }
@@ -143,10 +144,9 @@ LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
   }
   return op->emitOpError() << "unknown attribute '" << attr.getName().getValue()
                            << "' (train attributes on ops are '"
-                           << kShardingRuleAttrName << "', '"
-                           << kCostAttrName << "' and '" << kStageAttrName
-                           << "', on functions '" << kEvalOfAttrName
-                           << "', on modules '"
+                           << kShardingRuleAttrName << "', '" << kCostAttrName
+                           << "' and '" << kStageAttrName << "', on functions '"
+                           << kEvalOfAttrName << "', on modules '"
                            << kStepAttrName << "'; roles and names belong "
                            << "on function arguments and results)";
 }

@@ -39,11 +39,11 @@ static Value buildCorrectCount(OpBuilder &builder, Location loc, Value logits,
   column.push_back(1);
   Value labelColumn =
       ReshapeOp::create(builder, loc, labelType.clone(column), labels);
-  Value classes = IotaOp::create(
-      builder, loc,
-      RankedTensorType::get({type.getDimSize(classDim)},
-                            labelType.getElementType()),
-      /*dim=*/0);
+  Value classes =
+      IotaOp::create(builder, loc,
+                     RankedTensorType::get({type.getDimSize(classDim)},
+                                           labelType.getElementType()),
+                     /*dim=*/0);
   Value target = CompareOp::create(builder, loc, classes, labelColumn,
                                    CompareDirection::eq);
   auto scalarType = RankedTensorType::get({}, element);
@@ -107,15 +107,17 @@ static LogicalResult deriveEval(func::FuncOp step, StringRef suffix) {
     if (auto crossEntropy = dyn_cast<CrossEntropyOp>(op))
       losses.push_back(crossEntropy);
   SmallVector<Value> results = {loss};
-  SmallVector<DictionaryAttr> resultAttrs = {eval.getResultAttrDict(*lossIndex)};
+  SmallVector<DictionaryAttr> resultAttrs = {
+      eval.getResultAttrDict(*lossIndex)};
   if (losses.size() == 1) {
     builder.setInsertionPoint(ret);
     results.push_back(buildCorrectCount(builder, losses[0].getLoc(),
                                         losses[0].getLogits(),
                                         losses[0].getLabels()));
     resultAttrs.push_back(builder.getDictionaryAttr(
-        {builder.getNamedAttr(TrainDialect::kRoleAttrName,
-                              RoleAttr::get(builder.getContext(), Role::metric)),
+        {builder.getNamedAttr(
+             TrainDialect::kRoleAttrName,
+             RoleAttr::get(builder.getContext(), Role::metric)),
          builder.getNamedAttr(TrainDialect::kNameAttrName,
                               builder.getStringAttr("correct"))}));
   }
