@@ -56,16 +56,14 @@ public:
   /// different for every other group of the same axes. Only the members
   /// call it, in the same order of groups: in a step of placed programs
   /// the other processes run other programs.
-  virtual Status createGroup(const std::vector<int64_t> &members,
-                             int64_t index, int64_t color,
-                             std::unique_ptr<Group> &group) = 0;
+  virtual Status createGroup(const std::vector<int64_t> &members, int64_t index,
+                             int64_t color, std::unique_ptr<Group> &group) = 0;
 
   virtual Status allReduce(Group &group, void *buffer, int64_t count,
                            distrt_dtype dtype, distrt_reduction reduction) = 0;
   /// Starts an in-place all-reduce; `done` runs once it completed.
   virtual Status allReduceStart(Group &group, void *buffer, int64_t count,
-                                distrt_dtype dtype,
-                                distrt_reduction reduction,
+                                distrt_dtype dtype, distrt_reduction reduction,
                                 std::function<void()> done,
                                 std::unique_ptr<Request> &request) = 0;
   virtual Status reduceScatter(Group &group, const void *send, void *recv,
@@ -73,9 +71,8 @@ public:
                                distrt_reduction reduction) = 0;
   /// Starts a reduce-scatter; `send` and `recv` stay untouched until the
   /// request completes.
-  virtual Status reduceScatterStart(Group &group, const void *send,
-                                    void *recv, int64_t recvCount,
-                                    distrt_dtype dtype,
+  virtual Status reduceScatterStart(Group &group, const void *send, void *recv,
+                                    int64_t recvCount, distrt_dtype dtype,
                                     distrt_reduction reduction,
                                     std::unique_ptr<Request> &request) = 0;
   virtual Status allGather(Group &group, const void *send, void *recv,
@@ -106,6 +103,11 @@ public:
   virtual Status probeAny(const int64_t *sources, const int64_t *tags,
                           int64_t count, int64_t start, int64_t &found) = 0;
   virtual Status barrier() = 0;
+  /// The node (a shared-memory domain) of every world rank: `nodes[r]`
+  /// numbers the nodes in the order of their lowest rank, `names[n]` is
+  /// node n's host name.
+  virtual Status getNodes(std::vector<int64_t> &nodes,
+                          std::vector<std::string> &names);
   /// Stops the backend.
   virtual Status finalize() = 0;
   /// Ends every process of the job with exit status `code`.

@@ -198,10 +198,10 @@ public:
           continue;
         for (bool isSend : {false, true}) {
           MPI_Request &r = requests.emplace_back();
-          int code = isSend ? MPI_Isend(nullptr, 0, MPI_BYTE, peer,
-                                        kGroupTag, control, &r)
-                            : MPI_Irecv(nullptr, 0, MPI_BYTE, peer,
-                                        kGroupTag, control, &r);
+          int code = isSend ? MPI_Isend(nullptr, 0, MPI_BYTE, peer, kGroupTag,
+                                        control, &r)
+                            : MPI_Irecv(nullptr, 0, MPI_BYTE, peer, kGroupTag,
+                                        control, &r);
           if (Status s = check(code, "MPI_Comm_create_group"); !s.empty())
             return s;
         }
@@ -268,9 +268,8 @@ public:
     if (Status s = checkCount(recvCount * group.size); !s.empty())
       return s;
     return startAndComplete("MPI_Reduce_scatter_block", [&](MPI_Request *r) {
-      return MPI_Ireduce_scatter_block(send, recv, recvCount,
-                                       getMPIType(dtype), getMPIOp(reduction),
-                                       comm(group), r);
+      return MPI_Ireduce_scatter_block(send, recv, recvCount, getMPIType(dtype),
+                                       getMPIOp(reduction), comm(group), r);
     });
   }
 
@@ -338,8 +337,7 @@ public:
     if (Status s = checkCount(count); !s.empty())
       return s;
     return startAndComplete("MPI_Bcast", [&](MPI_Request *r) {
-      return MPI_Ibcast(buffer, count, getMPIType(dtype), root, comm(group),
-                        r);
+      return MPI_Ibcast(buffer, count, getMPIType(dtype), root, comm(group), r);
     });
   }
 
@@ -355,8 +353,8 @@ public:
     });
   }
 
-  Status recv(void *buffer, int64_t count, distrt_dtype dtype,
-              int64_t source, int64_t tag) override {
+  Status recv(void *buffer, int64_t count, distrt_dtype dtype, int64_t source,
+              int64_t tag) override {
     if (Status s = checkPeer(source); !s.empty())
       return s;
     if (Status s = checkCount(count); !s.empty())
@@ -434,15 +432,50 @@ public:
     });
   }
 
+  Status getNodes(std::vector<int64_t> &nodes,
+                  std::vector<std::string> &names) override {
+    // The ranks sharing memory with this one; their lowest world rank names
+    // the node.
+    MPI_Comm shared;
+    if (int code = MPI_Comm_split_type(control, MPI_COMM_TYPE_SHARED, rank,
+                                       MPI_INFO_NULL, &shared))
+      return check(code, "MPI_Comm_split_type");
+    int leader = rank;
+    MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, shared);
+    MPI_Comm_free(&shared);
+    std::vector<int> leaders(size);
+    if (int code = MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1,
+                                 MPI_INT, control))
+      return check(code, "MPI_Allgather");
+    char name[MPI_MAX_PROCESSOR_NAME] = {};
+    int length = 0;
+    MPI_Get_processor_name(name, &length);
+    std::vector<char> all(size_t(size) * MPI_MAX_PROCESSOR_NAME);
+    if (int code =
+            MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(),
+                          MPI_MAX_PROCESSOR_NAME, MPI_CHAR, control))
+      return check(code, "MPI_Allgather");
+    nodes.assign(size, -1);
+    names.clear();
+    for (int64_t r = 0; r < size; ++r) {
+      if (leaders[r] == r) {
+        names.emplace_back(&all[r * MPI_MAX_PROCESSOR_NAME]);
+        nodes[r] = names.size() - 1;
+      }
+    }
+    for (int64_t r = 0; r < size; ++r)
+      nodes[r] = nodes[leaders[r]];
+    return {};
+  }
+
   Status finalize() override {
     if (!ownsMPI)
       return {};
     // MPI_Finalize waits for every rank: a barrier with the timeout first.
     if (timeout > 0 && size > 1)
-      if (Status s = startAndComplete("MPI_Finalize",
-                                      [&](MPI_Request *r) {
-                                        return MPI_Ibarrier(MPI_COMM_WORLD, r);
-                                      });
+      if (Status s = startAndComplete(
+              "MPI_Finalize",
+              [&](MPI_Request *r) { return MPI_Ibarrier(MPI_COMM_WORLD, r); });
           !s.empty())
         return s;
     ownsMPI = false;
@@ -472,11 +505,10 @@ private:
   /// Starts a nonblocking call through `start` and completes it.
   /// Starts `call` and hands its request to `request`, which completes it
   /// (then runs `done`) within the timeout; a receive is `cancellable`.
-  Status startRequest(const char *call,
-                      const std::function<int(MPI_Request *)> &start,
-                      std::unique_ptr<Request> &request,
-                      std::function<void()> done = [] {},
-                      bool cancellable = false) const {
+  Status startRequest(
+      const char *call, const std::function<int(MPI_Request *)> &start,
+      std::unique_ptr<Request> &request, std::function<void()> done = [] {},
+      bool cancellable = false) const {
     MPI_Request handle;
     if (Status s = check(start(&handle), call); !s.empty())
       return s;

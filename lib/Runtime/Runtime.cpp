@@ -7,8 +7,10 @@
 
 #include "Backend.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <functional>
@@ -26,6 +28,16 @@ distrt::Request::~Request() = default;
 distrt::Backend::~Backend() = default;
 
 void distrt::Backend::abort(int code) { ::_exit(code); }
+
+Status distrt::Backend::getNodes(std::vector<int64_t> &nodes,
+                                 std::vector<std::string> &names) {
+  // One process per world rank on this host.
+  char host[256] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  nodes.assign(getSize(), 0);
+  names = {host};
+  return {};
+}
 
 Status distrt::getTimeoutMessage(const char *call, double timeout) {
   char seconds[32];
@@ -151,6 +163,9 @@ struct State {
   std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>,
            std::unique_ptr<distrt_group>>
       groups;
+  /// distrt_get_nodes' answer, found once.
+  std::vector<int64_t> nodes;
+  std::vector<std::string> nodeNames;
 };
 } // namespace
 
@@ -657,6 +672,52 @@ int distrt_barrier(void) {
     return fail("distrt_barrier",
                 "the runtime is not started (call distrt_init)");
   return report("distrt_barrier", getState().backend->barrier());
+}
+
+int64_t distrt_get_nodes(int64_t *nodes) {
+  const char *call = "distrt_get_nodes";
+  if (!getState().backend)
+    return fail(call, "the runtime is not started (call distrt_init)");
+  State &state = getState();
+  if (state.nodeNames.empty()) {
+    std::vector<int64_t> found;
+    std::vector<std::string> names;
+    // For tests: a layout of several nodes on one machine.
+    if (const char *fake = std::getenv("DISTRT_TEST_NODES"); fake && *fake) {
+      std::string text = fake;
+      size_t start = 0;
+      while (start <= text.size()) {
+        size_t end = text.find(',', start);
+        if (end == std::string::npos)
+          end = text.size();
+        std::string name = text.substr(start, end - start);
+        auto it = std::find(names.begin(), names.end(), name);
+        found.push_back(it - names.begin());
+        if (it == names.end())
+          names.push_back(name);
+        start = end + 1;
+      }
+      if (int64_t(found.size()) != state.backend->getSize())
+        return fail(call, "DISTRT_TEST_NODES names " +
+                              std::to_string(found.size()) +
+                              " ranks' nodes, not " +
+                              std::to_string(state.backend->getSize()));
+    } else if (report(call, state.backend->getNodes(found, names))) {
+      return -1;
+    }
+    state.nodes = std::move(found);
+    state.nodeNames = std::move(names);
+  }
+  if (nodes)
+    std::copy(state.nodes.begin(), state.nodes.end(), nodes);
+  return state.nodeNames.size();
+}
+
+const char *distrt_node_name(int64_t node) {
+  State &state = getState();
+  if (node < 0 || node >= int64_t(state.nodeNames.size()))
+    return "";
+  return state.nodeNames[node].c_str();
 }
 
 void distrt_get_stats(distrt_stats *out) {

@@ -10,11 +10,14 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -22,6 +25,7 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
+#include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 
 #include <chrono>
@@ -126,33 +130,113 @@ static std::unique_ptr<CompiledStep> loadCached(const std::string &path) {
 /// Compile-cache entries kept: the most recently used.
 static constexpr size_t kCacheEntries = 64;
 
-/// Links the object file of `compiled` into the cache as `path` (through a
-/// temporary name); warns and leaves the cache alone when it cannot.
-static void storeCached(CompiledStep &compiled, const std::string &path,
-                        const char *argv0) {
+/// Adds `_mlir_<f>(void **args)` for every C-interface function `f` of
+/// `module`: it calls `f` with `*args[i]` (the packed calling convention of
+/// MLIR's ExecutionEngine, which CompiledStep::invoke uses).
+static void addPackedWrappers(llvm::Module &module) {
+  llvm::LLVMContext &context = module.getContext();
+  auto *ptr = llvm::PointerType::getUnqual(context);
+  SmallVector<llvm::Function *> functions;
+  for (llvm::Function &function : module)
+    if (!function.isDeclaration() &&
+        function.getName().starts_with("_mlir_ciface_"))
+      functions.push_back(&function);
+  for (llvm::Function *function : functions) {
+    auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(context), {ptr},
+                                         /*isVarArg=*/false);
+    auto *wrapper =
+        llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
+                               "_mlir_" + function->getName(), module);
+    llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "", wrapper));
+    SmallVector<llvm::Value *> args;
+    for (auto [i, arg] : llvm::enumerate(function->args())) {
+      llvm::Value *slot =
+          builder.CreateConstGEP1_64(ptr, wrapper->getArg(0), i);
+      llvm::Value *address = builder.CreateLoad(ptr, slot);
+      args.push_back(builder.CreateLoad(arg.getType(), address));
+    }
+    llvm::Value *result = builder.CreateCall(function, args);
+    if (!function->getReturnType()->isVoidTy()) {
+      llvm::Value *slot =
+          builder.CreateConstGEP1_64(ptr, wrapper->getArg(0), args.size());
+      builder.CreateStore(result, builder.CreateLoad(ptr, slot));
+    }
+    builder.CreateRetVoid();
+  }
+}
+
+/// Compiles `module` (in the LLVM dialect) into the shared library `path`
+/// (position-independent code for this host, linked against the runtime
+/// libraries by the system's C compiler driver, written under a temporary
+/// name and renamed); false with `error` set.
+static bool buildLibrary(ModuleOp module, unsigned optLevel,
+                         const std::string &path, const char *argv0,
+                         std::string &error) {
   llvm::ErrorOr<std::string> driver = llvm::sys::findProgramByName("cc");
   if (!driver) {
-    warn("not caching the compiled step: no C compiler driver 'cc' to link "
-         "it");
-    return;
+    error = "no C compiler driver 'cc' to link it";
+    return false;
   }
   std::string directory = llvm::sys::path::parent_path(path).str();
   if (std::error_code ec = llvm::sys::fs::create_directories(directory)) {
-    warn("not caching the compiled step: cannot create '" + directory +
-         "': " + ec.message());
-    return;
+    error = "cannot create '" + directory + "': " + ec.message();
+    return false;
   }
-  SmallString<256> object, library;
+  auto hostBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!hostBuilder) {
+    error = llvm::toString(hostBuilder.takeError());
+    return false;
+  }
+  hostBuilder->setRelocationModel(llvm::Reloc::PIC_);
+  hostBuilder->setCodeModel(llvm::CodeModel::Small);
+  hostBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel(optLevel));
+  auto machine = hostBuilder->createTargetMachine();
+  if (!machine) {
+    error = llvm::toString(machine.takeError());
+    return false;
+  }
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext);
+  if (!llvmModule) {
+    error = "cannot translate it to LLVM IR";
+    return false;
+  }
+  llvmModule->setDataLayout((*machine)->createDataLayout());
+  llvmModule->setTargetTriple((*machine)->getTargetTriple());
+  addPackedWrappers(*llvmModule);
+  if (llvm::Error e = makeOptimizingTransformer(optLevel, 0, machine->get())(
+          llvmModule.get())) {
+    error = llvm::toString(std::move(e));
+    return false;
+  }
+  SmallString<256> object, library, log;
   int fd;
-  if (llvm::sys::fs::createUniqueFile(path + ".%%%%%%.o", fd, object) ||
-      (::close(fd), false) ||
-      llvm::sys::fs::createUniqueFile(path + ".%%%%%%.so", fd, library) ||
-      (::close(fd), false)) {
-    warn("not caching the compiled step: cannot create files in '" + directory +
-         "'");
-    return;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueFile(path + ".%%%%%%.o", fd, object)) {
+    error =
+        "cannot create an object file in '" + directory + "': " + ec.message();
+    return false;
   }
-  compiled.engine->dumpToObjectFile(object);
+  {
+    llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
+    llvm::legacy::PassManager codegen;
+    if ((*machine)->addPassesToEmitFile(codegen, out, nullptr,
+                                        llvm::CodeGenFileType::ObjectFile)) {
+      llvm::sys::fs::remove(object);
+      error = "this host's target cannot emit object files";
+      return false;
+    }
+    codegen.run(*llvmModule);
+  }
+  if (llvm::sys::fs::createUniqueFile(path + ".%%%%%%.so", fd, library) ||
+      (::close(fd), false) ||
+      llvm::sys::fs::createUniqueFile(path + ".%%%%%%.log", fd, log) ||
+      (::close(fd), false)) {
+    llvm::sys::fs::remove(object);
+    error = "cannot create files in '" + directory + "'";
+    return false;
+  }
   SmallVector<std::string> args = {*driver, "-shared", "-o",
                                    library.str().str(), object.str().str()};
   for (const std::string &dependency : getLibraries(argv0)) {
@@ -162,23 +246,32 @@ static void storeCached(CompiledStep &compiled, const std::string &path,
   }
   args.push_back("-lm");
   SmallVector<StringRef> argRefs(args.begin(), args.end());
-  std::string error;
-  int status = llvm::sys::ExecuteAndWait(*driver, argRefs, std::nullopt, {},
-                                         /*SecondsToWait=*/0,
-                                         /*MemoryLimit=*/0, &error);
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
+                                          StringRef(log)};
+  std::string message;
+  int status = llvm::sys::ExecuteAndWait(*driver, argRefs, std::nullopt,
+                                         redirects, /*SecondsToWait=*/0,
+                                         /*MemoryLimit=*/0, &message);
+  auto output = llvm::MemoryBuffer::getFile(log);
   llvm::sys::fs::remove(object);
+  llvm::sys::fs::remove(log);
   if (status != 0) {
     llvm::sys::fs::remove(library);
-    warn("not caching the compiled step: linking it failed (" +
-         (error.empty() ? "status " + std::to_string(status) : error) + ")");
-    return;
+    error = "linking it failed (" +
+            (message.empty() ? "status " + std::to_string(status) : message) +
+            ")" + (output ? ": " + (*output)->getBuffer().trim().str() : "");
+    return false;
   }
   if (std::error_code ec = llvm::sys::fs::rename(library, path)) {
     llvm::sys::fs::remove(library);
-    warn("not caching the compiled step: " + ec.message());
-    return;
+    error = ec.message();
+    return false;
   }
-  // Evict the least recently used beyond kCacheEntries.
+  return true;
+}
+
+/// Removes the least recently used cached steps beyond kCacheEntries.
+static void evictCached(StringRef directory) {
   std::vector<std::pair<llvm::sys::TimePoint<>, std::string>> entries;
   std::error_code ec;
   for (llvm::sys::fs::directory_iterator it(directory, ec), end;
@@ -211,6 +304,18 @@ distrun::compileStep(ModuleOp module, StringRef backend, const char *argv0,
                           backend.str());
   if (failed(pm.run(module)))
     fail("cannot compile the step (see the diagnostics above)");
+  // With a cache: a shared library in it, loaded from there now and by
+  // later runs.
+  if (!cached.empty()) {
+    std::string error;
+    if (buildLibrary(module, optLevel, cached, argv0, error)) {
+      evictCached(cache.directory);
+      if (std::unique_ptr<CompiledStep> compiled = loadCached(cached))
+        return compiled;
+    } else {
+      warn("not caching the compiled step: " + error);
+    }
+  }
   SmallVector<std::string> libraries = getLibraries(argv0);
   SmallVector<StringRef> libraryRefs(libraries.begin(), libraries.end());
   // Optimize for this host's CPU: without a target machine, LLVM's
@@ -229,21 +334,12 @@ distrun::compileStep(ModuleOp module, StringRef backend, const char *argv0,
   options.transformer = optimize;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel(optLevel);
   options.sharedLibPaths = libraryRefs;
-  options.enableObjectDump = !cached.empty();
   auto engine = ExecutionEngine::create(module, options);
   if (!engine)
     fail("cannot JIT the step: " + llvm::toString(engine.takeError()));
   auto compiled = std::make_unique<CompiledStep>();
   compiled->engine = std::move(*engine);
   compiled->origin = "the JIT";
-  if (!cached.empty()) {
-    // The object exists once the code is materialized: look every
-    // function up first.
-    for (auto func : module.getOps<LLVM::LLVMFuncOp>())
-      if (func.getName().starts_with("_mlir_ciface_") && !func.isExternal())
-        (void)compiled->engine->lookupPacked(func.getName());
-    storeCached(*compiled, cached, argv0);
-  }
   return compiled;
 }
 

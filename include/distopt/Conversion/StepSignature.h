@@ -83,6 +83,9 @@ struct StepSignature {
   /// Empty for a step that is not partitioned (one device).
   SmallVector<int64_t> meshShape;
   SmallVector<std::string> meshAxes;
+  /// The mesh axes that cross hosts (`host_axes` of the mesh); the others
+  /// are meant to stay within a host.
+  SmallVector<std::string> hostAxes;
   SmallVector<Value> arguments, results;
   /// Empty for an SPMD step (every device runs `entry`).
   std::vector<Program> programs;

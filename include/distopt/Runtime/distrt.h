@@ -190,6 +190,16 @@ void distrt_trace_clear(void);
 void distrt_trace_unit_begin(int32_t kind, int64_t stage, int64_t microbatch);
 void distrt_trace_unit_end(void);
 
+/* The node (a host: ranks sharing memory, MPI_Comm_split_type) of every
+ * world rank: fills `nodes` (distrt_size() entries; null to skip) with
+ * node indices numbered in the order of their lowest rank and returns the
+ * number of nodes (-1 on error). Every rank calls it (a collective). For
+ * tests, the environment variable DISTRT_TEST_NODES ("a,a,b,b": a name
+ * per rank) stands for the real layout. */
+int64_t distrt_get_nodes(int64_t *nodes);
+/* The host name of node `node` of distrt_get_nodes ("" when out of range). */
+const char *distrt_node_name(int64_t node);
+
 /* Counters since the start or the last reset (dist-run --metrics): the
  * seconds spent inside the runtime's communication calls (collectives,
  * their starts and waits, sends, receives, probes, barriers), the bytes of

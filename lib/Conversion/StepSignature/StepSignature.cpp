@@ -24,7 +24,8 @@ static constexpr StringLiteral kEntry = "entry", kMeshShape = "mesh_shape",
                                kSplit = "split", kClasses = "classes",
                                kPrograms = "programs", kDevices = "devices",
                                kBlock = "block", kGlobalShape = "global_shape",
-                               kCache = "cache", kEval = "eval";
+                               kCache = "cache", kEval = "eval",
+                               kHostAxes = "host_axes";
 
 int64_t StepSignature::getNumDevices() const {
   int64_t devices = 1;
@@ -218,6 +219,8 @@ static LogicalResult recordPrograms(ModuleOp module,
   step.set(kEntry, func::FuncOp(programs.front()).getSymNameAttr());
   step.set(kMeshShape, placeMesh.getShapeAttr());
   step.set(kMeshAxes, placeMesh.getAxes());
+  if (ArrayAttr hosts = placeMesh.getHostAxesAttr())
+    step.set(kHostAxes, hosts);
   step.set(kArguments, builder.getArrayAttr(first->arguments));
   step.set(kResults, builder.getArrayAttr(first->results));
   step.set(kPrograms, builder.getArrayAttr(records));
@@ -289,6 +292,8 @@ LogicalResult mlir::train::recordStepSignature(ModuleOp module,
   if (mesh) {
     step.set(kMeshShape, mesh.getShapeAttr());
     step.set(kMeshAxes, mesh.getAxes());
+    if (ArrayAttr hosts = mesh.getHostAxesAttr())
+      step.set(kHostAxes, hosts);
   }
   step.set(kArguments, builder.getArrayAttr(values->arguments));
   step.set(kResults, builder.getArrayAttr(values->results));
@@ -347,6 +352,20 @@ FailureOr<StepSignature> mlir::train::readStepSignature(ModuleOp module) {
       if (!name)
         return malformed() << "'" << kMeshAxes << "' must hold strings";
       signature.meshAxes.push_back(name.str());
+    }
+  }
+  if (auto hosts = step.get(kHostAxes)) {
+    auto list = dyn_cast<ArrayAttr>(hosts);
+    if (!list || !shape)
+      return malformed() << "'" << kHostAxes
+                         << "' must be an array of mesh axes, with a mesh";
+    for (Attribute axis : list) {
+      auto name = dyn_cast<StringAttr>(axis);
+      if (!name || signature.getAxisIndex(name.getValue()) ==
+                       static_cast<int64_t>(signature.meshAxes.size()))
+        return malformed() << "'" << kHostAxes << "' holds " << axis
+                           << ", not an axis of the mesh";
+      signature.hostAxes.push_back(name.str());
     }
   }
   // The arguments and results of `dict` (the step's or a program's).
