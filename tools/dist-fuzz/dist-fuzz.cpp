@@ -43,8 +43,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -75,6 +75,9 @@ static const char *const kStrategies[] = {
     "dist-parameter-server{ps=2 workers=2 partitioner=fixed}",
     "dist-parameter-server{ps=1 workers=2}",
     "dist-parameter-server{ps=2 workers=2 mode=async}",
+    // The evaluation function, distributed with its step.
+    "train-derive-eval,dist-mirrored{replicas=2}",
+    "train-derive-eval,dist-hybrid{dp=2 tp=2 zero=3}",
 };
 static constexpr unsigned kNumStrategies = std::size(kStrategies);
 
@@ -268,7 +271,7 @@ static size_t mutateDimensionSize(uint8_t *data, size_t size, size_t maxSize,
   (void)fromText.getAsInteger(10, from);
   static const uint64_t kSizes[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 16, 17, 33};
   unsigned pick = (seed >> 8) % (std::size(kSizes) + 3);
-  uint64_t to = pick < std::size(kSizes) ? kSizes[pick]
+  uint64_t to = pick < std::size(kSizes)        ? kSizes[pick]
                 : pick == std::size(kSizes)     ? from + 1
                 : pick == std::size(kSizes) + 1 ? (from ? from - 1 : 1)
                                                 : from * 2;
@@ -284,8 +287,8 @@ static size_t mutateDimensionSize(uint8_t *data, size_t size, size_t maxSize,
       continue;
     }
     StringRef token = text.slice(i, end);
-    out += token == fromText && isDimAt(text, i, end) ? StringRef(toText)
-                                                      : token;
+    out +=
+        token == fromText && isDimAt(text, i, end) ? StringRef(toText) : token;
     i = end;
   }
   if (out.size() > maxSize)

@@ -155,6 +155,11 @@ std::vector<int64_t> distrun::describe(Array &array) {
   return words;
 }
 
+bool distrun::isData(const Binding &binding) {
+  return binding.value->role == train::Role::input ||
+         binding.value->role == train::Role::label;
+}
+
 bool distrun::isState(const train::StepSignature::Value &value) {
   return value.role == train::Role::param ||
          value.role == train::Role::opt_state;

@@ -58,6 +58,9 @@ void copyBlock(Array &global, Array &local, llvm::ArrayRef<int64_t> offsets,
 /// strides (all 8-byte words).
 std::vector<int64_t> describe(Array &array);
 
+/// True for the arguments a batch gives (input, label).
+bool isData(const Binding &binding);
+
 /// True for the roles of state a step returns updated (param, opt_state).
 bool isState(const mlir::train::StepSignature::Value &value);
 

@@ -13,6 +13,28 @@
 using namespace mlir;
 using namespace distrun;
 
+std::vector<DataSpec> distrun::getDataSpecs(const train::StepSignature &step) {
+  std::vector<DataSpec> specs;
+  auto add = [&](const train::StepSignature::Value &value, int64_t device) {
+    if ((value.role != train::Role::input &&
+         value.role != train::Role::label) ||
+        llvm::any_of(specs,
+                     [&](const DataSpec &s) { return s.name == value.name; }))
+      return;
+    Binding binding = bind(value, step, device);
+    specs.push_back({value.name, binding.dtype, binding.globalShape});
+  };
+  if (step.isMPMD()) {
+    for (const train::StepSignature::Program &program : step.programs)
+      for (const train::StepSignature::Value &value : program.arguments)
+        add(value, program.devices.front());
+  } else {
+    for (const train::StepSignature::Value &value : step.arguments)
+      add(value, 0);
+  }
+  return specs;
+}
+
 Dataset::Dataset(llvm::StringRef option, const std::string &directory,
                  llvm::ArrayRef<DataSpec> specs, uint64_t seed, bool shuffle)
     : directory(directory), seed(seed), shuffle(shuffle) {

@@ -32,6 +32,10 @@ struct DataSpec {
   std::vector<int64_t> globalShape;
 };
 
+/// The arrays a dataset feeds: every input and label of the whole step
+/// (for an MPMD step, of every program), with their global types.
+std::vector<DataSpec> getDataSpecs(const mlir::train::StepSignature &step);
+
 class Dataset {
 public:
   /// Opens `directory` (given by `option`, for messages) for the step's

@@ -29,6 +29,7 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <functional>
@@ -71,6 +72,20 @@ static std::string getLibDirectory(const char *argv0) {
       llvm::sys::path::parent_path(llvm::sys::path::parent_path(tool)));
   llvm::sys::path::append(lib, "lib");
   return lib.str().str();
+}
+
+std::string distrun::getDefaultCacheDirectory() {
+  if (const char *env = std::getenv("DISTOPT_CACHE_DIR"); env && *env)
+    return env;
+  SmallString<256> path;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    path = xdg;
+  else if (!llvm::sys::path::home_directory(path))
+    return "";
+  else
+    llvm::sys::path::append(path, ".cache");
+  llvm::sys::path::append(path, "distopt");
+  return path.str().str();
 }
 
 std::string distrun::getCacheKey(uint64_t moduleHash, StringRef backend,

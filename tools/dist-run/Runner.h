@@ -62,6 +62,10 @@ std::unique_ptr<CompiledStep>
 compileStep(mlir::ModuleOp module, llvm::StringRef backend, const char *argv0,
             unsigned optLevel = 3, const CompileCache &cache = {});
 
+/// The compile cache's default directory: $DISTOPT_CACHE_DIR, else
+/// $XDG_CACHE_HOME/distopt, else ~/.cache/distopt ("" without a home).
+std::string getDefaultCacheDirectory();
+
 /// The compile cache's key for a module whose text hashes to `moduleHash`.
 std::string getCacheKey(uint64_t moduleHash, llvm::StringRef backend,
                         unsigned optLevel, const char *argv0);

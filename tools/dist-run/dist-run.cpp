@@ -32,8 +32,11 @@
 #include "Agreement.h"
 #include "Bindings.h"
 #include "Checkpoint.h"
+#include "Cluster.h"
 #include "Dataset.h"
+#include "Evaluation.h"
 #include "Failure.h"
+#include "Metrics.h"
 #include "Npz.h"
 #include "PartialFile.h"
 #include "Runner.h"
@@ -78,7 +81,6 @@
 #include <malloc.h>
 #include <random>
 #include <set>
-#include <sys/resource.h>
 
 using namespace mlir;
 using namespace distrun;
@@ -528,83 +530,6 @@ static train::StepSignature readStep(ModuleOp module, func::FuncOp &entry) {
   return std::move(*step);
 }
 
-/// Warns (rank 0) when the job's real layout over nodes (hosts) does not
-/// match the mesh's: the ranks that differ only along axes that stay
-/// within a host (every axis but `host_axes`) must share a node, or their
-/// collectives cross the network the strategy meant to avoid. Every rank
-/// calls it.
-static void checkClusterLayout(const train::StepSignature &step) {
-  int64_t worldSize = distrt_size();
-  if (worldSize == 1)
-    return;
-  std::vector<int64_t> nodes(worldSize);
-  int64_t nodeCount = distrt_get_nodes(nodes.data());
-  if (nodeCount < 0)
-    fail(getRuntimeError());
-  if (distrt_rank() != 0 || nodeCount == 1 || step.meshShape.empty())
-    return;
-  auto describeNodes = [&](ArrayRef<int64_t> ranks) {
-    std::map<int64_t, std::vector<std::string>> byNode;
-    for (int64_t r : ranks)
-      byNode[nodes[r]].push_back(std::to_string(r));
-    std::string text;
-    for (auto &[node, members] : byNode)
-      text += (text.empty() ? "" : ", ") + std::string(distrt_node_name(node)) +
-              " (ranks " + llvm::join(members, " ") + ")";
-    return text;
-  };
-  std::vector<int64_t> all(worldSize);
-  for (int64_t r = 0; r < worldSize; ++r)
-    all[r] = r;
-  if (step.hostAxes.empty()) {
-    warn("the job spans " + llvm::Twine(nodeCount) + " nodes (" +
-         describeNodes(all) +
-         ") but the mesh declares no host axes: collectives along every "
-         "axis may cross the network (a multi-host strategy, e.g. "
-         "--dist-multi-worker-mirrored or --dist-hybrid with hosts, keeps "
-         "the heavy ones within a host)");
-    return;
-  }
-  // Ranks grouped by their coordinates along the host axes.
-  std::map<std::vector<int64_t>, std::vector<int64_t>> groups;
-  for (int64_t r = 0; r < worldSize; ++r) {
-    std::vector<int64_t> coords(step.meshShape.size()), key;
-    for (int64_t d = step.meshShape.size() - 1, rest = r; d >= 0; --d) {
-      coords[d] = rest % step.meshShape[d];
-      rest /= step.meshShape[d];
-    }
-    for (const std::string &axis : step.hostAxes)
-      key.push_back(coords[step.getAxisIndex(axis)]);
-    groups[key].push_back(r);
-  }
-  SmallVector<std::string> within;
-  for (const std::string &axis : step.meshAxes)
-    if (!llvm::is_contained(step.hostAxes, axis))
-      within.push_back("'" + axis + "'");
-  int reported = 0;
-  for (auto &[key, ranks] : groups) {
-    std::set<int64_t> used;
-    for (int64_t r : ranks)
-      used.insert(nodes[r]);
-    if (used.size() == 1)
-      continue;
-    if (reported++ == 3)
-      break;
-    std::vector<std::string> members;
-    for (int64_t r : ranks)
-      members.push_back(std::to_string(r));
-    warn("ranks " + llvm::join(members, ", ") +
-         " form one host's group along mesh axes " + llvm::join(within, ", ") +
-         " but run on " + llvm::Twine(used.size()) +
-         " nodes: " + describeNodes(ranks) +
-         "; their collectives cross the network. Place consecutive ranks "
-         "on one node (mpirun -ppn " +
-         llvm::Twine(ranks.size()) +
-         ", or a hostfile listing each host once "
-         "with its slots)");
-  }
-}
-
 /// The rank whose results hold the loss: 0, or for an MPMD step the first
 /// device of the program that returns it.
 static int64_t getLossRank(const train::StepSignature &step) {
@@ -613,11 +538,6 @@ static int64_t getLossRank(const train::StepSignature &step) {
       if (result.role == train::Role::loss)
         return program.devices.front();
   return 0;
-}
-
-static bool isData(const Binding &binding) {
-  return binding.value->role == train::Role::input ||
-         binding.value->role == train::Role::label;
 }
 
 /// --init-state / --init-data: writes deterministic arrays of the global
@@ -678,195 +598,6 @@ static int exportCheckpoint() {
   writeOutput(exportPath, arrays);
   llvm::outs() << "exported " << path << " to " << exportPath << "\n";
   return 0;
-}
-
-/// The arrays a dataset feeds: every input and label of the whole step
-/// (for an MPMD step, of every program), with their global types.
-static std::vector<DataSpec> getDataSpecs(const train::StepSignature &step) {
-  std::vector<DataSpec> specs;
-  auto add = [&](const train::StepSignature::Value &value, int64_t device) {
-    if ((value.role != train::Role::input &&
-         value.role != train::Role::label) ||
-        llvm::any_of(specs,
-                     [&](const DataSpec &s) { return s.name == value.name; }))
-      return;
-    Binding binding = bind(value, step, device);
-    specs.push_back({value.name, binding.dtype, binding.globalShape});
-  };
-  if (step.isMPMD()) {
-    for (const train::StepSignature::Program &program : step.programs)
-      for (const train::StepSignature::Value &value : program.arguments)
-        add(value, program.devices.front());
-  } else {
-    for (const train::StepSignature::Value &value : step.arguments)
-      add(value, 0);
-  }
-  return specs;
-}
-
-namespace {
-/// The step's evaluation function on this rank, with its dataset.
-struct Evaluation {
-  train::StepSignature step;
-  std::vector<Binding> args, results;
-  /// Per argument: the training argument it copies (a parameter), or -1.
-  std::vector<int64_t> fromTraining;
-  std::unique_ptr<Dataset> dataset;
-  int64_t lossResult = -1, correctResult = -1;
-};
-} // namespace
-
-/// Sets up --eval-dataset: binds the evaluation function's arguments (the
-/// parameters from the training step's blocks, the rest from --state).
-static std::unique_ptr<Evaluation>
-setUpEvaluation(const train::StepSignature &wholeStep,
-                const std::vector<Binding> &trainArgs, Arrays &state,
-                func::FuncOp entry, ModuleOp module) {
-  if (!wholeStep.eval)
-    failOnEveryRank("'" + inputFile +
-                    "' has no evaluation function for --eval-dataset: derive "
-                    "it with dist-opt --train-derive-eval before the strategy");
-  auto evaluation = std::make_unique<Evaluation>();
-  evaluation->step = wholeStep.getEvalStep();
-  int64_t rank = distrt_rank();
-  for (const train::StepSignature::Value &value : evaluation->step.arguments) {
-    Binding arg = bind(value, evaluation->step, rank);
-    int64_t from = -1;
-    for (auto [i, train] : llvm::enumerate(trainArgs))
-      if (train.value->name == value.name && train.offsets == arg.offsets &&
-          train.local.shape == arg.local.shape)
-        from = i;
-    if (from < 0 && isRestored(value))
-      fail("the evaluation function takes '" + value.name + "' as [" +
-           formatShape(arg.local.shape) + "] at [" + formatShape(arg.offsets) +
-           "], a block the training step does not hold on this rank");
-    if (from < 0 && !isData(arg)) {
-      auto it = state.find(value.name);
-      if (it == state.end())
-        fail("'" + value.name +
-             "', which the evaluation function takes, is "
-             "missing from --state '" +
-             statePath + "'");
-      copyBlock(it->second, arg.local, arg.offsets, /*toGlobal=*/false);
-    }
-    evaluation->fromTraining.push_back(from);
-    evaluation->args.push_back(std::move(arg));
-  }
-  for (const train::StepSignature::Value &value : evaluation->step.results) {
-    if (value.role == train::Role::loss)
-      evaluation->lossResult = evaluation->results.size();
-    if (value.role == train::Role::metric && value.name == "correct")
-      evaluation->correctResult = evaluation->results.size();
-    evaluation->results.push_back(bind(value, evaluation->step, rank));
-  }
-  if (evaluation->lossResult < 0)
-    failOnEveryRank("the evaluation function returns no loss");
-  evaluation->dataset = std::make_unique<Dataset>(
-      "--eval-dataset", evalDatasetPath, getDataSpecs(evaluation->step), seed,
-      /*shuffle=*/false);
-  for (Binding &arg : evaluation->args)
-    if (isData(arg))
-      if (std::optional<IndexRange> range =
-              getIndexRange(entry, module, arg, evaluation->args))
-        evaluation->dataset->checkRange(arg, *range);
-  return evaluation;
-}
-
-/// --cache-dir, or its default.
-static std::string getCacheDirectory() {
-  if (!cacheDir.empty())
-    return cacheDir;
-  if (const char *env = std::getenv("DISTOPT_CACHE_DIR"); env && *env)
-    return env;
-  SmallString<256> path;
-  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    path = xdg;
-  else if (!llvm::sys::path::home_directory(path))
-    return "";
-  else
-    llvm::sys::path::append(path, ".cache");
-  llvm::sys::path::append(path, "distopt");
-  return path.str().str();
-}
-
-/// --metrics: rank 0 appends one JSON object per line, flushed at once.
-class MetricsFile {
-public:
-  /// Opens `path` (none when empty) to append, emptied first unless
-  /// `resumed`.
-  MetricsFile(const std::string &path, bool resumed) {
-    if (path.empty() || distrt_rank() != 0)
-      return;
-    std::error_code ec;
-    stream = std::make_unique<llvm::raw_fd_ostream>(
-        path, ec, resumed ? llvm::sys::fs::OF_Append : llvm::sys::fs::OF_None);
-    if (ec)
-      fail("cannot write --metrics '" + path + "': " + ec.message());
-  }
-  void write(llvm::json::Object line) {
-    if (!stream)
-      return;
-    *stream << llvm::json::Value(std::move(line)) << "\n";
-    stream->flush();
-  }
-
-private:
-  std::unique_ptr<llvm::raw_fd_ostream> stream;
-};
-
-/// This process's peak resident memory, MiB.
-static double getPeakRssMiB() {
-  struct rusage usage;
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss / 1024.0;
-}
-
-/// Evaluates the parameters in `trainArgs` on the whole evaluation dataset
-/// (its whole batches, in order); rank 0 prints the mean loss and accuracy
-/// and writes them to `metrics`.
-static void evaluate(CompiledStep &compiled, Evaluation &evaluation,
-                     std::vector<Binding> &trainArgs, uint64_t stepsDone,
-                     MetricsFile &metrics) {
-  for (auto [arg, from] :
-       llvm::zip_equal(evaluation.args, evaluation.fromTraining))
-    if (from >= 0)
-      arg.local.bytes = trainArgs[from].local.bytes;
-  Dataset &dataset = *evaluation.dataset;
-  int64_t batches = dataset.getStepsPerEpoch();
-  double lossSum = 0, correct = 0;
-  auto start = std::chrono::steady_clock::now();
-  for (int64_t b = 0; b < batches; ++b) {
-    for (Binding &arg : evaluation.args)
-      if (isData(arg))
-        dataset.fill(b, arg);
-    invokeStep(compiled, evaluation.step.entry, evaluation.args,
-               evaluation.results);
-    lossSum += readScalar(evaluation.results[evaluation.lossResult]);
-    if (evaluation.correctResult >= 0)
-      correct += readScalar(evaluation.results[evaluation.correctResult]);
-  }
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  if (distrt_rank() != 0)
-    return;
-  int64_t samples = batches * dataset.getBatchSize();
-  llvm::json::Object line{{"eval_after_step", stepsDone},
-                          {"loss", lossSum / batches},
-                          {"samples", samples},
-                          {"seconds", seconds}};
-  llvm::outs() << llvm::formatv("eval after step {0}: loss {1:F6}", stepsDone,
-                                lossSum / batches);
-  if (evaluation.correctResult >= 0) {
-    llvm::outs() << llvm::formatv(", accuracy {0:F4}", correct / samples);
-    line["accuracy"] = correct / samples;
-  }
-  metrics.write(std::move(line));
-  llvm::outs() << llvm::formatv(" ({0} samples", samples);
-  if (int64_t left = dataset.getNumSamples() - samples)
-    llvm::outs() << ", " << left << " left out: not a whole batch";
-  llvm::outs() << llvm::formatv(", {0:F2} s)\n", seconds);
-  llvm::outs().flush();
 }
 
 /// The position a run starts from (a checkpoint's, when resumed), and the
@@ -1007,7 +738,8 @@ int main(int argc, char **argv) {
   }
   std::unique_ptr<Evaluation> evaluation;
   if (!evalDatasetPath.empty())
-    evaluation = setUpEvaluation(wholeStep, args, state, entry, *module);
+    evaluation = setUpEvaluation(wholeStep, args, state, entry, *module,
+                                 {inputFile, statePath, evalDatasetPath});
   // Checkpoints, and where the run starts.
   std::unique_ptr<CheckpointDir> checkpoints;
   std::vector<float> losses;
@@ -1020,7 +752,7 @@ int main(int argc, char **argv) {
 
   CompileCache cache;
   if (useCache) {
-    cache.directory = getCacheDirectory();
+    cache.directory = cacheDir.empty() ? getDefaultCacheDirectory() : cacheDir;
     // The entry too: recording the step marks it for the C interface.
     cache.key = getCacheKey(moduleHash ^ hashText(wholeStep.entry), backend,
                             optLevel, argv[0]);
@@ -1054,14 +786,7 @@ int main(int argc, char **argv) {
   MetricsFile metrics(metricsPath, position.step > 0);
   hooks.afterStep = [&](const StepReport &report, ArrayRef<float> lossesSoFar) {
     uint64_t done = report.step;
-    metrics.write(
-        llvm::json::Object{{"step", done},
-                           {"loss", report.loss},
-                           {"step_ms", report.ms},
-                           {"comm_ms", report.comm.comm_seconds * 1e3},
-                           {"collective_bytes", report.comm.collective_bytes},
-                           {"sent_bytes", report.comm.sent_bytes},
-                           {"peak_rss_mb", getPeakRssMiB()}});
+    metrics.writeStep(report);
     if (evaluation && isDue(done, evalEvery))
       evaluate(*compiled, *evaluation, args, done, metrics);
     if (checkpoints && isDue(done, checkpointEvery)) {

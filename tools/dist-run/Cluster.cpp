@@ -1,0 +1,88 @@
+//===- Cluster.cpp - the job's layout over nodes against the mesh ---------===//
+
+#include "Cluster.h"
+#include "Failure.h"
+
+#include "distopt/Runtime/distrt.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace mlir;
+using namespace distrun;
+
+void distrun::checkClusterLayout(const train::StepSignature &step) {
+  int64_t worldSize = distrt_size();
+  if (worldSize == 1)
+    return;
+  std::vector<int64_t> nodes(worldSize);
+  int64_t nodeCount = distrt_get_nodes(nodes.data());
+  if (nodeCount < 0)
+    fail(getRuntimeError());
+  if (distrt_rank() != 0 || nodeCount == 1 || step.meshShape.empty())
+    return;
+  auto describeNodes = [&](ArrayRef<int64_t> ranks) {
+    std::map<int64_t, std::vector<std::string>> byNode;
+    for (int64_t r : ranks)
+      byNode[nodes[r]].push_back(std::to_string(r));
+    std::string text;
+    for (auto &[node, members] : byNode)
+      text += (text.empty() ? "" : ", ") + std::string(distrt_node_name(node)) +
+              " (ranks " + llvm::join(members, " ") + ")";
+    return text;
+  };
+  std::vector<int64_t> all(worldSize);
+  for (int64_t r = 0; r < worldSize; ++r)
+    all[r] = r;
+  if (step.hostAxes.empty()) {
+    warn("the job spans " + llvm::Twine(nodeCount) + " nodes (" +
+         describeNodes(all) +
+         ") but the mesh declares no host axes: collectives along every "
+         "axis may cross the network (a multi-host strategy, e.g. "
+         "--dist-multi-worker-mirrored or --dist-hybrid with hosts, keeps "
+         "the heavy ones within a host)");
+    return;
+  }
+  // Ranks grouped by their coordinates along the host axes.
+  std::map<std::vector<int64_t>, std::vector<int64_t>> groups;
+  for (int64_t r = 0; r < worldSize; ++r) {
+    std::vector<int64_t> coords(step.meshShape.size()), key;
+    for (int64_t d = step.meshShape.size() - 1, rest = r; d >= 0; --d) {
+      coords[d] = rest % step.meshShape[d];
+      rest /= step.meshShape[d];
+    }
+    for (const std::string &axis : step.hostAxes)
+      key.push_back(coords[step.getAxisIndex(axis)]);
+    groups[key].push_back(r);
+  }
+  SmallVector<std::string> within;
+  for (const std::string &axis : step.meshAxes)
+    if (!llvm::is_contained(step.hostAxes, axis))
+      within.push_back("'" + axis + "'");
+  int reported = 0;
+  for (auto &[key, ranks] : groups) {
+    std::set<int64_t> used;
+    for (int64_t r : ranks)
+      used.insert(nodes[r]);
+    if (used.size() == 1)
+      continue;
+    if (reported++ == 3)
+      break;
+    std::vector<std::string> members;
+    for (int64_t r : ranks)
+      members.push_back(std::to_string(r));
+    warn("ranks " + llvm::join(members, ", ") +
+         " form one host's group along mesh axes " + llvm::join(within, ", ") +
+         " but run on " + llvm::Twine(used.size()) +
+         " nodes: " + describeNodes(ranks) +
+         "; their collectives cross the network. Place consecutive ranks "
+         "on one node (mpirun -ppn " +
+         llvm::Twine(ranks.size()) +
+         ", or a hostfile listing each host once "
+         "with its slots)");
+  }
+}

@@ -1,0 +1,57 @@
+//===- Evaluation.h - dist-run --eval-dataset ------------------*- C++ -*-===//
+//
+// The step's evaluation function (train-derive-eval) on this rank: its
+// parameters copied from the training step's blocks before each
+// evaluation, the other arguments bound once from --state, the batches from
+// the evaluation dataset in order (whole batches); rank 0 prints the mean
+// loss and, with a `correct` metric, the accuracy.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DISTOPT_TOOLS_DIST_RUN_EVALUATION_H
+#define DISTOPT_TOOLS_DIST_RUN_EVALUATION_H
+
+#include "Dataset.h"
+#include "Metrics.h"
+#include "Runner.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <memory>
+
+namespace distrun {
+
+/// The step's evaluation function on this rank, with its dataset.
+struct Evaluation {
+  mlir::train::StepSignature step;
+  std::vector<Binding> args, results;
+  /// Per argument: the training argument it copies (a parameter), or -1.
+  std::vector<int64_t> fromTraining;
+  std::unique_ptr<Dataset> dataset;
+  int64_t lossResult = -1, correctResult = -1;
+};
+
+/// Where the evaluation's inputs come from, for messages and binding.
+struct EvaluationOptions {
+  std::string modulePath, statePath, datasetPath;
+};
+
+/// Sets up --eval-dataset: binds the evaluation function's arguments (the
+/// parameters from the training step's blocks `trainArgs`, the rest from
+/// `state`) and opens its dataset; fails when the module has none.
+std::unique_ptr<Evaluation>
+setUpEvaluation(const mlir::train::StepSignature &wholeStep,
+                const std::vector<Binding> &trainArgs, Arrays &state,
+                mlir::func::FuncOp entry, mlir::ModuleOp module,
+                const EvaluationOptions &options);
+
+/// Evaluates the parameters in `trainArgs` on the whole evaluation dataset
+/// (its whole batches, in order); rank 0 prints the mean loss and accuracy
+/// and writes them to `metrics`.
+void evaluate(CompiledStep &compiled, Evaluation &evaluation,
+              std::vector<Binding> &trainArgs, uint64_t stepsDone,
+              MetricsFile &metrics);
+
+} // namespace distrun
+
+#endif // DISTOPT_TOOLS_DIST_RUN_EVALUATION_H

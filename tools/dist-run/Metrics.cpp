@@ -1,0 +1,46 @@
+//===- Metrics.cpp - dist-run --metrics: one JSON line per event ----------===//
+
+#include "Metrics.h"
+#include "Failure.h"
+
+#include "llvm/Support/FileSystem.h"
+
+#include <sys/resource.h>
+
+using namespace distrun;
+
+MetricsFile::MetricsFile(const std::string &path, bool resumed) {
+  if (path.empty() || distrt_rank() != 0)
+    return;
+  std::error_code ec;
+  stream = std::make_unique<llvm::raw_fd_ostream>(
+      path, ec, resumed ? llvm::sys::fs::OF_Append : llvm::sys::fs::OF_None);
+  if (ec)
+    fail("cannot write --metrics '" + path + "': " + ec.message());
+}
+
+void MetricsFile::write(llvm::json::Object line) {
+  if (!stream)
+    return;
+  *stream << llvm::json::Value(std::move(line)) << "\n";
+  stream->flush();
+}
+
+/// This process's peak resident memory, MiB.
+static double getPeakRssMiB() {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024.0;
+}
+
+void MetricsFile::writeStep(const StepReport &report) {
+  if (!stream)
+    return;
+  write(llvm::json::Object{{"step", report.step},
+                           {"loss", report.loss},
+                           {"step_ms", report.ms},
+                           {"comm_ms", report.comm.comm_seconds * 1e3},
+                           {"collective_bytes", report.comm.collective_bytes},
+                           {"sent_bytes", report.comm.sent_bytes},
+                           {"peak_rss_mb", getPeakRssMiB()}});
+}
