@@ -202,15 +202,6 @@ static json::Array toJSON(ArrayRef<int64_t> values) {
   return array;
 }
 
-static Array makeLossArray(ArrayRef<float> losses) {
-  Array array;
-  array.dtype = "<f4";
-  array.shape = {int64_t(losses.size())};
-  array.bytes.resize(losses.size() * sizeof(float));
-  std::memcpy(array.bytes.data(), losses.data(), array.bytes.size());
-  return array;
-}
-
 /// The index of a checkpoint (rank 0's, once every shard's checksum is in).
 static json::Object buildIndex(const RunPosition &position,
                                const train::StepSignature &step,
@@ -294,8 +285,11 @@ void CheckpointDir::save(const RunPosition &position,
   }
   if (distrt_barrier() != 0)
     fail(getRuntimeError());
-  if (exists)
+  if (exists) {
+    if (rank == 0)
+      llvm::outs() << "checkpoint: " << final << " exists, not written again\n";
     return;
+  }
 
   // This rank's blocks.
   std::vector<ArrayPlan> plans = planArrays(wholeStep);
@@ -351,7 +345,7 @@ void CheckpointDir::commit(const RunPosition &position,
       if (block.owner != 0)
         sums[b] = received[block.owner][next[block.owner]++];
   uint32_t lossChecksum =
-      writeFile(join(partial, "losses.npy"), writeNpy(makeLossArray(losses)));
+      writeFile(join(partial, "losses.npy"), writeNpy(makeFloatArray(losses)));
   json::Object index = buildIndex(position, wholeStep, plans, checksums,
                                   lossChecksum, losses.size());
   std::string text;
@@ -692,7 +686,7 @@ bool CheckpointDir::exportNewest(Arrays &arrays, std::string &path) {
     MappedShard mapped;
     if (read &&
         (read = mapShard(candidate, index.losses, "<f4", mapped, problem)))
-      out["loss"] = makeLossArray(ArrayRef(
+      out["loss"] = makeFloatArray(ArrayRef(
           reinterpret_cast<const float *>(mapped.data), index.position.step));
     if (!read) {
       warn("skipping the checkpoint '" + candidate + "': " + problem);

@@ -21,6 +21,15 @@ int64_t Array::getNumElements() const {
   return count;
 }
 
+Array distrun::makeFloatArray(llvm::ArrayRef<float> values) {
+  Array array;
+  array.dtype = "<f4";
+  array.shape = {int64_t(values.size())};
+  array.bytes.resize(values.size() * sizeof(float));
+  std::memcpy(array.bytes.data(), values.data(), array.bytes.size());
+  return array;
+}
+
 int64_t distrun::getElementBytes(const std::string &dtype) {
   return dtype == "<f4" || dtype == "<i4" ? 4 : 8;
 }

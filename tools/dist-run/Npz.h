@@ -10,6 +10,7 @@
 #ifndef DISTOPT_TOOLS_DIST_RUN_NPZ_H
 #define DISTOPT_TOOLS_DIST_RUN_NPZ_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -31,6 +32,9 @@ struct Array {
 };
 
 using Arrays = std::map<std::string, Array>;
+
+/// A float32 vector (the per-step losses).
+Array makeFloatArray(llvm::ArrayRef<float> values);
 
 /// Bytes of one element of `dtype` (4 or 8).
 int64_t getElementBytes(const std::string &dtype);

@@ -753,6 +753,9 @@ int main(int argc, char **argv) {
   CompileCache cache;
   if (useCache) {
     cache.directory = cacheDir.empty() ? getDefaultCacheDirectory() : cacheDir;
+    if (cache.directory.empty() && rank == 0)
+      warn("no compile cache: no --cache-dir, DISTOPT_CACHE_DIR, "
+           "XDG_CACHE_HOME or home directory");
     // The entry too: recording the step marks it for the C interface.
     cache.key = getCacheKey(moduleHash ^ hashText(wholeStep.entry), backend,
                             optLevel, argv[0]);
@@ -801,12 +804,7 @@ int main(int argc, char **argv) {
 
   // Gather the state to rank 0 and write it with the losses.
   Arrays out = gatherState(args, wholeStep);
-  Array lossArray;
-  lossArray.dtype = "<f4";
-  lossArray.shape = {int64_t(losses.size())};
-  lossArray.bytes.resize(losses.size() * 4);
-  std::memcpy(lossArray.bytes.data(), losses.data(), losses.size() * 4);
-  out["loss"] = std::move(lossArray);
+  out["loss"] = makeFloatArray(losses);
   writeOutput(outPath, out);
   if (!tracePath.empty())
     writeTrace(tracePath);
