@@ -82,10 +82,11 @@ static const char *const kStrategies[] = {
 static constexpr unsigned kNumStrategies = std::size(kStrategies);
 
 /// The CPU lowering's variants (OpenBLAS calls or loops; polynomial or libm
-/// math), picked by another bit of the hash.
+/// math; one function or parts of 4 ops), picked by another bit of the
+/// hash.
 static const char *const kLowerings[] = {
     "dist-lower-cpu",
-    "dist-lower-cpu{blas=false approximate-math=false}",
+    "dist-lower-cpu{blas=false approximate-math=false ops-per-function=4}",
 };
 
 /// Inputs larger than this are not interesting and only slow the search.

@@ -698,3 +698,50 @@ bool CheckpointDir::exportNewest(Arrays &arrays, std::string &path) {
   }
   return false;
 }
+
+RunPosition CheckpointDir::resume(const RunPosition &fresh,
+                                  std::vector<Binding> &args,
+                                  std::vector<float> &losses,
+                                  uint64_t totalSteps) {
+  std::optional<RunPosition> restored = restore(args, losses);
+  bool printing = distrt_rank() == 0;
+  if (!restored) {
+    if (printing)
+      llvm::outs() << "no complete checkpoint in '" << directory
+                   << "': starting from --state\n";
+    return fresh;
+  }
+  auto mismatch = [&](const char *what, const llvm::Twine &then,
+                      const llvm::Twine &now) {
+    failOnEveryRank("the checkpoint at step " + llvm::Twine(restored->step) +
+                    " read " + what + " " + then + ", this run " + now +
+                    ": resuming would not continue the same run");
+  };
+  if (restored->dataset.empty() != fresh.dataset.empty())
+    mismatch("batches from", restored->dataset.empty() ? "--data" : "--dataset",
+             fresh.dataset.empty() ? "from --data" : "from --dataset");
+  if (!fresh.dataset.empty()) {
+    if (restored->samples != fresh.samples || restored->batch != fresh.batch)
+      mismatch("a dataset of",
+               llvm::Twine(restored->samples) + " samples in batches of " +
+                   llvm::Twine(restored->batch),
+               llvm::Twine(fresh.samples) + " in batches of " +
+                   llvm::Twine(fresh.batch));
+    if (restored->seed != fresh.seed || restored->shuffle != fresh.shuffle)
+      mismatch("its samples in the order of",
+               restored->shuffle ? "--seed=" + llvm::Twine(restored->seed)
+                                 : llvm::Twine("--shuffle=false"),
+               fresh.shuffle ? "--seed=" + llvm::Twine(fresh.seed)
+                             : llvm::Twine("--shuffle=false"));
+  }
+  if (restored->step > totalSteps)
+    failOnEveryRank("the newest checkpoint in '" + directory +
+                    "' is at step " + llvm::Twine(restored->step) +
+                    ", past this run's " + llvm::Twine(totalSteps) + " steps");
+  if (printing)
+    llvm::outs() << "resumed from step " << restored->step << " of '"
+                 << directory << "'\n";
+  RunPosition position = fresh;
+  position.step = restored->step;
+  return position;
+}

@@ -68,6 +68,14 @@ public:
   std::optional<RunPosition> restore(std::vector<Binding> &args,
                                      std::vector<float> &losses);
 
+  /// --resume: restores the newest complete checkpoint and returns the
+  /// position the run continues from (`fresh`, which holds this run's
+  /// dataset, with the checkpoint's step; `fresh` itself when there is
+  /// none), and the losses before it. Fails on every rank when the
+  /// checkpoint read another dataset or order, or is past `totalSteps`.
+  RunPosition resume(const RunPosition &fresh, std::vector<Binding> &args,
+                     std::vector<float> &losses, uint64_t totalSteps);
+
   /// The newest complete checkpoint's global arrays and losses (the --out
   /// layout), read by one process; `path` is set to it. False when there
   /// is none.

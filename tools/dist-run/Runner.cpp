@@ -88,15 +88,16 @@ std::string distrun::getDefaultCacheDirectory() {
   return path.str().str();
 }
 
-std::string distrun::getCacheKey(uint64_t moduleHash, StringRef backend,
-                                 unsigned optLevel, const char *argv0) {
+std::string distrun::getCacheKey(uint64_t moduleHash,
+                                 const CompileOptions &options,
+                                 const char *argv0) {
   // What the compiled code depends on: the module, the options, the CPU it
   // is tuned for, LLVM, and this build of DistOpt (its passes are in this
   // tool; its runtime in the libraries the code links).
   std::string identity;
   llvm::raw_string_ostream os(identity);
-  os << moduleHash << '\0' << backend << '\0' << optLevel << '\0'
-     << llvm::sys::getHostCPUName() << '\0' << LLVM_VERSION_STRING;
+  os << moduleHash << '\0' << options.backend << '\0' << options.optLevel
+     << '\0' << options.opsPerFunction << '\0' << llvm::sys::getHostCPUName() << '\0' << LLVM_VERSION_STRING;
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
   std::vector<std::string> enabled;
   for (const auto &feature : features)
@@ -303,8 +304,9 @@ static void evictCached(StringRef directory) {
 }
 
 std::unique_ptr<CompiledStep>
-distrun::compileStep(ModuleOp module, StringRef backend, const char *argv0,
-                     unsigned optLevel, const CompileCache &cache) {
+distrun::compileStep(ModuleOp module, const CompileOptions &options,
+                     const char *argv0, const CompileCache &cache) {
+  unsigned optLevel = options.optLevel;
   std::string cached;
   if (!cache.directory.empty()) {
     SmallString<256> path(cache.directory);
@@ -316,7 +318,7 @@ distrun::compileStep(ModuleOp module, StringRef backend, const char *argv0,
   }
   PassManager pm(module.getContext());
   train::buildCPUPipeline(pm, /*blas=*/true, /*approximateMath=*/true,
-                          backend.str());
+                          options.backend, options.opsPerFunction);
   if (failed(pm.run(module)))
     fail("cannot compile the step (see the diagnostics above)");
   // With a cache: a shared library in it, loaded from there now and by
@@ -345,11 +347,11 @@ distrun::compileStep(ModuleOp module, StringRef backend, const char *argv0,
   // outlive the engine's creation (a temporary was a stack-use-after-scope).
   std::function<llvm::Error(llvm::Module *)> optimize =
       makeOptimizingTransformer(optLevel, 0, host->get());
-  ExecutionEngineOptions options;
-  options.transformer = optimize;
-  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel(optLevel);
-  options.sharedLibPaths = libraryRefs;
-  auto engine = ExecutionEngine::create(module, options);
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = optimize;
+  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel(optLevel);
+  engineOptions.sharedLibPaths = libraryRefs;
+  auto engine = ExecutionEngine::create(module, engineOptions);
   if (!engine)
     fail("cannot JIT the step: " + llvm::toString(engine.takeError()));
   auto compiled = std::make_unique<CompiledStep>();

@@ -53,22 +53,30 @@ struct CompileCache {
   std::string key;
 };
 
-/// Compiles `module` (any stage) for this host's CPU against `backend`'s
-/// runtime calls, with LLVM's optimization level `optLevel` (0-3), or loads
-/// it from `cache` when an earlier run compiled the same; fails (fail())
-/// with the diagnostics. A step compiled with a cache is written to it (a
-/// shared library linked with the system's C compiler driver).
+/// How a step is compiled: the runtime backend its collectives call,
+/// LLVM's optimization level (0-3), and dist-lower-cpu's ops-per-function
+/// (functions cut into parts of about this many ops; 0 keeps them whole).
+struct CompileOptions {
+  std::string backend = "auto";
+  unsigned optLevel = 3;
+  unsigned opsPerFunction = 1000;
+};
+
+/// Compiles `module` (any stage) for this host's CPU with `options`, or
+/// loads it from `cache` when an earlier run compiled the same; fails
+/// (fail()) with the diagnostics. A step compiled with a cache is written
+/// to it (a shared library linked with the system's C compiler driver).
 std::unique_ptr<CompiledStep>
-compileStep(mlir::ModuleOp module, llvm::StringRef backend, const char *argv0,
-            unsigned optLevel = 3, const CompileCache &cache = {});
+compileStep(mlir::ModuleOp module, const CompileOptions &options,
+            const char *argv0, const CompileCache &cache = {});
 
 /// The compile cache's default directory: $DISTOPT_CACHE_DIR, else
 /// $XDG_CACHE_HOME/distopt, else ~/.cache/distopt ("" without a home).
 std::string getDefaultCacheDirectory();
 
 /// The compile cache's key for a module whose text hashes to `moduleHash`.
-std::string getCacheKey(uint64_t moduleHash, llvm::StringRef backend,
-                        unsigned optLevel, const char *argv0);
+std::string getCacheKey(uint64_t moduleHash, const CompileOptions &options,
+                        const char *argv0);
 
 /// Calls `entry` once on `args`: copies its results into `results`' local
 /// arrays, frees the buffers it allocated, and feeds each result `i` with

@@ -199,6 +199,11 @@ static cl::opt<unsigned> optLevel(
     cl::desc("LLVM optimization level of the compiled step, 0-3 (default 3; "
              "0 compiles a large step in a fraction of the time and runs it "
              "slower)"));
+static cl::opt<unsigned> opsPerFunction(
+    "ops-per-function", cl::init(1000),
+    cl::desc("Compile functions of more ops than this as private parts of "
+             "about this many ops (dist-lower-cpu's ops-per-function; "
+             "default 1000; 0 keeps every function whole)"));
 static cl::opt<std::string> testRaise(
     "test-raise", cl::Hidden,
     cl::desc("For tests: RANK:SIGNAL:POINT makes rank RANK raise SIGNAL "
@@ -427,6 +432,7 @@ static void checkAgreement(uint64_t moduleHash, StringRef backend,
        {"--flush-denormals", "value", hashOption(flushDenormals)},
        {"--collective-timeout", "value", hashOption(collectiveTimeout)},
        {"--opt-level", "value", hashOption(optLevel)},
+       {"--ops-per-function", "value", hashOption(opsPerFunction)},
        {"--trace", "value", hashOption(tracePath)},
        {"--seed", "value", hashOption(seed)},
        {"--dataset", "value", hashOption(datasetPath)},
@@ -600,57 +606,6 @@ static int exportCheckpoint() {
   return 0;
 }
 
-/// The position a run starts from (a checkpoint's, when resumed), and the
-/// losses before it; fails when a checkpoint read another dataset.
-static RunPosition resumeRun(CheckpointDir *checkpoints,
-                             const RunPosition &fresh,
-                             std::vector<Binding> &args,
-                             std::vector<float> &losses, uint64_t total) {
-  if (!resume)
-    return fresh;
-  std::optional<RunPosition> restored = checkpoints->restore(args, losses);
-  bool printing = distrt_rank() == 0;
-  if (!restored) {
-    if (printing)
-      llvm::outs() << "no complete checkpoint in '" << checkpointDir
-                   << "': starting from --state\n";
-    return fresh;
-  }
-  auto mismatch = [&](const char *what, const llvm::Twine &then,
-                      const llvm::Twine &now) {
-    failOnEveryRank("the checkpoint at step " + llvm::Twine(restored->step) +
-                    " read " + what + " " + then + ", this run " + now +
-                    ": resuming would not continue the same run");
-  };
-  if (restored->dataset.empty() != fresh.dataset.empty())
-    mismatch("batches from", restored->dataset.empty() ? "--data" : "--dataset",
-             fresh.dataset.empty() ? "from --data" : "from --dataset");
-  if (!fresh.dataset.empty()) {
-    if (restored->samples != fresh.samples || restored->batch != fresh.batch)
-      mismatch("a dataset of",
-               llvm::Twine(restored->samples) + " samples in batches of " +
-                   llvm::Twine(restored->batch),
-               llvm::Twine(fresh.samples) + " in batches of " +
-                   llvm::Twine(fresh.batch));
-    if (restored->seed != fresh.seed || restored->shuffle != fresh.shuffle)
-      mismatch("its samples in the order of",
-               restored->shuffle ? "--seed=" + llvm::Twine(restored->seed)
-                                 : llvm::Twine("--shuffle=false"),
-               fresh.shuffle ? "--seed=" + llvm::Twine(fresh.seed)
-                             : llvm::Twine("--shuffle=false"));
-  }
-  if (restored->step > total)
-    failOnEveryRank("the newest checkpoint in '" + checkpointDir +
-                    "' is at step " + llvm::Twine(restored->step) +
-                    ", past this run's " + llvm::Twine(total) + " steps");
-  if (printing)
-    llvm::outs() << "resumed from step " << restored->step << " of '"
-                 << checkpointDir << "'\n";
-  RunPosition position = fresh;
-  position.step = restored->step;
-  return position;
-}
-
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   installFailureHandlers(/*runtimeIsStarted=*/false);
@@ -748,8 +703,10 @@ int main(int argc, char **argv) {
         std::make_unique<CheckpointDir>(checkpointDir, keepCheckpoints);
     checkpoints->open();
   }
-  position = resumeRun(checkpoints.get(), position, args, losses, totalSteps);
+  if (resume)
+    position = checkpoints->resume(position, args, losses, totalSteps);
 
+  CompileOptions compileOptions{backend, optLevel, opsPerFunction};
   CompileCache cache;
   if (useCache) {
     cache.directory = cacheDir.empty() ? getDefaultCacheDirectory() : cacheDir;
@@ -757,11 +714,11 @@ int main(int argc, char **argv) {
       warn("no compile cache: no --cache-dir, DISTOPT_CACHE_DIR, "
            "XDG_CACHE_HOME or home directory");
     // The entry too: recording the step marks it for the C interface.
-    cache.key = getCacheKey(moduleHash ^ hashText(wholeStep.entry), backend,
-                            optLevel, argv[0]);
+    cache.key = getCacheKey(moduleHash ^ hashText(wholeStep.entry),
+                            compileOptions, argv[0]);
   }
   std::unique_ptr<CompiledStep> compiled =
-      compileStep(*module, backend, argv[0], optLevel, cache);
+      compileStep(*module, compileOptions, argv[0], cache);
   // Run. Subnormal operands cost x86 cores up to ~100 cycles per
   // operation: the transformer block's mirrored step went from 38 to 70 ms
   // over 50 steps as its softmax tails and Adam moments became subnormal.

@@ -32,15 +32,17 @@ bool isBlasContraction(linalg::LinalgOp op);
 
 /// Adds `dist-lower-cpu` to `pm`: dist-to-runtime (collectives to runtime
 /// calls; records the step's interface), train-to-linalg, elementwise
-/// fusion, one-shot bufferization, (with `blas`) f32 matrix products
-/// through OpenBLAS, and the lowering of loops, arith, math, memref and
-/// func to the LLVM dialect.
+/// fusion, (with `opsPerFunction` > 0) large functions cut into parts,
+/// one-shot bufferization, (with `blas`) f32 matrix products through
+/// OpenBLAS, deallocation, and the lowering of loops, arith, math, memref
+/// and func to the LLVM dialect.
 /// With `approximateMath`, f32 tanh, exp and log become polynomial
 /// approximations (dist-approximate-math) instead of libm calls; `backend`
 /// is dist-to-runtime's.
 void buildCPUPipeline(OpPassManager &pm, bool blas = true,
                       bool approximateMath = true,
-                      StringRef backend = "auto");
+                      StringRef backend = "auto",
+                      unsigned opsPerFunction = 1000);
 
 /// Registers `dist-lower-cpu` (buildCPUPipeline with its options).
 void registerCPUPipeline();

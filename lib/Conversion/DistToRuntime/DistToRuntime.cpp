@@ -47,7 +47,7 @@ FailureOr<StringRef> RuntimeLowering::getSuffix(Operation *op, Type type,
 }
 
 func::FuncOp RuntimeLowering::declare(StringRef name, TypeRange args,
-                                      TypeRange results) {
+                                      TypeRange results, bool synchronous) {
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
   OpBuilder::InsertionGuard guard(builder);
@@ -56,6 +56,8 @@ func::FuncOp RuntimeLowering::declare(StringRef name, TypeRange args,
                                    builder.getFunctionType(args, results));
   func.setPrivate();
   func->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
+  if (synchronous)
+    func->setAttr("distopt.sync_buffers", builder.getUnitAttr());
   return func;
 }
 
@@ -304,7 +306,8 @@ LogicalResult RuntimeLowering::lowerAllReduceStart(AllReduceStartOp op) {
 
 Value RuntimeLowering::callStart(StringRef name, ValueRange args,
                                  Location loc) {
-  func::FuncOp callee = declare(name, args.getTypes(), {builder.getI64Type()});
+  func::FuncOp callee = declare(name, args.getTypes(), {builder.getI64Type()},
+                                /*synchronous=*/false);
   return func::CallOp::create(builder, loc, callee, args).getResult(0);
 }
 

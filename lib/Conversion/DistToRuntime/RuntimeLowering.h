@@ -39,8 +39,12 @@ private:
   /// 4 or 8 bytes (i1 is stored as a byte); one that `reduces` them needs a
   /// type the runtime adds.
   FailureOr<StringRef> getSuffix(Operation *op, Type type, bool reduces);
-  /// Declares `name(args...) -> results` (C interface) once.
-  func::FuncOp declare(StringRef name, TypeRange args, TypeRange results);
+  /// Declares `name(args...) -> results` (C interface) once. A
+  /// `synchronous` callee is marked `distopt.sync_buffers` (it uses its
+  /// buffer arguments only while it runs, so they may be freed right
+  /// after the call); a nonblocking start uses them until its wait.
+  func::FuncOp declare(StringRef name, TypeRange args, TypeRange results,
+                       bool synchronous = true);
   /// A collective's group: its size and the mesh shape and group axes as
   /// i64 buffers, the runtime's way of naming it.
   struct Group {

@@ -210,6 +210,8 @@ static void rewrite(linalg::GenericOp op, const Gemm &gemm, ModuleOp module) {
         FunctionType::get(context, ValueRange(args).getTypes(), {}));
     callee.setPrivate();
     callee->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
+    // Its buffers may be freed once it returns (dist-buffer-deallocation).
+    callee->setAttr("distopt.sync_buffers", UnitAttr::get(context));
   }
   func::CallOp::create(builder, loc, callee, args);
   gemm.fill->erase();

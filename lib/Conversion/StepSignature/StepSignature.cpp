@@ -551,16 +551,26 @@ struct DistRecordStepPass
       dropRolesAndNames(evalFunc);
   }
 
+  /// Rewrites all argument and result attributes at once (removing them
+  /// one by one rebuilds the whole list each time: quadratic in a large
+  /// step's arguments).
   static void dropRolesAndNames(func::FuncOp func) {
     MLIRContext *context = func.getContext();
-    for (StringRef attr :
-         {TrainDialect::kRoleAttrName, TrainDialect::kNameAttrName}) {
-      auto attrName = StringAttr::get(context, attr);
-      for (unsigned i = 0; i < func.getNumArguments(); ++i)
-        func.removeArgAttr(i, attrName);
-      for (unsigned i = 0; i < func.getNumResults(); ++i)
-        func.removeResultAttr(i, attrName);
-    }
+    auto drop = [&](MutableArrayRef<DictionaryAttr> dicts) {
+      for (DictionaryAttr &dict : dicts) {
+        NamedAttrList list(dict);
+        list.erase(TrainDialect::kRoleAttrName);
+        list.erase(TrainDialect::kNameAttrName);
+        dict = list.getDictionary(context);
+      }
+    };
+    SmallVector<DictionaryAttr> arguments, results;
+    func.getAllArgAttrs(arguments);
+    func.getAllResultAttrs(results);
+    drop(arguments);
+    drop(results);
+    func.setAllArgAttrs(arguments);
+    func.setAllResultAttrs(results);
   }
 };
 } // namespace

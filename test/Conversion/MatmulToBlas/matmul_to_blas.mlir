@@ -23,7 +23,7 @@ func.func @linear(%x: tensor<4x3xf32>, %w: tensor<5x3xf32>) -> tensor<4x5xf32> {
   %r = train.matmul %x, %w {transpose_rhs} : (tensor<4x3xf32>, tensor<5x3xf32>) -> tensor<4x5xf32>
   return %r : tensor<4x5xf32>
 }
-// CHECK: func.func private @distopt_matmul_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i32, i32, i32, i32) attributes {llvm.emit_c_interface}
+// CHECK: func.func private @distopt_matmul_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i32, i32, i32, i32) attributes {distopt.sync_buffers, llvm.emit_c_interface}
 
 // -----
 

@@ -1,0 +1,139 @@
+// RUN: dist-opt %s -split-input-file --dist-split-functions=ops-per-function=2 | FileCheck %s
+// RUN: dist-opt %s -split-input-file --dist-split-functions=ops-per-function=0 | FileCheck %s --check-prefix=WHOLE
+
+// Parts of two ops each; what a later part reads is returned, what a part
+// reads from before it is an argument, constants are recreated.
+// CHECK-LABEL: func.func private @step_part0
+// CHECK-SAME:      (%[[X:.*]]: tensor<4xf32>) -> tensor<4xf32>
+// CHECK-SAME:      attributes {distopt.sync_buffers, passthrough = ["noinline"]}
+// CHECK:         %[[C:.*]] = arith.constant dense<2.000000e+00>
+// CHECK:         %[[A:.*]] = arith.addf %[[X]], %[[C]]
+// CHECK:         %[[B:.*]] = arith.mulf %[[A]], %[[A]]
+// CHECK:         return %[[B]]
+// CHECK-LABEL: func.func private @step_part1
+// CHECK-SAME:      (%[[B1:.*]]: tensor<4xf32>, %[[X1:.*]]: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+// CHECK:         arith.constant dense<2.000000e+00>
+// CHECK:         %[[D:.*]] = arith.subf %[[B1]], %[[X1]]
+// CHECK:         %[[E:.*]] = arith.mulf %[[D]],
+// CHECK:         return %[[D]], %[[E]]
+// CHECK-LABEL: func.func private @step_part2
+// CHECK-LABEL: func.func @step
+// CHECK-SAME:      (%[[ARG:.*]]: tensor<4xf32> {train.role = #train.role<param>})
+// CHECK-NOT:     arith.constant
+// CHECK:         %[[P0:.*]] = call @step_part0(%[[ARG]])
+// CHECK:         %[[P1:.*]]:2 = call @step_part1(%[[P0]], %[[ARG]])
+// CHECK:         %[[P2:.*]] = call @step_part2(%[[P1]]#1, %[[P1]]#0)
+// CHECK:         return %[[P2]], %[[P1]]#0
+// WHOLE-LABEL: func.func @step
+// WHOLE-NOT:   call
+// WHOLE:       return
+func.func @step(%x: tensor<4xf32> {train.role = #train.role<param>})
+    -> (tensor<4xf32>, tensor<4xf32>) {
+  %c = arith.constant dense<2.0> : tensor<4xf32>
+  %a = arith.addf %x, %c : tensor<4xf32>
+  %b = arith.mulf %a, %a : tensor<4xf32>
+  %d = arith.subf %b, %x : tensor<4xf32>
+  %e = arith.mulf %d, %c : tensor<4xf32>
+  %f = arith.addf %e, %d : tensor<4xf32>
+  %g = arith.mulf %f, %f : tensor<4xf32>
+  return %g, %d : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// No cut while a buffer or a nonblocking collective's request is live:
+// the start and its wait stay in one part.
+func.func private @start(memref<*xf32>) -> i64
+func.func private @wait(i64, index) attributes {distopt.sync_buffers}
+// CHECK-LABEL: func.func private @collective_part0
+// CHECK:         arith.addf
+// CHECK:         arith.mulf
+// CHECK:         return
+// CHECK-LABEL: func.func private @collective_part1
+// CHECK:         bufferization.to_buffer
+// CHECK:         call @start
+// CHECK:         arith.addf
+// CHECK:         arith.mulf
+// CHECK:         call @wait
+// CHECK:         return
+// CHECK-LABEL: func.func @collective
+// CHECK-COUNT-2: call @collective_part
+// CHECK-NOT:     call
+func.func @collective(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %a = arith.addf %x, %x : tensor<4xf32>
+  %b = arith.mulf %a, %a : tensor<4xf32>
+  %buffer = bufferization.to_buffer %b : tensor<4xf32> to memref<4xf32>
+  %unranked = memref.cast %buffer : memref<4xf32> to memref<*xf32>
+  %request = call @start(%unranked) : (memref<*xf32>) -> i64
+  %c = arith.addf %b, %b : tensor<4xf32>
+  %d = arith.mulf %c, %c : tensor<4xf32>
+  %address = memref.extract_aligned_pointer_as_index %buffer : memref<4xf32> -> index
+  call @wait(%request, %address) : (i64, index) -> ()
+  return %d : tensor<4xf32>
+}
+
+// -----
+
+// A function of several blocks stays whole.
+// CHECK-LABEL: func.func @blocks
+// CHECK-NOT:     call
+func.func @blocks(%x: tensor<4xf32>, %p: i1) -> tensor<4xf32> {
+  %a = arith.addf %x, %x : tensor<4xf32>
+  %b = arith.mulf %a, %a : tensor<4xf32>
+  cf.cond_br %p, ^bb1, ^bb2
+^bb1:
+  %c = arith.addf %b, %b : tensor<4xf32>
+  return %c : tensor<4xf32>
+^bb2:
+  return %b : tensor<4xf32>
+}
+
+// -----
+
+// A product stays with the zero fill of its output (one sgemm call for
+// dist-matmul-to-blas); empty tensors are recreated, not passed.
+// CHECK-LABEL: func.func private @product_part0
+// CHECK-NOT:     linalg.fill
+// CHECK:         return
+// CHECK-LABEL: func.func private @product_part1
+// CHECK-SAME:      (%{{.*}}: tensor<4x4xf32>, %{{.*}}: tensor<4x4xf32>) -> tensor<4x4xf32>
+// CHECK:         tensor.empty
+// CHECK:         linalg.fill
+// CHECK-NEXT:    linalg.matmul
+// CHECK:         return
+// CHECK-LABEL: func.func @product
+// CHECK-NOT:     tensor.empty
+// CHECK-COUNT-2: call @product_part
+func.func @product(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %x = arith.addf %a, %a : tensor<4x4xf32>
+  %y = arith.mulf %x, %x : tensor<4x4xf32>
+  %e = tensor.empty() : tensor<4x4xf32>
+  %zero = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %m = linalg.matmul ins(%y, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %m : tensor<4x4xf32>
+}
+
+// -----
+
+// One zero fill read by products in two parts (as CSE leaves it) is
+// recomputed in each, so the cut between them stays possible.
+// CHECK-LABEL: func.func private @shared_part0
+// CHECK:         tensor.empty
+// CHECK:         linalg.fill
+// CHECK-NEXT:    linalg.matmul
+// CHECK-LABEL: func.func private @shared_part1
+// CHECK:         tensor.empty
+// CHECK:         linalg.fill
+// CHECK-NEXT:    linalg.matmul
+// CHECK-LABEL: func.func @shared
+// CHECK-NOT:     linalg.fill
+// CHECK-COUNT-2: call @shared_part
+func.func @shared(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %e = tensor.empty() : tensor<4x4xf32>
+  %zero = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %n = linalg.matmul ins(%m, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %m, %n : tensor<4x4xf32>, tensor<4x4xf32>
+}
