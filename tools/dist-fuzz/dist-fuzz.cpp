@@ -75,9 +75,12 @@ static const char *const kStrategies[] = {
     "dist-parameter-server{ps=2 workers=2 partitioner=fixed}",
     "dist-parameter-server{ps=1 workers=2}",
     "dist-parameter-server{ps=2 workers=2 mode=async}",
-    // The evaluation function, distributed with its step.
+    // The evaluation function, distributed with its step (SPMD) or kept
+    // single-device beside the placed programs.
     "train-derive-eval,dist-mirrored{replicas=2}",
     "train-derive-eval,dist-hybrid{dp=2 tp=2 zero=3}",
+    "train-derive-eval,dist-hybrid{pp=2 dp=2 zero=1 microbatches=2}",
+    "train-derive-eval,dist-parameter-server{ps=2 workers=2}",
 };
 static constexpr unsigned kNumStrategies = std::size(kStrategies);
 

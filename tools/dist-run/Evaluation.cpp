@@ -12,11 +12,38 @@
 using namespace mlir;
 using namespace distrun;
 
+/// Binds `arg` of an evaluation on gathered parameters: a state array some
+/// program holds is gathered at each evaluation, anything else but data
+/// comes from --state; only rank 0 keeps the arrays.
+static void bindGathered(Evaluation &evaluation, Binding arg,
+                         const std::set<std::string> &held, Arrays &state,
+                         const EvaluationOptions &options) {
+  const std::string &name = arg.value->name;
+  if (held.count(name)) {
+    evaluation.gathered.insert(name);
+  } else if (isRestored(*arg.value)) {
+    fail("the evaluation function takes '" + name +
+         "', which none of the placed programs holds");
+  } else if (!isData(arg)) {
+    auto it = state.find(name);
+    if (it == state.end())
+      fail("'" + name +
+           "', which the evaluation function takes, is missing "
+           "from --state '" +
+           options.statePath + "'");
+    if (distrt_rank() == 0)
+      copyBlock(it->second, arg.local, arg.offsets, /*toGlobal=*/false);
+  }
+  if (distrt_rank() != 0)
+    std::vector<char>().swap(arg.local.bytes);
+  evaluation.fromTraining.push_back(-1);
+  evaluation.args.push_back(std::move(arg));
+}
+
 std::unique_ptr<Evaluation>
 distrun::setUpEvaluation(const train::StepSignature &wholeStep,
                          const std::vector<Binding> &trainArgs, Arrays &state,
-                         func::FuncOp entry, ModuleOp module,
-                         const EvaluationOptions &options) {
+                         ModuleOp module, const EvaluationOptions &options) {
   if (!wholeStep.eval)
     failOnEveryRank("'" + options.modulePath +
                     "' has no evaluation function for --eval-dataset: derive "
@@ -24,8 +51,21 @@ distrun::setUpEvaluation(const train::StepSignature &wholeStep,
   auto evaluation = std::make_unique<Evaluation>();
   evaluation->step = wholeStep.getEvalStep();
   int64_t rank = distrt_rank();
+  // Placed programs: the state arrays any program holds are gathered.
+  std::set<std::string> held;
+  if (wholeStep.isEvalGathered()) {
+    evaluation->gatheredFrom = &wholeStep;
+    for (const train::StepSignature::Program &program : wholeStep.programs)
+      for (const train::StepSignature::Value &value : program.arguments)
+        if (isState(value) && !value.cache)
+          held.insert(value.name);
+  }
   for (const train::StepSignature::Value &value : evaluation->step.arguments) {
     Binding arg = bind(value, evaluation->step, rank);
+    if (evaluation->gatheredFrom) {
+      bindGathered(*evaluation, std::move(arg), held, state, options);
+      continue;
+    }
     int64_t from = -1;
     for (auto [i, train] : llvm::enumerate(trainArgs))
       if (train.value->name == value.name && train.offsets == arg.offsets &&
@@ -60,10 +100,15 @@ distrun::setUpEvaluation(const train::StepSignature &wholeStep,
       "--eval-dataset", options.datasetPath, getDataSpecs(evaluation->step),
       /*seed=*/0,
       /*shuffle=*/false);
+  // The evaluation function's own arguments (the values' indices are its),
+  // while it is still a function with a body.
+  auto evalFunc = module.lookupSymbol<func::FuncOp>(evaluation->step.entry);
+  if (evalFunc && evalFunc.isExternal())
+    evalFunc = nullptr;
   for (Binding &arg : evaluation->args)
     if (isData(arg))
       if (std::optional<IndexRange> range =
-              getIndexRange(entry, module, arg, evaluation->args))
+              getIndexRange(evalFunc, arg, evaluation->args))
         evaluation->dataset->checkRange(arg, *range);
   return evaluation;
 }
@@ -75,6 +120,23 @@ void distrun::evaluate(CompiledStep &compiled, Evaluation &evaluation,
        llvm::zip_equal(evaluation.args, evaluation.fromTraining))
     if (from >= 0)
       arg.local.bytes = trainArgs[from].local.bytes;
+  if (evaluation.gatheredFrom) {
+    // Every rank sends its blocks; rank 0 evaluates alone.
+    Arrays global =
+        gatherState(trainArgs, *evaluation.gatheredFrom, &evaluation.gathered);
+    if (distrt_rank() != 0)
+      return;
+    for (Binding &arg : evaluation.args) {
+      auto it = global.find(arg.value->name);
+      if (it == global.end())
+        continue;
+      if (it->second.shape != arg.local.shape)
+        fail("the evaluation function takes '" + arg.value->name + "' as [" +
+             formatShape(arg.local.shape) + "], the programs hold it as [" +
+             formatShape(it->second.shape) + "]");
+      arg.local.bytes = std::move(it->second.bytes);
+    }
+  }
   Dataset &dataset = *evaluation.dataset;
   int64_t batches = dataset.getStepsPerEpoch();
   double lossSum = 0, correct = 0;

@@ -4,7 +4,9 @@
 // parameters copied from the training step's blocks before each
 // evaluation, the other arguments bound once from --state, the batches from
 // the evaluation dataset in order (whole batches); rank 0 prints the mean
-// loss and, with a `correct` metric, the accuracy.
+// loss and, with a `correct` metric, the accuracy. Placed programs
+// (pipelines, parameter servers) evaluate on rank 0 alone: their
+// parameters are gathered there before each evaluation.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +20,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <memory>
+#include <set>
 
 namespace distrun {
 
@@ -27,6 +30,11 @@ struct Evaluation {
   std::vector<Binding> args, results;
   /// Per argument: the training argument it copies (a parameter), or -1.
   std::vector<int64_t> fromTraining;
+  /// For placed programs (StepSignature::isEvalGathered): the training
+  /// step, and the names of the state arrays gathered to rank 0 for each
+  /// evaluation (the other ranks hold no evaluation arrays).
+  const mlir::train::StepSignature *gatheredFrom = nullptr;
+  std::set<std::string> gathered;
   std::unique_ptr<Dataset> dataset;
   int64_t lossResult = -1, correctResult = -1;
 };
@@ -37,13 +45,13 @@ struct EvaluationOptions {
 };
 
 /// Sets up --eval-dataset: binds the evaluation function's arguments (the
-/// parameters from the training step's blocks `trainArgs`, the rest from
-/// `state`) and opens its dataset; fails when the module has none.
+/// parameters from the training step's blocks `trainArgs`, or gathered from
+/// the programs of an MPMD step; the rest from `state`) and opens its
+/// dataset; fails when the module has none. `wholeStep` must outlive it.
 std::unique_ptr<Evaluation>
 setUpEvaluation(const mlir::train::StepSignature &wholeStep,
                 const std::vector<Binding> &trainArgs, Arrays &state,
-                mlir::func::FuncOp entry, mlir::ModuleOp module,
-                const EvaluationOptions &options);
+                mlir::ModuleOp module, const EvaluationOptions &options);
 
 /// Evaluates the parameters in `trainArgs` on the whole evaluation dataset
 /// (its whole batches, in order); rank 0 prints the mean loss and accuracy

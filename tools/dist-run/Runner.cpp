@@ -97,7 +97,8 @@ std::string distrun::getCacheKey(uint64_t moduleHash,
   std::string identity;
   llvm::raw_string_ostream os(identity);
   os << moduleHash << '\0' << options.backend << '\0' << options.optLevel
-     << '\0' << options.opsPerFunction << '\0' << llvm::sys::getHostCPUName() << '\0' << LLVM_VERSION_STRING;
+     << '\0' << options.opsPerFunction << '\0' << llvm::sys::getHostCPUName()
+     << '\0' << LLVM_VERSION_STRING;
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
   std::vector<std::string> enabled;
   for (const auto &feature : features)
@@ -508,14 +509,15 @@ std::vector<float> distrun::runSteps(CompiledStep &compiled, StringRef entry,
 /// first program that holds it, or, when programs hold blocks of it (a
 /// parameter server's row shards), from every program with a block.
 static Arrays gatherProgramState(std::vector<Binding> &args,
-                                 const train::StepSignature &step) {
+                                 const train::StepSignature &step,
+                                 const std::set<std::string> *only) {
   int64_t rank = distrt_rank();
   Arrays out;
   std::map<std::string, std::set<std::vector<int64_t>>> blocksDone;
   for (const train::StepSignature::Program &program : step.programs) {
     for (const train::StepSignature::Value &value : program.arguments) {
       // A worker's cached copy is not state of its own: the holder's is.
-      if (!isState(value) || value.cache)
+      if (!isState(value) || value.cache || (only && !only->count(value.name)))
         continue;
       std::vector<int64_t> offsets(value.blockOffsets.begin(),
                                    value.blockOffsets.end());
@@ -557,13 +559,14 @@ static Arrays gatherProgramState(std::vector<Binding> &args,
 }
 
 Arrays distrun::gatherState(std::vector<Binding> &args,
-                            const train::StepSignature &step) {
+                            const train::StepSignature &step,
+                            const std::set<std::string> *only) {
   if (step.isMPMD())
-    return gatherProgramState(args, step);
+    return gatherProgramState(args, step, only);
   int64_t rank = distrt_rank(), worldSize = distrt_size();
   Arrays out;
   for (Binding &arg : args) {
-    if (!isState(*arg.value))
+    if (!isState(*arg.value) || (only && !only->count(arg.value->name)))
       continue;
     Array global;
     if (rank == 0) {

@@ -17,6 +17,7 @@
 
 #include <functional>
 #include <memory>
+#include <set>
 
 namespace distrun {
 
@@ -66,9 +67,10 @@ struct CompileOptions {
 /// loads it from `cache` when an earlier run compiled the same; fails
 /// (fail()) with the diagnostics. A step compiled with a cache is written
 /// to it (a shared library linked with the system's C compiler driver).
-std::unique_ptr<CompiledStep>
-compileStep(mlir::ModuleOp module, const CompileOptions &options,
-            const char *argv0, const CompileCache &cache = {});
+std::unique_ptr<CompiledStep> compileStep(mlir::ModuleOp module,
+                                          const CompileOptions &options,
+                                          const char *argv0,
+                                          const CompileCache &cache = {});
 
 /// The compile cache's default directory: $DISTOPT_CACHE_DIR, else
 /// $XDG_CACHE_HOME/distopt, else ~/.cache/distopt ("" without a home).
@@ -129,9 +131,11 @@ std::vector<float> runSteps(CompiledStep &compiled, llvm::StringRef entry,
 
 /// The global state arrays (param and opt_state arguments) gathered to
 /// rank 0 (empty arrays on the other ranks); for an MPMD step, from the
-/// devices of the program that holds each.
+/// devices of the program that holds each. With `only`, just the arrays
+/// it names (every rank must pass the same names).
 Arrays gatherState(std::vector<Binding> &args,
-                   const mlir::train::StepSignature &step);
+                   const mlir::train::StepSignature &step,
+                   const std::set<std::string> *only = nullptr);
 
 } // namespace distrun
 

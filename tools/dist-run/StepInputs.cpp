@@ -11,35 +11,6 @@
 using namespace mlir;
 using namespace distrun;
 
-/// The class dim of the cross-entropy reading `label`.
-static std::optional<int64_t> getNumClasses(Value label) {
-  for (Operation *user : label.getUsers()) {
-    Value logits;
-    if (auto loss = dyn_cast<train::CrossEntropyOp>(user))
-      logits = loss.getLogits();
-    else if (auto grad = dyn_cast<train::CrossEntropyBackwardOp>(user))
-      logits = grad.getLogits();
-    if (logits)
-      return cast<RankedTensorType>(logits.getType()).getShape().back();
-  }
-  return std::nullopt;
-}
-
-/// The `classes` the module's record keeps for argument `index`, if any.
-static std::optional<int64_t> getRecordedClasses(ModuleOp module,
-                                                 unsigned index) {
-  auto step =
-      module->getAttrOfType<DictionaryAttr>(train::TrainDialect::kStepAttrName);
-  auto arguments = step ? step.getAs<ArrayAttr>("arguments") : nullptr;
-  if (!arguments || index >= arguments.size())
-    return std::nullopt;
-  auto fields = dyn_cast<DictionaryAttr>(arguments[index]);
-  auto classes = fields ? fields.getAs<IntegerAttr>("classes") : nullptr;
-  if (!classes)
-    return std::nullopt;
-  return classes.getInt();
-}
-
 /// The global rows of the tables that gathers index with `indices`: the
 /// argument's global shape when the table is an argument of the step (a
 /// vocabulary-sharded table holds a block of them), else its own rows
@@ -68,7 +39,6 @@ static std::optional<int64_t> getTableRows(Value indices,
 static bool isInteger(const std::string &dtype) { return dtype[1] == 'i'; }
 
 std::optional<IndexRange> distrun::getIndexRange(func::FuncOp entry,
-                                                 ModuleOp module,
                                                  const Binding &binding,
                                                  ArrayRef<Binding> bindings) {
   const train::StepSignature::Value &value = *binding.value;
@@ -81,8 +51,7 @@ std::optional<IndexRange> distrun::getIndexRange(func::FuncOp entry,
                   : IntegerAttr())
       classes = recorded.getInt(); // A cross-entropy rewritten into reductions.
     else
-      classes =
-          arg ? getNumClasses(arg) : getRecordedClasses(module, value.index);
+      classes = arg ? train::getCrossEntropyClasses(arg) : value.classes;
     if (classes)
       return IndexRange{*classes, "the classes of the cross-entropy"};
   }
@@ -168,8 +137,7 @@ Array distrun::initialize(func::FuncOp entry, ModuleOp module,
   array.shape.assign(shape.begin(), shape.end());
   int64_t count = array.getNumElements();
   std::vector<double> values(count, 0.0);
-  std::optional<IndexRange> range =
-      getIndexRange(entry, module, binding, bindings);
+  std::optional<IndexRange> range = getIndexRange(entry, binding, bindings);
   switch (*value.role) {
   case train::Role::param:
     if (shape.size() >= 2) {

@@ -28,12 +28,12 @@ struct IndexRange {
 
 /// The range of argument `value` (global shapes in `bindings`, by argument
 /// index): for a label, the class dim of the logits of the cross-entropy
-/// (or its backward) reading it in `entry`, else the record's `classes`
-/// when the module kept one; for an integer input, the rows of the table
-/// that a train.gather in `entry` indexes with it. None when nothing tells
-/// (a lowered module: its ops are gone).
+/// (or its backward) reading it in `entry` (the function whose argument
+/// it is), else the record's `classes` when the module kept one; for an
+/// integer input, the rows of the table that a train.gather in `entry`
+/// indexes with it. None when nothing tells (a lowered module: its ops are
+/// gone).
 std::optional<IndexRange> getIndexRange(mlir::func::FuncOp entry,
-                                        mlir::ModuleOp module,
                                         const Binding &binding,
                                         llvm::ArrayRef<Binding> bindings);
 

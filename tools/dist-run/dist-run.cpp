@@ -586,8 +586,7 @@ static void bindInputs(func::FuncOp entry, ModuleOp module,
       fail("'" + value.name + "' is " + global.dtype + " [" +
            formatShape(global.shape) + "] but the step takes " + arg.dtype +
            " [" + formatShape(arg.globalShape) + "]");
-    if (std::optional<IndexRange> range =
-            getIndexRange(entry, module, arg, args))
+    if (std::optional<IndexRange> range = getIndexRange(entry, arg, args))
       checkIndexRange(arg, global, *range);
     copyBlock(global, arg.local, arg.offsets, /*toGlobal=*/false);
   }
@@ -678,8 +677,7 @@ int main(int argc, char **argv) {
         "--dataset", datasetPath, getDataSpecs(wholeStep), seed, shuffleData);
     for (Binding &arg : args)
       if (isData(arg))
-        if (std::optional<IndexRange> range =
-                getIndexRange(entry, *module, arg, args))
+        if (std::optional<IndexRange> range = getIndexRange(entry, arg, args))
           dataset->checkRange(arg, *range);
     position.dataset = getCanonicalPath(datasetPath);
     position.samples = dataset->getNumSamples();
@@ -693,7 +691,7 @@ int main(int argc, char **argv) {
   }
   std::unique_ptr<Evaluation> evaluation;
   if (!evalDatasetPath.empty())
-    evaluation = setUpEvaluation(wholeStep, args, state, entry, *module,
+    evaluation = setUpEvaluation(wholeStep, args, state, *module,
                                  {inputFile, statePath, evalDatasetPath});
   // Checkpoints, and where the run starts.
   std::unique_ptr<CheckpointDir> checkpoints;

@@ -1,4 +1,5 @@
-//===- StepSignature.h - a training step's interface for runners -*- C++ -*-===//
+//===- StepSignature.h - a training step's interface for runners -*- C++
+//-*-===//
 //
 // What a runner (dist-run) needs to feed a training step: each argument's
 // and result's role, name, type and, for a partitioned step, its sharding
@@ -41,7 +42,8 @@ namespace mlir::train {
 /// different functions, each placed with `dist.place`) records one program
 /// per place:
 ///
-///   train.step = {entry = "train_step_pipe0", mesh_shape = ..., mesh_axes = ...,
+///   train.step = {entry = "train_step_pipe0", mesh_shape = ..., mesh_axes =
+///   ...,
 ///                 arguments = [...], results = [...],   // of `entry`
 ///                 programs = [{entry = "train_step_pipe0",
 ///                              devices = array<i64: 0>,
@@ -56,6 +58,8 @@ struct StepSignature {
     /// Empty when the value has no `train.name`.
     std::string name;
     RankedTensorType type;
+    /// A label's class count (`classes`), when recorded.
+    std::optional<int64_t> classes;
     /// Per dim, the mesh axes it is split over (ArrayAttrs of StringAttrs);
     /// null when the value is whole on every device.
     ArrayAttr split;
@@ -90,8 +94,10 @@ struct StepSignature {
   /// Empty for an SPMD step (every device runs `entry`).
   std::vector<Program> programs;
   /// The step's evaluation function (train-derive-eval), recorded as
-  /// `eval = {entry = ..., arguments = [...], results = [...]}`: an SPMD
-  /// function on the step's mesh (`devices` unused).
+  /// `eval = {entry = ..., arguments = [...], results = [...]}`: for an
+  /// SPMD step, a function on the step's mesh; for an MPMD step, a
+  /// single-device function rank 0 runs on the gathered parameters
+  /// (`devices` unused).
   std::optional<Program> eval;
 
   int64_t getNumDevices() const;
@@ -102,13 +108,23 @@ struct StepSignature {
   /// The step as device `device` sees it: for an MPMD step, `entry`,
   /// `arguments` and `results` are those of its program; `programs` stays.
   StepSignature getDeviceStep(int64_t device) const;
-  /// The evaluation function as a step of its own (`eval` must be set).
+  /// The evaluation function as a step of its own (`eval` must be set):
+  /// a single-device step for an MPMD step.
   StepSignature getEvalStep() const;
+  /// Whether the evaluation function runs on rank 0 alone, on parameters
+  /// gathered from the programs (an MPMD step's).
+  bool isEvalGathered() const { return eval && isMPMD(); }
   /// The position of mesh axis `axis`.
   int64_t getAxisIndex(StringRef axis) const;
   /// The product of the sizes of mesh axes `axes`.
   int64_t getGroupSize(ArrayAttr axes) const;
 };
+
+/// The class dim of the logits of the cross-entropy (or its backward) that
+/// reads `label`, looking into the dist.fragments it is passed to and
+/// through slices (microbatches) and reshapes; none when no such op reads
+/// it.
+std::optional<int64_t> getCrossEntropyClasses(Value label);
 
 /// Records the signature of `entryName` (empty: the only function whose
 /// arguments or results carry `train.role`) as `train.step` on `module`,

@@ -45,6 +45,30 @@ int64_t StepSignature::getGroupSize(ArrayAttr axes) const {
   return size;
 }
 
+std::optional<int64_t> mlir::train::getCrossEntropyClasses(Value label) {
+  for (OpOperand &use : label.getUses()) {
+    Operation *user = use.getOwner();
+    Value logits;
+    if (auto loss = dyn_cast<CrossEntropyOp>(user))
+      logits = loss.getLogits();
+    else if (auto grad = dyn_cast<CrossEntropyBackwardOp>(user))
+      logits = grad.getLogits();
+    if (logits)
+      return cast<RankedTensorType>(logits.getType()).getShape().back();
+    // A placed program's fragments take their inputs as block arguments;
+    // a microbatch is a slice of the labels, and a reshape keeps them.
+    Value next;
+    if (auto fragment = dyn_cast<dist::FragmentOp>(user))
+      next = fragment.getBody().getArgument(use.getOperandNumber());
+    else if (isa<SliceOp, ReshapeOp>(user))
+      next = user->getResult(0);
+    if (next)
+      if (std::optional<int64_t> classes = getCrossEntropyClasses(next))
+        return classes;
+  }
+  return std::nullopt;
+}
+
 /// The classes label argument `index` of `entry` indexes: its
 /// `train.classes`, else the class dim of a cross-entropy reading it.
 static std::optional<int64_t> getLabelClasses(func::FuncOp entry,
@@ -56,16 +80,7 @@ static std::optional<int64_t> getLabelClasses(func::FuncOp entry,
   if (auto classes = entry.getArgAttrOfType<IntegerAttr>(
           index, TrainDialect::kClassesAttrName))
     return classes.getInt();
-  for (Operation *user : entry.getArgument(index).getUsers()) {
-    Value logits;
-    if (auto loss = dyn_cast<CrossEntropyOp>(user))
-      logits = loss.getLogits();
-    else if (auto grad = dyn_cast<CrossEntropyBackwardOp>(user))
-      logits = grad.getLogits();
-    if (logits)
-      return cast<RankedTensorType>(logits.getType()).getShape().back();
-  }
-  return std::nullopt;
+  return getCrossEntropyClasses(entry.getArgument(index));
 }
 
 namespace {
@@ -167,8 +182,36 @@ static SmallVector<int64_t> getPlaceDevices(dist::PlaceAttr place,
   return devices;
 }
 
+/// Records `eval`, the evaluation function of `of` (words), in `step` as
+/// `eval = {entry, arguments, results}`; its values must be sharded over
+/// `mesh` (none: single-device).
+static LogicalResult recordEval(NamedAttrList &step, func::FuncOp eval,
+                                dist::MeshOp mesh, const std::string &of) {
+  Builder builder(eval.getContext());
+  dist::MeshOp evalMesh;
+  FailureOr<RecordedValues> values = recordValues(eval, evalMesh);
+  if (failed(values))
+    return failure();
+  if (evalMesh != mesh) {
+    InFlightDiagnostic diag = eval.emitError()
+                              << "the evaluation function of " << of << " ";
+    if (!mesh)
+      return diag << "is distributed over mesh '" << evalMesh.getSymName()
+                  << "': placed programs evaluate on one device (derive it "
+                     "before the strategy)";
+    return diag << "is not distributed on its mesh";
+  }
+  step.set(kEval, builder.getDictionaryAttr(
+                      {builder.getNamedAttr(kEntry, eval.getSymNameAttr()),
+                       builder.getNamedAttr(
+                           kArguments, builder.getArrayAttr(values->arguments)),
+                       builder.getNamedAttr(
+                           kResults, builder.getArrayAttr(values->results))}));
+  return success();
+}
+
 /// Records the placed programs of an MPMD module (`programs`, in module
-/// order).
+/// order) and its single-device evaluation function, if any.
 static LogicalResult recordPrograms(ModuleOp module,
                                     ArrayRef<func::FuncOp> programs) {
   MLIRContext *context = module.getContext();
@@ -224,6 +267,22 @@ static LogicalResult recordPrograms(ModuleOp module,
   step.set(kArguments, builder.getArrayAttr(first->arguments));
   step.set(kResults, builder.getArrayAttr(first->results));
   step.set(kPrograms, builder.getArrayAttr(records));
+  // The evaluation function dist-pipeline and dist-parameter-server leave
+  // single-device (their step is gone: the one evaluation function there is).
+  func::FuncOp eval;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (!TrainingStep::isEvalFunction(func) || func.isExternal() ||
+        func->hasAttr(dist::DistDialect::kPlaceAttrName))
+      continue;
+    if (eval)
+      return func.emitError()
+             << "is a second evaluation function (after '" << eval.getSymName()
+             << "'): placed programs have one";
+    eval = func;
+  }
+  if (eval &&
+      failed(recordEval(step, eval, /*mesh=*/nullptr, "the placed programs")))
+    return failure();
   module->setAttr(TrainDialect::kStepAttrName, step.getDictionary(context));
   return success();
 }
@@ -301,23 +360,10 @@ LogicalResult mlir::train::recordStepSignature(ModuleOp module,
   for (auto eval : module.getOps<func::FuncOp>()) {
     auto of =
         eval->getAttrOfType<FlatSymbolRefAttr>(TrainDialect::kEvalOfAttrName);
-    if (!of || of.getValue() != entry.getSymName() || eval.isExternal())
-      continue;
-    dist::MeshOp evalMesh;
-    FailureOr<RecordedValues> evalValues = recordValues(eval, evalMesh);
-    if (failed(evalValues))
+    if (of && of.getValue() == entry.getSymName() && !eval.isExternal() &&
+        failed(
+            recordEval(step, eval, mesh, "'" + entry.getSymName().str() + "'")))
       return failure();
-    if (evalMesh != mesh)
-      return eval.emitError()
-             << "the evaluation function of '" << entry.getSymName()
-             << "' is not distributed on its mesh";
-    step.set(kEval,
-             builder.getDictionaryAttr(
-                 {builder.getNamedAttr(kEntry, eval.getSymNameAttr()),
-                  builder.getNamedAttr(
-                      kArguments, builder.getArrayAttr(evalValues->arguments)),
-                  builder.getNamedAttr(
-                      kResults, builder.getArrayAttr(evalValues->results))}));
   }
   module->setAttr(TrainDialect::kStepAttrName, step.getDictionary(context));
   return success();
@@ -399,6 +445,13 @@ FailureOr<StepSignature> mlir::train::readStepSignature(ModuleOp module) {
         }
         if (auto name = fields.getAs<StringAttr>(kName))
           value.name = name.str();
+        if (Attribute classes = fields.get(kClasses)) {
+          auto count = dyn_cast<IntegerAttr>(classes);
+          if (!count || count.getInt() < 1)
+            return malformed() << where << key << " #" << i << " has classes "
+                               << classes << ", not a positive integer";
+          value.classes = count.getInt();
+        }
         value.split = fields.getAs<ArrayAttr>(kSplit);
         if (value.split) {
           if (!shape)
@@ -516,6 +569,12 @@ StepSignature StepSignature::getEvalStep() const {
   step.arguments = eval->arguments;
   step.results = eval->results;
   step.eval.reset();
+  if (isEvalGathered()) {
+    step.programs.clear();
+    step.meshShape.clear();
+    step.meshAxes.clear();
+    step.hostAxes.clear();
+  }
   return step;
 }
 

@@ -72,3 +72,69 @@ func.func @step(%w: tensor<4xf32> {train.role = #train.role<param>, train.name =
                 %v: tensor<4xf32> {train.role = #train.role<param>, train.name = "w"}) {
   return
 }
+
+// -----
+
+// Placed programs with the single-device evaluation function that
+// dist-pipeline and dist-parameter-server leave beside them: recorded with
+// whole arrays (rank 0 evaluates on the gathered parameters).
+// CHECK-LABEL: module attributes {train.step = {
+// CHECK-SAME: eval = {arguments = [{name = "w", role = "param", type = tensor<4xf32>}, {name = "x", role = "input", type = tensor<2x4xf32>}], entry = "step_eval", results = [{name = "loss", role = "loss", type = tensor<f32>}]}
+// CHECK-SAME: programs = [{arguments = [{name = "w", role = "param", type = tensor<4xf32>}], devices = array<i64: 0>, entry = "step_pipe0"
+// CHECK: func.func @step_eval({{.*}} attributes {llvm.emit_c_interface, train.eval_of = @step}
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 1>}
+func.func @step_pipe0(%w: tensor<4xf32> {train.role = #train.role<param>, train.name = "w"})
+    -> (tensor<4xf32> {train.role = #train.role<param>, train.name = "w"})
+    attributes {dist.place = #dist.place<@pipe, pipe = 0>} {
+  return %w : tensor<4xf32>
+}
+func.func @step_eval(%w: tensor<4xf32> {train.role = #train.role<param>, train.name = "w"},
+                     %x: tensor<2x4xf32> {train.role = #train.role<input>, train.name = "x"})
+    -> (tensor<f32> {train.role = #train.role<loss>, train.name = "loss"})
+    attributes {train.eval_of = @step} {
+  %l = train.reduce %w {dims = array<i64: 0>, kind = #train.reduce_kind<sum>} : (tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Placed programs evaluate on one device: a distributed evaluation
+// function beside them is an error, and so is a second one.
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+func.func @step_pipe0(%w: tensor<4xf32> {train.role = #train.role<param>, train.name = "w"})
+    -> (tensor<4xf32> {train.role = #train.role<param>, train.name = "w"})
+    attributes {dist.place = #dist.place<@pipe, pipe = 0>} {
+  return %w : tensor<4xf32>
+}
+func.func @step_pipe1(%v: tensor<4xf32> {train.role = #train.role<param>, train.name = "v"})
+    -> (tensor<4xf32> {train.role = #train.role<param>, train.name = "v"})
+    attributes {dist.place = #dist.place<@pipe, pipe = 1>} {
+  return %v : tensor<4xf32>
+}
+// expected-error @+1 {{the evaluation function of the placed programs is distributed over mesh 'pipe': placed programs evaluate on one device (derive it before the strategy)}}
+func.func @step_eval(%w: tensor<4xf32> {train.role = #train.role<param>, train.name = "w", dist.sharding = #dist.sharding<@pipe, [[pipe]]>})
+    -> (tensor<f32> {train.role = #train.role<loss>, train.name = "loss"})
+    attributes {dist.partitioned, train.eval_of = @step} {
+  %l = train.reduce %w {dims = array<i64: 0>, kind = #train.reduce_kind<sum>} : (tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 1>}
+func.func @step_pipe0(%w: tensor<4xf32> {train.role = #train.role<param>, train.name = "w"})
+    -> (tensor<4xf32> {train.role = #train.role<param>, train.name = "w"})
+    attributes {dist.place = #dist.place<@pipe, pipe = 0>} {
+  return %w : tensor<4xf32>
+}
+func.func @step_eval(%w: tensor<4xf32> {train.role = #train.role<param>, train.name = "w"})
+    -> (tensor<4xf32> {train.role = #train.role<loss>, train.name = "loss"})
+    attributes {train.eval_of = @step} {
+  return %w : tensor<4xf32>
+}
+// expected-error @+1 {{is a second evaluation function (after 'step_eval'): placed programs have one}}
+func.func @step_eval2(%w: tensor<4xf32> {train.role = #train.role<param>, train.name = "w"})
+    -> (tensor<4xf32> {train.role = #train.role<loss>, train.name = "loss"})
+    attributes {train.eval_of = @step} {
+  return %w : tensor<4xf32>
+}

@@ -134,10 +134,10 @@ ParameterServerBuilder::placeVariables(const PartitionPolicy &policy) {
       }
       variable = of;
     }
-    auto paramType = onlyGradient
-                         ? dyn_cast<RankedTensorType>(
-                               func.getArgument(*variable).getType())
-                         : nullptr;
+    auto paramType =
+        onlyGradient
+            ? dyn_cast<RankedTensorType>(func.getArgument(*variable).getType())
+            : nullptr;
     // Elementwise ops run on any shard; others (a reshape of a bias's
     // gradient) keep their variable whole on one server.
     bool rowwise = onlyGradient && isElementwise(op) &&
@@ -227,8 +227,7 @@ ParameterServerBuilder::placeVariables(const PartitionPolicy &policy) {
   for (AllReduceOp acc : accumulations) {
     if (gradientOf.count(acc)) {
       for (Operation *user : acc->getUsers())
-        if (!isa<train::OptimizerOpInterface>(user) &&
-            !shardwiseOf.count(user))
+        if (!isa<train::OptimizerOpInterface>(user) && !shardwiseOf.count(user))
           return user->emitError()
                  << "dist-parameter-server: this op reads a summed gradient "
                     "that a server also applies; only the optimizer may";
@@ -254,8 +253,7 @@ ParameterServerBuilder::placeVariables(const PartitionPolicy &policy) {
       return func.emitError() << "dist-parameter-server: argument #" << arg
                               << " is not a ranked tensor";
     int64_t rows = type.getRank() ? type.getDimSize(0) : 1;
-    SmallVector<int64_t> sizes =
-        splitRows(rows, getTensorBytes(type), policy);
+    SmallVector<int64_t> sizes = splitRows(rows, getTensorBytes(type), policy);
     if (type.getRank() == 0)
       sizes = {1};
     if (sizes.size() > 1 && wholeOnly.contains(arg)) {
@@ -305,9 +303,10 @@ ParameterServerBuilder::placeVariables(const PartitionPolicy &policy) {
             return isa<train::OptimizerOpInterface>(user);
           }))
         shardsOf[arg.getArgNumber()] = {
-            {0, 0, cast<RankedTensorType>(arg.getType()).getRank()
-                       ? cast<RankedTensorType>(arg.getType()).getDimSize(0)
-                       : 1}};
+            {0, 0,
+             cast<RankedTensorType>(arg.getType()).getRank()
+                 ? cast<RankedTensorType>(arg.getType()).getDimSize(0)
+                 : 1}};
   findSparseTables();
   return success();
 }
@@ -339,8 +338,9 @@ void ParameterServerBuilder::findSparseTables() {
     });
     if (!gathered)
       continue;
-    if (!scatter || !lookupsOnly || !indices || microbatchDim[indices.getArgNumber()] < 0 ||
-        scatter.getRowOffset() || !scatter->hasOneUse() ||
+    if (!scatter || !lookupsOnly || !indices ||
+        microbatchDim[indices.getArgNumber()] < 0 || scatter.getRowOffset() ||
+        !scatter->hasOneUse() ||
         !matchPattern(scatter.getInit(), m_AnyZeroFloat())) {
       mlir::emitRemark(table.getLoc())
           << "dist-parameter-server: embedding table "
@@ -359,8 +359,8 @@ void ParameterServerBuilder::findSparseTables() {
 
 RankedTensorType ParameterServerBuilder::shardType(unsigned arg,
                                                    const Shard &shard) const {
-  auto type = cast<RankedTensorType>(
-      func::FuncOp(func).getArgument(arg).getType());
+  auto type =
+      cast<RankedTensorType>(func::FuncOp(func).getArgument(arg).getType());
   if (type.getRank() == 0)
     return type;
   SmallVector<int64_t> shape(type.getShape());
@@ -368,9 +368,9 @@ RankedTensorType ParameterServerBuilder::shardType(unsigned arg,
   return type.clone(shape);
 }
 
-DictionaryAttr ParameterServerBuilder::attrsWithBlock(DictionaryAttr attrs,
-                                                      Type global,
-                                                      const Shard *shard) const {
+DictionaryAttr
+ParameterServerBuilder::attrsWithBlock(DictionaryAttr attrs, Type global,
+                                       const Shard *shard) const {
   MLIRContext *context = builder.getContext();
   NamedAttrList kept = getTrainAttrs(attrs);
   auto type = cast<RankedTensorType>(global);
@@ -383,7 +383,6 @@ DictionaryAttr ParameterServerBuilder::attrsWithBlock(DictionaryAttr attrs,
   }
   return kept.getDictionary(context);
 }
-
 
 //===----------------------------------------------------------------------===//
 // The pass
@@ -398,8 +397,8 @@ struct DistParameterServerPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     PartitionPolicy policy;
-    policy.shards = shards > 0 ? static_cast<int64_t>(shards)
-                               : static_cast<int64_t>(ps);
+    policy.shards =
+        shards > 0 ? static_cast<int64_t>(shards) : static_cast<int64_t>(ps);
     policy.minShardBytes = minShardBytes;
     policy.kind = partitioner == "fixed" ? PartitionPolicy::Kind::fixed
                                          : PartitionPolicy::Kind::minSize;
@@ -418,8 +417,8 @@ struct DistParameterServerPass
     }
     if (policy.shards > ps) {
       emitOptionError(module, "dist-parameter-server")
-          << "shards=" << policy.shards << " is more than ps="
-          << static_cast<int64_t>(ps)
+          << "shards=" << policy.shards
+          << " is more than ps=" << static_cast<int64_t>(ps)
           << ": each server holds at most one shard of a variable";
       return signalPassFailure();
     }
@@ -428,6 +427,7 @@ struct DistParameterServerPass
     if (failed(step))
       return signalPassFailure();
     func::FuncOp func = *step;
+    SetAsideEvaluation evaluation(module, "dist-parameter-server");
     ParameterServerBuilder builder(module, func, ps, workers);
     auto run = [&](OpPassManager &pm) { return runPipeline(pm, module); };
     if (failed(builder.partitionMicrobatches(run)) ||

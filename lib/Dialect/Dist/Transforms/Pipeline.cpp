@@ -576,20 +576,33 @@ FailureOr<func::FuncOp> mlir::dist::getSingleTrainingStep(ModuleOp module,
   for (auto func : module.getOps<func::FuncOp>()) {
     if (!train::TrainingStep::isTrainingStep(func))
       continue;
-    if (train::TrainingStep::isEvalFunction(func))
-      return emitOptionError(module, pass)
-             << "cannot distribute the evaluation function '"
-             << func.getSymName()
-             << "' (train-derive-eval): placed programs evaluate only "
-                "through their training step; derive evaluation functions "
-                "for data, tensor or hybrid parallel steps";
-    steps.push_back(func);
+    if (!train::TrainingStep::isEvalFunction(func))
+      steps.push_back(func);
   }
   if (steps.size() != 1)
     return emitOptionError(module, pass)
            << "needs exactly one training step in the module, found "
            << steps.size();
   return steps.front();
+}
+
+SetAsideEvaluation::SetAsideEvaluation(ModuleOp module, StringRef pass)
+    : module(module) {
+  for (auto func : module.getOps<func::FuncOp>())
+    if (train::TrainingStep::isEvalFunction(func))
+      functions.push_back(func);
+  for (func::FuncOp func : functions) {
+    mlir::emitRemark(func.getLoc())
+        << pass << ": the evaluation function '" << func.getSymName()
+        << "' stays single-device: dist-run gathers the parameters to rank 0 "
+           "for each evaluation and evaluates there";
+    func->remove();
+  }
+}
+
+SetAsideEvaluation::~SetAsideEvaluation() {
+  for (func::FuncOp func : functions)
+    module.getBody()->push_back(func);
 }
 
 LogicalResult mlir::dist::finishPrograms(ModuleOp module, func::FuncOp step) {
@@ -649,6 +662,7 @@ struct DistPipelinePass
     if (failed(step))
       return signalPassFailure();
     func::FuncOp func = *step;
+    SetAsideEvaluation evaluation(module, "dist-pipeline");
     PipelineBuilder pipeline(module, func, stages, virtualStages, microbatches,
                              *kind, dp, tp, zero);
     auto run = [&](OpPassManager &pm) { return runPipeline(pm, module); };

@@ -71,8 +71,28 @@ struct ProgramSchedule {
 };
 
 /// The one training step of `module`, which must be single-device; fails
-/// with an error naming `pass` otherwise.
+/// with an error naming `pass` otherwise. Evaluation functions
+/// (train-derive-eval) are not training steps here: see SetAsideEvaluation.
 FailureOr<func::FuncOp> getSingleTrainingStep(ModuleOp module, StringRef pass);
+
+/// Keeps the step's evaluation functions (train-derive-eval) out of the
+/// module while a placing pass (dist-pipeline, dist-parameter-server)
+/// annotates, partitions and replaces the step, and puts them back
+/// unchanged when it goes out of scope. Placed programs evaluate on one
+/// device, TensorFlow's side-car evaluator: dist-run gathers the parameters
+/// to rank 0 for each evaluation and runs the single-device function there.
+/// Says so with a remark naming `pass`.
+class SetAsideEvaluation {
+public:
+  SetAsideEvaluation(ModuleOp module, StringRef pass);
+  ~SetAsideEvaluation();
+  SetAsideEvaluation(const SetAsideEvaluation &) = delete;
+  SetAsideEvaluation &operator=(const SetAsideEvaluation &) = delete;
+
+private:
+  ModuleOp module;
+  SmallVector<func::FuncOp> functions;
+};
 
 /// Erases `step` (replaced by the placed programs) and the partitioning
 /// mesh, and checks the programs as `dist-verify` does: each program's step
@@ -96,8 +116,7 @@ bool isPipelineProgram(ModuleOp module);
 
 /// Reads the schedule of `module`'s placed programs; fails, with an error
 /// naming `pass`, when it has none.
-FailureOr<ProgramSchedule> readProgramSchedule(ModuleOp module,
-                                               StringRef pass);
+FailureOr<ProgramSchedule> readProgramSchedule(ModuleOp module, StringRef pass);
 
 /// The ops of one (stage, kind) in program order: the body of its
 /// fragments, one per microbatch (one in all for U).

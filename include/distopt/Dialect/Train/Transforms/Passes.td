@@ -83,9 +83,12 @@ def TrainDeriveEvalPass : Pass<"train-derive-eval", "ModuleOp"> {
     the evaluation normalizes with the batch's statistics, which the pass
     reports with a warning at the op.
 
-    Strategies distribute `@f_eval` with `@f` (same mesh, same shardings of
-    the parameters), and `dist-run --eval-dataset` runs it. Steps that
-    already have an evaluation function are left alone.
+    SPMD strategies distribute `@f_eval` with `@f` (same mesh, same
+    shardings of the parameters); `dist-pipeline` and
+    `dist-parameter-server` leave it single-device beside their placed
+    programs, and `dist-run` evaluates it on rank 0 with the parameters
+    gathered there. `dist-run --eval-dataset` runs it. Steps that already
+    have an evaluation function are left alone.
 
     ```mlir
     func.func @train_step_eval(%w: tensor<10x784xf32> {train.role = #train.role<param>, ...},
