@@ -55,6 +55,7 @@ distrun::setUpEvaluation(const train::StepSignature &wholeStep,
   std::set<std::string> held;
   if (wholeStep.isEvalGathered()) {
     evaluation->gatheredFrom = &wholeStep;
+    evaluation->collectiveTimeout = options.collectiveTimeout;
     for (const train::StepSignature::Program &program : wholeStep.programs)
       for (const train::StepSignature::Value &value : program.arguments)
         if (isState(value) && !value.cache)
@@ -113,6 +114,15 @@ distrun::setUpEvaluation(const train::StepSignature &wholeStep,
   return evaluation;
 }
 
+/// The ranks meet after rank 0 evaluated gathered parameters alone: a
+/// barrier without the collective timeout, which a long evaluation would
+/// otherwise exceed on the waiting ranks.
+static void waitForEvaluation(const Evaluation &evaluation) {
+  if (distrt_set_timeout(0) != 0 || distrt_barrier() != 0 ||
+      distrt_set_timeout(evaluation.collectiveTimeout) != 0)
+    fail(getRuntimeError());
+}
+
 void distrun::evaluate(CompiledStep &compiled, Evaluation &evaluation,
                        std::vector<Binding> &trainArgs, uint64_t stepsDone,
                        MetricsFile &metrics) {
@@ -125,7 +135,7 @@ void distrun::evaluate(CompiledStep &compiled, Evaluation &evaluation,
     Arrays global =
         gatherState(trainArgs, *evaluation.gatheredFrom, &evaluation.gathered);
     if (distrt_rank() != 0)
-      return;
+      return waitForEvaluation(evaluation);
     for (Binding &arg : evaluation.args) {
       auto it = global.find(arg.value->name);
       if (it == global.end())
@@ -173,4 +183,6 @@ void distrun::evaluate(CompiledStep &compiled, Evaluation &evaluation,
     llvm::outs() << ", " << left << " left out: not a whole batch";
   llvm::outs() << llvm::formatv(", {0:F2} s)\n", seconds);
   llvm::outs().flush();
+  if (evaluation.gatheredFrom)
+    waitForEvaluation(evaluation);
 }

@@ -35,6 +35,7 @@ struct Evaluation {
   /// evaluation (the other ranks hold no evaluation arrays).
   const mlir::train::StepSignature *gatheredFrom = nullptr;
   std::set<std::string> gathered;
+  double collectiveTimeout = 0;
   std::unique_ptr<Dataset> dataset;
   int64_t lossResult = -1, correctResult = -1;
 };
@@ -42,6 +43,9 @@ struct Evaluation {
 /// Where the evaluation's inputs come from, for messages and binding.
 struct EvaluationOptions {
   std::string modulePath, statePath, datasetPath;
+  /// --collective-timeout, restored after the untimed wait of the ranks
+  /// that do not evaluate gathered parameters.
+  double collectiveTimeout = 0;
 };
 
 /// Sets up --eval-dataset: binds the evaluation function's arguments (the

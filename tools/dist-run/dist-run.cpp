@@ -691,8 +691,9 @@ int main(int argc, char **argv) {
   }
   std::unique_ptr<Evaluation> evaluation;
   if (!evalDatasetPath.empty())
-    evaluation = setUpEvaluation(wholeStep, args, state, *module,
-                                 {inputFile, statePath, evalDatasetPath});
+    evaluation = setUpEvaluation(
+        wholeStep, args, state, *module,
+        {inputFile, statePath, evalDatasetPath, collectiveTimeout});
   // Checkpoints, and where the run starts.
   std::unique_ptr<CheckpointDir> checkpoints;
   std::vector<float> losses;
