@@ -7,24 +7,26 @@ its `conv2d_backward_input` and `conv2d_backward_filter` (loss = sum(y * g)
 + sum(dx), SGD on the filter), runs it with `dist-run` (dist-lower-cpu:
 im2col / col2im and one sgemm per group and op) and runs the same three
 convolutions in PyTorch (`y = conv2d(x, w)`, `y.backward(g)`), both with
-one BLAS / intra-op thread. Median step time (dist-run's first step, which
-includes the JIT, left out). The loss after step 1 is printed for both.
+one BLAS / intra-op thread (OMP_WAIT_POLICY=PASSIVE, the thread counts set
+as bench/step_time.py sets them). PyTorch 2.15 runs in the comparison
+environment bench/peers/env.py creates (bench/peers/torch_conv.py). Runs are
+interleaved over --rounds rounds; each run's median step (the first, which
+includes dist-run's JIT, left out), then the median over the rounds with
+the spread (min-max). The loss after step 1 is printed for both.
 
     python3 bench/conv_time.py                 # prints a Markdown table
-    python3 bench/conv_time.py --steps 20
+    python3 bench/conv_time.py --steps 20 --rounds 5
 
-Needs /usr/bin/python3 with Debian's python3-torch and a build in build/.
+Needs a build in build/.
 """
 
 import argparse
 import os
 import statistics
+import sys
 import tempfile
-import time
 
-import numpy as np
-
-from step_time import BIN, dist_run_times, run
+from step_time import BIN, dist_run_times, peer_times, peer_env, run
 
 # (name, batch, in channels, out channels, size, kernel, stride, pad, groups)
 CONFIGS = [
@@ -53,63 +55,54 @@ STEP = """func.func @train_step(
 """
 
 
-def theirs(state, data, steps, stride, pad, groups):
-    import torch
-    torch.set_num_threads(1)
-    s, d = np.load(state), np.load(data)
-    w = torch.tensor(s["w"], requires_grad=True)
-    x = torch.tensor(d["x"], requires_grad=True)
-    g = torch.tensor(d["g"])
-    lr = float(s["lr"])
-    times, first = [], None
-    for _ in range(steps):
-        start = time.perf_counter()
-        w.grad = x.grad = None
-        y = torch.nn.functional.conv2d(x, w, stride=stride, padding=pad,
-                                       groups=groups)
-        y.backward(g)
-        loss = float((y * g).sum() + x.grad.sum())
-        with torch.no_grad():
-            w -= lr * w.grad
-        times.append((time.perf_counter() - start) * 1e3)
-        if first is None:
-            first = loss
-    return statistics.median(times[1:]), first
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    rows = []
+    python = peer_env.python()
+    ours, theirs, losses = {}, {}, {}
     with tempfile.TemporaryDirectory() as work:
+        layers = []
         for name, n, c, f, h, k, stride, pad, groups in CONFIGS:
             o = (h + 2 * pad - k) // stride + 1
             attrs = (f"strides = array<i64: {stride}, {stride}>, "
                      f"padding = array<i64: {pad}, {pad}, {pad}, {pad}>, "
                      f"groups = {groups} : i64")
-            step = os.path.join(work, "conv.mlir")
+            tag = str(len(layers))
+            step = os.path.join(work, f"conv{tag}.mlir")
             with open(step, "w") as out:
                 out.write(STEP.format(n=n, c=c, f=f, h=h, k=k, o=o,
                                       cg=c // groups, attrs=attrs))
-            state = os.path.join(work, "state.npz")
-            data = os.path.join(work, "data.npz")
+            state = os.path.join(work, f"state{tag}.npz")
+            data = os.path.join(work, f"data{tag}.npz")
             run([os.path.join(BIN, "dist-run"), step, "--init-state=" + state,
                  "--init-data=" + data, "--seed=1"])
-            ours_ms, ours_loss = dist_run_times(
-                [os.path.join(BIN, "dist-run"), step, "--state=" + state,
-                 "--data=" + data, "--steps=" + str(args.steps)], 1)
-            theirs_ms, theirs_loss = theirs(state, data, args.steps, stride,
-                                            pad, groups)
             flops = 3 * 2 * n * f * o * o * (c // groups) * k * k
-            rows.append((name, ours_ms, theirs_ms, flops, ours_loss,
-                         theirs_loss))
+            layers.append((name, step, state, data, stride, pad, groups,
+                           flops))
+        for round_ in range(args.rounds):
+            for name, step, state, data, stride, pad, groups, _ in layers:
+                ms, loss = dist_run_times(
+                    [os.path.join(BIN, "dist-run"), step, "--state=" + state,
+                     "--data=" + data, "--steps=" + str(args.steps),
+                     "--cache-dir=" + os.path.join(work, "cache")], 1)
+                ours.setdefault(name, []).append(ms)
+                ms, their_loss = peer_times(
+                    python, "torch_conv.py",
+                    [state, data, args.steps, stride, pad, groups, 1], 1)
+                theirs.setdefault(name, []).append(ms)
+                losses[name] = (loss, their_loss)
+            print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr)
     print("| conv layer (batch 8) | dist-run ms | PyTorch ms | ratio | "
           "GFLOP/s (ours) | loss after step 1 (ours / PyTorch) |")
     print("|---|---:|---:|---:|---:|---|")
-    for name, a, b, flops, la, lb in rows:
-        print(f"| {name} | {a:.2f} | {b:.2f} | {a / b:.2f}x | "
-              f"{flops / a / 1e6:.1f} | {la:.6g} / {lb:.6g} |")
+    for name, *_, flops in layers:
+        a, b = statistics.median(ours[name]), statistics.median(theirs[name])
+        la, lb = losses[name]
+        print(f"| {name} | {a:.2f} ({min(ours[name]):.2f}-{max(ours[name]):.2f})"
+              f" | {b:.2f} ({min(theirs[name]):.2f}-{max(theirs[name]):.2f}) | "
+              f"{a / b:.2f}x | {flops / a / 1e6:.1f} | {la:.6g} / {lb:.6g} |")
 
 
 if __name__ == "__main__":

@@ -1,41 +1,61 @@
 #!/usr/bin/env python3
-"""Time of one compiled training step against PyTorch eager, same machine.
+"""Step time of the compiled training steps against PyTorch, TensorFlow and
+TensorFlow + XLA, same machine, same state and batch.
 
-For examples/mlp.mlir (SGD with momentum), examples/mlp_adam.mlir
-(AdamW) and examples/transformer_block.mlir (pre-LN attention + MLP block,
-AdamW): the same random state and batch (dist-run --init-state, seed 1)
-run by
+For examples/mlp.mlir (SGD with momentum), examples/mlp_adam.mlir (AdamW)
+and examples/transformer_block.mlir (pre-LN attention + MLP block, AdamW),
+from the same random state and batch (dist-run --init-state, seed 1):
 
-  - dist-run (the step JIT-compiled with dist-lower-cpu: matmuls through
-    OpenBLAS, the rest as loops), median of the step times it prints;
-  - PyTorch eager (forward, backward, torch.optim.SGD/AdamW), median over
-    the same number of steps;
+  - DistOpt: `dist-run` of the step (dist-lower-cpu; its timer covers the
+    whole step: inputs bound, results copied back, buffers freed); on two
+    processes `mpirun -np 2 dist-run` of `--dist-mirrored=replicas=2`;
+  - PyTorch eager (bench/peers/torch_step.py): forward, backward, the
+    optimizer; DistributedDataParallel over gloo on two processes;
+  - TensorFlow graph mode and TensorFlow + XLA (`jit_compile=True`)
+    (bench/peers/tf_step.py), MultiWorkerMirroredStrategy on two processes.
 
-on one process, and on 2 processes: `mpirun -np 2 dist-run` of the
-`--dist-mirrored=replicas=2` step against PyTorch DDP with gloo. Both use
-the same number of BLAS / intra-op threads per process (--threads, default
-2 for one process, 1 per process for two). The first-step losses of both
-are printed so that the comparison is of the same computation.
+Threads are set explicitly and equally: 2 per process on one process, 1 per
+process on two (OPENBLAS/MKL/OMP_NUM_THREADS, torch.set_num_threads,
+TensorFlow's intra-/inter-op pools; OMP_WAIT_POLICY=PASSIVE so no OpenMP
+thread spins on a core a BLAS thread needs). Runs are interleaved: each
+round runs every system once per configuration; each run reports the
+median of its steps (the first, with the JIT or tracing, left out); the
+table gives the median over rounds and the spread (min-max), the load
+average before and after, and the first loss of every system (the same
+forward pass: the script fails when they differ by more than 1e-5
+relative).
 
-    python3 bench/step_time.py                 # prints a Markdown table
-    python3 bench/step_time.py --steps 100
-    python3 bench/step_time.py --examples transformer_block
+    python3 bench/step_time.py                       # all, 3 rounds
+    python3 bench/step_time.py --rounds 5 --steps 50
+    python3 bench/step_time.py --examples transformer_block --procs 1
+    python3 bench/step_time.py --systems distopt torch
 
-Needs /usr/bin/python3 with Debian's python3-torch and a build in build/.
+PyTorch and TensorFlow come from a virtual environment this script creates
+on first use (bench/peers/env.py: tensorflow-cpu 2.21.0, torch 2.15.0 from
+PyPI, under ~/.cache/distopt-bench). Needs a build in build/ and mpirun.
 """
 
 import argparse
+import json
 import os
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 BIN = os.path.join(ROOT, "build", "bin")
 REFERENCE = os.path.join(ROOT, "test", "Integration", "Inputs")
+PEERS = os.path.join(HERE, "peers")
+sys.path.insert(0, PEERS)
+
+import env as peer_env  # noqa: E402
+
+SYSTEMS = ["distopt", "torch", "tf", "xla"]
+LABELS = {"distopt": "DistOpt", "torch": "PyTorch eager",
+          "tf": "TF graph", "xla": "TF + XLA"}
 
 
 def run(cmd, env=None):
@@ -45,123 +65,165 @@ def run(cmd, env=None):
     return result.stdout
 
 
+def thread_env(threads, **extra):
+    """The environment every system runs in: the same thread counts."""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads),
+               MKL_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
+               OMP_WAIT_POLICY="PASSIVE", TF_CPP_MIN_LOG_LEVEL="2")
+    env.update(extra)
+    return env
+
+
 def dist_run_times(cmd, threads):
-    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
-    out = run(cmd, env)
+    """(median step ms, first loss) of a dist-run command; the first step
+    (which includes the JIT) is left out."""
+    out = run(cmd, thread_env(threads))
     steps = re.findall(r"step \d+: loss ([-\d.]+) \(([\d.]+) ms\)", out)
     losses = [float(l) for l, _ in steps]
-    times = [float(t) for _, t in steps][1:]  # the first includes warm-up
+    times = [float(t) for _, t in steps][1:]
     return statistics.median(times), losses[0]
 
 
-TORCH_STEP = r'''
-import os, sys, time, statistics
-import numpy as np
-import torch
-from torch_reference import Step, inputs, make_optimizer
+def peer_times(python, script, args, threads, pythonpath=None):
+    env = thread_env(threads)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    out = run([python, os.path.join(PEERS, script), *map(str, args)], env)
+    result = json.loads(out.strip().splitlines()[-1])
+    return statistics.median(result["times"][1:]), result["first_loss"]
 
 
-def main(rank, world, model, state_path, data_path, steps, threads):
-    torch.set_num_threads(threads)
-    # dist-run flushes subnormals by default; PyTorch does not unless asked.
-    torch.set_flush_denormal(os.environ.get("TORCH_FLUSH_DENORMAL") == "1")
-    if world > 1:
-        os.environ["MASTER_ADDR"] = "127.0.0.1"
-        os.environ["MASTER_PORT"] = "29533"
-        torch.distributed.init_process_group("gloo", rank=rank, world_size=world)
-    s, d = np.load(state_path), np.load(data_path)
-    step = Step(model, s)
-    net = (torch.nn.parallel.DistributedDataParallel(step) if world > 1
-           else step)
-    x, y = inputs(model, d)
-    batch = x.shape[0] // world
-    x, y = x[rank * batch:(rank + 1) * batch], y[rank * batch:(rank + 1) * batch]
-    opt = make_optimizer(model, step, float(s["lr"]))
-    times, first = [], None
-    for _ in range(steps):
-        start = time.perf_counter()
-        opt.zero_grad()
-        loss = net(x, y)
-        loss.backward()  # DDP: gradients averaged by bucketed all-reduces
-        opt.step()
-        times.append((time.perf_counter() - start) * 1e3)
-        if first is None:
-            first = float(loss)
-            if world > 1:
-                t = torch.tensor([first])
-                torch.distributed.all_reduce(t)
-                first = float(t) / world
-    if rank == 0:
-        print(statistics.median(times[1:]), first)
+class Config:
+    """One (example, processes) pair and its prepared files."""
 
-def _spawned(rank, *rest):
-    main(rank, *rest)
+    def __init__(self, example, procs, work):
+        self.example, self.procs = example, procs
+        self.threads = 2 if procs == 1 else 1
+        self.step = os.path.join(ROOT, "examples", example + ".mlir")
+        self.state = os.path.join(work, example + "_state.npz")
+        self.data = os.path.join(work, example + "_data.npz")
+        self.program = self.step
+        if procs > 1:
+            self.program = os.path.join(work, f"{example}_mirrored{procs}.mlir")
+        self.cache = os.path.join(work, "cache")
 
-if __name__ == "__main__":
-    args = sys.argv[1:]
-    world = int(args[0])
-    rest = (world, args[1], args[2], args[3], int(args[4]), int(args[5]))
-    if world == 1:
-        main(0, *rest)
-    else:
-        torch.multiprocessing.spawn(_spawned, args=rest, nprocs=world)
-'''
+    def prepare(self):
+        if not os.path.exists(self.state):
+            run([os.path.join(BIN, "dist-run"), self.step,
+                 "--init-state=" + self.state, "--init-data=" + self.data,
+                 "--seed=1"])
+        if self.procs > 1:
+            run([os.path.join(BIN, "dist-opt"), self.step,
+                 f"--dist-mirrored=replicas={self.procs}", "-o", self.program])
+
+    def measure(self, system, steps, python, port):
+        if system == "distopt":
+            cmd = [os.path.join(BIN, "dist-run"), self.program,
+                   "--state=" + self.state, "--data=" + self.data,
+                   f"--steps={steps}", "--cache-dir=" + self.cache]
+            if self.procs > 1:
+                cmd = ["mpirun", "-np", str(self.procs)] + cmd
+            return dist_run_times(cmd, self.threads)
+        if system == "torch":
+            return peer_times(python, "torch_step.py",
+                              [self.example, self.state, self.data, steps,
+                               self.threads, self.procs, port],
+                              self.threads, pythonpath=REFERENCE)
+        if self.procs == 1:
+            return peer_times(python, "tf_step.py",
+                              [self.example, self.state, self.data, steps,
+                               self.threads, 1, 0, port, int(system == "xla")],
+                              self.threads)
+        # One process per TensorFlow worker; rank 0 reports.
+        procs = []
+        for rank in range(self.procs):
+            procs.append(subprocess.Popen(
+                [python, os.path.join(PEERS, "tf_step.py"), self.example,
+                 self.state, self.data, str(steps), str(self.threads),
+                 str(self.procs), str(rank), str(port),
+                 str(int(system == "xla"))],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                env=thread_env(self.threads)))
+        outs = [p.communicate() for p in procs]
+        for p, (out, err) in zip(procs, outs):
+            if p.returncode != 0:
+                sys.exit(f"tf_step.py ({system}, {self.procs} processes) "
+                         f"failed:\n{out}{err}")
+        result = json.loads(outs[0][0].strip().splitlines()[-1])
+        return statistics.median(result["times"][1:]), result["first_loss"]
 
 
-def torch_times(state, data, model, world, steps, threads, workdir):
-    script = os.path.join(workdir, "torch_step.py")
-    with open(script, "w") as f:
-        f.write(TORCH_STEP)
-    # The PyTorch model and optimizer are the integration tests' reference.
-    env = dict(os.environ, PYTHONPATH=REFERENCE)
-    out = run(["/usr/bin/python3", script, str(world), model, state, data,
-               str(steps), str(threads)], env)
-    median, first = out.split()
-    return float(median), float(first)
+def spread(values):
+    return (f"{statistics.median(values):.3f} "
+            f"({min(values):.3f}-{max(values):.3f})")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--steps", type=int, default=50)
-    parser.add_argument("--torch-flush-denormals", action="store_true",
-                        help="run PyTorch with torch.set_flush_denormal(True),"
-                        " as dist-run runs by default")
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--examples", nargs="+",
                         default=["mlp", "mlp_adam", "transformer_block"],
                         choices=["mlp", "mlp_adam", "transformer_block"])
+    parser.add_argument("--procs", nargs="+", type=int, default=[1, 2],
+                        choices=[1, 2])
+    parser.add_argument("--systems", nargs="+", default=SYSTEMS,
+                        choices=SYSTEMS)
+    parser.add_argument("--torch-flush-denormals", action="store_true",
+                        help="run PyTorch with torch.set_flush_denormal(True),"
+                        " as dist-run (and TensorFlow on CPUs) runs")
     args = parser.parse_args()
     if args.torch_flush_denormals:
         os.environ["TORCH_FLUSH_DENORMAL"] = "1"
-    rows = []
+    python = (peer_env.python() if set(args.systems) - {"distopt"}
+              else sys.executable)
+    times, losses = {}, {}
+    load = [os.getloadavg()]
+    port = 29600
     with tempfile.TemporaryDirectory() as work:
-        for example in args.examples:
-            step = os.path.join(ROOT, "examples", example + ".mlir")
-            state = os.path.join(work, example + "_state.npz")
-            data = os.path.join(work, example + "_data.npz")
-            run([os.path.join(BIN, "dist-run"), step, "--init-state=" + state,
-                 "--init-data=" + data, "--seed=1"])
-            ours, our_loss = dist_run_times(
-                [os.path.join(BIN, "dist-run"), step, "--state=" + state,
-                 "--data=" + data, "--steps=" + str(args.steps)], 2)
-            theirs, their_loss = torch_times(state, data, example, 1, args.steps,
-                                             2, work)
-            rows.append((example, 1, ours, theirs, our_loss, their_loss))
-            mirrored = os.path.join(work, example + "_mirrored.mlir")
-            run([os.path.join(BIN, "dist-opt"), step,
-                 "--dist-mirrored=replicas=2", "-o", mirrored])
-            ours, our_loss = dist_run_times(
-                ["mpirun", "-np", "2", os.path.join(BIN, "dist-run"), mirrored,
-                 "--state=" + state, "--data=" + data,
-                 "--steps=" + str(args.steps)], 1)
-            theirs, their_loss = torch_times(state, data, example, 2, args.steps,
-                                             1, work)
-            rows.append((example, 2, ours, theirs, our_loss, their_loss))
-    print("| step | processes | dist-run ms | PyTorch ms | ratio | "
-          "first loss (ours / PyTorch) |")
-    print("|---|---:|---:|---:|---:|---|")
-    for example, procs, ours, theirs, our_loss, their_loss in rows:
-        print(f"| {example} | {procs} | {ours:.3f} | {theirs:.3f} | "
-              f"{ours / theirs:.2f}x | {our_loss:.6f} / {their_loss:.6f} |")
+        configs = [Config(e, p, work) for e in args.examples
+                   for p in args.procs]
+        for config in configs:
+            config.prepare()
+        for round_ in range(args.rounds):
+            for config in configs:
+                for system in args.systems:
+                    port += 10
+                    ms, loss = config.measure(system, args.steps, python, port)
+                    key = (config.example, config.procs, system)
+                    times.setdefault(key, []).append(ms)
+                    losses[key] = loss
+            print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr)
+    load.append(os.getloadavg())
+    peers = [s for s in args.systems if s != "distopt"]
+    header = ["step", "processes"] + [f"{LABELS[s]} ms" for s in args.systems]
+    if "distopt" in args.systems and peers:
+        header.append("DistOpt / best peer")
+    header.append("first loss (" + " / ".join(LABELS[s] for s in
+                                                args.systems) + ")")
+    print(f"load average before: {load[0][0]:.2f}, after: {load[1][0]:.2f}; "
+          f"{args.rounds} interleaved rounds of {args.steps} steps; median "
+          "(min-max) over the rounds of each run's median step")
+    print()
+    print("| " + " | ".join(header) + " |")
+    print("|---|---:|" + "---:|" * (len(header) - 3) + "---|")
+    mismatched = False
+    for config in configs:
+        key = (config.example, config.procs)
+        row = [config.example, str(config.procs)]
+        row += [spread(times[key + (s,)]) for s in args.systems]
+        if "distopt" in args.systems and peers:
+            best = min(statistics.median(times[key + (s,)]) for s in peers)
+            row.append(f"{statistics.median(times[key + ('distopt',)]) / best:.2f}x")
+        firsts = [losses[key + (s,)] for s in args.systems]
+        agree = max(firsts) - min(firsts) <= 1e-5 * abs(firsts[0])
+        mismatched |= not agree
+        row.append(" / ".join(f"{loss:.6f}" for loss in firsts) +
+                   ("" if agree else " **MISMATCH**"))
+        print("| " + " | ".join(row) + " |")
+    if mismatched:
+        sys.exit("step_time.py: the first losses differ by more than 1e-5 "
+                 "(relative): the systems did not compute the same step")
 
 
 if __name__ == "__main__":

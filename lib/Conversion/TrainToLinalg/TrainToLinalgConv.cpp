@@ -1,9 +1,10 @@
 //===- TrainToLinalgConv.cpp - convolutions to linalg ---------------------===//
 //
-// conv2d and its gradients in NCHW. Without groups each is im2col and one
-// batched matrix product (`linalg.generic`s that dist-matmul-to-blas turns
-// into sgemm calls); grouped convolutions (depthwise, ResNeXt) are one
-// direct contraction each over [n, groups, channels / groups, ...] views.
+// conv2d and its gradients in NCHW. Without groups, or with a few large
+// ones, each is im2col and one batched matrix product per group
+// (`linalg.generic`s that dist-matmul-to-blas turns into sgemm calls);
+// other grouped convolutions (depthwise, ResNeXt) are one direct
+// contraction each over [n, groups, channels / groups, ...] views.
 //
 //===----------------------------------------------------------------------===//
 
@@ -206,12 +207,25 @@ static Value insertBlock(OpBuilder &b, Location loc, Value block, Value dest,
 }
 
 //===----------------------------------------------------------------------===//
-// Grouped convolutions (groups > 1: depthwise, ResNeXt) as one direct
-// contraction each, over [n, groups, channels / groups, ...] views. One
-// product per group unrolled into thousands of ops for a depthwise layer
-// (MobileNetV2's 960 groups: 850k lines of linalg, minutes to compile), and
-// a depthwise group's product (1 x kh*kw x oh*ow) is far too small for BLAS.
+// Grouped convolutions with many or small groups (depthwise, ResNeXt's 32
+// groups of 4) as one direct contraction each, over [n, groups, channels /
+// groups, ...] views. One product per group unrolled into thousands of ops
+// for a depthwise layer (MobileNetV2's 960 groups: 850k lines of linalg,
+// minutes to compile), and a depthwise group's product (1 x kh*kw x oh*ow)
+// is far too small for BLAS. A few large groups get im2col and a product
+// each, as one group does (bench/conv_time.py's 4 groups of 16 channels:
+// 101 ms as a direct contraction, 23 ms as four products).
 //===----------------------------------------------------------------------===//
+
+/// Whether each group of `p` becomes im2col and a matrix product (BLAS):
+/// one group, or a few whose products are large enough; otherwise one
+/// direct contraction for all groups.
+static bool usesGroupProducts(const ConvParams &p) {
+  constexpr int64_t kMaxGroups = 16, kMinFilters = 8, kMinPatch = 32;
+  return p.groups == 1 ||
+         (p.groups <= kMaxGroups && p.filtersPerGroup >= kMinFilters &&
+          p.getPatchSize() >= kMinPatch);
+}
 
 /// `value` with dim `dim` (size groups * size) split into [groups, size].
 static Value splitGroups(OpBuilder &b, Location loc, Value value, int64_t dim,
@@ -381,7 +395,7 @@ struct Conv2dPattern : public OpRewritePattern<Conv2dOp> {
         cast<RankedTensorType>(op.getFilter().getType()), type);
     Value zero = identityOf(rewriter, loc, p.element, ReduceKind::sum);
     Value padded = padSpatial(rewriter, loc, op.getInput(), p.padding, zero);
-    if (p.groups > 1) {
+    if (!usesGroupProducts(p)) {
       rewriter.replaceOp(
           op, buildGroupedConv(rewriter, loc, padded, op.getFilter(), p));
       return success();
@@ -423,7 +437,7 @@ struct Conv2dBackwardFilterPattern
         cast<RankedTensorType>(op.getGradOutput().getType()));
     Value zero = identityOf(rewriter, loc, p.element, ReduceKind::sum);
     Value padded = padSpatial(rewriter, loc, op.getInput(), p.padding, zero);
-    if (p.groups > 1) {
+    if (!usesGroupProducts(p)) {
       rewriter.replaceOp(op, buildGroupedConvFilterGrad(
                                  rewriter, loc, padded, op.getGradOutput(), p));
       return success();
@@ -480,7 +494,7 @@ struct Conv2dBackwardInputPattern
     ConvParams p = getConvParams(
         op, type, cast<RankedTensorType>(op.getFilter().getType()),
         cast<RankedTensorType>(op.getGradOutput().getType()));
-    if (p.groups > 1) {
+    if (!usesGroupProducts(p)) {
       rewriter.replaceOp(op, buildGroupedConvInputGrad(rewriter, loc,
                                                        op.getGradOutput(),
                                                        op.getFilter(), p));

@@ -7,6 +7,18 @@
 // RUN: dist-run %s --init-state=%t/state.npz --init-data=%t/data.npz --seed=5
 // RUN: dist-run %s --state=%t/state.npz --data=%t/data.npz --steps=1 --out=%t/out.npz
 // RUN: %python %S/Inputs/window_reference.py %t/state.npz %t/data.npz %t/out.npz
+// Its two groups are small (3 filters over 2 channels): one direct
+// contraction per conv op. With two large groups (8 filters over 4 channels
+// x 9 taps each) every conv op is im2col and a product (sgemm) per group:
+// the same step with those shapes.
+// RUN: sed -e 's/2x4x6x6/2x8x6x6/g' -e 's/6x2x3x3/16x4x3x3/g' -e 's/2x6x3x4/2x16x3x4/g' -e 's/2x4x3x3/2x8x3x3/g' %s > %t/products.mlir
+// RUN: dist-run %t/products.mlir --init-state=%t/products_state.npz --init-data=%t/products_data.npz --seed=5
+// RUN: dist-run %t/products.mlir --state=%t/products_state.npz --data=%t/products_data.npz --steps=1 --out=%t/products_out.npz
+// RUN: %python %S/Inputs/window_reference.py %t/products_state.npz %t/products_data.npz %t/products_out.npz
+// RUN: dist-opt %s --dist-lower-cpu | FileCheck %s --check-prefix=DIRECT
+// RUN: dist-opt %t/products.mlir --dist-lower-cpu | grep -c "llvm.call @distopt_matmul_f32(" | FileCheck %s --check-prefix=PRODUCTS
+// DIRECT-NOT: llvm.call @distopt_matmul_f32(
+// PRODUCTS: 6
 func.func @train_step(
     %s_conv: tensor<2x6x3x4xf32> {train.role = #train.role<param>, train.name = "conv"},
     %s_dx: tensor<2x4x6x6xf32> {train.role = #train.role<param>, train.name = "conv_dx"},

@@ -1,0 +1,73 @@
+"""One example's training step in PyTorch eager, timed (bench/step_time.py).
+
+    torch_step.py MODEL STATE.npz DATA.npz STEPS THREADS WORLD PORT
+
+The model and optimizer are the integration tests' reference
+(test/Integration/Inputs/torch_reference.py, on PYTHONPATH). THREADS sets
+PyTorch's intra-op pool (its OpenMP threads and its BLAS's) and one
+inter-op thread; step_time.py also sets OMP_NUM_THREADS, MKL_NUM_THREADS
+and OPENBLAS_NUM_THREADS to it and OMP_WAIT_POLICY=PASSIVE, so no thread
+spins on a core another one needs. WORLD=2 runs DistributedDataParallel
+over gloo (one process per rank, spawned here). TORCH_FLUSH_DENORMAL=1
+flushes subnormals as dist-run does. Rank 0 prints one JSON line: the step
+times in ms (the whole step: zero_grad, forward, backward, optimizer) and
+the first loss (averaged over the ranks).
+"""
+
+import json
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+from torch_reference import Step, inputs, make_optimizer
+
+
+def main(rank, model, state_path, data_path, steps, threads, world, port):
+    torch.set_num_threads(threads)
+    torch.set_flush_denormal(os.environ.get("TORCH_FLUSH_DENORMAL") == "1")
+    if world > 1:
+        os.environ["MASTER_ADDR"] = "127.0.0.1"
+        os.environ["MASTER_PORT"] = str(port)
+        torch.distributed.init_process_group("gloo", rank=rank,
+                                             world_size=world)
+    state, data = np.load(state_path), np.load(data_path)
+    step = Step(model, state)
+    net = (torch.nn.parallel.DistributedDataParallel(step) if world > 1
+           else step)
+    x, y = inputs(model, data)
+    batch = x.shape[0] // world
+    x, y = (x[rank * batch:(rank + 1) * batch],
+            y[rank * batch:(rank + 1) * batch])
+    opt = make_optimizer(model, step, float(state["lr"]))
+    times, first = [], None
+    for _ in range(steps):
+        start = time.perf_counter()
+        opt.zero_grad()
+        loss = net(x, y)
+        loss.backward()  # DDP: gradients averaged by bucketed all-reduces
+        opt.step()
+        times.append((time.perf_counter() - start) * 1e3)
+        if first is None:
+            first = float(loss)
+            if world > 1:
+                total = torch.tensor([first])
+                torch.distributed.all_reduce(total)
+                first = float(total) / world
+    if rank == 0:
+        print(json.dumps({"times": times, "first_loss": first}))
+    if world > 1:
+        torch.distributed.destroy_process_group()
+
+
+if __name__ == "__main__":
+    model, state, data = sys.argv[1:4]
+    steps, threads, world, port = map(int, sys.argv[4:8])
+    # The inter-op pool must be sized before any parallel work starts.
+    torch.set_num_interop_threads(1)
+    args = (model, state, data, steps, threads, world, port)
+    if world == 1:
+        main(0, *args)
+    else:
+        torch.multiprocessing.spawn(main, args=args, nprocs=world)
