@@ -8,6 +8,7 @@
 #include "Backend.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -665,6 +666,51 @@ void distrt_trace_unit_end(void) {
   endEvent(getTrace().open);
   getTrace().open = -1;
 }
+
+namespace {
+/// One profile site's totals, and when its open call began.
+struct ProfileSite {
+  int64_t calls = 0;
+  std::chrono::steady_clock::duration total{};
+  std::chrono::steady_clock::time_point begin;
+};
+} // namespace
+
+static std::vector<ProfileSite> &getProfile() {
+  static std::vector<ProfileSite> sites;
+  return sites;
+}
+
+void distrt_profile_begin(int64_t site) {
+  std::vector<ProfileSite> &sites = getProfile();
+  if (site < 0)
+    return;
+  if (static_cast<size_t>(site) >= sites.size())
+    sites.resize(site + 1);
+  sites[site].begin = std::chrono::steady_clock::now();
+}
+
+void distrt_profile_end(int64_t site) {
+  auto now = std::chrono::steady_clock::now();
+  std::vector<ProfileSite> &sites = getProfile();
+  if (site < 0 || static_cast<size_t>(site) >= sites.size())
+    return;
+  ProfileSite &entry = sites[site];
+  entry.total += now - entry.begin;
+  ++entry.calls;
+}
+
+void distrt_profile_read(int64_t count, int64_t *calls, double *seconds) {
+  const std::vector<ProfileSite> &sites = getProfile();
+  for (int64_t i = 0; i < count; ++i) {
+    bool reached = static_cast<size_t>(i) < sites.size();
+    calls[i] = reached ? sites[i].calls : 0;
+    seconds[i] =
+        reached ? std::chrono::duration<double>(sites[i].total).count() : 0;
+  }
+}
+
+void distrt_profile_reset(void) { getProfile().clear(); }
 
 int distrt_barrier(void) {
   CommTimer timer;

@@ -85,11 +85,12 @@ static const char *const kStrategies[] = {
 static constexpr unsigned kNumStrategies = std::size(kStrategies);
 
 /// The CPU lowering's variants (OpenBLAS calls or loops; polynomial or libm
-/// math; one function or parts of 4 ops), picked by another bit of the
-/// hash.
+/// math; one function or parts of 4 ops; every op bracketed by profile
+/// calls), picked by other bits of the hash.
 static const char *const kLowerings[] = {
     "dist-lower-cpu",
     "dist-lower-cpu{blas=false approximate-math=false ops-per-function=4}",
+    "dist-lower-cpu{profile=true ops-per-function=16}",
 };
 
 /// Inputs larger than this are not interesting and only slow the search.

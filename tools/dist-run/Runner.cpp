@@ -309,7 +309,7 @@ distrun::compileStep(ModuleOp module, const CompileOptions &options,
                      const char *argv0, const CompileCache &cache) {
   unsigned optLevel = options.optLevel;
   std::string cached;
-  if (!cache.directory.empty()) {
+  if (!cache.directory.empty() && !options.profile) {
     SmallString<256> path(cache.directory);
     llvm::sys::path::append(path, "step-" + cache.key + ".so");
     cached = path.str().str();
@@ -319,7 +319,8 @@ distrun::compileStep(ModuleOp module, const CompileOptions &options,
   }
   PassManager pm(module.getContext());
   train::buildCPUPipeline(pm, /*blas=*/true, /*approximateMath=*/true,
-                          options.backend, options.opsPerFunction);
+                          options.backend, options.opsPerFunction,
+                          options.profile);
   if (failed(pm.run(module)))
     fail("cannot compile the step (see the diagnostics above)");
   // With a cache: a shared library in it, loaded from there now and by

@@ -61,6 +61,9 @@ struct CompileOptions {
   std::string backend = "auto";
   unsigned optLevel = 3;
   unsigned opsPerFunction = 1000;
+  /// dist-lower-cpu{profile=true}; the step is then never cached (the
+  /// module keeps its `distopt.profile` table for the report).
+  bool profile = false;
 };
 
 /// Compiles `module` (any stage) for this host's CPU with `options`, or

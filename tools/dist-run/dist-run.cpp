@@ -39,6 +39,7 @@
 #include "Metrics.h"
 #include "Npz.h"
 #include "PartialFile.h"
+#include "Profile.h"
 #include "Runner.h"
 #include "StepInputs.h"
 #include "Trace.h"
@@ -204,6 +205,11 @@ static cl::opt<unsigned> opsPerFunction(
     cl::desc("Compile functions of more ops than this as private parts of "
              "about this many ops (dist-lower-cpu's ops-per-function; "
              "default 1000; 0 keeps every function whole)"));
+static cl::opt<bool> profileOps(
+    "profile",
+    cl::desc("Time every op of the step (dist-lower-cpu{profile=true}; never "
+             "cached) and print, after the run, the time per op family (the "
+             "train op it was lowered from) with its FLOP and byte rates"));
 static cl::opt<std::string> testRaise(
     "test-raise", cl::Hidden,
     cl::desc("For tests: RANK:SIGNAL:POINT makes rank RANK raise SIGNAL "
@@ -433,6 +439,7 @@ static void checkAgreement(uint64_t moduleHash, StringRef backend,
        {"--collective-timeout", "value", hashOption(collectiveTimeout)},
        {"--opt-level", "value", hashOption(optLevel)},
        {"--ops-per-function", "value", hashOption(opsPerFunction)},
+       {"--profile", "value", hashOption(profileOps)},
        {"--trace", "value", hashOption(tracePath)},
        {"--seed", "value", hashOption(seed)},
        {"--dataset", "value", hashOption(datasetPath)},
@@ -705,7 +712,7 @@ int main(int argc, char **argv) {
   if (resume)
     position = checkpoints->resume(position, args, losses, totalSteps);
 
-  CompileOptions compileOptions{backend, optLevel, opsPerFunction};
+  CompileOptions compileOptions{backend, optLevel, opsPerFunction, profileOps};
   CompileCache cache;
   if (useCache) {
     cache.directory = cacheDir.empty() ? getDefaultCacheDirectory() : cacheDir;
@@ -729,6 +736,9 @@ int main(int argc, char **argv) {
   raiseForTest("step");
   if (!tracePath.empty())
     distrt_trace_enable(1);
+  std::unique_ptr<StepProfile> profile;
+  if (profileOps)
+    profile = std::make_unique<StepProfile>(*module);
   RunHooks hooks;
   hooks.firstStep = position.step;
   hooks.beforeStep = [&](uint64_t s) {
@@ -737,6 +747,8 @@ int main(int argc, char **argv) {
       for (Binding &arg : args)
         if (isData(arg))
           dataset->fill(s, arg);
+    if (profile)
+      profile->beforeStep();
   };
   // After a step: every N steps and after the last, evaluate and save.
   auto isDue = [&](uint64_t done, unsigned every) {
@@ -745,6 +757,11 @@ int main(int argc, char **argv) {
   MetricsFile metrics(metricsPath, position.step > 0);
   hooks.afterStep = [&](const StepReport &report, ArrayRef<float> lossesSoFar) {
     uint64_t done = report.step;
+    // (The first step of several, with its first-touch page faults, is
+    // left out of the profile.)
+    if (profile)
+      profile->afterStep(report, done == hooks.firstStep + 1 &&
+                                     totalSteps > hooks.firstStep + 1);
     metrics.writeStep(report);
     if (evaluation && isDue(done, evalEvery))
       evaluate(*compiled, *evaluation, args, done, metrics);
@@ -758,6 +775,8 @@ int main(int argc, char **argv) {
   losses = runSteps(*compiled, step.entry, args, results, totalSteps,
                     getLossRank(wholeStep), hooks, std::move(losses));
 
+  if (profile && rank == 0)
+    profile->print(llvm::outs());
   // Gather the state to rank 0 and write it with the losses.
   Arrays out = gatherState(args, wholeStep);
   out["loss"] = makeFloatArray(losses);

@@ -1,4 +1,5 @@
-//===- Passes.h - conversions out of the train and dist dialects -*- C++ -*-===//
+//===- Passes.h - conversions out of the train and dist dialects -*- C++
+//-*-===//
 
 #ifndef DISTOPT_CONVERSION_PASSES_H
 #define DISTOPT_CONVERSION_PASSES_H
@@ -7,10 +8,10 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
@@ -38,11 +39,12 @@ bool isBlasContraction(linalg::LinalgOp op);
 /// and func to the LLVM dialect.
 /// With `approximateMath`, f32 tanh, exp and log become polynomial
 /// approximations (dist-approximate-math) instead of libm calls; `backend`
-/// is dist-to-runtime's.
+/// is dist-to-runtime's. With `profile`, each op that does work is
+/// bracketed by runtime profile calls (dist-name-train-ops,
+/// dist-profile-ops: the `distopt.profile` table of sites).
 void buildCPUPipeline(OpPassManager &pm, bool blas = true,
-                      bool approximateMath = true,
-                      StringRef backend = "auto",
-                      unsigned opsPerFunction = 1000);
+                      bool approximateMath = true, StringRef backend = "auto",
+                      unsigned opsPerFunction = 1000, bool profile = false);
 
 /// Registers `dist-lower-cpu` (buildCPUPipeline with its options).
 void registerCPUPipeline();

@@ -411,4 +411,46 @@ def DistSplitFunctionsPass : Pass<"dist-split-functions", "ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def DistNameTrainOpsPass : Pass<"dist-name-train-ops", "ModuleOp"> {
+  let summary = "Name each train and dist op's location after the op";
+  let description = [{
+    Wraps the location of every `train` and `dist` op in a `NameLoc`
+    carrying the op's name (`"train.matmul"(loc)`, `"dist.all_reduce"(loc)`)
+    unless it has a name already, so that the ops its lowering creates,
+    which take its location, still say where they came from.
+    `dist-profile-ops` reads these names; `dist-lower-cpu{profile=true}`
+    runs this pass first.
+  }];
+}
+
+def DistProfileOpsPass : Pass<"dist-profile-ops", "ModuleOp"> {
+  let summary = "Bracket each op that works on buffers with profile calls";
+  let description = [{
+    For `dist-run --profile`, on a bufferized module: every op at the top
+    level of a function body that does the work of a step (a `linalg` op, a
+    loop, a call of an external function such as a BLAS or runtime call, a
+    `memref.copy`) gets a call of `distrt_profile_begin(site)` before it and
+    of `distrt_profile_end(site)` after it, where `site` is the op's index
+    in the module attribute `distopt.profile`:
+
+    ```mlir
+    module attributes {distopt.profile = [
+        {family = "train.matmul", flops = 2097152 : i64, bytes = 49152 : i64},
+        ...]}
+    ```
+
+    `family` is the name of the train op the op was lowered from (the
+    innermost `NameLoc` of its location, see `dist-name-train-ops`; else
+    the callee or the op's own name); `flops` counts the arithmetic ops of
+    a `linalg` op's body times its iterations (a fused loop counts all its
+    producers' work; a matrix product 2 x M x N x K) and `bytes` the sizes
+    of its buffer operands, each read or written once: the minimum traffic
+    of the op, for a roofline. Loops and calls count 0 FLOPs. Runs before
+    `dist-matmul-to-blas`, whose calls replace the products inside the
+    brackets.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // DISTOPT_CONVERSION_PASSES

@@ -17,10 +17,10 @@
  *
  * Failures are whole: a process that cannot go on ends every process of the
  * job with distrt_abort (a rank that finalizes and exits alone can leave the
- * others waiting in their next collective). With a timeout (distrt_set_timeout),
- * a blocking call that does not complete in time fails with "... did not
- * complete within S s (a rank stopped answering?)" instead of waiting
- * forever; the call is then still in flight, so the only way on is
+ * others waiting in their next collective). With a timeout
+ *(distrt_set_timeout), a blocking call that does not complete in time fails
+ *with "... did not complete within S s (a rank stopped answering?)" instead of
+ *waiting forever; the call is then still in flight, so the only way on is
  * distrt_abort.
  *
  *===----------------------------------------------------------------------===*/
@@ -136,8 +136,8 @@ int distrt_wait(distrt_request *request);
 /* Point to point, by world rank; `tag` matches a send with its recv. */
 int distrt_send(const void *buffer, int64_t count, distrt_dtype dtype,
                 int64_t dest, int64_t tag);
-int distrt_recv(void *buffer, int64_t count, distrt_dtype dtype,
-                int64_t source, int64_t tag);
+int distrt_recv(void *buffer, int64_t count, distrt_dtype dtype, int64_t source,
+                int64_t tag);
 /* Nonblocking distrt_send and distrt_recv, completed by distrt_wait: the
  * send's buffer stays untouched and the receive's is written by then. A
  * program that posts its sends before it waits on its receives cannot
@@ -153,8 +153,8 @@ distrt_request *distrt_recv_start(void *buffer, int64_t count,
  * arrived for some k < count (it stays to be received), looking from k =
  * `start` round robin, and stores that k in `found`: a server answers its
  * peers in the order their requests arrive. */
-int distrt_probe_any(const int64_t *sources, const int64_t *tags,
-                     int64_t count, int64_t start, int64_t *found);
+int distrt_probe_any(const int64_t *sources, const int64_t *tags, int64_t count,
+                     int64_t start, int64_t *found);
 int distrt_barrier(void);
 
 /* Timelines (dist-run --trace). With tracing on, the runtime records the
@@ -189,6 +189,19 @@ void distrt_trace_clear(void);
  * a unit); units do not nest. */
 void distrt_trace_unit_begin(int32_t kind, int64_t stage, int64_t microbatch);
 void distrt_trace_unit_end(void);
+
+/* Op profiles (dist-run --profile). Code lowered with
+ * dist-lower-cpu{profile=true} brackets each op that works on buffers (a
+ * loop nest, a BLAS or runtime call, a copy) with these calls, naming its
+ * site: the op's index in the module's `distopt.profile` table. Sites do
+ * not nest; the runtime keeps, per site, the calls and the time between
+ * begin and end (the host's monotonic clock). */
+void distrt_profile_begin(int64_t site);
+void distrt_profile_end(int64_t site);
+/* The calls and seconds of sites 0 to count - 1 since the last reset
+ * (zero for a site never reached). */
+void distrt_profile_read(int64_t count, int64_t *calls, double *seconds);
+void distrt_profile_reset(void);
 
 /* The node (a host: ranks sharing memory, MPI_Comm_split_type) of every
  * world rank: fills `nodes` (distrt_size() entries; null to skip) with

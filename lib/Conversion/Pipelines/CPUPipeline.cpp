@@ -23,7 +23,10 @@ using namespace mlir;
 /// dialect.
 void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas,
                                    bool approximateMath, StringRef backend,
-                                   unsigned opsPerFunction) {
+                                   unsigned opsPerFunction, bool profile) {
+  // Profiles name each op after the train op it was lowered from.
+  if (profile)
+    pm.addPass(train::createDistNameTrainOpsPass());
   // Collectives to runtime calls (a no-op without dist ops); records the
   // step's interface (train.step) for runners before lowering drops it.
   pm.addPass(train::createDistToRuntimePass({backend.str()}));
@@ -59,6 +62,10 @@ void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas,
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // A part updating a buffer in place does not also return it.
   pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
+  // dist-run --profile: each op that does work between profile calls (the
+  // products' sgemm calls then replace them inside the brackets).
+  if (profile)
+    pm.addPass(train::createDistProfileOpsPass());
   // On buffers, so the calls read and write what the generics did.
   if (blas)
     pm.addPass(train::createDistMatmulToBlasPass());
@@ -116,6 +123,12 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
                      "ops before bufferization (dist-split-functions; 0: "
                      "keep them whole)"),
       llvm::cl::init(1000)};
+  Option<bool> profile{
+      *this, "profile",
+      llvm::cl::desc("Bracket each op that does work with runtime profile "
+                     "calls (dist-name-train-ops, dist-profile-ops; "
+                     "dist-run --profile)"),
+      llvm::cl::init(false)};
 };
 } // namespace
 
@@ -129,6 +142,6 @@ void mlir::train::registerCPUPipeline() {
       "frees after last use, loops, LLVM",
       [](OpPassManager &pm, const CPUPipelineOptions &options) {
         buildCPUPipeline(pm, options.blas, options.approximateMath, "auto",
-                         options.opsPerFunction);
+                         options.opsPerFunction, options.profile);
       });
 }

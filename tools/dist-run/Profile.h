@@ -1,0 +1,54 @@
+//===- Profile.h - dist-run --profile: time per op family -------*- C++ -*-===//
+//
+// With --profile the step is compiled with dist-lower-cpu{profile=true}:
+// every op that does work is bracketed by runtime profile calls, and the
+// module's `distopt.profile` table gives each bracket's op family (the train
+// op it was lowered from), FLOPs and bytes. StepProfile sums the runtime's
+// counters over the steps (the first left out when there are several;
+// evaluations and checkpoints between steps are not counted) and prints,
+// per family, the time per step, its share of the step, and the FLOP and
+// byte rates it reached.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DISTOPT_TOOLS_DIST_RUN_PROFILE_H
+#define DISTOPT_TOOLS_DIST_RUN_PROFILE_H
+
+#include "Runner.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace distrun {
+
+class StepProfile {
+public:
+  /// Reads the sites of `module` (compiled with profiling); fails (fail())
+  /// when it has no `distopt.profile` table.
+  explicit StepProfile(mlir::ModuleOp module);
+
+  /// Before a step: the counters start from zero.
+  void beforeStep();
+  /// After a step: adds the counters and the step's time (unless `skip`).
+  void afterStep(const StepReport &report, bool skip);
+  /// The table: one row per family, the most time first.
+  void print(llvm::raw_ostream &os) const;
+
+private:
+  struct Site {
+    std::string family;
+    int64_t flops = 0, bytes = 0;
+  };
+  std::vector<Site> sites;
+  std::vector<int64_t> calls;
+  std::vector<double> seconds;
+  int64_t steps = 0;
+  double stepMs = 0;
+};
+
+} // namespace distrun
+
+#endif // DISTOPT_TOOLS_DIST_RUN_PROFILE_H
