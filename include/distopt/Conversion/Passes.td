@@ -445,7 +445,9 @@ def DistProfileOpsPass : Pass<"dist-profile-ops", "ModuleOp"> {
     a `linalg` op's body times its iterations (a fused loop counts all its
     producers' work; a matrix product 2 x M x N x K) and `bytes` the sizes
     of its buffer operands, each read or written once: the minimum traffic
-    of the op, for a roofline. Loops and calls count 0 FLOPs. Runs before
+    of the op, for a roofline. Loops, calls and linalg ops with a dynamic
+    loop range count 0 FLOPs (a call's bytes are 0 too: its operands are
+    views the pass does not size). Runs before
     `dist-matmul-to-blas`, whose calls replace the products inside the
     brackets.
   }];
