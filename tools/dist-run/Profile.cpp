@@ -25,7 +25,11 @@ StepProfile::StepProfile(ModuleOp module) {
     auto bytes = fields ? fields.getAs<IntegerAttr>("bytes") : nullptr;
     if (!family || !flops || !bytes)
       fail("malformed profile table (distopt.profile)");
-    sites.push_back({family.str(), flops.getInt(), bytes.getInt()});
+    std::string loops;
+    if (auto ranges = fields.getAs<DenseI64ArrayAttr>("loops"))
+      for (auto [i, range] : llvm::enumerate(ranges.asArrayRef()))
+        loops += (i ? "x" : "") + std::to_string(range);
+    sites.push_back({family.str(), flops.getInt(), bytes.getInt(), loops});
   }
   calls.assign(sites.size(), 0);
   seconds.assign(sites.size(), 0);
@@ -93,6 +97,27 @@ void StepProfile::print(llvm::raw_ostream &os) const {
                         family.name, family.ops, family.calls / steps, ms,
                         100 * ms / perStepMs, flops / 1e6, bytes / 1e6,
                         rate(family.flops), rate(family.bytes));
+  }
+  // The sites that took the most time.
+  std::vector<size_t> order(sites.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  llvm::sort(order,
+             [&](size_t a, size_t b) { return seconds[a] > seconds[b]; });
+  order.resize(std::min(order.size(), kSlowestSites));
+  os << llvm::formatv("\nthe {0} slowest ops:\n", order.size());
+  os << "| site | family | loops | ms/step | GFLOP/s | GB/s |\n";
+  os << "|---:|---|---|---:|---:|---:|\n";
+  for (size_t i : order) {
+    const Site &site = sites[i];
+    double perCall = seconds[i] > 0 && calls[i] > 0 ? seconds[i] / calls[i] : 0;
+    auto rate = [&](int64_t amount) {
+      return perCall > 0 ? amount / perCall / 1e9 : 0;
+    };
+    os << llvm::formatv("| {0} | {1} | {2} | {3:F3} | {4:F2} | {5:F2} |\n", i,
+                        site.family, site.loops.empty() ? "-" : site.loops,
+                        seconds[i] * 1e3 / steps, rate(site.flops),
+                        rate(site.bytes));
   }
   os.flush();
 }

@@ -34,13 +34,18 @@ public:
   void beforeStep();
   /// After a step: adds the counters and the step's time (unless `skip`).
   void afterStep(const StepReport &report, bool skip);
-  /// The table: one row per family, the most time first.
+  /// The tables: one row per family, the most time first; then the
+  /// `kSlowestSites` sites that took the most time, with their loops.
   void print(llvm::raw_ostream &os) const;
+
+  static constexpr size_t kSlowestSites = 10;
 
 private:
   struct Site {
     std::string family;
     int64_t flops = 0, bytes = 0;
+    /// A loop nest's ranges ("8x4x128x128x64"), else "".
+    std::string loops;
   };
   std::vector<Site> sites;
   std::vector<int64_t> calls;

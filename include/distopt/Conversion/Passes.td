@@ -435,9 +435,13 @@ def DistProfileOpsPass : Pass<"dist-profile-ops", "ModuleOp"> {
 
     ```mlir
     module attributes {distopt.profile = [
-        {family = "train.matmul", flops = 2097152 : i64, bytes = 49152 : i64},
+        {bytes = 49152 : i64, family = "train.matmul", flops = 2097152 : i64,
+         loops = array<i64: 64, 128, 128>},
         ...]}
     ```
+
+    (`loops`: a linalg op's loop ranges, which `dist-run --profile` prints
+    for its slowest sites.)
 
     `family` is the name of the train op the op was lowered from (the
     innermost `NameLoc` of its location, see `dist-name-train-ops`; else

@@ -150,11 +150,14 @@ struct DistProfileOpsPass
                               : op->getName().getStringRef().str();
             family = fallback;
           }
-          sites.push_back(builder.getDictionaryAttr(
-              {builder.getNamedAttr("family", builder.getStringAttr(family)),
-               builder.getNamedAttr("flops", builder.getI64IntegerAttr(flops)),
-               builder.getNamedAttr("bytes",
-                                    builder.getI64IntegerAttr(bytes))}));
+          NamedAttrList fields;
+          fields.set("family", builder.getStringAttr(family));
+          fields.set("flops", builder.getI64IntegerAttr(flops));
+          fields.set("bytes", builder.getI64IntegerAttr(bytes));
+          if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+            fields.set("loops", builder.getDenseI64ArrayAttr(
+                                    linalgOp.getStaticLoopRanges()));
+          sites.push_back(fields.getDictionary(context));
           Location loc = op->getLoc();
           builder.setInsertionPoint(op);
           Value site = arith::ConstantOp::create(

@@ -28,12 +28,12 @@ func.func @named(%x: tensor<4xf32>) -> tensor<4xf32> {
 // (whose own ops are bracketed) are not. The table: the family from the
 // location's name (else the callee or the op), the FLOPs (float arith per
 // iteration x iterations: 2 x 4 x 8 x 16 for the product) and the bytes
-// of the buffers (each once).
-// CHECK: module attributes {distopt.profile = [{bytes = 896 : i64, family = "train.matmul", flops = 1024 : i64},
+// of the buffers (each once); a linalg op's loop ranges.
+// CHECK: module attributes {distopt.profile = [{bytes = 896 : i64, family = "train.matmul", flops = 1024 : i64, loops = array<i64: 4, 16, 8>},
 // CHECK-SAME: {bytes = 512 : i64, family = "memref.copy", flops = 0 : i64},
 // CHECK-SAME: {bytes = 0 : i64, family = "sgemm_like", flops = 0 : i64},
 // CHECK-SAME: {bytes = 0 : i64, family = "train.relu", flops = 0 : i64},
-// CHECK-SAME: {bytes = 32 : i64, family = "linalg.fill", flops = 0 : i64}]}
+// CHECK-SAME: {bytes = 32 : i64, family = "linalg.fill", flops = 0 : i64, loops = array<i64: 8>}]}
 // CHECK-LABEL: func.func @step
 // CHECK: memref.alloc
 // CHECK-NEXT: %[[S0:.*]] = arith.constant 0 : i64
