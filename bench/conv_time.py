@@ -7,8 +7,7 @@ its `conv2d_backward_input` and `conv2d_backward_filter` (loss = sum(y * g)
 + sum(dx), SGD on the filter), runs it with `dist-run` (dist-lower-cpu:
 im2col / col2im and one sgemm per group and op) and runs the same three
 convolutions in PyTorch (`y = conv2d(x, w)`, `y.backward(g)`), both with
-one BLAS / intra-op thread (OMP_WAIT_POLICY=PASSIVE, the thread counts set
-as bench/step_time.py sets them). PyTorch 2.15 runs in the comparison
+one thread (the thread counts set as bench/step_time.py sets them). PyTorch 2.15 runs in the comparison
 environment bench/peers/env.py creates (bench/peers/torch_conv.py). Runs are
 interleaved over --rounds rounds; each run's median step (the first, which
 includes dist-run's JIT, left out), then the median over the rounds with

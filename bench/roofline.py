@@ -6,10 +6,14 @@ seed 1) and puts each op family's time, FLOPs and bytes next to two
 measured roofs:
 
   - the sgemm rate: a 1024 x 1024 x 1024 product run by dist-run itself
-    (OpenBLAS through dist-matmul-to-blas, the same call the step makes),
-    with the step's BLAS threads;
-  - the memory bandwidth: a STREAM-like loop (NumPy's `add` of two 64 MiB
-    arrays into a third, one thread, the best of 10), 3 x 64 MiB per pass.
+    (OpenBLAS through dist-matmul-to-blas, the same call the step makes,
+    split over the step's threads);
+  - the memory bandwidth: a STREAM-like add of two 64 MiB arrays into a
+    third (3 x 64 MiB per pass), also run by dist-run, i.e. a loop the
+    compiler generated, on the step's threads.
+
+Both roofs come from one profiled step (PEAK_STEP) with the same
+`--num-threads` as the measured step.
 
 For each family: its share of the step, its arithmetic intensity (FLOP per
 byte of its buffers, each counted once), the rate it reached and the
@@ -21,7 +25,7 @@ move.
     python3 bench/roofline.py
     python3 bench/roofline.py --step examples/mlp.mlir --threads 1
 
-Needs a build in build/ (dist-run) and NumPy.
+Needs a build in build/ (dist-run).
 """
 
 import argparse
@@ -30,21 +34,22 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
-
-import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DIST_RUN = os.path.join(ROOT, "build", "bin", "dist-run")
 
 PEAK_STEP = """func.func @train_step(
     %w: tensor<1024x1024xf32> {train.role = #train.role<param>, train.name = "w"},
-    %x: tensor<1024x1024xf32> {train.role = #train.role<input>, train.name = "x"})
+    %a: tensor<4096x4096xf32> {train.role = #train.role<param>, train.name = "a"},
+    %x: tensor<1024x1024xf32> {train.role = #train.role<input>, train.name = "x"},
+    %b: tensor<4096x4096xf32> {train.role = #train.role<input>, train.name = "b"})
     -> (tensor<1024x1024xf32> {train.role = #train.role<param>, train.name = "w"},
+        tensor<4096x4096xf32> {train.role = #train.role<param>, train.name = "a"},
         tensor<f32> {train.role = #train.role<loss>, train.name = "loss"}) {
   %y = train.matmul %x, %w : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
   %l = train.reduce %y {dims = array<i64: 0, 1>, kind = #train.reduce_kind<sum>} : (tensor<1024x1024xf32>) -> tensor<f32>
-  return %w, %l : tensor<1024x1024xf32>, tensor<f32>
+  %c = train.add %a, %b : (tensor<4096x4096xf32>, tensor<4096x4096xf32>) -> tensor<4096x4096xf32>
+  return %w, %c, %l : tensor<1024x1024xf32>, tensor<4096x4096xf32>, tensor<f32>
 }
 """
 
@@ -55,8 +60,8 @@ HEADER = re.compile(r"profile of rank 0, (\d+) step\(s\): ([\d.]+) ms per "
 
 
 def run(cmd, threads):
-    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
-    result = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    result = subprocess.run(cmd + [f"--num-threads={threads}"],
+                            capture_output=True, text=True)
     if result.returncode != 0:
         sys.exit(f"failed: {' '.join(cmd)}\n{result.stdout}{result.stderr}")
     return result.stdout
@@ -82,26 +87,14 @@ def profile(step, work, steps, threads, tag):
     return header.groups(), rows
 
 
-def stream_bandwidth():
-    """GB/s of c = a + b over 64 MiB arrays (3 arrays per pass), best of 10."""
-    n = 16 * 1024 * 1024
-    a, b, c = np.ones(n, np.float32), np.ones(n, np.float32), np.empty(
-        n, np.float32)
-    best = float("inf")
-    for _ in range(10):
-        start = time.perf_counter()
-        np.add(a, b, out=c)
-        best = min(best, time.perf_counter() - start)
-    return 3 * 4 * n / best / 1e9
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--step", default=os.path.join(
         ROOT, "examples", "transformer_block.mlir"))
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--threads", type=int, default=2,
-                        help="OpenBLAS threads (the step's and the peak's)")
+                        help="dist-run --num-threads (the step's and the "
+                        "roofs')")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as work:
         peak_step = os.path.join(work, "peak.mlir")
@@ -109,15 +102,15 @@ def main():
             f.write(PEAK_STEP)
         _, peak_rows = profile(peak_step, work, 5, args.threads, "peak")
         sgemm = peak_rows["train.matmul"][6]
-        bandwidth = stream_bandwidth()
+        bandwidth = peak_rows["train.add"][7]
         (steps, step_ms, inside, ops), rows = profile(
             args.step, work, args.steps, args.threads, "step")
-    print(f"step: {os.path.relpath(args.step, ROOT)}, {args.threads} BLAS "
+    print(f"step: {os.path.relpath(args.step, ROOT)}, {args.threads} "
           f"thread(s), {steps} profiled steps: {step_ms} ms per step, "
           f"{inside}% inside {ops} profiled ops")
     print(f"roofs: sgemm {sgemm:.1f} GFLOP/s (1024^3 product through "
-          f"dist-run), memory {bandwidth:.1f} GB/s (one-thread add of "
-          "64 MiB arrays)")
+          f"dist-run), memory {bandwidth:.1f} GB/s (add of 64 MiB arrays "
+          "through dist-run), same threads")
     print()
     print("| family | ms/step | % of step | FLOP/byte | GFLOP/s | GB/s | "
           "attainable GFLOP/s | % of attainable |")

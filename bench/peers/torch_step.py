@@ -6,8 +6,8 @@ The model and optimizer are the integration tests' reference
 (test/Integration/Inputs/torch_reference.py, on PYTHONPATH). THREADS sets
 PyTorch's intra-op pool (its OpenMP threads and its BLAS's) and one
 inter-op thread; step_time.py also sets OMP_NUM_THREADS, MKL_NUM_THREADS
-and OPENBLAS_NUM_THREADS to it and OMP_WAIT_POLICY=PASSIVE, so no thread
-spins on a core another one needs. WORLD=2 runs DistributedDataParallel
+and OPENBLAS_NUM_THREADS to it (PyTorch 2.15's MKL runs on its OpenMP
+team, so no thread spins on a core another one needs). WORLD=2 runs DistributedDataParallel
 over gloo (one process per rank, spawned here). TORCH_FLUSH_DENORMAL=1
 flushes subnormals as dist-run does. Rank 0 prints one JSON line: the step
 times in ms (the whole step: zero_grad, forward, backward, optimizer) and

@@ -2,10 +2,10 @@
 
 #include "distopt/InitAll.h"
 #include "distopt/Conversion/Passes.h"
-#include "distopt/Dialect/Dist/Transforms/Passes.h"
-#include "distopt/Dialect/Train/Transforms/Passes.h"
 #include "distopt/Dialect/Dist/IR/DistDialect.h"
+#include "distopt/Dialect/Dist/Transforms/Passes.h"
 #include "distopt/Dialect/Train/IR/TrainDialect.h"
+#include "distopt/Dialect/Train/Transforms/Passes.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -13,12 +13,15 @@
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
+#include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -26,22 +29,23 @@
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Transforms/Passes.h"
 
 void mlir::dist::registerAllDialects(DialectRegistry &registry) {
-  registry.insert<train::TrainDialect, dist::DistDialect, arith::ArithDialect,
-                  func::FuncDialect, linalg::LinalgDialect, math::MathDialect,
-                  scf::SCFDialect, shard::ShardDialect, tensor::TensorDialect>();
+  registry
+      .insert<train::TrainDialect, dist::DistDialect, arith::ArithDialect,
+              func::FuncDialect, linalg::LinalgDialect, math::MathDialect,
+              scf::SCFDialect, shard::ShardDialect, tensor::TensorDialect>();
   // What the CPU lowering produces and bufferizes.
   registry.insert<affine::AffineDialect, bufferization::BufferizationDialect,
                   cf::ControlFlowDialect, LLVM::LLVMDialect,
-                  memref::MemRefDialect>();
+                  memref::MemRefDialect, omp::OpenMPDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);
@@ -57,6 +61,8 @@ void mlir::dist::registerAllDialects(DialectRegistry &registry) {
   index::registerConvertIndexToLLVMInterface(registry);
   registerConvertMathToLLVMInterface(registry);
   registerConvertMemRefToLLVMInterface(registry);
+  // The parallel loops (dist-parallel-loops, convert-scf-to-openmp).
+  registerConvertOpenMPToLLVMInterface(registry);
   ub::registerConvertUBToLLVMInterface(registry);
 }
 
@@ -75,6 +81,8 @@ void mlir::dist::registerAllPasses() {
     // What dist-lower-cpu runs between train-to-linalg and
     // dist-matmul-to-blas, to run them one at a time.
     bufferization::registerOneShotBufferizePass();
+    // What dist-lower-cpu runs after dist-parallel-loops.
+    registerConvertSCFToOpenMPPass();
     return true;
   }();
   (void)registered;

@@ -16,7 +16,9 @@ OUT`. A failure with an error diagnostic is an acceptable "refused" (the
 strategy says it cannot apply); a crash, an assertion, a stack dump or an
 exit without a diagnostic is a FAIL. Otherwise `dist-opt OUT --train-verify`
 must pass, `mpirun -np K dist-run OUT ... --steps=2` (compiled as parts of
-4 or 16 ops for two seeds in three: dist-split-functions) must succeed and every
+4 or 16 ops for two seeds in three: dist-split-functions; for odd seeds with
+every loop nest's parallel outermost loop on 2 threads: dist-parallel-loops,
+--parallel-min-iterations=1) must succeed and every
 loss and final state array must equal the single-device run (numpy.allclose,
 rtol 1e-5, atol 1e-6; parameters updated by Adam/AdamW to atol 1e-5; each
 absolute tolerance at least 8 times the array's rounding noise, i.e. the
@@ -401,6 +403,16 @@ def split_ops(seed):
     return (1000, 16, 4)[seed % 3]
 
 
+def parallel_flags(seed):
+    """dist-run's threads of the distributed runs: for odd seeds every loop
+    nest with a parallel outermost loop runs it on 2 threads (the generated
+    steps are far below the default 32768 iterations) against the serial
+    single-device reference."""
+    if seed % 2:
+        return ["--parallel-min-iterations=1", "--num-threads=2"]
+    return []
+
+
 def run_strategy(seed, name, flags, nproc, tools, path, workdir, state, data, single, adam, opts, noise):
     out_mlir = os.path.join(workdir, f"{name}.mlir")
     out_npz = os.path.join(workdir, f"{name}.npz")
@@ -408,7 +420,7 @@ def run_strategy(seed, name, flags, nproc, tools, path, workdir, state, data, si
     verify = [tools.dist_opt, out_mlir, "--train-verify", "-o", os.devnull]
     runc = tools.mpirun + ["-np", str(nproc), tools.dist_run, out_mlir, f"--state={state}",
                            f"--data={data}", "--steps=2", f"--out={out_npz}",
-                           f"--ops-per-function={split_ops(seed)}"]
+                           f"--ops-per-function={split_ops(seed)}"] + parallel_flags(seed)
     cmp = [sys.executable, os.path.join(HERE, "run.py"), "--compare", single, out_npz]
     if adam:
         cmp += ["--adam-params", ",".join(sorted(adam))]

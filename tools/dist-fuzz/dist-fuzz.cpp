@@ -86,10 +86,12 @@ static constexpr unsigned kNumStrategies = std::size(kStrategies);
 
 /// The CPU lowering's variants (OpenBLAS calls or loops; polynomial or libm
 /// math; one function or parts of 4 ops; every op bracketed by profile
-/// calls), picked by other bits of the hash.
+/// calls; every loop nest's parallel outermost loop on OpenMP), picked by
+/// other bits of the hash.
 static const char *const kLowerings[] = {
     "dist-lower-cpu",
-    "dist-lower-cpu{blas=false approximate-math=false ops-per-function=4}",
+    "dist-lower-cpu{blas=false approximate-math=false ops-per-function=4 "
+    "parallel-min-iterations=1}",
     "dist-lower-cpu{profile=true ops-per-function=16}",
 };
 

@@ -735,9 +735,9 @@ RunPosition CheckpointDir::resume(const RunPosition &fresh,
                              : llvm::Twine("--shuffle=false"));
   }
   if (restored->step > totalSteps)
-    failOnEveryRank("the newest checkpoint in '" + directory +
-                    "' is at step " + llvm::Twine(restored->step) +
-                    ", past this run's " + llvm::Twine(totalSteps) + " steps");
+    failOnEveryRank("the newest checkpoint in '" + directory + "' is at step " +
+                    llvm::Twine(restored->step) + ", past this run's " +
+                    llvm::Twine(totalSteps) + " steps");
   if (printing)
     llvm::outs() << "resumed from step " << restored->step << " of '"
                  << directory << "'\n";

@@ -5,7 +5,11 @@
 
 #include "distopt/Runtime/distrt.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Threading.h"
+
+#include <algorithm>
 
 #include <map>
 #include <set>
@@ -85,4 +89,17 @@ void distrun::checkClusterLayout(const train::StepSignature &step) {
          ", or a hostfile listing each host once "
          "with its slots)");
   }
+}
+
+unsigned distrun::getDefaultThreads() {
+  unsigned cores = llvm::hardware_concurrency().compute_thread_count();
+  int64_t worldSize = distrt_size();
+  int64_t onNode = 1;
+  if (worldSize > 1) {
+    std::vector<int64_t> nodes(worldSize);
+    if (distrt_get_nodes(nodes.data()) < 0)
+      fail(getRuntimeError());
+    onNode = llvm::count(nodes, nodes[distrt_rank()]);
+  }
+  return std::max<unsigned>(1, cores / onNode);
 }

@@ -19,6 +19,11 @@ namespace distrun {
 /// calls it.
 void checkClusterLayout(const mlir::train::StepSignature &step);
 
+/// The threads this rank's step should run on by default: the cores this
+/// process may use, divided among the ranks on its node (at least 1). A
+/// collective: every rank calls it.
+unsigned getDefaultThreads();
+
 } // namespace distrun
 
 #endif // DISTOPT_TOOLS_DIST_RUN_CLUSTER_H

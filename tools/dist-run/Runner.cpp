@@ -97,8 +97,8 @@ std::string distrun::getCacheKey(uint64_t moduleHash,
   std::string identity;
   llvm::raw_string_ostream os(identity);
   os << moduleHash << '\0' << options.backend << '\0' << options.optLevel
-     << '\0' << options.opsPerFunction << '\0' << llvm::sys::getHostCPUName()
-     << '\0' << LLVM_VERSION_STRING;
+     << '\0' << options.opsPerFunction << '\0' << options.parallelMinIterations
+     << '\0' << llvm::sys::getHostCPUName() << '\0' << LLVM_VERSION_STRING;
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
   std::vector<std::string> enabled;
   for (const auto &feature : features)
@@ -320,7 +320,7 @@ distrun::compileStep(ModuleOp module, const CompileOptions &options,
   PassManager pm(module.getContext());
   train::buildCPUPipeline(pm, /*blas=*/true, /*approximateMath=*/true,
                           options.backend, options.opsPerFunction,
-                          options.profile);
+                          options.profile, options.parallelMinIterations);
   if (failed(pm.run(module)))
     fail("cannot compile the step (see the diagnostics above)");
   // With a cache: a shared library in it, loaded from there now and by

@@ -64,6 +64,8 @@ struct CompileOptions {
   /// dist-lower-cpu{profile=true}; the step is then never cached (the
   /// module keeps its `distopt.profile` table for the report).
   bool profile = false;
+  /// dist-lower-cpu's parallel-min-iterations.
+  int64_t parallelMinIterations = 32768;
 };
 
 /// Compiles `module` (any stage) for this host's CPU with `options`, or

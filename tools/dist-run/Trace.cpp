@@ -92,17 +92,17 @@ void distrun::writeTrace(const std::string &path) {
         {"tid", r},
         {"args", json::Object{{"name", llvm::formatv("rank {0}", r).str()}}}});
     for (const distrt_event &event : events) {
-      bool transfer = event.kind == DISTRT_EVENT_SEND ||
-                      event.kind == DISTRT_EVENT_RECV;
+      bool transfer =
+          event.kind == DISTRT_EVENT_SEND || event.kind == DISTRT_EVENT_RECV;
       std::string name =
-          transfer ? llvm::formatv("{0} {1} {2}", getUnitName(event.kind),
-                                   event.kind == DISTRT_EVENT_SEND ? "to"
-                                                                   : "from",
-                                   event.peer)
-                         .str()
-                   : llvm::formatv("{0}{1}", getUnitName(event.kind),
-                                   event.microbatch)
-                         .str();
+          transfer
+              ? llvm::formatv("{0} {1} {2}", getUnitName(event.kind),
+                              event.kind == DISTRT_EVENT_SEND ? "to" : "from",
+                              event.peer)
+                    .str()
+              : llvm::formatv("{0}{1}", getUnitName(event.kind),
+                              event.microbatch)
+                    .str();
       json::Object args;
       if (transfer) {
         args = json::Object{{"peer", event.peer},
@@ -155,11 +155,11 @@ void distrun::writeTrace(const std::string &path) {
   }
   std::string text;
   llvm::raw_string_ostream stream(text);
-  stream << json::Value(json::Object{{"traceEvents", std::move(out)},
-                                     {"displayTimeUnit", "ms"}});
+  stream << json::Value(
+      json::Object{{"traceEvents", std::move(out)}, {"displayTimeUnit", "ms"}});
   PartialFile file;
   std::string error;
-  if (!file.create(path, error) || !file.write(text.data(), text.size(), error) ||
-      !file.commit(error))
+  if (!file.create(path, error) ||
+      !file.write(text.data(), text.size(), error) || !file.commit(error))
     fail("cannot write --trace '" + path + "': " + error);
 }

@@ -58,6 +58,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CommandLine.h"
@@ -205,6 +206,18 @@ static cl::opt<unsigned> opsPerFunction(
     cl::desc("Compile functions of more ops than this as private parts of "
              "about this many ops (dist-lower-cpu's ops-per-function; "
              "default 1000; 0 keeps every function whole)"));
+static cl::opt<int64_t> parallelMinIterations(
+    "parallel-min-iterations", cl::init(32768),
+    cl::desc("Loop nests of at least this many iterations run their "
+             "outermost parallel loop on the threads (dist-lower-cpu's "
+             "parallel-min-iterations; default 32768; 0 keeps every loop "
+             "serial)"));
+static cl::opt<unsigned> numThreads(
+    "num-threads",
+    cl::desc("Threads of this process's step: the OpenMP team its large "
+             "loops and BLAS products are split over (default: "
+             "OMP_NUM_THREADS when set, else the cores this process may use "
+             "divided among the ranks on its node)"));
 static cl::opt<bool> profileOps(
     "profile",
     cl::desc("Time every op of the step (dist-lower-cpu{profile=true}; never "
@@ -420,6 +433,24 @@ static std::string startRuntime(ModuleOp module) {
   return backend;
 }
 
+/// Sets the OpenMP team of this rank's step (OMP_NUM_THREADS, read when
+/// the step's first parallel loop or product starts the team): --num-threads,
+/// else OMP_NUM_THREADS as set, else the default of getDefaultThreads. The
+/// ranks may differ (nodes of different sizes).
+static void setThreads() {
+  // A collective: every rank asks, whichever count it then takes.
+  unsigned threads = getDefaultThreads();
+  if (numThreads.getNumOccurrences()) {
+    if (numThreads == 0)
+      fail("--num-threads must be at least 1");
+    threads = numThreads;
+  } else if (const char *set = std::getenv("OMP_NUM_THREADS"); set && *set) {
+    return;
+  }
+  ::setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(),
+           /*overwrite=*/1);
+}
+
 /// Fails unless every rank runs the same module, options and inputs.
 static void checkAgreement(uint64_t moduleHash, StringRef backend,
                            const Arrays &state, const Arrays &data) {
@@ -439,6 +470,8 @@ static void checkAgreement(uint64_t moduleHash, StringRef backend,
        {"--collective-timeout", "value", hashOption(collectiveTimeout)},
        {"--opt-level", "value", hashOption(optLevel)},
        {"--ops-per-function", "value", hashOption(opsPerFunction)},
+       {"--parallel-min-iterations", "value",
+        hashOption(parallelMinIterations)},
        {"--profile", "value", hashOption(profileOps)},
        {"--trace", "value", hashOption(tracePath)},
        {"--seed", "value", hashOption(seed)},
@@ -631,6 +664,7 @@ int main(int argc, char **argv) {
   dist::registerAllDialects(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  registerOpenMPDialectTranslation(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   uint64_t moduleHash = 0;
@@ -648,6 +682,7 @@ int main(int argc, char **argv) {
     readInput(dataPath, data);
   }
   checkAgreement(moduleHash, backend, state, data);
+  setThreads();
 
   func::FuncOp entry;
   train::StepSignature wholeStep = readStep(*module, entry);
@@ -712,7 +747,8 @@ int main(int argc, char **argv) {
   if (resume)
     position = checkpoints->resume(position, args, losses, totalSteps);
 
-  CompileOptions compileOptions{backend, optLevel, opsPerFunction, profileOps};
+  CompileOptions compileOptions{backend, optLevel, opsPerFunction, profileOps,
+                                parallelMinIterations};
   CompileCache cache;
   if (useCache) {
     cache.directory = cacheDir.empty() ? getDefaultCacheDirectory() : cacheDir;
@@ -728,7 +764,9 @@ int main(int argc, char **argv) {
   // Run. Subnormal operands cost x86 cores up to ~100 cycles per
   // operation: the transformer block's mirrored step went from 38 to 70 ms
   // over 50 steps as its softmax tails and Adam moments became subnormal.
-  // (OpenBLAS's worker threads, started before this, keep their mode.)
+  // The OpenMP team's workers, started by the step's first parallel loop
+  // or product, take the mode from this thread (libomp copies the
+  // master's MXCSR at every fork); OpenBLAS runs no threads of its own.
 #if defined(__SSE__)
   if (flushDenormals)
     _mm_setcsr(_mm_getcsr() | _MM_FLUSH_ZERO_ON | 0x0040 /*DAZ*/);

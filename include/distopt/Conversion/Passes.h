@@ -41,10 +41,14 @@ bool isBlasContraction(linalg::LinalgOp op);
 /// approximations (dist-approximate-math) instead of libm calls; `backend`
 /// is dist-to-runtime's. With `profile`, each op that does work is
 /// bracketed by runtime profile calls (dist-name-train-ops,
-/// dist-profile-ops: the `distopt.profile` table of sites).
+/// dist-profile-ops: the `distopt.profile` table of sites). Loop nests of
+/// at least `parallelMinIterations` iterations run their outermost
+/// parallel loop on the OpenMP team (dist-parallel-loops,
+/// convert-scf-to-openmp; 0: every loop serial).
 void buildCPUPipeline(OpPassManager &pm, bool blas = true,
                       bool approximateMath = true, StringRef backend = "auto",
-                      unsigned opsPerFunction = 1000, bool profile = false);
+                      unsigned opsPerFunction = 1000, bool profile = false,
+                      int64_t parallelMinIterations = 32768);
 
 /// Registers `dist-lower-cpu` (buildCPUPipeline with its options).
 void registerCPUPipeline();

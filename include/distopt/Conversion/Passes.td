@@ -459,4 +459,44 @@ def DistProfileOpsPass : Pass<"dist-profile-ops", "ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def DistParallelLoopsPass : Pass<"dist-parallel-loops"> {
+  let summary = "Lower linalg ops on buffers to loops, the outermost one "
+                "parallel when the op is large enough";
+  let description = [{
+    Replaces `convert-linalg-to-loops` in `dist-lower-cpu`: every `linalg`
+    op on buffers becomes a loop nest (`linalg::linalgOpToLoops`, the
+    iteration order of its iterators), and, when the op has a static
+    iteration space of at least `min-iterations` points and its outermost
+    iterator is parallel with at least two iterations, that outermost loop
+    becomes an `scf.parallel`, which `convert-scf-to-openmp` then runs on
+    the OpenMP team (the threads the BLAS kernels of `libdistopt_cpu` split
+    their products over). Only the outermost loop: the inner ones stay
+    `scf.for`, which LLVM vectorizes (a collapsed parallel nest would hide
+    the innermost loop behind index arithmetic). An op whose outermost
+    iterator is a reduction stays serial, as does an op inside another
+    parallel loop.
+
+    ```mlir
+    // Before (a 1024 x 256 elementwise add, 262144 iterations):
+    linalg.generic {iterator_types = ["parallel", "parallel"], ...}
+        ins(%a, %b : memref<1024x256xf32>, memref<1024x256xf32>)
+        outs(%c : memref<1024x256xf32>) { ... }
+    // After:
+    scf.parallel (%i) = (%c0) to (%c1024) step (%c1) {
+      scf.for %j = %c0 to %c256 step %c1 {
+        ...
+      }
+    }
+    ```
+  }];
+  let options = [
+    Option<"minIterations", "min-iterations", "int64_t", "32768",
+           "Iterations (the product of the static loop ranges) from which "
+           "an op's outermost parallel loop runs on the team; 0: none does "
+           "(plain convert-linalg-to-loops)">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // DISTOPT_CONVERSION_PASSES

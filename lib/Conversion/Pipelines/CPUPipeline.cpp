@@ -19,11 +19,12 @@ using namespace mlir;
 /// large functions cut into parts, one-shot bufferization of whole
 /// functions (identity layouts at the boundaries, so the JIT and C callers
 /// see plain memrefs), (with `blas`) matrix products through OpenBLAS on
-/// the buffers, frees after each buffer's last use, loops, then the LLVM
-/// dialect.
+/// the buffers, frees after each buffer's last use, loops (the large ones'
+/// outermost parallel loop on the OpenMP team), then the LLVM dialect.
 void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas,
                                    bool approximateMath, StringRef backend,
-                                   unsigned opsPerFunction, bool profile) {
+                                   unsigned opsPerFunction, bool profile,
+                                   int64_t parallelMinIterations) {
   // Profiles name each op after the train op it was lowered from.
   if (profile)
     pm.addPass(train::createDistNameTrainOpsPass());
@@ -86,7 +87,17 @@ void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas,
   pm.addPass(createConvertBufferizationToMemRefPass());
   // Strided copies as loops LLVM vectorizes, not element-wise runtime calls.
   pm.addNestedPass<func::FuncOp>(train::createDistStridedCopiesToLoopsPass());
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // Loops; a large op's outermost parallel loop on the OpenMP team, which
+  // the BLAS kernels share (transformer block: the elementwise and
+  // reduction loops had left the second core idle outside the products).
+  pm.addNestedPass<func::FuncOp>(
+      train::createDistParallelLoopsPass({parallelMinIterations}));
+  pm.addPass(createConvertSCFToOpenMPPass());
+  // The conversion wraps each parallel body in a memref.alloca_scope, a
+  // single-block region the loops inside could not lower to branches in;
+  // bodies without allocas need none (memref.alloca_scope's
+  // canonicalization inlines them).
+  pm.addPass(createCanonicalizerPass());
   pm.addPass(createLowerAffinePass());
   // Without rollback bookkeeping the conversion does not grow quadratically
   // in the step's size (GPT-like, 48 layers: 12.6 -> 3.0 s).
@@ -129,6 +140,12 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
                      "calls (dist-name-train-ops, dist-profile-ops; "
                      "dist-run --profile)"),
       llvm::cl::init(false)};
+  Option<int64_t> parallelMinIterations{
+      *this, "parallel-min-iterations",
+      llvm::cl::desc("Loop nests of at least this many iterations run "
+                     "their outermost parallel loop on the OpenMP team "
+                     "(dist-parallel-loops; 0: all loops serial)"),
+      llvm::cl::init(32768)};
 };
 } // namespace
 
@@ -139,9 +156,10 @@ void mlir::train::registerCPUPipeline() {
       "for CPUs: collectives to runtime calls, train-to-linalg, elementwise "
       "fusion, polynomial tanh/exp/log, large functions cut into parts, "
       "one-shot bufferization, matrix products through OpenBLAS, "
-      "frees after last use, loops, LLVM",
+      "frees after last use, loops (large ones in parallel on OpenMP), LLVM",
       [](OpPassManager &pm, const CPUPipelineOptions &options) {
         buildCPUPipeline(pm, options.blas, options.approximateMath, "auto",
-                         options.opsPerFunction, options.profile);
+                         options.opsPerFunction, options.profile,
+                         options.parallelMinIterations);
       });
 }

@@ -1,0 +1,127 @@
+// RUN: dist-opt %s --split-input-file --dist-parallel-loops | FileCheck %s
+// RUN: dist-opt %s --split-input-file --dist-parallel-loops=min-iterations=0 | FileCheck %s --check-prefix=SERIAL
+// RUN: dist-opt %s --split-input-file --dist-parallel-loops --convert-scf-to-openmp --canonicalize | FileCheck %s --check-prefix=OMP
+
+// A large elementwise op (1024 x 256 = 262144 iterations): the outermost
+// loop runs on the team, the inner one stays a serial loop (which LLVM
+// vectorizes).
+// CHECK-LABEL: func.func @large_elementwise
+// CHECK: scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// CHECK-NEXT: scf.for %[[J:.*]] =
+// CHECK: memref.load %{{.*}}[%[[I]], %[[J]]]
+// CHECK: arith.addf
+// CHECK: memref.store
+// CHECK-NOT: scf.parallel
+// SERIAL-LABEL: func.func @large_elementwise
+// SERIAL-NOT: scf.parallel
+// SERIAL: scf.for
+// SERIAL: scf.for
+// OMP-LABEL: func.func @large_elementwise
+// OMP: omp.parallel {
+// OMP-NEXT: omp.wsloop {
+// OMP-NEXT: omp.loop_nest (%[[I:.*]]) : index = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// OMP-NOT: memref.alloca_scope
+// OMP: scf.for
+// OMP: arith.addf
+// OMP: omp.yield
+// OMP: omp.terminator
+#map = affine_map<(d0, d1) -> (d0, d1)>
+func.func @large_elementwise(%a: memref<1024x256xf32>, %b: memref<1024x256xf32>, %c: memref<1024x256xf32>) {
+  linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : memref<1024x256xf32>, memref<1024x256xf32>) outs(%c : memref<1024x256xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Too small (64 x 256 = 16384 iterations): the fork would cost more than
+// the split saves.
+// CHECK-LABEL: func.func @small
+// CHECK-NOT: scf.parallel
+// CHECK: scf.for
+// OMP-LABEL: func.func @small
+// OMP-NOT: omp.parallel
+func.func @small(%a: memref<64x256xf32>, %c: memref<64x256xf32>) {
+  linalg.copy ins(%a : memref<64x256xf32>) outs(%c : memref<64x256xf32>)
+  return
+}
+
+// -----
+
+// A row reduction (layer norm's mean): the rows are split over the team,
+// each row's sum is a serial inner loop.
+// CHECK-LABEL: func.func @row_sums
+// CHECK: scf.parallel
+// CHECK-NEXT: scf.for
+// CHECK-NOT: scf.parallel
+// OMP-LABEL: func.func @row_sums
+// OMP: omp.wsloop
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#out = affine_map<(d0, d1) -> (d0)>
+func.func @row_sums(%a: memref<1024x256xf32>, %c: memref<1024xf32>) {
+  linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<1024x256xf32>) outs(%c : memref<1024xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// The outermost iterator is a reduction (a bias gradient summed over the
+// rows): threads would race on the output, so the nest stays serial.
+// CHECK-LABEL: func.func @column_sums
+// CHECK-NOT: scf.parallel
+// CHECK: scf.for
+// CHECK: scf.for
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#out = affine_map<(d0, d1) -> (d1)>
+func.func @column_sums(%a: memref<1024x256xf32>, %c: memref<256xf32>) {
+  linalg.generic {indexing_maps = [#in, #out], iterator_types = ["reduction", "parallel"]}
+      ins(%a : memref<1024x256xf32>) outs(%c : memref<256xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A dynamic loop range: the iterations are unknown, the nest stays serial.
+// CHECK-LABEL: func.func @dynamic
+// CHECK-NOT: scf.parallel
+#map = affine_map<(d0, d1) -> (d0, d1)>
+func.func @dynamic(%a: memref<?x256xf32>, %c: memref<?x256xf32>) {
+  linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<?x256xf32>) outs(%c : memref<?x256xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    linalg.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+// An op already inside a parallel loop is not forked again.
+// CHECK-LABEL: func.func @nested
+// CHECK: scf.parallel
+// CHECK-NOT: scf.parallel
+func.func @nested(%a: memref<4x1024x256xf32>, %c: memref<4x1024x256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %s = memref.subview %a[%i, 0, 0] [1, 1024, 256] [1, 1, 1] : memref<4x1024x256xf32> to memref<1024x256xf32, strided<[256, 1], offset: ?>>
+    %t = memref.subview %c[%i, 0, 0] [1, 1024, 256] [1, 1, 1] : memref<4x1024x256xf32> to memref<1024x256xf32, strided<[256, 1], offset: ?>>
+    linalg.copy ins(%s : memref<1024x256xf32, strided<[256, 1], offset: ?>>) outs(%t : memref<1024x256xf32, strided<[256, 1], offset: ?>>)
+    scf.reduce
+  }
+  return
+}
