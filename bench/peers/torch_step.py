@@ -58,6 +58,10 @@ def main(rank, model, state_path, data_path, steps, threads, world, port):
     if rank == 0:
         print(json.dumps({"times": times, "first_loss": first}))
     if world > 1:
+        # Both ranks done before the group goes: a rank tearing gloo down
+        # while the other still used it aborted ("terminate called without
+        # an active exception") once in a bench run.
+        torch.distributed.barrier()
         torch.distributed.destroy_process_group()
 
 

@@ -1,4 +1,5 @@
-//===- InitAll.h - what DistOpt's tools load ---------------------*- C++ -*-===//
+//===- InitAll.h - what DistOpt's tools load ---------------------*- C++
+//-*-===//
 //
 // The entry points a tool or a compiler embedding DistOpt calls: every
 // dialect (and the external models the lowering needs) into a registry,
@@ -17,6 +18,11 @@ namespace mlir::dist {
 /// The project's dialects, the upstream ones training steps are combined
 /// with, what the CPU lowering produces, and the bufferization models.
 void registerAllDialects(DialectRegistry &registry);
+
+/// The translations to LLVM IR of what dist-lower-cpu produces: the
+/// builtin, LLVM and OpenMP (the parallel loops) dialects. A JIT or an
+/// ahead-of-time compiler of a lowered step needs them.
+void registerAllTranslations(DialectRegistry &registry);
 
 /// Registers every DistOpt pass and strategy pipeline (train, dist,
 /// conversions, the CPU lowering) and the upstream passes users run

@@ -73,7 +73,7 @@ _RESUMED_LINE = re.compile(r"^resumed from step (\d+)", re.M)
 
 def _training_args(work, batch, steps, dataset, epochs, seed, shuffle,
                    eval_dataset, eval_every, checkpoint_dir,
-                   checkpoint_every, keep, resume):
+                   checkpoint_every, keep, resume, num_threads):
     """dist-run's options for the batches, evaluation and checkpoints."""
     args = []
     if dataset is None:
@@ -94,7 +94,7 @@ def _training_args(work, batch, steps, dataset, epochs, seed, shuffle,
                           ("eval-every", eval_every),
                           ("checkpoint-dir", checkpoint_dir),
                           ("checkpoint-every", checkpoint_every),
-                          ("keep", keep)):
+                          ("keep", keep), ("num-threads", num_threads)):
         if isinstance(value, os.PathLike):
             value = os.fspath(value)
         if value is not None:
@@ -109,7 +109,7 @@ def _training_args(work, batch, steps, dataset, epochs, seed, shuffle,
 def _run(module, state, batch, np_, extra, timeout, steps=None, dataset=None,
          epochs=None, seed=None, shuffle=None, eval_dataset=None,
          eval_every=None, checkpoint_dir=None, checkpoint_every=None,
-         keep=None, resume=False):
+         keep=None, resume=False, num_threads=None):
     with tempfile.TemporaryDirectory(prefix="distopt-") as work:
         step = os.path.join(work, "step.mlir")
         with open(step, "w") as f:
@@ -120,7 +120,8 @@ def _run(module, state, batch, np_, extra, timeout, steps=None, dataset=None,
              f"--out={out}"] +
             _training_args(work, batch, steps, dataset, epochs, seed, shuffle,
                            eval_dataset, eval_every, checkpoint_dir,
-                           checkpoint_every, keep, resume) + list(extra),
+                           checkpoint_every, keep, resume, num_threads) +
+            list(extra),
             np_=np_, timeout=timeout)
         with np.load(out) as results:
             arrays = dict(results)
@@ -146,7 +147,9 @@ def run(module, state, batch=None, steps=None, extra_args=(), timeout=None,
     `batch` map the step's argument names to arrays. The training options
     (`dataset`, `epochs`, `seed`, `shuffle`, `eval_dataset`, `eval_every`,
     `checkpoint_dir`, `checkpoint_every`, `keep`, `resume`) are dist-run's
-    (docs/guides/training-runs.md)."""
+    (docs/guides/training-runs.md); `num_threads` is the threads of each
+    process (dist-run --num-threads; default: the cores divided among the
+    processes on a node)."""
     return _run(module, state, batch, None, extra_args, timeout, steps=steps,
                 **training)
 

@@ -25,6 +25,19 @@ def test_run_and_launch_equal(examples):
                                    atol=1e-6, err_msg=name)
 
 
+def test_num_threads(examples):
+    """The transformer block's large loops and products on 1 and 2 threads:
+    the same training (dist-run --num-threads)."""
+    step = distopt.Module.load(os.path.join(examples, "transformer_block.mlir"))
+    state, batch = distopt.init(step, seed=2)
+    one = distopt.run(step, state, batch, steps=2, num_threads=1)
+    two = distopt.run(step, state, batch, steps=2, num_threads=2)
+    np.testing.assert_allclose(two.losses, one.losses, rtol=1e-6)
+    for name, value in one.state.items():
+        np.testing.assert_allclose(two.state[name], value, rtol=1e-6,
+                                   atol=1e-7, err_msg=name)
+
+
 def test_run_error_is_raised(examples):
     step = distopt.Module.load(os.path.join(examples, "mlp.mlir"))
     state, batch = distopt.init(step, seed=1)

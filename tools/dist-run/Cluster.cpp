@@ -91,15 +91,19 @@ void distrun::checkClusterLayout(const train::StepSignature &step) {
   }
 }
 
-unsigned distrun::getDefaultThreads() {
-  unsigned cores = llvm::hardware_concurrency().compute_thread_count();
+NodeShare distrun::getNodeShare() {
+  NodeShare share;
+  share.cores = llvm::hardware_concurrency().compute_thread_count();
   int64_t worldSize = distrt_size();
-  int64_t onNode = 1;
   if (worldSize > 1) {
     std::vector<int64_t> nodes(worldSize);
     if (distrt_get_nodes(nodes.data()) < 0)
       fail(getRuntimeError());
-    onNode = llvm::count(nodes, nodes[distrt_rank()]);
+    share.ranks = llvm::count(nodes, nodes[distrt_rank()]);
   }
-  return std::max<unsigned>(1, cores / onNode);
+  return share;
+}
+
+unsigned NodeShare::getDefaultThreads() const {
+  return std::max<unsigned>(1, cores / ranks);
 }

@@ -19,10 +19,17 @@ namespace distrun {
 /// calls it.
 void checkClusterLayout(const mlir::train::StepSignature &step);
 
-/// The threads this rank's step should run on by default: the cores this
-/// process may use, divided among the ranks on its node (at least 1). A
-/// collective: every rank calls it.
-unsigned getDefaultThreads();
+/// This rank's share of its node: the cores this process may use and the
+/// ranks on its node (itself included). A collective: every rank calls it.
+struct NodeShare {
+  unsigned cores = 1;
+  int64_t ranks = 1;
+
+  /// The threads a rank should run its step on by default: the cores
+  /// divided among the node's ranks (at least 1).
+  unsigned getDefaultThreads() const;
+};
+NodeShare getNodeShare();
 
 } // namespace distrun
 

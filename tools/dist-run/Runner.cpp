@@ -121,11 +121,12 @@ std::string distrun::getCacheKey(uint64_t moduleHash,
 
 /// The libraries the compiled code calls: the kernels (OpenBLAS matmuls)
 /// and the runtime sit in the lib directory beside this tool's; MLIR's
-/// runner utilities provide the strided memref copies.
+/// runner utilities provide the strided memref copies, LLVM's OpenMP
+/// runtime the parallel loops' team (the kernels' too).
 static SmallVector<std::string> getLibraries(const char *argv0) {
   std::string lib = getLibDirectory(argv0);
   return {lib + "/libdistopt_cpu.so", lib + "/libdistrt.so",
-          DISTOPT_MLIR_C_RUNNER_UTILS};
+          DISTOPT_MLIR_C_RUNNER_UTILS, DISTOPT_OMP_LIBRARY};
 }
 
 /// Loads the cached step at `path`; null (with a warning) when it does not
@@ -380,7 +381,8 @@ float distrun::readScalar(const Binding &result) {
 
 /// Copies the results out of their memref descriptors (`words`), frees the
 /// buffers the step allocated and feeds the state back (`feedBack`: per
-/// result, the argument it replaces, or -1); returns the loss.
+/// result, the argument it replaces, or -1: a fed-back result is copied
+/// into that argument only); returns the loss.
 static float readResults(int64_t *words, std::vector<Binding> &args,
                          std::vector<Binding> &results,
                          ArrayRef<int64_t> feedBack) {
@@ -398,8 +400,18 @@ static float readResults(int64_t *words, std::vector<Binding> &args,
     char *aligned = reinterpret_cast<char *>(words[1]);
     int64_t offset = words[2];
     int64_t bytes = getElementBytes(result.dtype);
-    std::memcpy(result.local.bytes.data(), aligned + offset * bytes,
-                result.local.bytes.size());
+    // State goes straight into the argument it replaces (one copy per step,
+    // not two: the transformer block's parameters and AdamW moments are
+    // 9.5 MB); its result binding is not kept up to date.
+    bool fedBack = i < feedBack.size() && feedBack[i] >= 0;
+    std::vector<char> &target =
+        fedBack ? args[feedBack[i]].local.bytes : result.local.bytes;
+    if (target.size() != result.local.bytes.size())
+      fail("result '" + result.value->name + "' has " +
+           llvm::Twine(result.local.bytes.size()) +
+           " bytes, the argument it replaces " + llvm::Twine(target.size()));
+    if (target.data() != aligned + offset * bytes)
+      std::memcpy(target.data(), aligned + offset * bytes, target.size());
     void *allocated = reinterpret_cast<void *>(words[0]);
     bool ours = llvm::any_of(args, [&](Binding &arg) {
       return arg.local.bytes.data() == allocated;
@@ -409,8 +421,6 @@ static float readResults(int64_t *words, std::vector<Binding> &args,
     words += 3 + 2 * resultRank;
     if (result.value->role == train::Role::loss)
       loss = readScalar(result);
-    if (i < feedBack.size() && feedBack[i] >= 0)
-      args[feedBack[i]].local.bytes = result.local.bytes;
   }
   return loss;
 }

@@ -16,8 +16,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include "gtest/gtest.h"
@@ -40,8 +38,7 @@ double maxUlpError(StringRef fn, const std::vector<float> &inputs,
   llvm::InitializeNativeTargetAsmPrinter();
   DialectRegistry registry;
   dist::registerAllDialects(registry);
-  registerBuiltinDialectTranslation(registry);
-  registerLLVMDialectTranslation(registry);
+  dist::registerAllTranslations(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   std::string source = R"mlir(
@@ -64,13 +61,14 @@ double maxUlpError(StringRef fn, const std::vector<float> &inputs,
   };
   substitute("{0}", std::to_string(inputs.size()));
   substitute("{1}", fn);
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(source, &context);
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
   EXPECT_TRUE(module);
   PassManager pm(&context);
   // Without the approximation: libm's results, to show the measure itself
   // is right.
-  train::buildCPUPipeline(pm, /*blas=*/true, approximated);
+  // Serial loops: the JIT here loads no OpenMP runtime.
+  train::buildCPUPipeline(pm, /*blas=*/true, approximated, "auto", 1000,
+                          /*profile=*/false, /*parallelMinIterations=*/0);
   EXPECT_TRUE(succeeded(pm.run(*module)));
   ExecutionEngineOptions options;
   // The options hold a function_ref: the transformer must outlive create().
@@ -79,14 +77,17 @@ double maxUlpError(StringRef fn, const std::vector<float> &inputs,
   options.transformer = optimize;
   auto engine = ExecutionEngine::create(*module, options);
   EXPECT_TRUE(static_cast<bool>(engine));
-  StridedMemRefType<float, 1> in{
-      const_cast<float *>(inputs.data()), const_cast<float *>(inputs.data()),
-      0, {static_cast<int64_t>(inputs.size())}, {1}};
+  StridedMemRefType<float, 1> in{const_cast<float *>(inputs.data()),
+                                 const_cast<float *>(inputs.data()),
+                                 0,
+                                 {static_cast<int64_t>(inputs.size())},
+                                 {1}};
   StridedMemRefType<float, 1> out;
   auto *inPtr = &in;
   auto *outPtr = &out;
   SmallVector<void *> args = {&outPtr, &inPtr};
-  EXPECT_FALSE(static_cast<bool>((*engine)->invokePacked("_mlir_ciface_f", args)));
+  EXPECT_FALSE(
+      static_cast<bool>((*engine)->invokePacked("_mlir_ciface_f", args)));
   double worst = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
     double want = reference(inputs[i]);
@@ -150,4 +151,4 @@ TEST(ApproximateMathTest, Log) {
   expectAccurate("log", x, std::log, 5.0);
 }
 
-}  // namespace
+} // namespace
