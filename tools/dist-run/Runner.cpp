@@ -379,49 +379,66 @@ float distrun::readScalar(const Binding &result) {
        ", which the runner cannot report");
 }
 
-/// Copies the results out of their memref descriptors (`words`), frees the
-/// buffers the step allocated and feeds the state back (`feedBack`: per
-/// result, the argument it replaces, or -1: a fed-back result is copied
-/// into that argument only); returns the loss.
+/// Copies the results out of their memref descriptors (`words`), feeds the
+/// state back (`feedBack`: per result, the argument it replaces, or -1: a
+/// fed-back result is copied into that argument only, one copy per step;
+/// its result binding is not kept up to date) and frees the buffers the
+/// step allocated; returns the loss.
 static float readResults(int64_t *words, std::vector<Binding> &args,
                          std::vector<Binding> &results,
                          ArrayRef<int64_t> feedBack) {
-  float loss = 0;
-  // A step may return one value in several results (a tied parameter, an
-  // unchanged state array): their descriptors share one allocation.
-  llvm::SmallPtrSet<void *, 8> freed;
-  for (auto [i, result] : llvm::enumerate(results)) {
+  struct Returned {
+    const char *data;
+    void *allocated;
+    bool isArgument; // the storage of an argument, returned unchanged
+  };
+  std::vector<Returned> returned;
+  for (Binding &result : results) {
     int64_t resultRank = result.local.shape.size();
     ArrayRef<int64_t> sizes(words + 3, resultRank);
     if (sizes != ArrayRef<int64_t>(result.local.shape))
       fail("result '" + result.value->name + "' came back as [" +
            formatShape(sizes) + "], not the recorded [" +
            formatShape(result.local.shape) + "]");
-    char *aligned = reinterpret_cast<char *>(words[1]);
-    int64_t offset = words[2];
-    int64_t bytes = getElementBytes(result.dtype);
-    // State goes straight into the argument it replaces (one copy per step,
-    // not two: the transformer block's parameters and AdamW moments are
-    // 9.5 MB); its result binding is not kept up to date.
+    void *allocated = reinterpret_cast<void *>(words[0]);
+    const char *data = reinterpret_cast<const char *>(words[1]) +
+                       words[2] * getElementBytes(result.dtype);
+    bool isArgument = llvm::any_of(args, [&](Binding &arg) {
+      return arg.local.bytes.data() == allocated;
+    });
+    returned.push_back({data, allocated, isArgument});
+    words += 3 + 2 * resultRank;
+  }
+  auto getTarget = [&](size_t i) -> std::vector<char> & {
     bool fedBack = i < feedBack.size() && feedBack[i] >= 0;
-    std::vector<char> &target =
-        fedBack ? args[feedBack[i]].local.bytes : result.local.bytes;
+    return fedBack ? args[feedBack[i]].local.bytes : results[i].local.bytes;
+  };
+  // An argument's storage returned as a result (not in place) is read
+  // before any argument is written: a step may return one state array as
+  // another.
+  for (auto [i, from] : llvm::enumerate(returned))
+    if (from.isArgument && getTarget(i).data() != from.data)
+      from.data = static_cast<const char *>(
+          std::memcpy(results[i].local.bytes.data(), from.data,
+                      results[i].local.bytes.size()));
+  float loss = 0;
+  for (auto [i, result] : llvm::enumerate(results)) {
+    std::vector<char> &target = getTarget(i);
     if (target.size() != result.local.bytes.size())
       fail("result '" + result.value->name + "' has " +
            llvm::Twine(result.local.bytes.size()) +
            " bytes, the argument it replaces " + llvm::Twine(target.size()));
-    if (target.data() != aligned + offset * bytes)
-      std::memcpy(target.data(), aligned + offset * bytes, target.size());
-    void *allocated = reinterpret_cast<void *>(words[0]);
-    bool ours = llvm::any_of(args, [&](Binding &arg) {
-      return arg.local.bytes.data() == allocated;
-    });
-    if (!ours && freed.insert(allocated).second)
-      std::free(allocated);
-    words += 3 + 2 * resultRank;
+    if (target.data() != returned[i].data)
+      std::memcpy(target.data(), returned[i].data, target.size());
     if (result.value->role == train::Role::loss)
       loss = readScalar(result);
   }
+  // A step may return one buffer in several results (a tied parameter):
+  // each allocation is freed once, after every result was read.
+  llvm::SmallPtrSet<void *, 8> freed;
+  for (const Returned &from : returned)
+    if (!from.isArgument && freed.insert(from.allocated).second)
+      std::free(from.allocated);
   return loss;
 }
 

@@ -449,7 +449,11 @@ static void setThreads() {
       fail("--num-threads must be at least 1");
     threads = numThreads;
   } else if (const char *set = std::getenv("OMP_NUM_THREADS"); set && *set) {
-    threads = std::max(1, std::atoi(set));
+    // One count (OpenMP's nested lists have no use here).
+    if (!llvm::to_integer(llvm::StringRef(set).trim(), threads, 10) ||
+        threads == 0)
+      fail("OMP_NUM_THREADS='" + llvm::Twine(set) +
+           "' is not a thread count (a positive integer)");
   }
   ::setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(),
            /*overwrite=*/1);

@@ -12,6 +12,8 @@
 // RUN: %python %S/Inputs/threads_reference.py %t/state.npz %t/data.npz %t/t1.npz %t/t2.npz %t/t3.npz
 // RUN: not dist-run %s --state=%t/state.npz --data=%t/data.npz --num-threads=0 2>&1 | FileCheck %s --check-prefix=ZERO
 // ZERO: --num-threads must be at least 1
+// RUN: env OMP_NUM_THREADS=two not dist-run %s --state=%t/state.npz --data=%t/data.npz 2>&1 | FileCheck %s --check-prefix=ENV
+// ENV: OMP_NUM_THREADS='two' is not a thread count (a positive integer)
 // The large loops (softmax's three, the row sums, the transpose, gelu, the
 // elementwise updates) fork the team; the small ones and the column sums
 // do not.
