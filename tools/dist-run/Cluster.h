@@ -10,6 +10,8 @@
 
 #include "distopt/Conversion/StepSignature.h"
 
+#include <optional>
+
 namespace distrun {
 
 /// Warns (rank 0) when the job's real layout over nodes (hosts) does not
@@ -19,17 +21,14 @@ namespace distrun {
 /// calls it.
 void checkClusterLayout(const mlir::train::StepSignature &step);
 
-/// This rank's share of its node: the cores this process may use and the
-/// ranks on its node (itself included). A collective: every rank calls it.
-struct NodeShare {
-  unsigned cores = 1;
-  int64_t ranks = 1;
-
-  /// The threads a rank should run its step on by default: the cores
-  /// divided among the node's ranks (at least 1).
-  unsigned getDefaultThreads() const;
-};
-NodeShare getNodeShare();
+/// Sets the OpenMP team of this rank's step (the environment libomp reads
+/// when the step's first parallel loop or product starts the team): its
+/// size `requested` (dist-run --num-threads), else OMP_NUM_THREADS as set,
+/// else the cores this process may use divided among the ranks on its node
+/// (the ranks may differ: nodes of different sizes). Fails on a count of 0
+/// or an OMP_NUM_THREADS that is not a positive integer. A collective:
+/// every rank calls it.
+void setThreads(std::optional<unsigned> requested);
 
 } // namespace distrun
 

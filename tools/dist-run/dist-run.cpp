@@ -430,38 +430,6 @@ static std::string startRuntime(ModuleOp module) {
   return backend;
 }
 
-/// Sets the OpenMP team of this rank's step (the environment libomp reads
-/// when the step's first parallel loop or product starts the team): its
-/// size from --num-threads, else OMP_NUM_THREADS as set, else the node's
-/// cores divided among its ranks (the ranks may differ: nodes of different
-/// sizes). A rank alone on its node with more than one thread binds them
-/// to distinct cores (OMP_PROC_BIND=true, unless OMP_PROC_BIND or
-/// OMP_PLACES is set): unbound, the scheduler now and then left the team's
-/// two threads sharing a core for a whole run (the MLP's step took 0.39
-/// instead of 0.22 ms in 3 runs of 8). Ranks sharing a node stay unbound:
-/// each would bind its first thread to the node's first core.
-static void setThreads() {
-  // A collective: every rank asks, whichever count it then takes.
-  NodeShare share = getNodeShare();
-  unsigned threads = share.getDefaultThreads();
-  if (numThreads.getNumOccurrences()) {
-    if (numThreads == 0)
-      fail("--num-threads must be at least 1");
-    threads = numThreads;
-  } else if (const char *set = std::getenv("OMP_NUM_THREADS"); set && *set) {
-    // One count (OpenMP's nested lists have no use here).
-    if (!llvm::to_integer(llvm::StringRef(set).trim(), threads, 10) ||
-        threads == 0)
-      fail("OMP_NUM_THREADS='" + llvm::Twine(set) +
-           "' is not a thread count (a positive integer)");
-  }
-  ::setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(),
-           /*overwrite=*/1);
-  if (threads > 1 && share.ranks == 1 && !std::getenv("OMP_PROC_BIND") &&
-      !std::getenv("OMP_PLACES"))
-    ::setenv("OMP_PROC_BIND", "true", /*overwrite=*/0);
-}
-
 /// Fails unless every rank runs the same module, options and inputs.
 static void checkAgreement(uint64_t moduleHash, StringRef backend,
                            const Arrays &state, const Arrays &data) {
@@ -691,7 +659,9 @@ int main(int argc, char **argv) {
     readInput(dataPath, data);
   }
   checkAgreement(moduleHash, backend, state, data);
-  setThreads();
+  setThreads(numThreads.getNumOccurrences()
+                 ? std::optional<unsigned>(numThreads)
+                 : std::nullopt);
 
   func::FuncOp entry;
   train::StepSignature wholeStep = readStep(*module, entry);
