@@ -2,14 +2,15 @@
 # the build needs, and an installer for those that are missing.
 
 # LLVM/MLIR 22, the build tools, GoogleTest, MPICH (distrt's backend),
-# libzip (dist-run's .npz files), OpenBLAS and LLVM's OpenMP runtime (the CPU
-# kernels and parallel loops), NumPy (tests),
+# libzip (dist-run's .npz files), OpenBLAS, LIBXSMM (the convolution
+# kernels) and LLVM's OpenMP runtime (the CPU kernels and parallel loops),
+# NumPy (tests),
 # the Python package's build (headers, pybind11, venv) and pytest,
 # scikit-learn (the digits dataset) and matplotlib (scripts/plot_metrics.py).
 distopt_packages=(cmake ninja-build ccache python3 python3-numpy libgtest-dev
                   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
                   libmpich-dev mpich libzip-dev pkg-config libopenblas-dev
-                  libomp-22-dev
+                  libomp-22-dev libxsmm-dev
                   python3-dev python3-venv pybind11-dev python3-pytest
                   python3-sklearn python3-matplotlib)
 

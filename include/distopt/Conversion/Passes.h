@@ -31,12 +31,18 @@ namespace mlir::train {
 /// ops out of fusion so that they stay BLAS calls.
 bool isBlasContraction(linalg::LinalgOp op);
 
+/// True when `op` is one of the f32 stride-1 convolution contractions
+/// (`train-to-linalg`'s direct form) that `dist-conv-to-kernels` turns into
+/// distopt_conv2d_f32 calls once bufferized; kept out of fusion too.
+bool isConvContraction(linalg::LinalgOp op);
+
 /// Adds `dist-lower-cpu` to `pm`: dist-to-runtime (collectives to runtime
 /// calls; records the step's interface), train-to-linalg, elementwise
 /// fusion, (with `opsPerFunction` > 0) large functions cut into parts,
 /// one-shot bufferization, (with `blas`) f32 matrix products through
-/// OpenBLAS, deallocation, and the lowering of loops, arith, math, memref
-/// and func to the LLVM dialect.
+/// OpenBLAS and f32 stride-1 convolutions through LIBXSMM, deallocation,
+/// and the lowering of loops, arith, math, memref and func to the LLVM
+/// dialect.
 /// With `approximateMath`, f32 tanh, exp and log become polynomial
 /// approximations (dist-approximate-math) instead of libm calls; `backend`
 /// is dist-to-runtime's. With `profile`, each op that does work is

@@ -15,10 +15,12 @@ namespace mlir::train {
 
 using namespace mlir;
 
-/// True when `op` is a contraction that must stay whole for BLAS.
+/// True when `op` is a contraction that must stay whole for a library call
+/// (BLAS or the convolution kernels).
 static bool isKept(Operation *op) {
   auto linalgOp = dyn_cast_if_present<linalg::LinalgOp>(op);
-  return linalgOp && train::isBlasContraction(linalgOp);
+  return linalgOp && (train::isBlasContraction(linalgOp) ||
+                      train::isConvContraction(linalgOp));
 }
 
 /// Gives every kept contraction a zero fill of its own (CSE merges equal

@@ -6,14 +6,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LibraryCalls.h"
 #include "distopt/Conversion/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Matchers.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::train {
 #define GEN_PASS_DEF_DISTMATMULTOBLASPASS
@@ -44,56 +43,14 @@ static std::optional<SmallVector<unsigned>> getDims(AffineMap map) {
   return dims;
 }
 
-/// The buffer `value` is a view of (through view-like ops), or `value`.
-static Value getRootBuffer(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-    value = view.getViewSource();
-  return value;
-}
-
-/// The zero fill that last wrote `out` before `op`, when nothing else
-/// touches `out`'s buffer in between: `out` must be (a view of) a local
-/// allocation, so that every alias of it is a use of that allocation or of
-/// a view of it. Looks at those uses only (a block's op order is cached), so
-/// that matching every product of a large step stays linear.
-static linalg::FillOp findZeroFill(linalg::GenericOp op, Value out) {
-  Value root = getRootBuffer(out);
-  if (!root.getDefiningOp<memref::AllocOp>() &&
-      !root.getDefiningOp<memref::AllocaOp>())
-    return nullptr;
-  // The last op of `op`'s block before it that uses the buffer (directly,
-  // through a view, or in a nested region).
-  Block *block = op->getBlock();
-  Operation *last = nullptr;
-  SmallVector<Value> aliases = {root};
-  while (!aliases.empty()) {
-    Value alias = aliases.pop_back_val();
-    for (Operation *user : alias.getUsers()) {
-      if (auto view = dyn_cast<ViewLikeOpInterface>(user);
-          view && view.getViewSource() == alias)
-        llvm::append_range(aliases, user->getResults());
-      Operation *inBlock = block->findAncestorOpInBlock(*user);
-      if (!inBlock || inBlock == op || !inBlock->isBeforeInBlock(op))
-        continue;
-      if (!last || last->isBeforeInBlock(inBlock))
-        last = inBlock;
-    }
-  }
-  auto fill = dyn_cast_or_null<linalg::FillOp>(last);
-  if (!fill || fill.getOutputs()[0] != out ||
-      !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))
-    return nullptr;
-  return fill;
-}
-
 /// True when `type` is a static f32 buffer whose last dim is contiguous,
 /// whose rows are at least a row apart, and whose first `batchDims` dims
 /// flatten into one batch dim: what sgemm's leading dimension and the
 /// kernel's batch stride describe.
 static bool isBlasOperand(Type type, unsigned batchDims) {
   auto memref = dyn_cast<MemRefType>(type);
-  if (!memref || !memref.getElementType().isF32() ||
-      !memref.hasStaticShape() || memref.getRank() < 2)
+  if (!memref || !memref.getElementType().isF32() || !memref.hasStaticShape() ||
+      memref.getRank() < 2)
     return false;
   SmallVector<int64_t> strides;
   int64_t offset;
@@ -131,7 +88,7 @@ static std::optional<Gemm> matchGemm(linalg::GenericOp op) {
   auto outType = dyn_cast<MemRefType>(out.getType());
   if (!outType || !memref::isStaticShapeAndContiguousRowMajor(outType))
     return std::nullopt;
-  linalg::FillOp fill = findZeroFill(op, out);
+  linalg::FillOp fill = train::findZeroFill(op, out);
   if (!fill)
     return std::nullopt;
   SmallVector<unsigned> reductions;
@@ -183,45 +140,26 @@ static std::optional<Gemm> matchGemm(linalg::GenericOp op) {
 
 /// Replaces `op` (and its output's zero fill) by a call of
 /// distopt_matmul_f32 on the same buffers.
-static void rewrite(linalg::GenericOp op, const Gemm &gemm, ModuleOp module) {
-  OpBuilder builder(op);
-  Location loc = op.getLoc();
-  MLIRContext *context = builder.getContext();
-  SmallVector<Value> args;
-  for (Value operand : op->getOperands())
-    args.push_back(memref::CastOp::create(
-        builder, loc, UnrankedMemRefType::get(builder.getF32Type(), 0),
-        operand));
-  for (int64_t v : {gemm.batch, gemm.m, gemm.n, gemm.k})
-    args.push_back(arith::ConstantOp::create(builder, loc,
-                                             builder.getI64IntegerAttr(v)));
-  Value flags[2] = {
-      arith::ConstantOp::create(builder, loc, builder.getI32IntegerAttr(0)),
-      arith::ConstantOp::create(builder, loc, builder.getI32IntegerAttr(1))};
-  for (bool flag : {gemm.transA, gemm.transB, gemm.batchedA, gemm.batchedB})
-    args.push_back(flags[flag]);
-  StringRef name = "distopt_matmul_f32";
-  auto callee = module.lookupSymbol<func::FuncOp>(name);
-  if (!callee) {
-    OpBuilder moduleBuilder(context);
-    moduleBuilder.setInsertionPointToEnd(module.getBody());
-    callee = func::FuncOp::create(
-        moduleBuilder, module.getLoc(), name,
-        FunctionType::get(context, ValueRange(args).getTypes(), {}));
-    callee.setPrivate();
-    callee->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
-    // Its buffers may be freed once it returns (dist-buffer-deallocation).
-    callee->setAttr("distopt.sync_buffers", UnitAttr::get(context));
-  }
-  func::CallOp::create(builder, loc, callee, args);
-  gemm.fill->erase();
-  op->erase();
+static void rewrite(linalg::GenericOp op, const Gemm &gemm) {
+  train::replaceByLibraryCall(
+      op, gemm.fill, "distopt_matmul_f32",
+      [&](OpBuilder &builder, Location loc, SmallVectorImpl<Value> &args) {
+        for (int64_t v : {gemm.batch, gemm.m, gemm.n, gemm.k})
+          args.push_back(arith::ConstantOp::create(
+              builder, loc, builder.getI64IntegerAttr(v)));
+        Value flags[2] = {arith::ConstantOp::create(
+                              builder, loc, builder.getI32IntegerAttr(0)),
+                          arith::ConstantOp::create(
+                              builder, loc, builder.getI32IntegerAttr(1))};
+        for (bool flag :
+             {gemm.transA, gemm.transB, gemm.batchedA, gemm.batchedB})
+          args.push_back(flags[flag]);
+      });
 }
 
 namespace {
 struct DistMatmulToBlasPass
-    : public mlir::train::impl::DistMatmulToBlasPassBase<
-          DistMatmulToBlasPass> {
+    : public mlir::train::impl::DistMatmulToBlasPassBase<DistMatmulToBlasPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<std::pair<linalg::GenericOp, Gemm>> gemms;
@@ -230,7 +168,7 @@ struct DistMatmulToBlasPass
         gemms.push_back({op, *gemm});
     });
     for (auto &[op, gemm] : gemms)
-      rewrite(op, gemm, module);
+      rewrite(op, gemm);
   }
 };
 } // namespace

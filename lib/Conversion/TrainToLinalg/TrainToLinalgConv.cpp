@@ -24,9 +24,7 @@ struct ConvParams {
   Type element;
 
   /// The reduction length of a group's product: channels x kernel taps.
-  int64_t getPatchSize() const {
-    return channelsPerGroup * kernelH * kernelW;
-  }
+  int64_t getPatchSize() const { return channelsPerGroup * kernelH * kernelW; }
   /// Rows of the patch matrix: one per output position of every image.
   int64_t getRows() const { return batch * outH * outW; }
 };
@@ -36,14 +34,20 @@ static ConvParams getConvParams(OpT op, RankedTensorType input,
                                 RankedTensorType filter,
                                 RankedTensorType output) {
   int64_t groups = op.getGroups();
-  return {op.getStrides(),         op.getPadding(),
-          op.getDilations(),       groups,
+  return {op.getStrides(),
+          op.getPadding(),
+          op.getDilations(),
+          groups,
           input.getDimSize(1) / groups,
           output.getDimSize(1) / groups,
-          input.getDimSize(0),     input.getDimSize(2),
-          input.getDimSize(3),     filter.getDimSize(2),
-          filter.getDimSize(3),    output.getDimSize(2),
-          output.getDimSize(3),    input.getElementType()};
+          input.getDimSize(0),
+          input.getDimSize(2),
+          input.getDimSize(3),
+          filter.getDimSize(2),
+          filter.getDimSize(3),
+          output.getDimSize(2),
+          output.getDimSize(3),
+          input.getElementType()};
 }
 
 /// C[b] = op(A[b]) x op(B[b]) over a leading batch dim of `batch` (0: no
@@ -85,12 +89,12 @@ static Value buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
   Value zero = identityOf(b, loc, element, ReduceKind::sum);
   return buildWindowGeneric(
       b, loc, ValueRange{lhs, rhs},
-      ValueRange{buildFilled(b, loc, RankedTensorType::get(shape, element),
-                             zero)},
+      ValueRange{
+          buildFilled(b, loc, RankedTensorType::get(shape, element), zero)},
       maps, numDims - 1, 1,
       [&](OpBuilder &nb, Location l, ValueRange a) -> SmallVector<Value> {
-        return {arith::AddFOp::create(nb, l, a[2],
-                                      arith::MulFOp::create(nb, l, a[0], a[1]))};
+        return {arith::AddFOp::create(
+            nb, l, a[2], arith::MulFOp::create(nb, l, a[0], a[1]))};
       })[0];
 }
 
@@ -120,8 +124,7 @@ static Value sliceGroup(OpBuilder &b, Location loc, Value value,
   offsets[1] = b.getIndexAttr(g * size);
   for (int64_t dim = 0; dim < 4; ++dim)
     sizes.push_back(b.getIndexAttr(dim == 1 ? size : type.getDimSize(dim)));
-  return tensor::ExtractSliceOp::create(b, loc, value, offsets, sizes,
-                                        strides);
+  return tensor::ExtractSliceOp::create(b, loc, value, offsets, sizes, strides);
 }
 
 /// Group `g`'s channels of NCHW `value` as a contiguous [n, size, h * w]
@@ -131,10 +134,10 @@ static Value buildGroupMatrix(OpBuilder &b, Location loc, Value value,
                               const ConvParams &p, int64_t g, int64_t size) {
   auto type = cast<RankedTensorType>(value.getType());
   if (p.groups > 1)
-    value = buildCopy(b, loc, sliceGroup(b, loc, value, p, g, size),
-                      b.getMultiDimIdentityMap(4),
-                      {type.getDimSize(0), size, type.getDimSize(2),
-                       type.getDimSize(3)});
+    value = buildCopy(
+        b, loc, sliceGroup(b, loc, value, p, g, size),
+        b.getMultiDimIdentityMap(4),
+        {type.getDimSize(0), size, type.getDimSize(2), type.getDimSize(3)});
   return tensor::CollapseShapeOp::create(
       b, loc, value, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
 }
@@ -198,8 +201,8 @@ static Value insertBlock(OpBuilder &b, Location loc, Value block, Value dest,
     return block;
   SmallVector<OpFoldResult> offsets(blockType.getRank(), b.getIndexAttr(0));
   offsets[dim] = b.getIndexAttr(offset);
-  SmallVector<OpFoldResult> sizes, strides(blockType.getRank(),
-                                           b.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizes,
+      strides(blockType.getRank(), b.getIndexAttr(1));
   for (int64_t size : blockType.getShape())
     sizes.push_back(b.getIndexAttr(size));
   return tensor::InsertSliceOp::create(b, loc, block, dest, offsets, sizes,
@@ -218,10 +221,15 @@ static Value insertBlock(OpBuilder &b, Location loc, Value block, Value dest,
 //===----------------------------------------------------------------------===//
 
 /// Whether each group of `p` becomes im2col and a matrix product (BLAS):
-/// one group, or a few whose products are large enough; otherwise one
-/// direct contraction for all groups.
+/// a strided convolution with one group, or a few whose products are large
+/// enough; otherwise one direct contraction for all groups. A stride-1
+/// convolution is always the direct contraction: its windows are rows of
+/// the padded image, which `dist-conv-to-kernels` multiplies in place
+/// (bench/README.md: the 3x3 64->64 layer's step 21.4 -> ~12 ms).
 static bool usesGroupProducts(const ConvParams &p) {
   constexpr int64_t kMaxGroups = 16, kMinFilters = 8, kMinPatch = 32;
+  if (llvm::all_of(p.strides, [](int64_t s) { return s == 1; }))
+    return false;
   return p.groups == 1 ||
          (p.groups <= kMaxGroups && p.filtersPerGroup >= kMinFilters &&
           p.getPatchSize() >= kMinPatch);
@@ -247,8 +255,7 @@ static Value splitGroups(OpBuilder &b, Location loc, Value value, int64_t dim,
 }
 
 /// `value` with dims `dim` and `dim + 1` merged.
-static Value mergeGroups(OpBuilder &b, Location loc, Value value,
-                         int64_t dim) {
+static Value mergeGroups(OpBuilder &b, Location loc, Value value, int64_t dim) {
   int64_t rank = cast<RankedTensorType>(value.getType()).getRank();
   SmallVector<ReassociationIndices> reassociation;
   for (int64_t d = 0; d < rank; ++d) {
@@ -285,8 +292,7 @@ static Value buildGroupedContraction(OpBuilder &b, Location loc, Value lhs,
       {AffineMap::get(8, 0, lhsIndex, context),
        AffineMap::get(8, 0, rhsIndex, context),
        AffineMap::getMultiDimIdentityMap(8, context).getMajorSubMap(5)},
-      5, 3,
-      [](OpBuilder &nb, Location l, ValueRange a) -> SmallVector<Value> {
+      5, 3, [](OpBuilder &nb, Location l, ValueRange a) -> SmallVector<Value> {
         return {arith::AddFOp::create(
             nb, l, a[2], arith::MulFOp::create(nb, l, a[0], a[1]))};
       })[0];
@@ -302,8 +308,7 @@ static Value buildGroupedConv(OpBuilder &b, Location loc, Value padded,
       b, loc, splitGroups(b, loc, padded, 1, p.groups),
       {d[0], d[1], d[5], d[3] * p.strides[0] + d[6] * p.dilations[0],
        d[4] * p.strides[1] + d[7] * p.dilations[1]},
-      splitGroups(b, loc, filter, 0, p.groups),
-      {d[1], d[2], d[5], d[6], d[7]},
+      splitGroups(b, loc, filter, 0, p.groups), {d[1], d[2], d[5], d[6], d[7]},
       {p.batch, p.groups, p.filtersPerGroup, p.outH, p.outW}, p.element);
   return mergeGroups(b, loc, out, 1);
 }
@@ -329,28 +334,40 @@ static Value buildGroupedConvFilterGrad(OpBuilder &b, Location loc,
 /// flipped filter: the gradient spread out by the strides (zeros between)
 /// and padded by the dilated kernel's extent less one, then gpad[n, g, c,
 /// i, j] = sum over (f, kh, kw) of spread[n, g, f, i + kh * dh, j + kw *
-/// dw] * filter[g, f, c, KH - 1 - kh, KW - 1 - kw]; the interior of the
-/// padded input gradient is the result.
+/// dw] * filter[g, f, c, KH - 1 - kh, KW - 1 - kw]. When no padding exceeds
+/// the extent less one (the usual case), the spread gradient starts that
+/// much less far in and the contraction computes the input gradient
+/// itself; otherwise it computes the padded input's gradient, whose
+/// interior is the result.
 static Value buildGroupedConvInputGrad(OpBuilder &b, Location loc, Value grad,
                                        Value filter, const ConvParams &p) {
   MLIRContext *context = b.getContext();
   auto index = [&](int64_t v) -> OpFoldResult { return b.getIndexAttr(v); };
   int64_t extentH = (p.kernelH - 1) * p.dilations[0] + 1;
   int64_t extentW = (p.kernelW - 1) * p.dilations[1] + 1;
-  int64_t paddedH = p.height + p.padding[0] + p.padding[1];
-  int64_t paddedW = p.width + p.padding[2] + p.padding[3];
+  bool interior = p.padding[0] < extentH && p.padding[1] < extentH &&
+                  p.padding[2] < extentW && p.padding[3] < extentW;
+  // The gradient's rows and columns the contraction computes, and where the
+  // output gradient's first row and column sit in the spread gradient.
+  int64_t rows = p.height, cols = p.width;
+  int64_t top = extentH - 1, left = extentW - 1;
+  if (interior) {
+    top -= p.padding[0];
+    left -= p.padding[2];
+  } else {
+    rows += p.padding[0] + p.padding[1];
+    cols += p.padding[2] + p.padding[3];
+  }
   int64_t filters = p.groups * p.filtersPerGroup;
   Value zero = identityOf(b, loc, p.element, ReduceKind::sum);
   Value spread = tensor::InsertSliceOp::create(
       b, loc, grad,
       buildFilled(b, loc,
-                  RankedTensorType::get({p.batch, filters,
-                                         paddedH + extentH - 1,
-                                         paddedW + extentW - 1},
+                  RankedTensorType::get({p.batch, filters, rows + extentH - 1,
+                                         cols + extentW - 1},
                                         p.element),
                   zero),
-      ArrayRef<OpFoldResult>{index(0), index(0), index(extentH - 1),
-                             index(extentW - 1)},
+      ArrayRef<OpFoldResult>{index(0), index(0), index(top), index(left)},
       ArrayRef<OpFoldResult>{index(p.batch), index(filters), index(p.outH),
                              index(p.outW)},
       ArrayRef<OpFoldResult>{index(1), index(1), index(p.strides[0]),
@@ -363,14 +380,20 @@ static Value buildGroupedConvInputGrad(OpBuilder &b, Location loc, Value grad,
                      context),
       {filters, p.channelsPerGroup, p.kernelH, p.kernelW});
   // Loops (n, g, c, i, j | f, kh, kw).
-  Value out = buildGroupedContraction(
-      b, loc, splitGroups(b, loc, spread, 1, p.groups),
-      {d[0], d[1], d[5], d[3] + d[6] * p.dilations[0],
-       d[4] + d[7] * p.dilations[1]},
-      splitGroups(b, loc, flipped, 0, p.groups), {d[1], d[5], d[2], d[6], d[7]},
-      {p.batch, p.groups, p.channelsPerGroup, paddedH, paddedW}, p.element);
+  Value out = mergeGroups(
+      b, loc,
+      buildGroupedContraction(
+          b, loc, splitGroups(b, loc, spread, 1, p.groups),
+          {d[0], d[1], d[5], d[3] + d[6] * p.dilations[0],
+           d[4] + d[7] * p.dilations[1]},
+          splitGroups(b, loc, flipped, 0, p.groups),
+          {d[1], d[5], d[2], d[6], d[7]},
+          {p.batch, p.groups, p.channelsPerGroup, rows, cols}, p.element),
+      1);
+  if (interior)
+    return out;
   return tensor::ExtractSliceOp::create(
-      b, loc, mergeGroups(b, loc, out, 1),
+      b, loc, out,
       ArrayRef<OpFoldResult>{index(0), index(0), index(p.padding[0]),
                              index(p.padding[2])},
       ArrayRef<OpFoldResult>{index(p.batch),
@@ -390,9 +413,9 @@ struct Conv2dPattern : public OpRewritePattern<Conv2dOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getType());
-    ConvParams p = getConvParams(
-        op, cast<RankedTensorType>(op.getInput().getType()),
-        cast<RankedTensorType>(op.getFilter().getType()), type);
+    ConvParams p =
+        getConvParams(op, cast<RankedTensorType>(op.getInput().getType()),
+                      cast<RankedTensorType>(op.getFilter().getType()), type);
     Value zero = identityOf(rewriter, loc, p.element, ReduceKind::sum);
     Value padded = padSpatial(rewriter, loc, op.getInput(), p.padding, zero);
     if (!usesGroupProducts(p)) {
@@ -413,8 +436,8 @@ struct Conv2dPattern : public OpRewritePattern<Conv2dOp> {
       Value block = expand(rewriter, loc, product,
                            {p.batch, p.filtersPerGroup, p.outH, p.outW},
                            {{0}, {1}, {2, 3}});
-      result = insertBlock(rewriter, loc, block, result, 1,
-                           g * p.filtersPerGroup);
+      result =
+          insertBlock(rewriter, loc, block, result, 1, g * p.filtersPerGroup);
     }
     rewriter.replaceOp(op, result);
     return success();
@@ -432,14 +455,14 @@ struct Conv2dBackwardFilterPattern
     Location loc = op.getLoc();
     MLIRContext *context = rewriter.getContext();
     auto type = cast<RankedTensorType>(op.getType());
-    ConvParams p = getConvParams(
-        op, cast<RankedTensorType>(op.getInput().getType()), type,
-        cast<RankedTensorType>(op.getGradOutput().getType()));
+    ConvParams p =
+        getConvParams(op, cast<RankedTensorType>(op.getInput().getType()), type,
+                      cast<RankedTensorType>(op.getGradOutput().getType()));
     Value zero = identityOf(rewriter, loc, p.element, ReduceKind::sum);
     Value padded = padSpatial(rewriter, loc, op.getInput(), p.padding, zero);
     if (!usesGroupProducts(p)) {
-      rewriter.replaceOp(op, buildGroupedConvFilterGrad(
-                                 rewriter, loc, padded, op.getGradOutput(), p));
+      rewriter.replaceOp(op, buildGroupedConvFilterGrad(rewriter, loc, padded,
+                                                        op.getGradOutput(), p));
       return success();
     }
     Value result =
@@ -466,12 +489,12 @@ struct Conv2dBackwardFilterPattern
           [](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
             return {arith::AddFOp::create(b, l, a[1], a[0])};
           })[0];
-      Value block = expand(
-          rewriter, loc, sum,
-          {p.filtersPerGroup, p.channelsPerGroup, p.kernelH, p.kernelW},
-          {{0}, {1, 2, 3}});
-      result = insertBlock(rewriter, loc, block, result, 0,
-                           g * p.filtersPerGroup);
+      Value block =
+          expand(rewriter, loc, sum,
+                 {p.filtersPerGroup, p.channelsPerGroup, p.kernelH, p.kernelW},
+                 {{0}, {1, 2, 3}});
+      result =
+          insertBlock(rewriter, loc, block, result, 0, g * p.filtersPerGroup);
     }
     rewriter.replaceOp(op, result);
     return success();
@@ -516,23 +539,22 @@ struct Conv2dBackwardInputPattern
       Value product = buildMatmul(rewriter, loc, filters, grad, p.batch,
                                   /*transposeLhs=*/true,
                                   /*transposeRhs=*/false);
-      Value patchGrad = expand(rewriter, loc, product,
-                               {p.batch, p.channelsPerGroup, p.kernelH,
-                                p.kernelW, p.outH, p.outW},
-                               {{0}, {1, 2, 3}, {4, 5}});
+      Value patchGrad = expand(
+          rewriter, loc, product,
+          {p.batch, p.channelsPerGroup, p.kernelH, p.kernelW, p.outH, p.outW},
+          {{0}, {1, 2, 3}, {4, 5}});
       Value acc = buildFilled(
           rewriter, loc,
-          RankedTensorType::get(
-              {p.batch, p.channelsPerGroup, paddedH, paddedW}, p.element),
+          RankedTensorType::get({p.batch, p.channelsPerGroup, paddedH, paddedW},
+                                p.element),
           zero);
       auto tapType = RankedTensorType::get(
           {p.batch, p.channelsPerGroup, p.outH, p.outW}, p.element);
       SmallVector<OpFoldResult> tapSizes = {index(p.batch),
                                             index(p.channelsPerGroup),
                                             index(p.outH), index(p.outW)};
-      SmallVector<OpFoldResult> tapStrides = {index(1), index(1),
-                                              index(p.strides[0]),
-                                              index(p.strides[1])};
+      SmallVector<OpFoldResult> tapStrides = {
+          index(1), index(1), index(p.strides[0]), index(p.strides[1])};
       for (int64_t kh = 0; kh < p.kernelH; ++kh) {
         for (int64_t kw = 0; kw < p.kernelW; ++kw) {
           Value tap = tensor::ExtractSliceOp::create(
@@ -552,8 +574,7 @@ struct Conv2dBackwardInputPattern
           Value summed = buildWindowGeneric(
               rewriter, loc, ValueRange{tap}, ValueRange{window},
               {identity, identity}, 4, 0,
-              [](OpBuilder &b, Location l,
-                 ValueRange a) -> SmallVector<Value> {
+              [](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
                 return {arith::AddFOp::create(b, l, a[1], a[0])};
               })[0];
           acc = tensor::InsertSliceOp::create(rewriter, loc, summed, acc, at,
@@ -567,8 +588,8 @@ struct Conv2dBackwardInputPattern
           ArrayRef<OpFoldResult>{index(p.batch), index(p.channelsPerGroup),
                                  index(p.height), index(p.width)},
           ArrayRef<OpFoldResult>{index(1), index(1), index(1), index(1)});
-      result = insertBlock(rewriter, loc, block, result, 1,
-                           g * p.channelsPerGroup);
+      result =
+          insertBlock(rewriter, loc, block, result, 1, g * p.channelsPerGroup);
     }
     rewriter.replaceOp(op, result);
     return success();

@@ -460,8 +460,9 @@ func.func @conv2d_grouped(%x: tensor<1x4x6x6xf32>, %w: tensor<6x2x3x3xf32>) -> t
 // The grouped gradients: the filter gradient contracts the output gradient
 // with the padded input's windows over (n, oh, ow); the input gradient
 // spreads the output gradient out by the strides into zeros padded by the
-// dilated kernel's extent less one (3 rows, 5 columns), convolves it with
-// the flipped filter and keeps the interior of the padded input.
+// dilated kernel's extent less one less the padding (2 - 1 rows above, 4 -
+// 0 columns left) and convolves it with the flipped filter: the input's
+// gradient itself, no padded rows or columns computed.
 // CHECK-DAG: #[[$FLIP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, -d2 + 2, -d3 + 2)>
 // CHECK-DAG: #[[$SPREAD:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 + d6, d4 + d7 * 2)>
 // CHECK-DAG: #[[$FLIPPED:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d5, d2, d6, d7)>
@@ -469,11 +470,11 @@ func.func @conv2d_grouped(%x: tensor<1x4x6x6xf32>, %w: tensor<6x2x3x3xf32>) -> t
 // CHECK-DAG: #[[$WINDOW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d5, d0, d2, d6 * 2 + d3, d7 + d4 * 2)>
 // CHECK-LABEL: func.func @conv2d_grouped_backward
 func.func @conv2d_grouped_backward(%x: tensor<1x4x6x6xf32>, %w: tensor<6x2x3x3xf32>, %g: tensor<1x6x3x4xf32>) -> (tensor<1x4x6x6xf32>, tensor<6x2x3x3xf32>) {
-  // CHECK: %[[SPREAD:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 2, 4] [1, 6, 3, 4] [1, 1, 2, 1] : tensor<1x6x3x4xf32> into tensor<1x6x10x12xf32>
+  // CHECK: %[[SPREAD:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 1, 4] [1, 6, 3, 4] [1, 1, 2, 1] : tensor<1x6x3x4xf32> into tensor<1x6x8x10xf32>
   // CHECK: linalg.generic {indexing_maps = [#[[$FLIP]], #{{.*}}]
-  // CHECK: %[[GI:.*]] = linalg.generic {indexing_maps = [#[[$SPREAD]], #[[$FLIPPED]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} {{.*}} outs(%{{.*}} : tensor<1x2x2x8x8xf32>)
-  // CHECK: %[[GIC:.*]] = tensor.collapse_shape %[[GI]]
-  // CHECK: %[[DX:.*]] = tensor.extract_slice %[[GIC]][0, 0, 1, 0] [1, 4, 6, 6] [1, 1, 1, 1]
+  // CHECK: %[[GI:.*]] = linalg.generic {indexing_maps = [#[[$SPREAD]], #[[$FLIPPED]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} {{.*}} outs(%{{.*}} : tensor<1x2x2x6x6xf32>)
+  // CHECK: %[[DX:.*]] = tensor.collapse_shape %[[GI]] {{\[}}[0], [1, 2], [3], [4]] : tensor<1x2x2x6x6xf32> into tensor<1x4x6x6xf32>
+  // CHECK-NOT: tensor.extract_slice
   // CHECK: %[[GW:.*]] = linalg.generic {indexing_maps = [#[[$GRAD]], #[[$WINDOW]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} {{.*}} outs(%{{.*}} : tensor<2x3x2x3x3xf32>)
   // CHECK: %[[DW:.*]] = tensor.collapse_shape %[[GW]] {{\[}}[0, 1], [2], [3], [4]] : tensor<2x3x2x3x3xf32> into tensor<6x2x3x3xf32>
   // CHECK: return %[[DX]], %[[DW]]
@@ -484,45 +485,84 @@ func.func @conv2d_grouped_backward(%x: tensor<1x4x6x6xf32>, %w: tensor<6x2x3x3xf
 
 // -----
 
-// conv2d_backward_filter: per image the output gradient [f, oh*ow] times
-// the patches transposed, then the sum over images, expanded to the
-// filter's shape.
+// conv2d_backward_filter (strided): per image the output gradient [f,
+// oh*ow] times the patches transposed, then the sum over images, expanded
+// to the filter's shape.
 // CHECK-DAG: #[[$A:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
 // CHECK-DAG: #[[$BT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
 // CHECK-DAG: #[[$IMAGES:.*]] = affine_map<(d0, d1, d2) -> (d2, d0, d1)>
 // CHECK-LABEL: func.func @conv2d_backward_filter
-func.func @conv2d_backward_filter(%x: tensor<1x3x5x5xf32>, %g: tensor<1x4x3x3xf32>) -> tensor<4x3x3x3xf32> {
-  // CHECK: %[[G:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3]] : tensor<1x4x3x3xf32> into tensor<1x4x9xf32>
-  // CHECK: %[[PR:.*]] = tensor.collapse_shape %{{.*}} : tensor<1x3x3x3x3x3xf32> into tensor<1x27x9xf32>
-  // CHECK: %[[MM:.*]] = linalg.generic {indexing_maps = [#[[$A]], #[[$BT]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[G]], %[[PR]] : tensor<1x4x9xf32>, tensor<1x27x9xf32>) outs(%{{.*}} : tensor<1x4x27xf32>)
+func.func @conv2d_backward_filter(%x: tensor<1x3x5x5xf32>, %g: tensor<1x4x2x2xf32>) -> tensor<4x3x3x3xf32> {
+  // CHECK: %[[G:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3]] : tensor<1x4x2x2xf32> into tensor<1x4x4xf32>
+  // CHECK: %[[PR:.*]] = tensor.collapse_shape %{{.*}} : tensor<1x3x3x3x2x2xf32> into tensor<1x27x4xf32>
+  // CHECK: %[[MM:.*]] = linalg.generic {indexing_maps = [#[[$A]], #[[$BT]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[G]], %[[PR]] : tensor<1x4x4xf32>, tensor<1x27x4xf32>) outs(%{{.*}} : tensor<1x4x27xf32>)
   // CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[$IMAGES]], #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[MM]] : tensor<1x4x27xf32>) outs(%{{.*}} : tensor<4x27xf32>)
   // CHECK: %[[R:.*]] = tensor.expand_shape %[[SUM]] {{\[}}[0], [1, 2, 3]] output_shape [4, 3, 3, 3]
   // CHECK: return %[[R]]
-  %r = train.conv2d_backward_filter %x, %g {kernel_size = array<i64: 3, 3>} : (tensor<1x3x5x5xf32>, tensor<1x4x3x3xf32>) -> tensor<4x3x3x3xf32>
+  %r = train.conv2d_backward_filter %x, %g {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>} : (tensor<1x3x5x5xf32>, tensor<1x4x2x2xf32>) -> tensor<4x3x3x3xf32>
   return %r : tensor<4x3x3x3xf32>
 }
 
 // -----
 
-// conv2d_backward_input: the patch gradient (filters transposed times each
-// image's output gradient), then col2im: each window tap's [n, c, oh, ow]
-// slice adds onto the (strided) slice of the padded input gradient it was
-// read from.
+// conv2d_backward_input (strided): the patch gradient (filters transposed
+// times each image's output gradient), then col2im: each window tap's [n,
+// c, oh, ow] slice adds onto the strided slice of the padded input
+// gradient it was read from.
 // CHECK-DAG: #[[$AT:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d1)>
 // CHECK-LABEL: func.func @conv2d_backward_input
-func.func @conv2d_backward_input(%g: tensor<1x4x3x3xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x3x5x5xf32> {
-  // CHECK: %[[MM:.*]] = linalg.generic {indexing_maps = [#[[$AT]], {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<4x27xf32>, tensor<1x4x9xf32>) outs(%{{.*}} : tensor<1x27x9xf32>)
-  // CHECK: %[[PG:.*]] = tensor.expand_shape %[[MM]] {{\[}}[0], [1, 2, 3], [4, 5]] output_shape [1, 3, 3, 3, 3, 3]
+func.func @conv2d_backward_input(%g: tensor<1x4x2x2xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x3x5x5xf32> {
+  // CHECK: %[[MM:.*]] = linalg.generic {indexing_maps = [#[[$AT]], {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<4x27xf32>, tensor<1x4x4xf32>) outs(%{{.*}} : tensor<1x27x4xf32>)
+  // CHECK: %[[PG:.*]] = tensor.expand_shape %[[MM]] {{\[}}[0], [1, 2, 3], [4, 5]] output_shape [1, 3, 3, 3, 2, 2]
   // CHECK: %[[ACC:.*]] = linalg.fill {{.*}} -> tensor<1x3x5x5xf32>
-  // CHECK: %[[TAP:.*]] = tensor.extract_slice %[[PG]][0, 0, 0, 0, 0, 0] [1, 3, 1, 1, 3, 3] [1, 1, 1, 1, 1, 1] : tensor<1x3x3x3x3x3xf32> to tensor<1x3x3x3xf32>
-  // CHECK: %[[WIN:.*]] = tensor.extract_slice %[[ACC]][0, 0, 0, 0] [1, 3, 3, 3] [1, 1, 1, 1]
-  // CHECK: %[[ADD:.*]] = linalg.generic {{.*}} ins(%[[TAP]] : tensor<1x3x3x3xf32>) outs(%[[WIN]] : tensor<1x3x3x3xf32>)
+  // CHECK: %[[TAP:.*]] = tensor.extract_slice %[[PG]][0, 0, 0, 0, 0, 0] [1, 3, 1, 1, 2, 2] [1, 1, 1, 1, 1, 1] : tensor<1x3x3x3x2x2xf32> to tensor<1x3x2x2xf32>
+  // CHECK: %[[WIN:.*]] = tensor.extract_slice %[[ACC]][0, 0, 0, 0] [1, 3, 2, 2] [1, 1, 2, 2]
+  // CHECK: %[[ADD:.*]] = linalg.generic {{.*}} ins(%[[TAP]] : tensor<1x3x2x2xf32>) outs(%[[WIN]] : tensor<1x3x2x2xf32>)
   // CHECK: arith.addf
-  // CHECK: tensor.insert_slice %[[ADD]] into %[[ACC]][0, 0, 0, 0] [1, 3, 3, 3] [1, 1, 1, 1]
+  // CHECK: tensor.insert_slice %[[ADD]] into %[[ACC]][0, 0, 0, 0] [1, 3, 2, 2] [1, 1, 2, 2]
   // CHECK-COUNT-8: tensor.insert_slice
   // CHECK-NOT: tensor.insert_slice
-  %r = train.conv2d_backward_input %g, %w {input_size = array<i64: 5, 5>} : (tensor<1x4x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x5x5xf32>
+  %r = train.conv2d_backward_input %g, %w {input_size = array<i64: 5, 5>, strides = array<i64: 2, 2>} : (tensor<1x4x2x2xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x5x5xf32>
   return %r : tensor<1x3x5x5xf32>
+}
+
+// -----
+
+// Stride-1 convolutions (any groups) are the direct contractions
+// dist-conv-to-kernels matches: the window is a row of the padded image.
+// CHECK-DAG: #[[$IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 + d6, d4 + d7)>
+// CHECK-DAG: #[[$FILTER:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
+// CHECK-DAG: #[[$FLIPPED:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d5, d2, d6, d7)>
+// CHECK-DAG: #[[$GRAD:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d5, d0, d1, d6, d7)>
+// CHECK-DAG: #[[$WINDOW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d5, d0, d2, d3 + d6, d4 + d7)>
+// CHECK-LABEL: func.func @conv2d_stride_one
+func.func @conv2d_stride_one(%x: tensor<2x3x5x5xf32>, %w: tensor<4x3x3x3xf32>, %g: tensor<2x4x5x5xf32>) -> (tensor<2x4x5x5xf32>, tensor<2x3x5x5xf32>, tensor<4x3x3x3xf32>) {
+  // CHECK: linalg.generic {indexing_maps = [#[[$IN]], #[[$FILTER]], #{{.*}}], {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x1x3x7x7xf32>, tensor<1x4x3x3x3xf32>) outs(%{{.*}} : tensor<2x1x4x5x5xf32>)
+  // The input gradient: the output gradient padded by 2 - 1 on each side.
+  // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 1, 1] [2, 4, 5, 5] [1, 1, 1, 1] : tensor<2x4x5x5xf32> into tensor<2x4x7x7xf32>
+  // CHECK: linalg.generic {indexing_maps = [#[[$IN]], #[[$FLIPPED]], #{{.*}}], {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x1x4x7x7xf32>, tensor<1x4x3x3x3xf32>) outs(%{{.*}} : tensor<2x1x3x5x5xf32>)
+  // CHECK: linalg.generic {indexing_maps = [#[[$GRAD]], #[[$WINDOW]], #{{.*}}], {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x1x4x5x5xf32>, tensor<2x1x3x7x7xf32>) outs(%{{.*}} : tensor<1x4x3x3x3xf32>)
+  // CHECK-NOT: tensor.extract_slice
+  %y = train.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<2x3x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x5x5xf32>
+  %gx = train.conv2d_backward_input %g, %w {input_size = array<i64: 5, 5>, padding = array<i64: 1, 1, 1, 1>} : (tensor<2x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<2x3x5x5xf32>
+  %gw = train.conv2d_backward_filter %x, %g {kernel_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>} : (tensor<2x3x5x5xf32>, tensor<2x4x5x5xf32>) -> tensor<4x3x3x3xf32>
+  return %y, %gx, %gw : tensor<2x4x5x5xf32>, tensor<2x3x5x5xf32>, tensor<4x3x3x3xf32>
+}
+
+// -----
+
+// An input gradient whose padding (3 rows above) exceeds the window's
+// extent less one: the contraction computes the padded input's gradient
+// (7 x 5) and its interior is the result.
+// CHECK-LABEL: func.func @conv2d_backward_input_wide_padding
+func.func @conv2d_backward_input_wide_padding(%g: tensor<1x4x5x3xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x3x3x3xf32> {
+  // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 2, 2] [1, 4, 5, 3] [1, 1, 1, 1] : tensor<1x4x5x3xf32> into tensor<1x4x9x7xf32>
+  // CHECK: %[[GI:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x3x7x5xf32>)
+  // CHECK: %[[C:.*]] = tensor.collapse_shape %[[GI]]
+  // CHECK: %[[R:.*]] = tensor.extract_slice %[[C]][0, 0, 3, 1] [1, 3, 3, 3] [1, 1, 1, 1]
+  // CHECK: return %[[R]]
+  %r = train.conv2d_backward_input %g, %w {input_size = array<i64: 3, 3>, padding = array<i64: 3, 1, 1, 1>} : (tensor<1x4x5x3xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x3x3xf32>
+  return %r : tensor<1x3x3x3xf32>
 }
 
 // -----

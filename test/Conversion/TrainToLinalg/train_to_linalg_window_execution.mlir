@@ -17,8 +17,26 @@
 // RUN: %python %S/Inputs/window_reference.py %t/products_state.npz %t/products_data.npz %t/products_out.npz
 // RUN: dist-opt %s --dist-lower-cpu | FileCheck %s --check-prefix=DIRECT
 // RUN: dist-opt %t/products.mlir --dist-lower-cpu | grep -c "llvm.call @distopt_matmul_f32(" | FileCheck %s --check-prefix=PRODUCTS
+// With stride 1 every conv op is one direct contraction: the small groups'
+// run as loops, the large ones through distopt_conv2d_f32 (batch-reduce
+// products over the padded image's rows; the input gradient computes the
+// interior only).
+// RUN: sed -e 's/strides = array<i64: 2, 1>/strides = array<i64: 1, 1>/g' -e 's/2x6x3x4/2x6x6x4/g' %s > %t/stride1.mlir
+// RUN: dist-run %t/stride1.mlir --init-state=%t/stride1_state.npz --init-data=%t/stride1_data.npz --seed=5
+// RUN: dist-run %t/stride1.mlir --state=%t/stride1_state.npz --data=%t/stride1_data.npz --steps=1 --out=%t/stride1_out.npz
+// RUN: %python %S/Inputs/window_reference.py %t/stride1_state.npz %t/stride1_data.npz %t/stride1_out.npz 1,1
+// RUN: sed -e 's/strides = array<i64: 2, 1>/strides = array<i64: 1, 1>/g' -e 's/2x16x3x4/2x16x6x4/g' %t/products.mlir > %t/kernels.mlir
+// RUN: dist-run %t/kernels.mlir --init-state=%t/kernels_state.npz --init-data=%t/kernels_data.npz --seed=5
+// RUN: dist-run %t/kernels.mlir --state=%t/kernels_state.npz --data=%t/kernels_data.npz --steps=1 --out=%t/kernels_out.npz
+// RUN: %python %S/Inputs/window_reference.py %t/kernels_state.npz %t/kernels_data.npz %t/kernels_out.npz 1,1
+// RUN: OMP_NUM_THREADS=2 dist-run %t/kernels.mlir --state=%t/kernels_state.npz --data=%t/kernels_data.npz --steps=1 --out=%t/kernels_out2.npz
+// RUN: %python %S/Inputs/window_reference.py %t/kernels_state.npz %t/kernels_data.npz %t/kernels_out2.npz 1,1
+// RUN: dist-opt %t/stride1.mlir --dist-lower-cpu | FileCheck %s --check-prefix=DIRECT
+// RUN: dist-opt %t/kernels.mlir --dist-lower-cpu | grep -c "llvm.call @distopt_conv2d_f32(" | FileCheck %s --check-prefix=KERNELS
 // DIRECT-NOT: llvm.call @distopt_matmul_f32(
+// DIRECT-NOT: llvm.call @distopt_conv2d_f32(
 // PRODUCTS: 6
+// KERNELS: 3
 func.func @train_step(
     %s_conv: tensor<2x6x3x4xf32> {train.role = #train.role<param>, train.name = "conv"},
     %s_dx: tensor<2x4x6x6xf32> {train.role = #train.role<param>, train.name = "conv_dx"},

@@ -1,0 +1,80 @@
+//===- LibraryCalls.cpp - linalg ops on buffers to libdistopt_cpu calls ---===//
+
+#include "LibraryCalls.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+using namespace mlir;
+
+/// The buffer `value` is a view of (through view-like ops), or `value`.
+static Value getRootBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+linalg::FillOp train::findZeroFill(linalg::GenericOp op, Value out) {
+  Value root = getRootBuffer(out);
+  if (!root.getDefiningOp<memref::AllocOp>() &&
+      !root.getDefiningOp<memref::AllocaOp>())
+    return nullptr;
+  // The last op of `op`'s block before it that uses the buffer (directly,
+  // through a view, or in a nested region).
+  Block *block = op->getBlock();
+  Operation *last = nullptr;
+  SmallVector<Value> aliases = {root};
+  while (!aliases.empty()) {
+    Value alias = aliases.pop_back_val();
+    for (Operation *user : alias.getUsers()) {
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user);
+          view && view.getViewSource() == alias)
+        llvm::append_range(aliases, user->getResults());
+      Operation *inBlock = block->findAncestorOpInBlock(*user);
+      if (!inBlock || inBlock == op || !inBlock->isBeforeInBlock(op))
+        continue;
+      if (!last || last->isBeforeInBlock(inBlock))
+        last = inBlock;
+    }
+  }
+  auto fill = dyn_cast_or_null<linalg::FillOp>(last);
+  if (!fill || fill.getOutputs()[0] != out ||
+      !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))
+    return nullptr;
+  return fill;
+}
+
+void train::replaceByLibraryCall(
+    linalg::GenericOp op, linalg::FillOp fill, StringRef name,
+    function_ref<void(OpBuilder &, Location, SmallVectorImpl<Value> &)>
+        buildScalars) {
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  MLIRContext *context = builder.getContext();
+  SmallVector<Value> args;
+  for (Value operand : op->getOperands())
+    args.push_back(memref::CastOp::create(
+        builder, loc, UnrankedMemRefType::get(builder.getF32Type(), 0),
+        operand));
+  buildScalars(builder, loc, args);
+  auto module = op->getParentOfType<ModuleOp>();
+  auto callee = module.lookupSymbol<func::FuncOp>(name);
+  if (!callee) {
+    OpBuilder moduleBuilder(context);
+    moduleBuilder.setInsertionPointToEnd(module.getBody());
+    callee = func::FuncOp::create(
+        moduleBuilder, module.getLoc(), name,
+        FunctionType::get(context, ValueRange(args).getTypes(), {}));
+    callee.setPrivate();
+    callee->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
+    // Its buffers may be freed once it returns (dist-buffer-deallocation).
+    callee->setAttr("distopt.sync_buffers", UnitAttr::get(context));
+  }
+  func::CallOp::create(builder, loc, callee, args);
+  fill->erase();
+  op->erase();
+}

@@ -1,0 +1,34 @@
+//===- LibraryCalls.h - linalg ops on buffers to libdistopt_cpu calls -----===//
+//
+// What dist-matmul-to-blas and dist-conv-to-kernels share: finding the zero
+// fill a library call (which overwrites its output) makes dead, and
+// replacing a generic by the call on its very buffers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DISTOPT_LIB_CONVERSION_MATMULTOBLAS_LIBRARYCALLS_H
+#define DISTOPT_LIB_CONVERSION_MATMULTOBLAS_LIBRARYCALLS_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+namespace mlir::train {
+
+/// The zero fill that last wrote `out` before `op`, when nothing else
+/// touches `out`'s buffer in between: `out` must be (a view of) a local
+/// allocation, so that every alias of it is a use of that allocation or of
+/// a view of it. Looks at those uses only (a block's op order is cached), so
+/// that matching every product of a large step stays linear.
+linalg::FillOp findZeroFill(linalg::GenericOp op, Value out);
+
+/// Replaces `op` and `fill` by a call of the library function `name` on
+/// `op`'s operands (as unranked f32 memrefs) followed by the scalars
+/// `buildScalars` appends (built before the call), declaring `name` in the
+/// module on first use.
+void replaceByLibraryCall(
+    linalg::GenericOp op, linalg::FillOp fill, StringRef name,
+    function_ref<void(OpBuilder &, Location, SmallVectorImpl<Value> &)>
+        buildScalars);
+
+} // namespace mlir::train
+
+#endif // DISTOPT_LIB_CONVERSION_MATMULTOBLAS_LIBRARYCALLS_H

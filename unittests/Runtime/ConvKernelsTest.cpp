@@ -1,0 +1,169 @@
+//===- ConvKernelsTest.cpp - distopt_conv2d_f32 against direct loops ------===//
+//
+// The three convolution contractions of lib/Runtime/ConvKernels.cpp on
+// random shapes (groups, dilations, windows of odd widths, images that are
+// strided views of larger buffers, one and two threads) against the
+// contractions written as loops. ctest runs it twice: with LIBXSMM's JIT
+// and with LIBXSMM_TARGET=generic (no JIT: the OpenBLAS fallback).
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+
+#include "gtest/gtest.h"
+
+#include <omp.h>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+extern "C" void _mlir_ciface_distopt_conv2d_f32(UnrankedMemRefType<float> *lhs,
+                                                UnrankedMemRefType<float> *rhs,
+                                                UnrankedMemRefType<float> *out,
+                                                int32_t kind, int64_t dh,
+                                                int64_t dw);
+
+namespace {
+/// A rank-5 buffer viewed with `sizes` inside storage of `alloc` sizes
+/// (row-major), so that a view may skip elements of each row and plane.
+struct Buffer {
+  std::array<int64_t, 5> sizes, strides;
+  std::vector<float> storage;
+  StridedMemRefType<float, 5> descriptor;
+
+  Buffer(std::array<int64_t, 5> sizes, std::array<int64_t, 5> alloc,
+         std::mt19937 &rng)
+      : sizes(sizes) {
+    int64_t total = 1;
+    for (int d = 4; d >= 0; --d) {
+      strides[d] = total;
+      total *= alloc[d];
+    }
+    storage.resize(total);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (float &v : storage)
+      v = dist(rng);
+    descriptor.basePtr = descriptor.data = storage.data();
+    descriptor.offset = 0;
+    for (int d = 0; d < 5; ++d) {
+      descriptor.sizes[d] = sizes[d];
+      descriptor.strides[d] = strides[d];
+    }
+  }
+  float &operator()(int64_t a, int64_t b, int64_t c, int64_t d, int64_t e) {
+    return storage[a * strides[0] + b * strides[1] + c * strides[2] +
+                   d * strides[3] + e * strides[4]];
+  }
+  UnrankedMemRefType<float> unranked() { return {5, &descriptor}; }
+};
+
+struct Case {
+  int64_t batch, groups, outs, reds, outH, outW, kernelH, kernelW, dh, dw;
+  int threads;
+};
+
+/// Runs kind `kind` on `c` and compares with the loops, relative 1e-4 of
+/// the sum of the absolute products.
+void check(const Case &c, int32_t kind, unsigned seed) {
+  std::mt19937 rng(seed);
+  int64_t inH = c.outH + (c.kernelH - 1) * c.dh,
+          inW = c.outW + (c.kernelW - 1) * c.dw;
+  // The image is a view of a wider, taller buffer.
+  Buffer image({c.batch, c.groups, c.reds, inH, inW},
+               {c.batch, c.groups, c.reds + 1, inH + 1, inW + 3}, rng);
+  omp_set_num_threads(c.threads);
+  if (kind == 2) {
+    Buffer grad({c.batch, c.groups, c.outs, c.outH, c.outW},
+                {c.batch, c.groups, c.outs, c.outH, c.outW + 1}, rng);
+    std::array<int64_t, 5> shape = {c.groups, c.outs, c.reds, c.kernelH,
+                                    c.kernelW};
+    Buffer out(shape, shape, rng);
+    auto g = grad.unranked(), i = image.unranked(), o = out.unranked();
+    _mlir_ciface_distopt_conv2d_f32(&g, &i, &o, kind, c.dh, c.dw);
+    for (int64_t gr = 0; gr < c.groups; ++gr)
+      for (int64_t f = 0; f < c.outs; ++f)
+        for (int64_t ch = 0; ch < c.reds; ++ch)
+          for (int64_t kh = 0; kh < c.kernelH; ++kh)
+            for (int64_t kw = 0; kw < c.kernelW; ++kw) {
+              double sum = 0, scale = 0;
+              for (int64_t n = 0; n < c.batch; ++n)
+                for (int64_t y = 0; y < c.outH; ++y)
+                  for (int64_t x = 0; x < c.outW; ++x) {
+                    double p = double(grad(n, gr, f, y, x)) *
+                               image(n, gr, ch, y + kh * c.dh, x + kw * c.dw);
+                    sum += p;
+                    scale += std::fabs(p);
+                  }
+              ASSERT_NEAR(out(gr, f, ch, kh, kw), sum, 1e-4 * scale + 1e-6)
+                  << "filter gradient at " << gr << "," << f << "," << ch << ","
+                  << kh << "," << kw;
+            }
+    return;
+  }
+  // Kind 0: filter [g, o, r, kh, kw]; kind 1: [g, r, o, kh, kw].
+  std::array<int64_t, 5> shape =
+      kind == 0 ? std::array<int64_t, 5>{c.groups, c.outs, c.reds, c.kernelH,
+                                         c.kernelW}
+                : std::array<int64_t, 5>{c.groups, c.reds, c.outs, c.kernelH,
+                                         c.kernelW};
+  Buffer filter(shape, shape, rng);
+  Buffer out({c.batch, c.groups, c.outs, c.outH, c.outW},
+             {c.batch, c.groups, c.outs, c.outH + 2, c.outW}, rng);
+  auto i = image.unranked(), f = filter.unranked(), o = out.unranked();
+  _mlir_ciface_distopt_conv2d_f32(&i, &f, &o, kind, c.dh, c.dw);
+  for (int64_t n = 0; n < c.batch; ++n)
+    for (int64_t gr = 0; gr < c.groups; ++gr)
+      for (int64_t oc = 0; oc < c.outs; ++oc)
+        for (int64_t y = 0; y < c.outH; ++y)
+          for (int64_t x = 0; x < c.outW; ++x) {
+            double sum = 0, scale = 0;
+            for (int64_t r = 0; r < c.reds; ++r)
+              for (int64_t kh = 0; kh < c.kernelH; ++kh)
+                for (int64_t kw = 0; kw < c.kernelW; ++kw) {
+                  float w = kind == 0 ? filter(gr, oc, r, kh, kw)
+                                      : filter(gr, r, oc, kh, kw);
+                  double p =
+                      double(w) * image(n, gr, r, y + kh * c.dh, x + kw * c.dw);
+                  sum += p;
+                  scale += std::fabs(p);
+                }
+            ASSERT_NEAR(out(n, gr, oc, y, x), sum, 1e-4 * scale + 1e-6)
+                << "kind " << kind << " at " << n << "," << gr << "," << oc
+                << "," << y << "," << x;
+          }
+}
+
+const Case kCases[] = {
+    // batch, groups, outs, reds, outH, outW, kernelH, kernelW, dh, dw, threads
+    {2, 1, 16, 8, 6, 7, 3, 3, 1, 1, 1},
+    {2, 1, 16, 8, 6, 7, 3, 3, 1, 1, 2},
+    {3, 2, 5, 3, 4, 9, 3, 2, 1, 1, 2},
+    {1, 1, 4, 6, 5, 5, 3, 3, 2, 1, 1},
+    {2, 4, 16, 16, 8, 8, 3, 3, 1, 1, 2},
+    {2, 1, 33, 17, 3, 19, 5, 5, 1, 2, 2},
+    {1, 3, 1, 1, 2, 3, 1, 1, 1, 1, 1},
+    // Large enough for the team's split (2^18 multiply-adds).
+    {4, 1, 64, 32, 16, 16, 3, 3, 1, 1, 2},
+};
+
+TEST(ConvKernels, ForwardMatchesLoops) {
+  unsigned seed = 1;
+  for (const Case &c : kCases)
+    check(c, 0, seed++);
+}
+
+TEST(ConvKernels, InputGradientMatchesLoops) {
+  unsigned seed = 100;
+  for (const Case &c : kCases)
+    check(c, 1, seed++);
+}
+
+TEST(ConvKernels, FilterGradientMatchesLoops) {
+  unsigned seed = 200;
+  for (const Case &c : kCases)
+    check(c, 2, seed++);
+}
+} // namespace
