@@ -3,8 +3,10 @@
 #include "distopt/Conversion/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -50,6 +52,78 @@ static void makeParallel(RewriterBase &rewriter, scf::ForOp loop) {
   rewriter.eraseOp(loop);
 }
 
+/// Carries the elements of the buffers `outs` (the outputs of the linalg op
+/// whose innermost loop `loop` is, a reduction dim) in registers:
+/// convert-linalg-to-loops loads and stores each output element on every
+/// iteration, a chain LLVM can neither keep in a register (it cannot prove the
+/// buffers apart) nor vectorize. Each output element is loaded once before the
+/// loop, carried through it and stored once after; its combiner (the op that
+/// reads the carried value, when it is floating-point arithmetic) is marked
+/// reassociative, so that LLVM vectorizes the loop into partial sums, as
+/// every BLAS and compiler sums. Leaves `loop` alone unless each output is
+/// loaded and stored exactly once in its body, at indices defined outside
+/// it.
+static void carryOutputs(RewriterBase &rewriter, scf::ForOp loop,
+                         ValueRange outs) {
+  SmallVector<memref::LoadOp> loads;
+  SmallVector<memref::StoreOp> stores;
+  for (Value out : outs) {
+    memref::LoadOp load;
+    memref::StoreOp store;
+    for (Operation &inner : *loop.getBody()) {
+      if (auto l = dyn_cast<memref::LoadOp>(inner); l && l.getMemRef() == out) {
+        if (load)
+          return;
+        load = l;
+      }
+      if (auto s = dyn_cast<memref::StoreOp>(inner);
+          s && s.getMemRef() == out) {
+        if (store)
+          return;
+        store = s;
+      }
+    }
+    if (!load || !store || load.getIndices() != store.getIndices() ||
+        !llvm::all_of(load.getIndices(), [&](Value index) {
+          return loop.isDefinedOutsideOfLoop(index);
+        }))
+      return;
+    loads.push_back(load);
+    stores.push_back(store);
+  }
+  rewriter.setInsertionPoint(loop);
+  SmallVector<Value> inits;
+  for (memref::LoadOp load : loads)
+    inits.push_back(rewriter.clone(*load)->getResult(0));
+  auto carried = cast<scf::ForOp>(*loop.replaceWithAdditionalYields(
+      rewriter, inits, /*replaceInitOperandUsesInLoop=*/false,
+      [&](OpBuilder &, Location, ArrayRef<BlockArgument>) {
+        return llvm::map_to_vector(stores, [](memref::StoreOp store) {
+          return store.getValueToStore();
+        });
+      }));
+  rewriter.setInsertionPointAfter(carried);
+  for (auto [i, load, store] : llvm::enumerate(loads, stores)) {
+    BlockArgument value = carried.getRegionIterArgs()[i];
+    for (Operation *user : load->getUsers()) {
+      auto math = dyn_cast<arith::ArithFastMathInterface>(user);
+      if (!math)
+        continue;
+      arith::FastMathFlags flags = arith::FastMathFlags::reassoc;
+      if (arith::FastMathFlagsAttr old = math.getFastMathFlagsAttr())
+        flags = flags | old.getValue();
+      user->setAttr(
+          math.getFastMathAttrName(),
+          arith::FastMathFlagsAttr::get(rewriter.getContext(), flags));
+    }
+    rewriter.replaceAllUsesWith(load.getResult(), value);
+    memref::StoreOp::create(rewriter, store.getLoc(), carried.getResult(i),
+                            store.getMemRef(), store.getIndices());
+    rewriter.eraseOp(store);
+    rewriter.eraseOp(load);
+  }
+}
+
 namespace {
 struct DistParallelLoopsPass
     : public mlir::train::impl::DistParallelLoopsPassBase<
@@ -63,6 +137,9 @@ struct DistParallelLoopsPass
         ops.push_back(op);
     });
     IRRewriter rewriter(&getContext());
+    // The innermost loops that walk a reduction dim, with their ops'
+    // outputs.
+    SmallVector<std::pair<scf::ForOp, SmallVector<Value>>> reductions;
     for (linalg::LinalgOp op : ops) {
       bool parallel = shouldParallelize(op, minIterations);
       rewriter.setInsertionPoint(op);
@@ -72,6 +149,12 @@ struct DistParallelLoopsPass
         op->emitOpError("cannot be lowered to loops");
         return signalPassFailure();
       }
+      // (A one-loop nest is either carried, a reduction, or made parallel,
+      // a parallel loop: never both.)
+      if (!loops->empty() &&
+          op.getIteratorTypesArray().back() == utils::IteratorType::reduction)
+        if (auto inner = dyn_cast<scf::ForOp>(loops->back()))
+          reductions.push_back({inner, SmallVector<Value>(op.getDpsInits())});
       rewriter.eraseOp(op);
       if (parallel && !loops->empty())
         if (auto outer = dyn_cast<scf::ForOp>(loops->front());
@@ -84,6 +167,10 @@ struct DistParallelLoopsPass
     affine::AffineApplyOp::getCanonicalizationPatterns(patterns, &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
+    // Then an output element's indices are the outer loops' induction
+    // variables, defined outside the reduction loop.
+    for (auto &[loop, outs] : reductions)
+      carryOutputs(rewriter, loop, outs);
   }
 };
 } // namespace

@@ -53,10 +53,17 @@ func.func @small(%a: memref<64x256xf32>, %c: memref<64x256xf32>) {
 // -----
 
 // A row reduction (layer norm's mean): the rows are split over the team,
-// each row's sum is a serial inner loop.
+// each row's sum is a serial inner loop that carries the row's sum in a
+// register (loaded once before, stored once after), its addition marked
+// reassociative so that LLVM vectorizes it.
 // CHECK-LABEL: func.func @row_sums
-// CHECK: scf.parallel
-// CHECK-NEXT: scf.for
+// CHECK: scf.parallel (%[[I:.*]]) =
+// CHECK-NEXT: %[[INIT:.*]] = memref.load %{{.*}}[%[[I]]] : memref<1024xf32>
+// CHECK-NEXT: %[[SUM:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[INIT]]) -> (f32) {
+// CHECK-NEXT: %[[X:.*]] = memref.load
+// CHECK-NEXT: %[[S:.*]] = arith.addf %[[X]], %[[ACC]] fastmath<reassoc> : f32
+// CHECK-NEXT: scf.yield %[[S]] : f32
+// CHECK: memref.store %[[SUM]], %{{.*}}[%[[I]]] : memref<1024xf32>
 // CHECK-NOT: scf.parallel
 // OMP-LABEL: func.func @row_sums
 // OMP: omp.wsloop
@@ -75,11 +82,15 @@ func.func @row_sums(%a: memref<1024x256xf32>, %c: memref<1024xf32>) {
 // -----
 
 // The outermost iterator is a reduction (a bias gradient summed over the
-// rows): threads would race on the output, so the nest stays serial.
+// rows): threads would race on the output, so the nest stays serial. The
+// innermost loop walks the columns (parallel): LLVM vectorizes it across
+// the outputs as it is, nothing is carried.
 // CHECK-LABEL: func.func @column_sums
 // CHECK-NOT: scf.parallel
 // CHECK: scf.for
 // CHECK: scf.for
+// CHECK-NOT: iter_args
+// CHECK-NOT: fastmath
 #in = affine_map<(d0, d1) -> (d0, d1)>
 #out = affine_map<(d0, d1) -> (d1)>
 func.func @column_sums(%a: memref<1024x256xf32>, %c: memref<256xf32>) {
@@ -122,6 +133,53 @@ func.func @nested(%a: memref<4x1024x256xf32>, %c: memref<4x1024x256xf32>) {
     %t = memref.subview %c[%i, 0, 0] [1, 1024, 256] [1, 1, 1] : memref<4x1024x256xf32> to memref<1024x256xf32, strided<[256, 1], offset: ?>>
     linalg.copy ins(%s : memref<1024x256xf32, strided<[256, 1], offset: ?>>) outs(%t : memref<1024x256xf32, strided<[256, 1], offset: ?>>)
     scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Two outputs (a sum and a sum of squares over the rows' last dim): both
+// carried; a max reduction's combiner is marked reassociative too. An
+// output read twice in the body (here: by a comparison and the select)
+// is still one load before the loop.
+// CHECK-LABEL: func.func @two_outputs
+// CHECK: scf.for {{.*}} iter_args(%[[A:.*]] = %{{.*}}, %[[B:.*]] = %{{.*}}) -> (f32, f32)
+// CHECK: arith.addf %{{.*}}, %[[A]] fastmath<reassoc>
+// CHECK: arith.maximumf %{{.*}}, %[[B]] fastmath<reassoc>
+// CHECK: scf.yield
+// CHECK-COUNT-2: memref.store
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#out = affine_map<(d0, d1) -> (d0)>
+func.func @two_outputs(%a: memref<8x16xf32>, %s: memref<8xf32>, %m: memref<8xf32>) {
+  linalg.generic {indexing_maps = [#in, #out, #out], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<8x16xf32>) outs(%s, %m : memref<8xf32>, memref<8xf32>) {
+  ^bb0(%x: f32, %acc: f32, %best: f32):
+    %sum = arith.addf %x, %acc : f32
+    %max = arith.maximumf %x, %best : f32
+    linalg.yield %sum, %max : f32, f32
+  }
+  return
+}
+
+// -----
+
+// A full reduction into a 0-d buffer (a loss): the innermost loop carries
+// the scalar.
+// CHECK-LABEL: func.func @full_sum
+// CHECK: scf.for
+// CHECK-NEXT: memref.load %{{.*}}[] : memref<f32>
+// CHECK-NEXT: scf.for {{.*}} iter_args
+// CHECK: arith.addf {{.*}} fastmath<reassoc>
+// CHECK: memref.store %{{.*}}, %{{.*}}[] : memref<f32>
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#out = affine_map<(d0, d1) -> ()>
+func.func @full_sum(%a: memref<8x16xf32>, %s: memref<f32>) {
+  linalg.generic {indexing_maps = [#in, #out], iterator_types = ["reduction", "reduction"]}
+      ins(%a : memref<8x16xf32>) outs(%s : memref<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %sum = arith.addf %x, %acc : f32
+    linalg.yield %sum : f32
   }
   return
 }
