@@ -63,6 +63,9 @@ struct Buffer {
 struct Case {
   int64_t batch, groups, outs, reds, outH, outW, kernelH, kernelW, dh, dw;
   int threads;
+  /// The image's rows contiguous (the padded buffer a step passes): narrow
+  /// rows are joined into wide runs.
+  bool tight = false;
 };
 
 /// Runs kind `kind` on `c` and compares with the loops, relative 1e-4 of
@@ -71,9 +74,13 @@ void check(const Case &c, int32_t kind, unsigned seed) {
   std::mt19937 rng(seed);
   int64_t inH = c.outH + (c.kernelH - 1) * c.dh,
           inW = c.outW + (c.kernelW - 1) * c.dw;
-  // The image is a view of a wider, taller buffer.
-  Buffer image({c.batch, c.groups, c.reds, inH, inW},
-               {c.batch, c.groups, c.reds + 1, inH + 1, inW + 3}, rng);
+  // The image is a view of a wider, taller buffer, or (tight) all of it.
+  std::array<int64_t, 5> imageShape = {c.batch, c.groups, c.reds, inH, inW};
+  Buffer image(imageShape,
+               c.tight ? imageShape
+                       : std::array<int64_t, 5>{c.batch, c.groups, c.reds + 1,
+                                                inH + 1, inW + 3},
+               rng);
   omp_set_num_threads(c.threads);
   if (kind == 2) {
     Buffer grad({c.batch, c.groups, c.outs, c.outH, c.outW},
@@ -147,6 +154,15 @@ const Case kCases[] = {
     {1, 3, 1, 1, 2, 3, 1, 1, 1, 1, 1},
     // Large enough for the team's split (2^18 multiply-adds).
     {4, 1, 64, 32, 16, 16, 3, 3, 1, 1, 2},
+    // Narrow rows of a tight image, joined into wide runs (7 x 7 and 5 x 9
+    // outputs: blocks of 6 rows and a shorter last block), dilated too.
+    {2, 1, 16, 8, 7, 7, 3, 3, 1, 1, 2, true},
+    {3, 2, 8, 5, 5, 9, 3, 3, 2, 1, 1, true},
+    // More output channels than one block (64): a block of 64 and one of
+    // 16; 196 x 196 filter-gradient sums (1.4 MiB) go tile by tile.
+    {2, 1, 80, 16, 4, 4, 3, 3, 1, 1, 2, true},
+    {2, 1, 196, 196, 4, 4, 3, 3, 1, 1, 2, true},
+    {1, 1, 196, 196, 3, 5, 3, 3, 1, 1, 1},
 };
 
 TEST(ConvKernels, ForwardMatchesLoops) {
