@@ -5,9 +5,11 @@ PyTorch eager, same machine.
 For each configuration, writes a training step with one `train.conv2d`,
 its `conv2d_backward_input` and `conv2d_backward_filter` (loss = sum(y * g)
 + sum(dx), SGD on the filter), runs it with `dist-run` (dist-lower-cpu:
-im2col / col2im and one sgemm per group and op) and runs the same three
-convolutions in PyTorch (`y = conv2d(x, w)`, `y.backward(g)`), both with
-one thread (the thread counts set as bench/step_time.py sets them). PyTorch 2.15 runs in the comparison
+stride-1 layers through distopt_conv2d_f32's batch-reduce products,
+strided ones as im2col / col2im and one sgemm per group and op) and runs
+the same three convolutions in PyTorch (`y = conv2d(x, w)`,
+`y.backward(g)`), both with one thread (the thread counts set as
+bench/step_time.py sets them). PyTorch 2.15 runs in the comparison
 environment bench/peers/env.py creates (bench/peers/torch_conv.py). Runs are
 interleaved over --rounds rounds; each run's median step (the first, which
 includes dist-run's JIT, left out), then the median over the rounds with

@@ -7,12 +7,12 @@ sum(dx), SGD on the filter: the step conv_time.py writes in the train
 dialect. Prints one JSON line: the step times in ms and the loss of step 1.
 """
 
-import json
 import sys
-import time
 
 import numpy as np
 import torch
+
+from timing import time_steps
 
 
 def main():
@@ -24,20 +24,18 @@ def main():
     x = torch.tensor(data["x"], requires_grad=True)
     g = torch.tensor(data["g"])
     lr = float(state["lr"])
-    times, first = [], None
-    for _ in range(steps):
-        start = time.perf_counter()
+
+    def step():
         w.grad = x.grad = None
         y = torch.nn.functional.conv2d(x, w, stride=stride, padding=pad,
                                        groups=groups)
         y.backward(g)
         loss = float((y * g).sum() + x.grad.sum())
         with torch.no_grad():
-            w -= lr * w.grad
-        times.append((time.perf_counter() - start) * 1e3)
-        if first is None:
-            first = loss
-    print(json.dumps({"times": times, "first_loss": first}))
+            w.sub_(lr * w.grad)
+        return loss
+
+    time_steps(step, steps)
 
 
 if __name__ == "__main__":

@@ -115,11 +115,15 @@ void windowProducts(const View5 &image, const View5 &filter, const View5 &out,
   int64_t reds = image.sizes[2], kernelH = filter.sizes[3],
           kernelW = filter.sizes[4], taps = kernelH * kernelW;
   // The filter packed as [g, tap, o, r]: column-major [r, o] per tap.
+  // (On the team for large filters: a 512 x 512 x 3 x 3 filter's packing
+  // is a strided pass over 9 MiB.)
+  bool team = runsOnTeam(batch * groups * outH * outW * outs * reds * taps);
   std::vector<float> packed(groups * taps * outs * reds);
+#pragma omp parallel for collapse(2) schedule(static) if (team)
   for (int64_t g = 0; g < groups; ++g)
-    for (int64_t t = 0; t < taps; ++t)
-      for (int64_t o = 0; o < outs; ++o)
-        for (int64_t r = 0; r < reds; ++r)
+    for (int64_t o = 0; o < outs; ++o)
+      for (int64_t r = 0; r < reds; ++r)
+        for (int64_t t = 0; t < taps; ++t)
           packed[((g * taps + t) * outs + o) * reds + r] =
               reductionFirst ? *filter.at(g, r, o, t / kernelW, t % kernelW)
                              : *filter.at(g, o, r, t / kernelW, t % kernelW);
@@ -149,8 +153,7 @@ void windowProducts(const View5 &image, const View5 &filter, const View5 &out,
     for (int64_t os : {outsOf(0), outsOf(outBlocks - 1)})
       products.emplace_back(joined > 1 ? (rows - 1) * width + outW : outW, os,
                             reds, image.strides[2], reds, ld);
-#pragma omp parallel if (runsOnTeam(batch * groups * outH * outW * outs *      \
-                                    reds * taps))
+#pragma omp parallel if (team)
   {
     std::vector<const float *> a(taps), b(taps);
     std::vector<float> scratch(joined > 1 ? ld * outBlock : 0);
@@ -211,7 +214,8 @@ struct FilterGrad {
     return image.at(n, g, c, y + t / kernelW * dh, t % kernelW * dw);
   }
   /// out = the sum of the `parts` copies of the sums.
-  void scatter(const std::vector<float> &sums, int parts) const {
+  void scatter(const std::vector<float> &sums, int parts, bool team) const {
+#pragma omp parallel for collapse(2) schedule(static) if (team)
     for (int64_t g = 0; g < groups; ++g)
       for (int64_t f = 0; f < filters; ++f)
         for (int64_t c = 0; c < channels; ++c)
@@ -267,7 +271,7 @@ void filterGradByImage(const FilterGrad &p) {
         }
       }
   }
-  p.scatter(sums, parts);
+  p.scatter(sums, parts, team);
 }
 
 /// The filter gradient one tile of [64 filters, 64 channels] of one tap at
@@ -280,6 +284,7 @@ void filterGradByTile(const FilterGrad &p) {
   int64_t fBlocks = (p.filters + kFilterGradTile - 1) / kFilterGradTile;
   int64_t cBlocks = (p.channels + kFilterGradTile - 1) / kFilterGradTile;
   int64_t tiles = p.groups * p.taps * fBlocks * cBlocks;
+  bool team = runsOnTeam(p.batch * p.groups * p.plane * p.channels * p.taps);
   auto sizeOf = [](int64_t block, int64_t size) {
     return std::min(kFilterGradTile, size - block * kFilterGradTile);
   };
@@ -290,8 +295,7 @@ void filterGradByTile(const FilterGrad &p) {
     for (int64_t cs : {sizeOf(0, p.channels), sizeOf(cBlocks - 1, p.channels)})
       products.emplace_back(fs, cs, p.outW, p.filters, p.image.strides[2],
                             p.filters);
-#pragma omp parallel if (runsOnTeam(p.batch * p.groups * p.plane *             \
-                                    p.channels * p.taps))
+#pragma omp parallel if (team)
   {
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < p.batch * p.groups; ++i)
@@ -315,7 +319,7 @@ void filterGradByTile(const FilterGrad &p) {
           a.size());
     }
   }
-  p.scatter(sums, 1);
+  p.scatter(sums, 1, team);
 }
 
 /// out[g, f, c, kh, kw] = sum over (n, y, x) of grad[n, g, f, y, x] *
