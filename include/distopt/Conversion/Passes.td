@@ -516,8 +516,12 @@ def DistParallelLoopsPass : Pass<"dist-parallel-loops"> {
     their products over). Only the outermost loop: the inner ones stay
     `scf.for`, which LLVM vectorizes (a collapsed parallel nest would hide
     the innermost loop behind index arithmetic). An op whose outermost
-    iterator is a reduction stays serial, as does an op inside another
-    parallel loop.
+    iterator is a reduction first gets its first parallel loop moved
+    outermost (`linalg::interchangeGenericOp`; a batch norm's statistics
+    over [n, c, h, w] loop over c first, each channel's sum in the same
+    order), unless that loop is the innermost one (a column sum, whose
+    inner loop over the columns is the one LLVM vectorizes): such an op,
+    and an op inside another parallel loop, stays serial.
 
     When the innermost loop walks a reduction dim (a row sum, a full sum,
     a batch norm's statistics), its output elements are carried in

@@ -38,6 +38,32 @@ static bool shouldParallelize(linalg::LinalgOp op, int64_t minIterations) {
   return iterations >= minIterations;
 }
 
+/// Moves `op`'s first parallel loop outermost when its outermost loop is a
+/// reduction: a batch norm's statistics over [n, c, h, w] loop over c
+/// first, so that the channels split over the team (each channel's sum
+/// keeps its order: the other loops keep theirs). Unless that loop is the
+/// innermost one: a column sum's inner loop over the columns is the one
+/// LLVM vectorizes, and would become a strided walk.
+static linalg::LinalgOp hoistParallelLoop(RewriterBase &rewriter,
+                                          linalg::LinalgOp op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (!generic || iterators.size() < 3 ||
+      iterators.front() == utils::IteratorType::parallel)
+    return op;
+  auto *first = llvm::find(iterators, utils::IteratorType::parallel);
+  if (first == iterators.end() || first == iterators.end() - 1)
+    return op;
+  unsigned hoisted = first - iterators.begin();
+  SmallVector<unsigned> order = {hoisted};
+  for (unsigned i = 0; i < iterators.size(); ++i)
+    if (i != hoisted)
+      order.push_back(i);
+  FailureOr<linalg::GenericOp> interchanged =
+      linalg::interchangeGenericOp(rewriter, generic, order);
+  return succeeded(interchanged) ? *interchanged : op;
+}
+
 /// Replaces `loop` (an scf.for without loop-carried values) by an
 /// scf.parallel over the same range with the same body.
 static void makeParallel(RewriterBase &rewriter, scf::ForOp loop) {
@@ -141,6 +167,8 @@ struct DistParallelLoopsPass
     // outputs.
     SmallVector<std::pair<scf::ForOp, SmallVector<Value>>> reductions;
     for (linalg::LinalgOp op : ops) {
+      if (minIterations > 0)
+        op = hoistParallelLoop(rewriter, op);
       bool parallel = shouldParallelize(op, minIterations);
       rewriter.setInsertionPoint(op);
       FailureOr<linalg::LinalgLoops> loops =

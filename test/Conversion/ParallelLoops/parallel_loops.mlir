@@ -183,3 +183,31 @@ func.func @full_sum(%a: memref<8x16xf32>, %s: memref<f32>) {
   }
   return
 }
+
+// -----
+
+// A batch norm's statistic (sum over n, h, w per channel; the outermost
+// iterator a reduction): the channel loop moves outermost and runs on the
+// team, the (n, h, w) loops stay in their order inside, w carried.
+// CHECK-LABEL: func.func @channel_sums
+// CHECK: scf.parallel (%[[C:.*]]) = (%{{.*}}) to (%c16)
+// CHECK-NEXT: scf.for %[[N:.*]] = %{{.*}} to %c8
+// CHECK-NEXT: scf.for %[[H:.*]] = %{{.*}} to %c16
+// CHECK-NEXT: memref.load %{{.*}}[%[[C]]] : memref<16xf32>
+// CHECK-NEXT: scf.for %[[W:.*]] = %{{.*}} to %c16 {{.*}} iter_args
+// CHECK-NEXT: memref.load %{{.*}}[%[[N]], %[[C]], %[[H]], %[[W]]] : memref<8x16x16x16xf32>
+// Without the team, the loops keep the op's order (n outermost).
+// SERIAL-LABEL: func.func @channel_sums
+// SERIAL-NOT: scf.parallel
+// SERIAL: scf.for %{{.*}} = %{{.*}} to %c8
+#in = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#out = affine_map<(d0, d1, d2, d3) -> (d1)>
+func.func @channel_sums(%a: memref<8x16x16x16xf32>, %s: memref<16xf32>) {
+  linalg.generic {indexing_maps = [#in, #out], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%a : memref<8x16x16x16xf32>) outs(%s : memref<16xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %sum = arith.addf %x, %acc : f32
+    linalg.yield %sum : f32
+  }
+  return
+}
