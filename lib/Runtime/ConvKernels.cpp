@@ -12,9 +12,12 @@
 //
 // Measured on one thread (bench/README.md, the 3x3 64->64 layer of batch 8):
 // the forward and input-gradient products at ~170 GFLOP/s against sgemm's
-// ~112 on the im2col patches, the filter gradient at ~126.
+// ~112 on the im2col patches, the filter gradient (one image at a time) at
+// ~150.
 //
 //===----------------------------------------------------------------------===//
+
+#include "CpuTeam.h"
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 
@@ -23,9 +26,10 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <vector>
+
+using distopt::cpu::runsOnTeam;
 
 namespace {
 /// A rank-5 f32 view: its first element, sizes and strides (in elements).
@@ -81,14 +85,6 @@ private:
   bool accumulate;
   libxsmm_smmfunction_reducebatch_addr kernel;
 };
-
-/// Below this many multiply-adds a convolution runs on the calling thread.
-constexpr int64_t kMinParallelMacs = 1 << 18;
-
-bool runsOnTeam(int64_t macs) {
-  return omp_get_max_threads() > 1 && !omp_in_parallel() &&
-         macs >= kMinParallelMacs;
-}
 
 /// Output channels per product: the filter's block for every tap stays in
 /// L2 while the rows of every image pass through it.

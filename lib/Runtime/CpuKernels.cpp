@@ -13,6 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CpuTeam.h"
+
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 
 #include <cblas.h>
@@ -48,10 +50,6 @@ struct SingleThreadedBlas {
   SingleThreadedBlas() { openblas_set_num_threads(1); }
 };
 const SingleThreadedBlas singleThreadedBlas;
-
-/// Below this many multiply-adds a product runs on the calling thread: the
-/// team's fork and join would cost more than the split saves.
-constexpr int64_t kMinParallelMacs = 1 << 18;
 
 /// The first row (or column) of part `part` of `parts` of `size` ones,
 /// cut on multiples of 16 (the width of sgemm's register blocks).
@@ -97,12 +95,11 @@ void _mlir_ciface_distopt_matmul_f32(UnrankedMemRefType<float> *a,
                   bv.data + i * bv.batchStride + bOffset, bv.ld, 0.0f,
                   cv.data + i * cv.batchStride + m0 * cv.ld + n0, cv.ld);
   };
-  int threads = omp_get_max_threads();
-  if (threads <= 1 || omp_in_parallel() ||
-      batch * m * n * k < kMinParallelMacs) {
+  if (!distopt::cpu::runsOnTeam(batch * m * n * k)) {
     multiply(0, batch, 0, m, 0, n);
     return;
   }
+  int threads = omp_get_max_threads();
   bool byBatch = batch >= 2 * threads || batch % threads == 0;
   bool byRows = m >= n;
 #pragma omp parallel num_threads(threads)
