@@ -61,6 +61,10 @@ void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas,
   // A dist.serve's loop carries the variables it updates from request to
   // request: each request yields new buffers.
   bufferize.allowReturnAllocsFromLoops = true;
+  // A result built slice by slice (a pooling gradient's strided phases) is
+  // written in place: each slice's producer computes into its part of the
+  // destination rather than into a buffer copied there.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // A part updating a buffer in place does not also return it.
   pm.addPass(bufferization::createDropEquivalentBufferResultsPass());

@@ -179,29 +179,29 @@ static NormForward buildNormForward(OpBuilder &b, Location loc, Value x,
                                     Value weight, Value bias, double epsilon,
                                     const NormLayout &layout) {
   auto type = cast<RankedTensorType>(x.getType());
-  AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
+  int64_t rank = type.getRank();
+  AffineMap identity = b.getMultiDimIdentityMap(rank);
   Value mean = buildReduction(b, loc, x, layout.statDims, ReduceKind::mean,
                               layout.statType);
-  Value centered = buildGeneric(
-      b, loc, TypeRange{type}, ValueRange{x, mean}, {identity, layout.statMap},
+  // Each pass recomputes x - mean rather than reading it back: three reads
+  // of x and one write instead of five passes.
+  Value var = buildReductions(
+      b, loc, ValueRange{x, mean}, {identity, layout.statMap}, rank,
+      layout.statDims, ReduceKind::mean, layout.statType, 1,
       [&](OpBuilder &nb, Location l, ValueRange a) -> SmallVector<Value> {
-        return {arith::SubFOp::create(nb, l, a[0], a[1])};
+        Value centered = arith::SubFOp::create(nb, l, a[0], a[1]);
+        return {arith::MulFOp::create(nb, l, centered, centered)};
       })[0];
-  Value squared = buildGeneric(
-      b, loc, TypeRange{type}, ValueRange{centered}, {identity},
-      [&](OpBuilder &nb, Location l, ValueRange a) -> SmallVector<Value> {
-        return {arith::MulFOp::create(nb, l, a[0], a[0])};
-      })[0];
-  Value var = buildReduction(b, loc, squared, layout.statDims, ReduceKind::mean,
-                             layout.statType);
   Value rstd = buildRstd(b, loc, var, epsilon);
   Value y = buildGeneric(
-      b, loc, TypeRange{type}, ValueRange{centered, rstd, weight, bias},
-      {identity, layout.statMap, layout.paramMap, layout.paramMap},
+      b, loc, TypeRange{type}, ValueRange{x, mean, rstd, weight, bias},
+      {identity, layout.statMap, layout.statMap, layout.paramMap,
+       layout.paramMap},
       [&](OpBuilder &nb, Location l, ValueRange a) -> SmallVector<Value> {
-        Value normalized = arith::MulFOp::create(nb, l, a[0], a[1]);
+        Value centered = arith::SubFOp::create(nb, l, a[0], a[1]);
+        Value normalized = arith::MulFOp::create(nb, l, centered, a[2]);
         return {arith::AddFOp::create(
-            nb, l, arith::MulFOp::create(nb, l, normalized, a[2]), a[3])};
+            nb, l, arith::MulFOp::create(nb, l, normalized, a[3]), a[4])};
       })[0];
   return {y, mean, var, rstd};
 }
@@ -306,21 +306,72 @@ struct BatchNormPattern : public OpRewritePattern<BatchNormOp> {
   }
 };
 
-/// batch_norm_backward: rstd from the batch variance, then as layer_norm's.
+/// batch_norm_backward in two passes over the activations, as PyTorch's CPU
+/// kernel computes it: one generic sums, per channel, grad and grad * (x -
+/// mean); with M the reduced extent, grad_input = (grad - sum(grad) / M - (x
+/// - mean) * k) * rstd * weight where k = sum(grad * (x - mean)) * rstd^2 /
+/// M, grad_weight = sum(grad * (x - mean)) * rstd, grad_bias = sum(grad).
+/// (layer_norm's backward reduces its statistics and its parameters' sums
+/// over different dims; batch norm's are the same sums.)
 struct BatchNormBackwardPattern : public OpRewritePattern<BatchNormBackwardOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(BatchNormBackwardOp op,
                                 PatternRewriter &rewriter) const override {
-    auto type = cast<RankedTensorType>(op.getInput().getType());
+    Location loc = op.getLoc();
+    Value grad = op.getGradOutput(), x = op.getInput(), mean = op.getMean();
+    auto type = cast<RankedTensorType>(x.getType());
+    int64_t rank = type.getRank();
     NormLayout layout =
         getBatchNormLayout(rewriter, type, op.getMean().getType());
-    Value rstd = buildRstd(rewriter, op.getLoc(), op.getVar(),
+    AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
+    AffineMap channel = layout.statMap;
+    Type element = type.getElementType();
+    int64_t extent = 1;
+    for (int64_t d : layout.statDims)
+      extent *= type.getDimSize(d);
+    Value rstd = buildRstd(rewriter, loc, op.getVar(),
                            op.getEpsilon().convertToDouble());
-    rewriter.replaceOp(op, buildNormBackward(rewriter, op.getLoc(),
-                                             op.getGradOutput(), op.getInput(),
-                                             op.getMean(), rstd, op.getWeight(),
-                                             layout));
+    SmallVector<Value> sums = buildReductions(
+        rewriter, loc, ValueRange{grad, x, mean}, {identity, identity, channel},
+        rank, layout.statDims, ReduceKind::sum, layout.statType, 2,
+        [&](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
+          Value centered = arith::SubFOp::create(b, l, a[1], a[2]);
+          return {a[0], arith::MulFOp::create(b, l, a[0], centered)};
+        });
+    Value gradSum = sums[0], dot = sums[1];
+    // Per channel: the input gradient's scale, its mean and the projection
+    // coefficient k, then grad_weight.
+    RankedTensorType statType = layout.statType;
+    AffineMap statIdentity =
+        rewriter.getMultiDimIdentityMap(statType.getRank());
+    SmallVector<Value> coefficients = buildGeneric(
+        rewriter, loc, TypeRange{statType, statType, statType, statType},
+        ValueRange{rstd, op.getWeight(), gradSum, dot},
+        {statIdentity, statIdentity, statIdentity, statIdentity},
+        [&](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
+          Value inverse = floatConstant(b, l, element, 1.0 / double(extent));
+          Value rstdSquared = arith::MulFOp::create(b, l, a[0], a[0]);
+          return {arith::MulFOp::create(b, l, a[0], a[1]),
+                  arith::MulFOp::create(b, l, a[2], inverse),
+                  arith::MulFOp::create(
+                      b, l, arith::MulFOp::create(b, l, a[3], rstdSquared),
+                      inverse),
+                  arith::MulFOp::create(b, l, a[3], a[0])};
+        });
+    Value gradInput = buildGeneric(
+        rewriter, loc, TypeRange{type},
+        ValueRange{grad, x, mean, coefficients[0], coefficients[1],
+                   coefficients[2]},
+        {identity, identity, channel, channel, channel, channel},
+        [&](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
+          Value centered = arith::SubFOp::create(b, l, a[1], a[2]);
+          Value shifted = arith::SubFOp::create(b, l, a[0], a[4]);
+          Value projected = arith::SubFOp::create(
+              b, l, shifted, arith::MulFOp::create(b, l, centered, a[5]));
+          return {arith::MulFOp::create(b, l, projected, a[3])};
+        })[0];
+    rewriter.replaceOp(op, {gradInput, coefficients[3], gradSum});
     return success();
   }
 };

@@ -28,8 +28,8 @@ AffineMap linalg_lowering::getBroadcastMap(MLIRContext *context,
   return AffineMap::get(rank, 0, exprs, context);
 }
 
-AffineMap linalg_lowering::getLeadingDimsMap(MLIRContext *context,
-                                             int64_t rank, int64_t count) {
+AffineMap linalg_lowering::getLeadingDimsMap(MLIRContext *context, int64_t rank,
+                                             int64_t count) {
   SmallVector<AffineExpr> exprs;
   for (int64_t d = 0; d < count; ++d)
     exprs.push_back(getAffineDimExpr(d, context));
@@ -54,9 +54,8 @@ Type linalg_lowering::getComputeType(ValueRange values) {
   Type widest;
   for (Value value : values) {
     Type type = value.getType();
-    if (isa<FloatType>(type) &&
-        (!widest ||
-         type.getIntOrFloatBitWidth() > widest.getIntOrFloatBitWidth()))
+    if (isa<FloatType>(type) && (!widest || type.getIntOrFloatBitWidth() >
+                                                widest.getIntOrFloatBitWidth()))
       widest = type;
   }
   return widest;
@@ -151,17 +150,25 @@ Value linalg_lowering::combine(OpBuilder &b, Location loc, ReduceKind kind,
 Value linalg_lowering::buildReduction(OpBuilder &b, Location loc, Value input,
                                       ArrayRef<int64_t> dims, ReduceKind kind,
                                       RankedTensorType resultType) {
-  auto inputType = cast<RankedTensorType>(input.getType());
-  int64_t rank = inputType.getRank();
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  return buildReductions(
+      b, loc, ValueRange{input}, {b.getMultiDimIdentityMap(rank)}, rank, dims,
+      kind, resultType, 1,
+      [](OpBuilder &, Location, ValueRange a) -> SmallVector<Value> {
+        return {a[0]};
+      })[0];
+}
+
+SmallVector<Value> linalg_lowering::buildReductions(
+    OpBuilder &b, Location loc, ValueRange operands, ArrayRef<AffineMap> maps,
+    int64_t rank, ArrayRef<int64_t> dims, ReduceKind kind,
+    RankedTensorType resultType, unsigned count, BodyBuilder summands) {
   MLIRContext *context = b.getContext();
-  Type element = inputType.getElementType();
-  Value init = tensor::EmptyOp::create(b, loc, resultType.getShape(), element);
-  Value filled =
-      linalg::FillOp::create(b, loc, identityOf(b, loc, element, kind), init)
-          .getResult(0);
+  Type element = resultType.getElementType();
   SmallVector<utils::IteratorType> iterators;
   SmallVector<AffineExpr> outExprs;
   bool keep = resultType.getRank() == rank;
+  int64_t extent = 1;
   for (int64_t d = 0; d < rank; ++d) {
     bool reduced = llvm::is_contained(dims, d);
     iterators.push_back(reduced ? utils::IteratorType::reduction
@@ -171,29 +178,55 @@ Value linalg_lowering::buildReduction(OpBuilder &b, Location loc, Value input,
     else if (keep)
       outExprs.push_back(getAffineConstantExpr(0, context));
   }
-  SmallVector<AffineMap> maps = {
-      b.getMultiDimIdentityMap(rank),
-      AffineMap::get(rank, 0, outExprs, context)};
-  Value result =
+  // The reduced extent, from the first operand read through all the loops.
+  bool sized = false;
+  for (auto [operand, map] : llvm::zip(operands, maps)) {
+    if (map.getNumResults() != rank || !map.isPermutation())
+      continue;
+    auto type = cast<RankedTensorType>(operand.getType());
+    for (int64_t d : dims)
+      extent *=
+          type.getDimSize(*map.getResultPosition(getAffineDimExpr(d, context)));
+    sized = true;
+    break;
+  }
+  assert((sized || kind != ReduceKind::mean) &&
+         "a mean needs an operand read through every loop");
+  (void)sized;
+  SmallVector<AffineMap> allMaps(maps);
+  SmallVector<Value> inits;
+  SmallVector<Type> types(count, resultType);
+  for (unsigned i = 0; i < count; ++i) {
+    Value init =
+        tensor::EmptyOp::create(b, loc, resultType.getShape(), element);
+    inits.push_back(
+        linalg::FillOp::create(b, loc, identityOf(b, loc, element, kind), init)
+            .getResult(0));
+    allMaps.push_back(AffineMap::get(rank, 0, outExprs, context));
+  }
+  SmallVector<Value> results =
       linalg::GenericOp::create(
-          b, loc, TypeRange{resultType}, ValueRange{input},
-          ValueRange{filled}, maps, iterators,
+          b, loc, types, operands, inits, allMaps, iterators,
           [&](OpBuilder &nb, Location l, ValueRange args) {
-            linalg::YieldOp::create(nb, l,
-                                    combine(nb, l, kind, args[1], args[0]));
+            ValueRange inputs = args.take_front(operands.size());
+            SmallVector<Value> values = summands(nb, l, inputs);
+            SmallVector<Value> combined;
+            for (unsigned i = 0; i < count; ++i)
+              combined.push_back(
+                  combine(nb, l, kind, args[operands.size() + i], values[i]));
+            linalg::YieldOp::create(nb, l, combined);
           })
-          .getResult(0);
+          .getResults();
   if (kind != ReduceKind::mean)
-    return result;
-  int64_t count = 1;
-  for (int64_t d : dims)
-    count *= inputType.getDimSize(d);
-  return buildElementwise(
-      b, loc, TypeRange{resultType}, ValueRange{result},
-      [&](OpBuilder &nb, Location l, ValueRange args) -> SmallVector<Value> {
-        return {arith::DivFOp::create(
-            nb, l, args[0], floatConstant(nb, l, element, double(count)))};
-      })[0];
+    return results;
+  for (Value &result : results)
+    result = buildElementwise(
+        b, loc, TypeRange{resultType}, ValueRange{result},
+        [&](OpBuilder &nb, Location l, ValueRange args) -> SmallVector<Value> {
+          return {arith::DivFOp::create(
+              nb, l, args[0], floatConstant(nb, l, element, double(extent)))};
+        })[0];
+  return results;
 }
 
 SmallVector<Value> linalg_lowering::getIndices(OpBuilder &b, Location loc,
@@ -222,10 +255,11 @@ RankedTensorType linalg_lowering::dropDims(RankedTensorType type,
   return RankedTensorType::get(shape, type.getElementType());
 }
 
-SmallVector<Value> linalg_lowering::buildWindowGeneric(
-    OpBuilder &b, Location loc, ValueRange inputs, ValueRange inits,
-    ArrayRef<AffineMap> maps, int64_t parallel, int64_t reduced,
-    BodyBuilder body) {
+SmallVector<Value>
+linalg_lowering::buildWindowGeneric(OpBuilder &b, Location loc,
+                                    ValueRange inputs, ValueRange inits,
+                                    ArrayRef<AffineMap> maps, int64_t parallel,
+                                    int64_t reduced, BodyBuilder body) {
   SmallVector<utils::IteratorType> iterators(parallel,
                                              utils::IteratorType::parallel);
   iterators.append(reduced, utils::IteratorType::reduction);

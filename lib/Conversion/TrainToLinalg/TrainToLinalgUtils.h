@@ -30,8 +30,7 @@ AffineMap getBroadcastMap(MLIRContext *context, ArrayRef<int64_t> shape,
 /// The map from `rank` loops to the first `count` of them, also when
 /// `count` is 0 (`(d0, d1) -> ()`, which AffineMap::getMajorSubMap gives as
 /// a null map).
-AffineMap getLeadingDimsMap(MLIRContext *context, int64_t rank,
-                            int64_t count);
+AffineMap getLeadingDimsMap(MLIRContext *context, int64_t rank, int64_t count);
 
 /// One parallel `linalg.generic` computing `body` at every index of the
 /// (same-shaped) `resultTypes`, reading operand i through `maps[i]`.
@@ -69,6 +68,17 @@ Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value lhs,
 Value buildReduction(OpBuilder &b, Location loc, Value input,
                      ArrayRef<int64_t> dims, ReduceKind kind,
                      RankedTensorType resultType);
+
+/// Several reductions in one pass: one `linalg.generic` over `rank` loops
+/// (`dims` reduced) reading `operands` through `maps`, whose `summands`
+/// body returns `count` values, each reduced with `kind` into its own
+/// tensor of `resultType` (for `mean`, divided by the reduced extent).
+SmallVector<Value> buildReductions(OpBuilder &b, Location loc,
+                                   ValueRange operands,
+                                   ArrayRef<AffineMap> maps, int64_t rank,
+                                   ArrayRef<int64_t> dims, ReduceKind kind,
+                                   RankedTensorType resultType, unsigned count,
+                                   BodyBuilder summands);
 
 /// The loop indices of the enclosing linalg op's first `count` dims.
 SmallVector<Value> getIndices(OpBuilder &b, Location loc, int64_t count);

@@ -201,10 +201,13 @@ func.func @layer_norm(%x: tensor<2x4x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4x8
   // CHECK: %[[SUM:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "reduction"]
   // CHECK: %[[MEAN:.*]] = linalg.generic
   // CHECK: arith.divf
-  // CHECK: iterator_types = ["parallel", "reduction", "reduction"]
+  // The variance reads x and the mean, not a materialized x - mean.
+  // CHECK: linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]], #[[$ROW]]], iterator_types = ["parallel", "reduction", "reduction"]} ins(%arg0, %[[MEAN]] :
+  // CHECK: %[[C:.*]] = arith.subf
+  // CHECK-NEXT: arith.mulf %[[C]], %[[C]]
   // CHECK: arith.addf %{{.*}}, %[[EPS]]
   // CHECK: math.rsqrt
-  // CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]], #[[$PARAM]], #[[$PARAM]], #[[$ID]]]{{.*}} ins(%{{.*}}, %[[RSTD:.*]], %{{.*}}, %{{.*}} :
+  // CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]], #[[$ROW]], #[[$PARAM]], #[[$PARAM]], #[[$ID]]]{{.*}} ins(%arg0, %[[MEAN]], %[[RSTD:[^,]*]], %arg1, %arg2 :
   // CHECK: return %[[Y]], %[[MEAN]], %[[RSTD]]
   %y, %mean, %rstd = train.layer_norm %x, %w, %b {axis = 1 : i64} : (tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<2x4x8xf32>, tensor<2xf32>, tensor<2xf32>)
   return %y, %mean, %rstd : tensor<2x4x8xf32>, tensor<2xf32>, tensor<2xf32>
@@ -386,10 +389,10 @@ func.func @dropout(%x: tensor<4x8xf32>, %seed: tensor<i64>, %o0: index, %o1: ind
 func.func @batch_norm(%x: tensor<2x3x4xf32>, %w: tensor<3xf32>, %b: tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>) {
   // CHECK: linalg.generic {indexing_maps = [#[[$ID]], #[[$CH]]], iterator_types = ["reduction", "parallel", "reduction"]}
   // CHECK: %[[MEAN:.*]] = linalg.generic
-  // CHECK: linalg.generic {indexing_maps = [#[[$ID]], #[[$CH]]], iterator_types = ["reduction", "parallel", "reduction"]}
+  // CHECK: linalg.generic {indexing_maps = [#[[$ID]], #[[$CH]], #[[$CH]]], iterator_types = ["reduction", "parallel", "reduction"]} ins(%arg0, %[[MEAN]] :
   // CHECK: %[[VAR:.*]] = linalg.generic
   // CHECK: math.rsqrt
-  // CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$CH]], #[[$CH]], #[[$CH]], #[[$ID]]]
+  // CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$CH]], #[[$CH]], #[[$CH]], #[[$CH]], #[[$ID]]]{{.*}} ins(%arg0, %[[MEAN]],
   // CHECK: return %[[Y]], %[[MEAN]], %[[VAR]]
   %y, %mean, %var = train.batch_norm %x, %w, %b : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>)
   return %y, %mean, %var : tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>
@@ -397,15 +400,28 @@ func.func @batch_norm(%x: tensor<2x3x4xf32>, %w: tensor<3xf32>, %b: tensor<3xf32
 
 // -----
 
-// batch_norm_backward: rstd from the variance, then the input gradient and
-// the channel sums of the weight and bias gradients.
+// batch_norm_backward in two passes over the activations: one generic sums
+// grad and grad * (x - mean) per channel; per-channel coefficients from
+// those sums, rstd and the weight; then the input gradient. grad_weight is
+// the second sum times rstd, grad_bias the first sum.
+// CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[$CH:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-DAG: #[[$VEC:.*]] = affine_map<(d0) -> (d0)>
 // CHECK-LABEL: func.func @batch_norm_backward
 func.func @batch_norm_backward(%g: tensor<4x3xf32>, %x: tensor<4x3xf32>, %mean: tensor<3xf32>, %var: tensor<3xf32>, %w: tensor<3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>) {
+  // CHECK-DAG: %[[INV:.*]] = arith.constant 2.500000e-01 : f32
+  // CHECK: %[[RSTD:.*]] = linalg.generic
   // CHECK: math.rsqrt
-  // CHECK: %[[GI:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x3xf32>, tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
-  // CHECK: %[[GW:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]
-  // CHECK: %[[GB:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]
-  // CHECK: return %[[GI]], %[[GW]], %[[GB]]
+  // CHECK: %[[SUMS:.*]]:2 = linalg.generic {indexing_maps = [#[[$ID]], #[[$ID]], #[[$CH]], #[[$CH]], #[[$CH]]], iterator_types = ["reduction", "parallel"]} ins(%arg0, %arg1, %arg2 :
+  // CHECK-NEXT: ^bb0(%[[G:.*]]: f32, %[[X:.*]]: f32, %[[M:.*]]: f32, %[[S1:.*]]: f32, %[[S2:.*]]: f32):
+  // CHECK-NEXT: %[[C:.*]] = arith.subf %[[X]], %[[M]]
+  // CHECK-NEXT: %[[P:.*]] = arith.mulf %[[G]], %[[C]]
+  // CHECK-NEXT: %[[A1:.*]] = arith.addf %[[S1]], %[[G]]
+  // CHECK-NEXT: %[[A2:.*]] = arith.addf %[[S2]], %[[P]]
+  // CHECK-NEXT: linalg.yield %[[A1]], %[[A2]]
+  // CHECK: %[[COEF:.*]]:4 = linalg.generic {indexing_maps = [#[[$VEC]], #[[$VEC]], #[[$VEC]], #[[$VEC]], #[[$VEC]], #[[$VEC]], #[[$VEC]], #[[$VEC]]], iterator_types = ["parallel"]} ins(%[[RSTD]], %arg4, %[[SUMS]]#0, %[[SUMS]]#1 :
+  // CHECK: %[[GI:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ID]], #[[$CH]], #[[$CH]], #[[$CH]], #[[$CH]], #[[$ID]]], iterator_types = ["parallel", "parallel"]} ins(%arg0, %arg1, %arg2, %[[COEF]]#0, %[[COEF]]#1, %[[COEF]]#2 :
+  // CHECK: return %[[GI]], %[[COEF]]#3, %[[SUMS]]#0
   %gi, %gw, %gb = train.batch_norm_backward %g, %x, %mean, %var, %w : (tensor<4x3xf32>, tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>)
   return %gi, %gw, %gb : tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>
 }
@@ -602,29 +618,45 @@ func.func @avg_pool2d(%x: tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32> {
 // -----
 
 // max_pool2d_backward: an argmax reduction (value and window offset, the
-// first maximum kept), then each input position sums the gradients of the
-// windows whose argmax it is.
+// first maximum kept), then one parallel generic per phase of the input
+// positions modulo the stride (2 x 2 here, one window offset each: 0, 1, 2,
+// 3, in i8), written into the phase's strided slice of the input gradient.
 // CHECK-LABEL: func.func @max_pool2d_backward
 func.func @max_pool2d_backward(%g: tensor<1x2x3x3xf32>, %x: tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32> {
-  // CHECK: %[[ARG:.*]]:2 = linalg.generic {{.*}} outs(%{{.*}}, %{{.*}} : tensor<1x2x3x3xf32>, tensor<1x2x3x3xi64>)
+  // CHECK: %[[ARG:.*]]:2 = linalg.generic {{.*}} outs(%{{.*}}, %{{.*}} : tensor<1x2x3x3xf32>, tensor<1x2x3x3xi8>)
   // CHECK: arith.cmpf ogt
-  // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x6x6xf32>)
-  // CHECK: tensor.extract %[[ARG]]#1
-  // CHECK: arith.select
+  // CHECK: %[[D:.*]] = tensor.empty() : tensor<1x2x6x6xf32>
+  // CHECK: %[[O0:.*]] = tensor.extract_slice %[[D]][0, 0, 0, 0] [1, 2, 3, 3] [1, 1, 2, 2]
+  // CHECK: %[[P0:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%arg0, %[[ARG]]#1 : tensor<1x2x3x3xf32>, tensor<1x2x3x3xi8>) outs(%[[O0]] : tensor<1x2x3x3xf32>)
+  // CHECK-NEXT: ^bb0(%[[G:.*]]: f32, %[[I:.*]]: i8,
+  // CHECK-NEXT: %[[HIT:.*]] = arith.cmpi eq, %[[I]], %c0_i8
+  // CHECK-NEXT: arith.select %[[HIT]], %[[G]], %cst
+  // CHECK: %[[S0:.*]] = tensor.insert_slice %[[P0]] into %[[D]][0, 0, 0, 0] [1, 2, 3, 3] [1, 1, 2, 2]
+  // CHECK: arith.cmpi eq, %{{.*}}, %c1_i8
+  // CHECK: %[[S1:.*]] = tensor.insert_slice %{{.*}} into %[[S0]][0, 0, 0, 1] [1, 2, 3, 3] [1, 1, 2, 2]
+  // CHECK: arith.cmpi eq, %{{.*}}, %c2_i8
+  // CHECK: %[[S2:.*]] = tensor.insert_slice %{{.*}} into %[[S1]][0, 0, 1, 0] [1, 2, 3, 3] [1, 1, 2, 2]
+  // CHECK: arith.cmpi eq, %{{.*}}, %c3_i8
+  // CHECK: %[[S3:.*]] = tensor.insert_slice %{{.*}} into %[[S2]][0, 0, 1, 1] [1, 2, 3, 3] [1, 1, 2, 2]
+  // CHECK: return %[[S3]]
   %r = train.max_pool2d_backward %g, %x {kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x3x3xf32>, tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32>
   return %r : tensor<1x2x6x6xf32>
 }
 
 // -----
 
-// avg_pool2d_backward: each input position sums grad / count of the windows
-// that reach it.
+// avg_pool2d_backward: per phase of the input positions, grad / count of
+// the one window that reaches them (no gathers, no guards).
 // CHECK-LABEL: func.func @avg_pool2d_backward
 func.func @avg_pool2d_backward(%g: tensor<1x2x3x3xf32>, %x: tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32> {
   // CHECK: %[[N:.*]] = arith.constant 4.000000e+00 : f32
-  // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x6x6xf32>)
-  // CHECK: tensor.extract
-  // CHECK: arith.divf %{{.*}}, %[[N]]
+  // CHECK-NOT: tensor.extract %
+  // CHECK: linalg.generic {{.*}} ins(%arg0 : tensor<1x2x3x3xf32>) outs(%{{.*}} : tensor<1x2x3x3xf32>)
+  // CHECK-NEXT: ^bb0(%[[G:.*]]: f32,
+  // CHECK-NEXT: %[[Q:.*]] = arith.divf %[[G]], %[[N]]
+  // CHECK-NEXT: linalg.yield %[[Q]]
+  // CHECK: tensor.insert_slice
+  // CHECK-SAME: [1, 1, 2, 2]
   %r = train.avg_pool2d_backward %g, %x {kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x3x3xf32>, tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32>
   return %r : tensor<1x2x6x6xf32>
 }

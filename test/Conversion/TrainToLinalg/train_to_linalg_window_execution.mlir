@@ -33,6 +33,22 @@
 // RUN: %python %S/Inputs/window_reference.py %t/kernels_state.npz %t/kernels_data.npz %t/kernels_out2.npz 1,1
 // RUN: dist-opt %t/stride1.mlir --dist-lower-cpu | FileCheck %s --check-prefix=DIRECT
 // RUN: dist-opt %t/kernels.mlir --dist-lower-cpu | grep -c "llvm.call @distopt_conv2d_f32(" | FileCheck %s --check-prefix=KERNELS
+// The pooling backward ops gather by phase of the input positions modulo
+// the stride: ResNet's 3 x 3 stride-2 window with padding 1 (phases of one
+// and two offsets), a stride above the kernel (positions no window reaches
+// stay zero), stride 1 (one phase, every offset).
+// RUN: sed -e 's/kernel_size = array<i64: 3, 2>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 0>/kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>/g' %s > %t/pool3.mlir
+// RUN: dist-run %t/pool3.mlir --init-state=%t/pool3_state.npz --init-data=%t/pool3_data.npz --seed=5
+// RUN: dist-run %t/pool3.mlir --state=%t/pool3_state.npz --data=%t/pool3_data.npz --steps=1 --out=%t/pool3_out.npz
+// RUN: %python %S/Inputs/window_reference.py %t/pool3_state.npz %t/pool3_data.npz %t/pool3_out.npz 2,1 3,3,2,2,1,1,1,1
+// RUN: sed -e 's/kernel_size = array<i64: 3, 2>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 0>/kernel_size = array<i64: 2, 1>, strides = array<i64: 3, 2>, padding = array<i64: 0, 0, 0, 0>/g' -e 's/2x4x3x3/2x4x2x3/g' %s > %t/gaps.mlir
+// RUN: dist-run %t/gaps.mlir --init-state=%t/gaps_state.npz --init-data=%t/gaps_data.npz --seed=5
+// RUN: dist-run %t/gaps.mlir --state=%t/gaps_state.npz --data=%t/gaps_data.npz --steps=1 --out=%t/gaps_out.npz
+// RUN: %python %S/Inputs/window_reference.py %t/gaps_state.npz %t/gaps_data.npz %t/gaps_out.npz 2,1 2,1,3,2,0,0,0,0
+// RUN: sed -e 's/kernel_size = array<i64: 3, 2>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 0>/kernel_size = array<i64: 3, 2>, strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 0, 1>/g' -e 's/2x4x3x3/2x4x6x6/g' %s > %t/pool1.mlir
+// RUN: dist-run %t/pool1.mlir --init-state=%t/pool1_state.npz --init-data=%t/pool1_data.npz --seed=5
+// RUN: OMP_NUM_THREADS=2 dist-run %t/pool1.mlir --state=%t/pool1_state.npz --data=%t/pool1_data.npz --steps=1 --out=%t/pool1_out.npz
+// RUN: %python %S/Inputs/window_reference.py %t/pool1_state.npz %t/pool1_data.npz %t/pool1_out.npz 2,1 3,2,1,1,1,1,0,1
 // DIRECT-NOT: llvm.call @distopt_matmul_f32(
 // DIRECT-NOT: llvm.call @distopt_conv2d_f32(
 // PRODUCTS: 6

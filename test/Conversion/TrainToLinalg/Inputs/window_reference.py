@@ -1,11 +1,12 @@
 """NumPy loop-nest reference of train_to_linalg_window_execution.mlir.
 
-    window_reference.py STATE.npz DATA.npz OUT.npz [SH,SW]
+    window_reference.py STATE.npz DATA.npz OUT.npz [SH,SW [POOL]]
 
 Every sink parameter p comes back as p - lr * result: the result recovered
 from it must equal the one computed here by direct loops over the
 definitions (to 1e-4: the float32 update keeps about 1e-7 * |p| / lr).
-SH,SW: the convolutions' strides (default 2,1, the test file's).
+SH,SW: the convolutions' strides (default 2,1, the test file's). POOL:
+the pooling ops' KH,KW,SH,SW,PT,PB,PL,PR (default 3,2,2,2,1,1,1,0).
 """
 
 import itertools
@@ -45,8 +46,10 @@ for n, f, oh, ow, ci, c, ih, iw, kh, kw in conv_taps():
     dx[n, ci, ih, iw] += y[n, f, oh, ow] * w[f, c, kh, kw]
     dw_[f, c, kh, kw] += y[n, f, oh, ow] * x[n, ci, ih, iw]
 
-# Pooling: kernel (3, 2), strides (2, 2), padding (1, 1, 1, 0).
-(KH, KW), (sh, sw), (pt, pb, pl, pr) = (3, 2), (2, 2), (1, 1, 1, 0)
+# Pooling: kernel (3, 2), strides (2, 2), padding (1, 1, 1, 0) unless given.
+pool = (tuple(map(int, sys.argv[5].split(","))) if len(sys.argv) > 5
+        else (3, 2, 2, 2, 1, 1, 1, 0))
+(KH, KW), (sh, sw), (pt, pb, pl, pr) = pool[:2], pool[2:4], pool[4:]
 OH, OW = (H + pt + pb - KH) // sh + 1, (W + pl + pr - KW) // sw + 1
 mx, av = np.zeros((N, C, OH, OW)), np.zeros((N, C, OH, OW))
 mdx, adx = np.zeros_like(x), np.zeros_like(x)
