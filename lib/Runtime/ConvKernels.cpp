@@ -86,6 +86,42 @@ private:
   libxsmm_smmfunction_reducebatch_addr kernel;
 };
 
+/// The kernels' large buffers (the packed filter, the filter gradient's
+/// sums and transposed gradients), kept by the calling thread from call to
+/// call, grown and never zeroed: allocated per call, up to 9 MiB each were
+/// page-faulted and zeroed again at every call (~1 ms per 9 MiB buffer).
+enum class Scratch { packed, sums, gradients, count };
+
+float *scratch(Scratch slot, size_t count) {
+  thread_local std::vector<float> buffers[size_t(Scratch::count)];
+  std::vector<float> &buffer = buffers[size_t(slot)];
+  if (buffer.size() < count)
+    buffer.resize(count);
+  return buffer.data();
+}
+
+/// Calls visit(x, y0, y1, t) for every x < xs, runs [y0, y1) of ys and t <
+/// taps, by tiles of 16
+/// x 16 (x, y) and one tap at a time within a tile, on the team when
+/// `team`. The filter's packing and the filter gradient's scatter move the
+/// taps from the innermost dim to the outermost and transpose two dims:
+/// element by element, the 9 taps' rows (1 MiB apart for 512 x 512
+/// filters) and the rows of one tap (2 KiB apart) fell into two L1 sets and
+/// evicted one another (10.5 ms for a 512 x 512 x 3 x 3 filter gradient's
+/// scatter against products of ~20 ms); one tap of one tile touches 16
+/// lines on either side.
+template <typename Visit>
+void forTiles(int64_t xs, int64_t ys, int64_t taps, bool team, Visit visit) {
+  constexpr int64_t tile = 16;
+  int64_t xTiles = (xs + tile - 1) / tile, yTiles = (ys + tile - 1) / tile;
+#pragma omp parallel for collapse(2) schedule(static) if (team)
+  for (int64_t xt = 0; xt < xTiles; ++xt)
+    for (int64_t yt = 0; yt < yTiles; ++yt)
+      for (int64_t t = 0; t < taps; ++t)
+        for (int64_t x = xt * tile; x < std::min(xs, (xt + 1) * tile); ++x)
+          visit(x, yt * tile, std::min(ys, (yt + 1) * tile), t);
+}
+
 /// Output channels per product: the filter's block for every tap stays in
 /// L2 while the rows of every image pass through it.
 constexpr int64_t kOutBlock = 64;
@@ -114,15 +150,18 @@ void windowProducts(const View5 &image, const View5 &filter, const View5 &out,
   // (On the team for large filters: a 512 x 512 x 3 x 3 filter's packing
   // is a strided pass over 9 MiB.)
   bool team = runsOnTeam(batch * groups * outH * outW * outs * reds * taps);
-  std::vector<float> packed(groups * taps * outs * reds);
-#pragma omp parallel for collapse(2) schedule(static) if (team)
-  for (int64_t g = 0; g < groups; ++g)
-    for (int64_t o = 0; o < outs; ++o)
-      for (int64_t r = 0; r < reds; ++r)
-        for (int64_t t = 0; t < taps; ++t)
-          packed[((g * taps + t) * outs + o) * reds + r] =
-              reductionFirst ? *filter.at(g, r, o, t / kernelW, t % kernelW)
-                             : *filter.at(g, o, r, t / kernelW, t % kernelW);
+  float *packed = scratch(Scratch::packed, size_t(groups * taps * outs * reds));
+  forTiles(groups * outs, reds, taps, team,
+           [&](int64_t go, int64_t r0, int64_t r1, int64_t t) {
+             int64_t g = go / outs, o = go % outs;
+             int64_t kh = t / kernelW, kw = t % kernelW;
+             const float *from = reductionFirst ? filter.at(g, 0, o, kh, kw)
+                                                : filter.at(g, o, 0, kh, kw);
+             int64_t step = filter.strides[reductionFirst ? 1 : 2];
+             float *to = packed + ((g * taps + t) * outs + o) * reds;
+             for (int64_t r = r0; r < r1; ++r)
+               to[r] = from[r * step];
+           });
   // Rows per product: joined when narrow and the image's rows contiguous.
   int64_t width = image.strides[3];
   int64_t joined = 1;
@@ -162,7 +201,7 @@ void windowProducts(const View5 &image, const View5 &filter, const View5 &out,
       int64_t o0 = ob * outBlock, os = outsOf(ob);
       for (int64_t t = 0; t < taps; ++t) {
         a[t] = image.at(n, g, 0, y0 + t / kernelW * dh, t % kernelW * dw);
-        b[t] = packed.data() + ((g * taps + t) * outs + o0) * reds;
+        b[t] = packed + ((g * taps + t) * outs + o0) * reds;
       }
       const BatchReduceProduct &product =
           products[2 * (rowBlock == rowBlocks - 1) + (ob == outBlocks - 1)];
@@ -210,18 +249,20 @@ struct FilterGrad {
     return image.at(n, g, c, y + t / kernelW * dh, t % kernelW * dw);
   }
   /// out = the sum of the `parts` copies of the sums.
-  void scatter(const std::vector<float> &sums, int parts, bool team) const {
-#pragma omp parallel for collapse(2) schedule(static) if (team)
-    for (int64_t g = 0; g < groups; ++g)
-      for (int64_t f = 0; f < filters; ++f)
-        for (int64_t c = 0; c < channels; ++c)
-          for (int64_t t = 0; t < taps; ++t) {
-            float sum = 0.0f;
-            int64_t at = ((g * taps + t) * channels + c) * filters + f;
-            for (int part = 0; part < parts; ++part)
-              sum += sums[part * sumsSize + at];
-            *out.at(g, f, c, t / kernelW, t % kernelW) = sum;
-          }
+  void scatter(const float *sums, int parts, bool team) const {
+    forTiles(groups * filters, channels, taps, team,
+             [&](int64_t gf, int64_t c0, int64_t c1, int64_t t) {
+               int64_t g = gf / filters, f = gf % filters;
+               const float *from =
+                   sums + (g * taps + t) * channels * filters + f;
+               float *to = out.at(g, f, 0, t / kernelW, t % kernelW);
+               for (int64_t c = c0; c < c1; ++c) {
+                 float sum = 0.0f;
+                 for (int part = 0; part < parts; ++part)
+                   sum += from[part * sumsSize + c * filters];
+                 to[c * out.strides[2]] = sum;
+               }
+             });
   }
 };
 
@@ -241,11 +282,11 @@ constexpr int64_t kMaxSumsBytes = 1 << 20;
 void filterGradByImage(const FilterGrad &p) {
   bool team = runsOnTeam(p.batch * p.groups * p.plane * p.channels * p.taps);
   int parts = team ? std::min<int64_t>(omp_get_max_threads(), p.batch) : 1;
-  std::vector<float> sums(parts * p.sumsSize);
+  float *sums = scratch(Scratch::sums, size_t(parts * p.sumsSize));
 #pragma omp parallel num_threads(parts) if (team)
   {
     int part = omp_get_thread_num();
-    float *partSums = sums.data() + part * p.sumsSize;
+    float *partSums = sums + part * p.sumsSize;
     std::vector<float> gradT(p.plane);
     std::vector<const float *> a(p.outH), b(p.outH);
     BatchReduceProduct first(p.filters, p.channels, p.outW, p.filters,
@@ -276,7 +317,9 @@ void filterGradByImage(const FilterGrad &p) {
 /// whose sums, 9 MiB, would otherwise pass through memory once per image).
 /// Every image's gradient is transposed first; the team splits the tiles.
 void filterGradByTile(const FilterGrad &p) {
-  std::vector<float> gradT(p.batch * p.groups * p.plane), sums(p.sumsSize);
+  float *gradT =
+      scratch(Scratch::gradients, size_t(p.batch * p.groups * p.plane));
+  float *sums = scratch(Scratch::sums, size_t(p.sumsSize));
   int64_t fBlocks = (p.filters + kFilterGradTile - 1) / kFilterGradTile;
   int64_t cBlocks = (p.channels + kFilterGradTile - 1) / kFilterGradTile;
   int64_t tiles = p.groups * p.taps * fBlocks * cBlocks;
@@ -295,7 +338,7 @@ void filterGradByTile(const FilterGrad &p) {
   {
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < p.batch * p.groups; ++i)
-      p.transpose(i / p.groups, i % p.groups, gradT.data() + i * p.plane);
+      p.transpose(i / p.groups, i % p.groups, gradT + i * p.plane);
     std::vector<const float *> a(p.batch * p.outH), b(p.batch * p.outH);
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < tiles; ++i) {
@@ -305,13 +348,13 @@ void filterGradByTile(const FilterGrad &p) {
       int64_t f0 = fb * kFilterGradTile, c0 = cb * kFilterGradTile;
       for (int64_t n = 0; n < p.batch; ++n)
         for (int64_t y = 0; y < p.outH; ++y) {
-          a[n * p.outH + y] = gradT.data() + (n * p.groups + g) * p.plane +
+          a[n * p.outH + y] = gradT + (n * p.groups + g) * p.plane +
                               y * p.outW * p.filters + f0;
           b[n * p.outH + y] = p.window(n, g, c0, t, y);
         }
       products[2 * (fb == fBlocks - 1) + (cb == cBlocks - 1)](
           a.data(), b.data(),
-          sums.data() + ((g * p.taps + t) * p.channels + c0) * p.filters + f0,
+          sums + ((g * p.taps + t) * p.channels + c0) * p.filters + f0,
           a.size());
     }
   }

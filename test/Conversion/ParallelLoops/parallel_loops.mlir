@@ -211,3 +211,30 @@ func.func @channel_sums(%a: memref<8x16x16x16xf32>, %s: memref<16xf32>) {
   }
   return
 }
+
+// -----
+
+// An update of a grouped conv filter ([1 group, 256, 64, 3, 3]): the group
+// loop of one iteration would leave the team one iteration to split; the
+// filters' loop moves outermost instead (the unit loop keeps its place
+// among the others), and the innermost loop is unchanged.
+// CHECK-LABEL: func.func @unit_outer_loop
+// CHECK: scf.parallel (%[[F:.*]]) = (%{{.*}}) to (%c256)
+// CHECK-NEXT: scf.for %[[G:.*]] = %{{.*}} to %c1
+// CHECK-NEXT: scf.for %[[C:.*]] = %{{.*}} to %c64
+// CHECK-NEXT: scf.for %[[KH:.*]] = %{{.*}} to %c3
+// CHECK-NEXT: scf.for %[[KW:.*]] = %{{.*}} to %c3
+// CHECK-NEXT: memref.load %{{.*}}[%[[G]], %[[F]], %[[C]], %[[KH]], %[[KW]]]
+// SERIAL-LABEL: func.func @unit_outer_loop
+// SERIAL-NOT: scf.parallel
+// SERIAL: scf.for %{{.*}} = %{{.*}} to %c1
+#id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+func.func @unit_outer_loop(%p: memref<1x256x64x3x3xf32>, %g: memref<1x256x64x3x3xf32>) {
+  linalg.generic {indexing_maps = [#id5, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%g : memref<1x256x64x3x3xf32>) outs(%p : memref<1x256x64x3x3xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %d = arith.subf %acc, %x : f32
+    linalg.yield %d : f32
+  }
+  return
+}
