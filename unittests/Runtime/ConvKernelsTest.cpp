@@ -163,6 +163,11 @@ const Case kCases[] = {
     {2, 1, 80, 16, 4, 4, 3, 3, 1, 1, 2, true},
     {2, 1, 196, 196, 4, 4, 3, 3, 1, 1, 2, true},
     {1, 1, 196, 196, 3, 5, 3, 3, 1, 1, 1},
+    // Channels last (64 channels or more on both sides): two groups of 72
+    // filters (a block of 64 and one of 8) over 64 channels, dilated, in a
+    // strided view; and one ungrouped layer on one thread.
+    {2, 2, 72, 64, 5, 6, 3, 3, 2, 1, 2},
+    {2, 1, 64, 96, 4, 7, 3, 3, 1, 2, 1, true},
 };
 
 TEST(ConvKernels, ForwardMatchesLoops) {
