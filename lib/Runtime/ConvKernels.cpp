@@ -6,14 +6,16 @@
 // views of the (padded) image: for an output row y of image n, the [ow, f]
 // block is sum over taps (kh, kw) of image[n, :, y + kh, kw : kw + ow]^T x
 // filter[:, :, kh, kw]^T -- no im2col patch matrix, only row windows read
-// in place. LIBXSMM generates the batch-reduce product kernels (the sum over
-// taps stays in registers); without its JIT (a CPU it does not know), the
-// same products run through OpenBLAS, one per tap.
+// in place. With 64 channels or more the same products run channels last
+// (windowProductsChannelsLast). LIBXSMM generates the batch-reduce product
+// kernels (the sum over taps stays in registers); without its JIT (a CPU it
+// does not know), the same products run through OpenBLAS, one per tap.
 //
 // Measured on one thread (bench/README.md, the 3x3 64->64 layer of batch 8):
 // the forward and input-gradient products at ~170 GFLOP/s against sgemm's
 // ~112 on the im2col patches, the filter gradient (one image at a time) at
-// ~150.
+// ~150. ResNet-18's 3x3 layers (batch 8, two threads, 64 to 512 channels):
+// forward and input gradient 235-330 GFLOP/s, filter gradient 209-311.
 //
 //===----------------------------------------------------------------------===//
 

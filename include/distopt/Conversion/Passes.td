@@ -217,10 +217,13 @@ def DistConvToKernelsPass : Pass<"dist-conv-to-kernels", "ModuleOp"> {
 
     The image's rows (and, for kinds 0 and 1, the output's) must be
     contiguous. The kernel computes each output row as one batch-reduce
-    product over the window taps, reading the rows of the padded image in
-    place (no im2col patch matrix), with LIBXSMM's generated kernels
-    (OpenBLAS's sgemm where LIBXSMM has no JIT for the CPU), split over the
-    step's OpenMP team. Other generics are left to the loops.
+    product over the window taps (no im2col patch matrix), with LIBXSMM's
+    generated kernels (OpenBLAS's sgemm where LIBXSMM has no JIT for the
+    CPU), split over the step's OpenMP team: for kinds 0 and 1 with 64
+    channels or more on both sides, channels last (the image transposed to
+    [n, g, h, w, c], the filter packed per block of 64 output channels);
+    with fewer, pixels first, reading the rows of the padded image in
+    place. Other generics are left to the loops.
 
     ```mlir
     // Before: the bufferized train.conv2d of a [8, 64, 32, 32] image,

@@ -45,8 +45,8 @@ static bool shouldParallelize(linalg::LinalgOp op, int64_t minIterations) {
 /// other loops keep theirs); an update of a grouped conv filter [1, f, c,
 /// kh, kw] splits f, not the group loop of one iteration (SGD on ResNet's
 /// 512 x 512 x 3 x 3 filters ran on one thread). Unless that loop is the
-/// innermost one after a reduction: a column sum's inner loop over the
-/// columns is the one LLVM vectorizes, and would become a strided walk.
+/// innermost one, the one LLVM vectorizes: a column sum's inner loop over
+/// the columns would become a strided walk.
 static linalg::LinalgOp hoistParallelLoop(RewriterBase &rewriter,
                                           linalg::LinalgOp op) {
   auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
@@ -55,15 +55,11 @@ static linalg::LinalgOp hoistParallelLoop(RewriterBase &rewriter,
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   unsigned count = iterators.size(), hoisted = 0;
-  bool reductionBefore = false;
-  for (; hoisted < count; ++hoisted) {
-    if (iterators[hoisted] == utils::IteratorType::parallel &&
-        ranges[hoisted] != 1)
-      break;
-    reductionBefore |= ranges[hoisted] != 1;
-  }
-  if (hoisted == 0 || hoisted == count ||
-      (hoisted == count - 1 && reductionBefore))
+  while (hoisted < count &&
+         (iterators[hoisted] != utils::IteratorType::parallel ||
+          ranges[hoisted] == 1))
+    ++hoisted;
+  if (hoisted == 0 || hoisted >= count - 1)
     return op;
   SmallVector<unsigned> order = {hoisted};
   for (unsigned i = 0; i < count; ++i)
