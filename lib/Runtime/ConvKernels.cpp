@@ -106,26 +106,48 @@ float *scratch(Scratch slot, size_t count) {
   return buffer.data() + (line - address / sizeof(float) % line) % line;
 }
 
-/// Calls visit(x, y0, y1, t) for every x < xs, runs [y0, y1) of ys and t <
-/// taps, by tiles of 16
-/// x 16 (x, y) and one tap at a time within a tile, on the team when
-/// `team`. The filter's packing and the filter gradient's scatter move the
-/// taps from the innermost dim to the outermost and transpose two dims:
-/// element by element, the 9 taps' rows (1 MiB apart for 512 x 512
-/// filters) and the rows of one tap (2 KiB apart) fell into two L1 sets and
-/// evicted one another (10.5 ms for a 512 x 512 x 3 x 3 filter gradient's
-/// scatter against products of ~20 ms); one tap of one tile touches 16
-/// lines on either side.
+/// dst[i * dstI + j * dstJ] = src[i * srcI + j * srcJ] for i < rows, j <
+/// cols, through 16 x 16 blocks held in a local tile: the reads run along
+/// j and the writes along i, so that a side with a unit stride there moves
+/// whole cache lines (element by element, the other side's stride made
+/// every access a different line).
+void transposeCopy(const float *src, int64_t srcI, int64_t srcJ, float *dst,
+                   int64_t dstI, int64_t dstJ, int64_t rows, int64_t cols) {
+  constexpr int64_t tile = 16;
+  float block[tile][tile];
+  for (int64_t i0 = 0; i0 < rows; i0 += tile)
+    for (int64_t j0 = 0; j0 < cols; j0 += tile) {
+      int64_t is = std::min(tile, rows - i0), js = std::min(tile, cols - j0);
+      for (int64_t i = 0; i < is; ++i)
+        for (int64_t j = 0; j < js; ++j)
+          block[j][i] = src[(i0 + i) * srcI + (j0 + j) * srcJ];
+      for (int64_t j = 0; j < js; ++j)
+        for (int64_t i = 0; i < is; ++i)
+          dst[(i0 + i) * dstI + (j0 + j) * dstJ] = block[j][i];
+    }
+}
+
+/// Calls visit(g, x0, x1, y0, y1, t) for every g < groups, tap t < taps
+/// and 16 x 16 tile [x0, x1) x [y0, y1) of [xs, ys], every tap of a tile
+/// in turn, the tiles split over the team when `team`. The filter's
+/// packing and the filter gradient's scatter move the taps from the
+/// innermost dim to the outermost and transpose two dims: element by
+/// element, the 9 taps' rows (1 MiB apart for 512 x 512 filters) and the
+/// rows of one tap (2 KiB apart) fell into two L1 sets and evicted one
+/// another (10.5 ms for a 512 x 512 x 3 x 3 filter gradient's scatter
+/// against products of ~20 ms); a tile's lines stay in L1 for its taps.
 template <typename Visit>
-void forTiles(int64_t xs, int64_t ys, int64_t taps, bool team, Visit visit) {
+void forTiles(int64_t groups, int64_t xs, int64_t ys, int64_t taps, bool team,
+              Visit visit) {
   constexpr int64_t tile = 16;
   int64_t xTiles = (xs + tile - 1) / tile, yTiles = (ys + tile - 1) / tile;
-#pragma omp parallel for collapse(2) schedule(static) if (team)
-  for (int64_t xt = 0; xt < xTiles; ++xt)
-    for (int64_t yt = 0; yt < yTiles; ++yt)
-      for (int64_t t = 0; t < taps; ++t)
-        for (int64_t x = xt * tile; x < std::min(xs, (xt + 1) * tile); ++x)
-          visit(x, yt * tile, std::min(ys, (yt + 1) * tile), t);
+#pragma omp parallel for collapse(3) schedule(static) if (team)
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t xt = 0; xt < xTiles; ++xt)
+      for (int64_t yt = 0; yt < yTiles; ++yt)
+        for (int64_t t = 0; t < taps; ++t)
+          visit(g, xt * tile, std::min(xs, (xt + 1) * tile), yt * tile,
+                std::min(ys, (yt + 1) * tile), t);
 }
 
 /// Output channels per product: the filter's block for every tap stays in
@@ -157,16 +179,17 @@ void windowProducts(const View5 &image, const View5 &filter, const View5 &out,
   // is a strided pass over 9 MiB.)
   bool team = runsOnTeam(batch * groups * outH * outW * outs * reds * taps);
   float *packed = scratch(Scratch::packed, size_t(groups * taps * outs * reds));
-  forTiles(groups * outs, reds, taps, team,
-           [&](int64_t go, int64_t r0, int64_t r1, int64_t t) {
-             int64_t g = go / outs, o = go % outs;
+  // [r, o] per tap: r along the packed rows.
+  forTiles(groups, reds, outs, taps, team,
+           [&](int64_t g, int64_t r0, int64_t r1, int64_t o0, int64_t o1,
+               int64_t t) {
              int64_t kh = t / kernelW, kw = t % kernelW;
-             const float *from = reductionFirst ? filter.at(g, 0, o, kh, kw)
-                                                : filter.at(g, o, 0, kh, kw);
-             int64_t step = filter.strides[reductionFirst ? 1 : 2];
-             float *to = packed + ((g * taps + t) * outs + o) * reds;
-             for (int64_t r = r0; r < r1; ++r)
-               to[r] = from[r * step];
+             transposeCopy(reductionFirst ? filter.at(g, r0, o0, kh, kw)
+                                          : filter.at(g, o0, r0, kh, kw),
+                           filter.strides[reductionFirst ? 1 : 2],
+                           filter.strides[reductionFirst ? 2 : 1],
+                           packed + ((g * taps + t) * outs + o0) * reds + r0, 1,
+                           reds, r1 - r0, o1 - o0);
            });
   // Rows per product: joined when narrow and the image's rows contiguous.
   int64_t width = image.strides[3];
@@ -258,32 +281,31 @@ void windowProductsChannelsLast(const View5 &image, const View5 &filter,
   int64_t blockSize = taps * reds * outBlock;
   float *packed =
       scratch(Scratch::packed, size_t(groups * outBlocks * blockSize));
-  forTiles(groups * outs, reds, taps, team,
-           [&](int64_t go, int64_t r0, int64_t r1, int64_t t) {
-             int64_t g = go / outs, o = go % outs, ob = o / outBlock;
-             int64_t os = outsOf(ob), kh = t / kernelW, kw = t % kernelW;
-             const float *from = reductionFirst ? filter.at(g, 0, o, kh, kw)
-                                                : filter.at(g, o, 0, kh, kw);
-             int64_t step = filter.strides[reductionFirst ? 1 : 2];
-             float *to = packed + (g * outBlocks + ob) * blockSize +
-                         t * reds * os + o % outBlock;
-             for (int64_t r = r0; r < r1; ++r)
-               to[r * os] = from[r * step];
+  // [o, r] per tap and block, o along the packed rows. (Tiles never
+  // straddle a block: blocks are multiples of 16 but for the last.)
+  forTiles(groups, outs, reds, taps, team,
+           [&](int64_t g, int64_t o0, int64_t o1, int64_t r0, int64_t r1,
+               int64_t t) {
+             int64_t ob = o0 / outBlock, os = outsOf(ob);
+             int64_t kh = t / kernelW, kw = t % kernelW;
+             transposeCopy(reductionFirst ? filter.at(g, r0, o0, kh, kw)
+                                          : filter.at(g, o0, r0, kh, kw),
+                           filter.strides[reductionFirst ? 2 : 1],
+                           filter.strides[reductionFirst ? 1 : 2],
+                           packed + (g * outBlocks + ob) * blockSize +
+                               (t * reds + r0) * os + o0 % outBlock,
+                           1, os, o1 - o0, r1 - r0);
            });
   // The image: [n, g, h, w, r].
   float *imageT =
       scratch(Scratch::image, size_t(batch * groups * height * width * reds));
-  forTiles(batch * groups * height, reds, 1, team,
-           [&](int64_t ngh, int64_t r0, int64_t r1, int64_t) {
-             int64_t h = ngh % height, g = ngh / height % groups,
-                     n = ngh / (height * groups);
-             float *to = imageT + ngh * width * reds;
-             for (int64_t r = r0; r < r1; ++r) {
-               const float *from = image.at(n, g, r, h, 0);
-               for (int64_t w = 0; w < width; ++w)
-                 to[w * reds + r] = from[w * image.strides[4]];
-             }
-           });
+#pragma omp parallel for schedule(static) if (team)
+  for (int64_t ngh = 0; ngh < batch * groups * height; ++ngh) {
+    int64_t h = ngh % height, g = ngh / height % groups,
+            n = ngh / (height * groups);
+    transposeCopy(image.at(n, g, 0, h, 0), image.strides[2], image.strides[4],
+                  imageT + ngh * width * reds, 1, reds, reds, width);
+  }
   std::vector<BatchReduceProduct> products;
   for (int64_t os : {outsOf(0), outsOf(outBlocks - 1)})
     products.emplace_back(os, outW, reds, os, reds, os);
@@ -308,11 +330,8 @@ void windowProductsChannelsLast(const View5 &image, const View5 &filter,
                    reds;
       }
       products[ob == outBlocks - 1](a.data(), b.data(), block.data(), taps);
-      for (int64_t o = 0; o < os; ++o) {
-        float *row = out.at(n, g, o0 + o, y, 0);
-        for (int64_t x = 0; x < outW; ++x)
-          row[x * out.strides[4]] = block[x * os + o];
-      }
+      transposeCopy(block.data(), os, 1, out.at(n, g, o0, y, 0), out.strides[4],
+                    out.strides[2], outW, os);
     }
   }
 }
@@ -346,19 +365,24 @@ struct FilterGrad {
     return image.at(n, g, c, y + t / kernelW * dh, t % kernelW * dw);
   }
   /// out = the sum of the `parts` copies of the sums.
-  void scatter(const float *sums, int parts, bool team) const {
-    forTiles(groups * filters, channels, taps, team,
-             [&](int64_t gf, int64_t c0, int64_t c1, int64_t t) {
-               int64_t g = gf / filters, f = gf % filters;
-               const float *from =
-                   sums + (g * taps + t) * channels * filters + f;
-               float *to = out.at(g, f, 0, t / kernelW, t % kernelW);
-               for (int64_t c = c0; c < c1; ++c) {
-                 float sum = 0.0f;
-                 for (int part = 0; part < parts; ++part)
-                   sum += from[part * sumsSize + c * filters];
-                 to[c * out.strides[2]] = sum;
-               }
+  void scatter(float *sums, int parts, bool team) const {
+    // The parts summed into the first, then [c, f] per tap transposed.
+    int64_t chunks = (sumsSize + 4095) / 4096;
+    if (parts > 1) {
+#pragma omp parallel for schedule(static) if (team)
+      for (int64_t chunk = 0; chunk < chunks; ++chunk)
+        for (int part = 1; part < parts; ++part)
+          for (int64_t i = chunk * 4096;
+               i < std::min(sumsSize, (chunk + 1) * 4096); ++i)
+            sums[i] += sums[part * sumsSize + i];
+    }
+    forTiles(groups, channels, filters, taps, team,
+             [&](int64_t g, int64_t c0, int64_t c1, int64_t f0, int64_t f1,
+                 int64_t t) {
+               transposeCopy(
+                   sums + ((g * taps + t) * channels + c0) * filters + f0,
+                   filters, 1, out.at(g, f0, c0, t / kernelW, t % kernelW),
+                   out.strides[2], out.strides[1], c1 - c0, f1 - f0);
              });
   }
 };

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "distopt/Runtime/CpuKernels.h"
 #include "CpuTeam.h"
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
@@ -22,6 +23,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 extern "C" void openblas_set_num_threads(int);
 
@@ -114,6 +116,19 @@ void _mlir_ciface_distopt_matmul_f32(UnrankedMemRefType<float> *a,
       multiply(0, batch, 0, m, partBegin(n, part, parts),
                partBegin(n, part + 1, parts));
   }
+}
+
+void distopt_copy(void *to, const void *from, size_t bytes) {
+  // 1 MiB pieces, split over the team from 8 MiB (the runner copying a
+  // ResNet-18 step's 94 MB of updated state: 13 ms on one thread).
+  constexpr size_t piece = size_t(1) << 20;
+  size_t pieces = (bytes + piece - 1) / piece;
+  bool team = omp_get_max_threads() > 1 && !omp_in_parallel() && pieces >= 8;
+#pragma omp parallel for schedule(static) if (team)
+  for (size_t i = 0; i < pieces; ++i)
+    std::memcpy(static_cast<char *>(to) + i * piece,
+                static_cast<const char *>(from) + i * piece,
+                std::min(piece, bytes - i * piece));
 }
 
 } // extern "C"

@@ -5,6 +5,7 @@
 #include "Failure.h"
 
 #include "distopt/Conversion/Passes.h"
+#include "distopt/Runtime/CpuKernels.h"
 #include "distopt/Runtime/distrt.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -429,7 +430,7 @@ static float readResults(int64_t *words, std::vector<Binding> &args,
            llvm::Twine(result.local.bytes.size()) +
            " bytes, the argument it replaces " + llvm::Twine(target.size()));
     if (target.data() != returned[i].data)
-      std::memcpy(target.data(), returned[i].data, target.size());
+      distopt_copy(target.data(), returned[i].data, target.size());
     if (result.value->role == train::Role::loss)
       loss = readScalar(result);
   }

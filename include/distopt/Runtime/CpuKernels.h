@@ -1,0 +1,24 @@
+//===- CpuKernels.h - libdistopt_cpu's functions for the runner -*- C++ -*-===//
+//
+// The library kernels of compiled CPU steps (lib/Runtime/CpuKernels.cpp,
+// ConvKernels.cpp) are called through the memref C interface by the JIT'd
+// code; this header declares what the runner calls directly, on the same
+// OpenMP team as the steps' loops and kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DISTOPT_RUNTIME_CPUKERNELS_H
+#define DISTOPT_RUNTIME_CPUKERNELS_H
+
+#include <cstddef>
+
+extern "C" {
+
+/// memcpy(to, from, bytes) split over the step's OpenMP team when large (8
+/// MiB or more) and no parallel region encloses the call; the ranges must
+/// not overlap.
+void distopt_copy(void *to, const void *from, size_t bytes);
+
+} // extern "C"
+
+#endif // DISTOPT_RUNTIME_CPUKERNELS_H
