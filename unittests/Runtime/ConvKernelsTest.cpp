@@ -1,19 +1,22 @@
-//===- ConvKernelsTest.cpp - distopt_conv2d_f32 against direct loops ------===//
+//===- ConvKernelsTest.cpp - libdistopt_cpu's conv kernels and copy -------===//
 //
 // The three convolution contractions of lib/Runtime/ConvKernels.cpp on
 // random shapes (groups, dilations, windows of odd widths, images that are
 // strided views of larger buffers, one and two threads) against the
 // contractions written as loops. ctest runs it twice: with LIBXSMM's JIT
-// and with LIBXSMM_TARGET=generic (no JIT: the OpenBLAS fallback).
+// and with LIBXSMM_TARGET=generic (no JIT: the OpenBLAS fallback). Also
+// distopt_copy, the runner's copy of a step's state, split over the team.
 //
 //===----------------------------------------------------------------------===//
 
+#include "distopt/Runtime/CpuKernels.h"
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 
 #include "gtest/gtest.h"
 
 #include <omp.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -180,6 +183,26 @@ TEST(ConvKernels, InputGradientMatchesLoops) {
   unsigned seed = 100;
   for (const Case &c : kCases)
     check(c, 1, seed++);
+}
+
+// Every byte copied, none past the end, on one thread and split over two
+// (from 8 MiB, in 1 MiB pieces: a last piece shorter than the others).
+TEST(CpuCopy, CopiesEveryByteOnce) {
+  const size_t mib = size_t(1) << 20;
+  for (int threads : {1, 2})
+    for (size_t bytes :
+         {size_t(0), size_t(1), mib + 3, 8 * mib, 20 * mib + 5}) {
+      std::vector<unsigned char> from(bytes), to(bytes + 64, 0xab);
+      for (size_t i = 0; i < bytes; ++i)
+        from[i] = static_cast<unsigned char>(i * 7 + i / 4096);
+      omp_set_num_threads(threads);
+      distopt_copy(to.data(), from.data(), bytes);
+      EXPECT_TRUE(std::equal(from.begin(), from.end(), to.begin()))
+          << bytes << " bytes on " << threads << " thread(s)";
+      EXPECT_TRUE(std::all_of(to.begin() + bytes, to.end(),
+                              [](unsigned char c) { return c == 0xab; }))
+          << bytes << " bytes on " << threads << " thread(s)";
+    }
 }
 
 TEST(ConvKernels, FilterGradientMatchesLoops) {
