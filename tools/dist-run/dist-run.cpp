@@ -85,143 +85,152 @@ using namespace mlir;
 using namespace distrun;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> inputFile(cl::Positional,
+/// dist-run's own options: `--help` lists these (and LLVM's generic ones);
+/// the hundreds of LLVM code-generation options linked in stay behind
+/// `--help-hidden`.
+static cl::OptionCategory distRunCategory("dist-run options");
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::cat(distRunCategory),
                                       cl::desc("<training step .mlir>"));
 static cl::opt<std::string>
-    statePath("state",
+    statePath("state", cl::cat(distRunCategory),
               cl::desc("npz with every param, opt_state and hyper array"));
 static cl::opt<std::string>
-    dataPath("data", cl::desc("npz with every input and label array"));
+    dataPath("data", cl::cat(distRunCategory),
+             cl::desc("npz with every input and label array"));
 static cl::opt<unsigned>
-    numSteps("steps", cl::init(1),
+    numSteps("steps", cl::init(1), cl::cat(distRunCategory),
              cl::desc("Steps to run (default 1; with --dataset, one epoch); "
                       "a resumed run's total, counted from the start"));
 static cl::opt<std::string> datasetPath(
-    "dataset",
+    "dataset", cl::cat(distRunCategory),
     cl::desc("Directory with one .npy per input and label name (leading "
              "dim: samples), read memory-mapped: each step takes the next "
              "global batch of a per-epoch shuffle, each rank only its block"));
 static cl::opt<unsigned>
-    numEpochs("epochs", cl::desc("With --dataset: train this many epochs of "
-                                 "floor(samples / batch) steps"));
+    numEpochs("epochs", cl::cat(distRunCategory),
+              cl::desc("With --dataset: train this many epochs of "
+                       "floor(samples / batch) steps"));
 static cl::opt<bool>
-    shuffleData("shuffle", cl::init(true),
+    shuffleData("shuffle", cl::init(true), cl::cat(distRunCategory),
                 cl::desc("With --dataset: shuffle the samples every epoch "
                          "from --seed (default true)"));
 static cl::opt<std::string> evalDatasetPath(
-    "eval-dataset",
+    "eval-dataset", cl::cat(distRunCategory),
     cl::desc("Directory (as --dataset) to evaluate on: the mean loss and, "
              "for a cross-entropy over logits, the accuracy, with the "
              "step's evaluation function (dist-opt --train-derive-eval), "
              "distributed as the step"));
 static cl::opt<unsigned> evalEvery(
-    "eval-every",
+    "eval-every", cl::cat(distRunCategory),
     cl::desc("Evaluate every N steps (and after the last step); default: "
              "after the last step only"));
 static cl::opt<std::string> metricsPath(
-    "metrics",
+    "metrics", cl::cat(distRunCategory),
     cl::desc("Append one JSON line per step (step, loss, step_ms, comm_ms, "
              "collective_bytes, sent_bytes, peak_rss_mb: rank 0's) and per "
              "evaluation to this file (a fresh run empties it first); "
              "scripts/plot_metrics.py draws it"));
 static cl::opt<bool> useCache(
-    "cache", cl::init(true),
+    "cache", cl::init(true), cl::cat(distRunCategory),
     cl::desc("Keep the compiled step in --cache-dir and load it from there "
              "when the module, the options, the CPU and DistOpt's build are "
              "the same (default true)"));
 static cl::opt<std::string> cacheDir(
-    "cache-dir",
+    "cache-dir", cl::cat(distRunCategory),
     cl::desc("The compile cache (default: $DISTOPT_CACHE_DIR, else "
              "$XDG_CACHE_HOME/distopt, else ~/.cache/distopt); the 64 most "
              "recently used steps are kept"));
 static cl::opt<std::string> checkpointDir(
-    "checkpoint-dir",
+    "checkpoint-dir", cl::cat(distRunCategory),
     cl::desc("Directory of the run's checkpoints (each rank writes its own "
              "shards; an index per checkpoint)"));
 static cl::opt<unsigned> checkpointEvery(
-    "checkpoint-every",
+    "checkpoint-every", cl::cat(distRunCategory),
     cl::desc("Save a checkpoint every N steps (and after the last step); "
              "default: after the last step only"));
 static cl::opt<unsigned>
-    keepCheckpoints("keep", cl::init(3),
+    keepCheckpoints("keep", cl::init(3), cl::cat(distRunCategory),
                     cl::desc("Complete checkpoints kept, newest first "
                              "(default 3; 0 keeps all)"));
 static cl::opt<bool> resume(
-    "resume",
+    "resume", cl::cat(distRunCategory),
     cl::desc("Continue from the newest complete checkpoint in "
              "--checkpoint-dir (from --state when there is none), whatever "
              "strategy wrote it; --steps stays the run's total"));
 static cl::opt<std::string>
-    exportPath("export",
+    exportPath("export", cl::cat(distRunCategory),
                cl::desc("Write the newest complete checkpoint in "
                         "--checkpoint-dir as one npz of global arrays (and "
                         "the losses so far), then exit; takes no module"));
 static cl::opt<std::string>
-    outPath("out",
+    outPath("out", cl::cat(distRunCategory),
             cl::desc("npz to write: the final state and the losses (written "
                      "as OUT.partial.XXXXXX, renamed once complete)"));
 static cl::opt<std::string> initStatePath(
-    "init-state",
+    "init-state", cl::cat(distRunCategory),
     cl::desc("Write deterministic random state for the step to this npz "
              "(and the batch with --init-data), then exit"));
 static cl::opt<std::string>
-    initDataPath("init-data", cl::desc("Write a random batch to this npz"));
+    initDataPath("init-data", cl::cat(distRunCategory),
+                 cl::desc("Write a random batch to this npz"));
 static cl::opt<uint64_t>
-    seed("seed", cl::init(0),
+    seed("seed", cl::init(0), cl::cat(distRunCategory),
          cl::desc("Seed of --init-state/--init-data and of the dataset's "
                   "shuffle (default 0)"));
 static cl::opt<std::string> backendName(
-    "backend", cl::init("auto"),
+    "backend", cl::init("auto"), cl::cat(distRunCategory),
     cl::desc("Runtime backend: auto (mpi under an MPI launcher, else local), "
              "mpi or local; a module lowered with "
              "dist-to-runtime{backend=...} names its own"));
 static cl::opt<bool> flushDenormals(
-    "flush-denormals", cl::init(true),
+    "flush-denormals", cl::init(true), cl::cat(distRunCategory),
     cl::desc("Run the step with subnormal floats flushed to zero (inputs and "
              "results, as TensorFlow and XLA do on CPUs): without it a step "
              "slows down as training makes values tiny (default true)"));
 static cl::opt<std::string>
-    entryName("entry", cl::desc("The step function (default: the one whose "
-                                "arguments carry train.role)"));
+    entryName("entry", cl::cat(distRunCategory),
+              cl::desc("The step function (default: the one whose "
+                       "arguments carry train.role)"));
 static cl::opt<double> collectiveTimeout(
-    "collective-timeout", cl::init(300),
+    "collective-timeout", cl::init(300), cl::cat(distRunCategory),
     cl::desc("Seconds a collective or message may wait for the other ranks "
              "before the job ends with an error (a rank stopped answering); "
              "0 waits forever (default 300)"));
 static cl::opt<std::string> tracePath(
-    "trace",
+    "trace", cl::cat(distRunCategory),
     cl::desc("Write the measured timeline of every step (each rank's units "
              "and point-to-point transfers) to this file as a Chrome trace, "
              "the format of dist-opt --dist-schedule-trace"));
 static cl::opt<unsigned> optLevel(
-    "opt-level", cl::init(3),
+    "opt-level", cl::init(3), cl::cat(distRunCategory),
     cl::desc("LLVM optimization level of the compiled step, 0-3 (default 3; "
              "0 compiles a large step in a fraction of the time and runs it "
              "slower)"));
 static cl::opt<unsigned> opsPerFunction(
-    "ops-per-function", cl::init(1000),
+    "ops-per-function", cl::init(1000), cl::cat(distRunCategory),
     cl::desc("Compile functions of more ops than this as private parts of "
              "about this many ops (dist-lower-cpu's ops-per-function; "
              "default 1000; 0 keeps every function whole)"));
 static cl::opt<int64_t> parallelMinIterations(
-    "parallel-min-iterations", cl::init(32768),
+    "parallel-min-iterations", cl::init(32768), cl::cat(distRunCategory),
     cl::desc("Loop nests of at least this many iterations run their "
              "outermost parallel loop on the threads (dist-lower-cpu's "
              "parallel-min-iterations; default 32768; 0 keeps every loop "
              "serial)"));
 static cl::opt<unsigned> numThreads(
-    "num-threads",
+    "num-threads", cl::cat(distRunCategory),
     cl::desc("Threads of this process's step: the OpenMP team its large "
              "loops and BLAS products are split over (default: "
              "OMP_NUM_THREADS when set, else the cores this process may use "
              "divided among the ranks on its node)"));
 static cl::opt<bool> profileOps(
-    "profile",
+    "profile", cl::cat(distRunCategory),
     cl::desc("Time every op of the step (dist-lower-cpu{profile=true}; never "
              "cached) and print, after the run, the time per op family (the "
              "train op it was lowered from) with its FLOP and byte rates"));
 static cl::opt<std::string> testRaise(
-    "test-raise", cl::Hidden,
+    "test-raise", cl::Hidden, cl::cat(distRunCategory),
     cl::desc("For tests: RANK:SIGNAL:POINT makes rank RANK raise SIGNAL "
              "(STOP, TERM, INT or KILL) at POINT (step: before the first "
              "step; stepN: before step N; write: with the output written but "
@@ -367,6 +376,7 @@ static void checkRunOptions() {
 static void parseCommandLine(int argc, char **argv) {
   std::string errors;
   llvm::raw_string_ostream stream(errors);
+  cl::HideUnrelatedOptions(distRunCategory);
   if (cl::ParseCommandLineOptions(argc, argv, "DistOpt training-step runner\n",
                                   &stream)) {
     setRequestedBackend(backendName);
