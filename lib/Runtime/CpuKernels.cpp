@@ -123,7 +123,7 @@ void distopt_copy(void *to, const void *from, size_t bytes) {
   // ResNet-18 step's 94 MB of updated state: 13 ms on one thread).
   constexpr size_t piece = size_t(1) << 20;
   size_t pieces = (bytes + piece - 1) / piece;
-  bool team = omp_get_max_threads() > 1 && !omp_in_parallel() && pieces >= 8;
+  bool team = distopt::cpu::teamIsFree() && pieces >= 8;
 #pragma omp parallel for schedule(static) if (team)
   for (size_t i = 0; i < pieces; ++i)
     std::memcpy(static_cast<char *>(to) + i * piece,

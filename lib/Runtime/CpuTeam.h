@@ -19,12 +19,16 @@ namespace distopt::cpu {
 /// team's fork and join would cost more than the split saves.
 constexpr int64_t kMinParallelMacs = 1 << 18;
 
-/// True when a call of `macs` multiply-adds splits over the team: there is
-/// more than one thread, none is busy with an enclosing parallel region, and
-/// the work is large enough.
+/// True when there is a team to split over: more than one thread, none
+/// busy with an enclosing parallel region.
+inline bool teamIsFree() {
+  return omp_get_max_threads() > 1 && !omp_in_parallel();
+}
+
+/// True when a call of `macs` multiply-adds splits over the team: the team
+/// is free and the work is large enough.
 inline bool runsOnTeam(int64_t macs) {
-  return omp_get_max_threads() > 1 && !omp_in_parallel() &&
-         macs >= kMinParallelMacs;
+  return teamIsFree() && macs >= kMinParallelMacs;
 }
 
 } // namespace distopt::cpu

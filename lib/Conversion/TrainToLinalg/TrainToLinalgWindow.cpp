@@ -291,7 +291,9 @@ struct PoolBackwardPattern : public OpRewritePattern<OpT> {
                 return sum ? arith::AddFOp::create(b, l, sum, g).getResult()
                            : g;
               };
-              SmallVector<Value> at = getIndices(b, l, 4);
+              // The phase's positions (for avg's divisors).
+              SmallVector<Value> at =
+                  isMax ? SmallVector<Value>() : getIndices(b, l, 4);
               unsigned next = 0;
               for (int64_t th = 0; th < ph.taps; ++th) {
                 for (int64_t tw = 0; tw < pw.taps; ++tw) {
