@@ -351,6 +351,40 @@ def DistStridedCopiesToLoopsPass : Pass<"dist-strided-copies-to-loops"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def DistRematerializeFillsPass : Pass<"dist-rematerialize-fills"> {
+  let summary = "Give every destination of a shared fill its own fill";
+  let description = [{
+    CSE merges identical `linalg.fill`s of `tensor.empty`s (the zero-padded
+    images and gradients of a step's convolutions, the zeroed accumulators
+    of its reductions) into one value with many destination uses. One-shot
+    bufferization then keeps that value in one buffer and gives each
+    destination a copy of it (ResNet-18: twenty 7 MB copies of one zero
+    buffer per step, read and written, where a fill only writes), and
+    `eliminate-empty-tensors` cannot make a padded slice's producer write
+    into a buffer filled after it.
+
+    This pass clones the fill (and its empty tensor) for each use as a
+    destination-style init, a `tensor.insert_slice`'s destination among
+    them. The clone for an insert_slice whose source an op of the same
+    block produces goes before that producer (when the fill's operands
+    dominate it), so the producer can write straight into the padded
+    buffer; any other clone goes right before its user. Read-only uses keep
+    the original fill.
+
+    ```mlir
+    // Before:
+    %zero = linalg.fill ins(%c0 : f32) outs(%e : tensor<8x64x58x58xf32>) -> tensor<8x64x58x58xf32>
+    %g = linalg.generic ... outs(%e2 : tensor<8x64x56x56xf32>)
+    %p = tensor.insert_slice %g into %zero[0, 0, 1, 1] [8, 64, 56, 56] [1, 1, 1, 1] : ...
+    %q = tensor.insert_slice %h into %zero[0, 0, 1, 1] [8, 64, 56, 56] [1, 1, 1, 1] : ...
+    // After: each insert_slice pads into its own fill, made before %g
+    // (and before %h's producer).
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def DistBufferDeallocationPass
     : Pass<"dist-buffer-deallocation", "ModuleOp"> {
   let summary = "Free each buffer of a straight-line function after its "

@@ -61,6 +61,11 @@ void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas,
   // A dist.serve's loop carries the variables it updates from request to
   // request: each request yields new buffers.
   bufferize.allowReturnAllocsFromLoops = true;
+  // One fill per destination: CSE had merged the step's zero-padded
+  // buffers into one, which bufferization copied into each (ResNet-18:
+  // twenty 7 MB copies per step), and which, filled after a padded slice's
+  // producer, kept it from writing in place.
+  pm.addPass(train::createDistRematerializeFillsPass());
   // A result built slice by slice (a pooling gradient's strided phases) is
   // written in place: each slice's producer computes into its part of the
   // destination rather than into a buffer copied there.

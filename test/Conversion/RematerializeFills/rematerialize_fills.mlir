@@ -1,0 +1,89 @@
+// RUN: dist-opt %s --split-input-file --dist-rematerialize-fills | FileCheck %s
+
+// Two paddings of one CSE'd zero fill: each gets its own fill, made before
+// the producer of the slice it pads, and the padded values' later readers
+// read them from the padded buffers.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @paddings
+func.func @paddings(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> (tensor<6x6xf32>, tensor<6x6xf32>, tensor<4x4xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %e6 = tensor.empty() : tensor<6x6xf32>
+  %z = linalg.fill ins(%c0 : f32) outs(%e6 : tensor<6x6xf32>) -> tensor<6x6xf32>
+  %e = tensor.empty() : tensor<4x4xf32>
+  // CHECK: %[[E1:.*]] = tensor.empty() : tensor<6x6xf32>
+  // CHECK-NEXT: %[[Z1:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E1]] : tensor<6x6xf32>)
+  // CHECK-NEXT: %[[G:.*]] = linalg.generic
+  %g = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.addf %x, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<4x4xf32>
+  // CHECK: %[[P:.*]] = tensor.insert_slice %[[G]] into %[[Z1]][1, 1] [4, 4] [1, 1]
+  // CHECK-NEXT: %[[S:.*]] = tensor.extract_slice %[[P]][1, 1] [4, 4] [1, 1]
+  %p = tensor.insert_slice %g into %z[1, 1] [4, 4] [1, 1] : tensor<4x4xf32> into tensor<6x6xf32>
+  // CHECK: %[[E2:.*]] = tensor.empty() : tensor<6x6xf32>
+  // CHECK-NEXT: %[[Z2:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E2]] : tensor<6x6xf32>)
+  // CHECK-NEXT: %[[H:.*]] = linalg.generic {{.*}} ins(%[[S]] : tensor<4x4xf32>)
+  %h = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%g : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.mulf %x, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<4x4xf32>
+  // CHECK: %[[Q:.*]] = tensor.insert_slice %[[H]] into %[[Z2]][1, 1] [4, 4] [1, 1]
+  %q = tensor.insert_slice %h into %z[1, 1] [4, 4] [1, 1] : tensor<4x4xf32> into tensor<6x6xf32>
+  // CHECK: return %[[P]], %[[Q]], %[[S]]
+  return %p, %q, %g : tensor<6x6xf32>, tensor<6x6xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+// Zeroed accumulators: each reduction gets its own fill, right before it;
+// a read-only use keeps the original fill.
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#out = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @accumulators
+func.func @accumulators(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  // CHECK: %[[E:.*]] = tensor.empty() : tensor<4xf32>
+  // CHECK-NEXT: %[[Z:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<4xf32>)
+  %e = tensor.empty() : tensor<4xf32>
+  %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  // CHECK: %[[Z1:.*]] = linalg.fill
+  // CHECK-NEXT: linalg.generic {{.*}} outs(%[[Z1]] : tensor<4xf32>)
+  %s = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]} ins(%a : tensor<4x8xf32>) outs(%z : tensor<4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.addf %x, %o : f32
+    linalg.yield %y : f32
+  } -> tensor<4xf32>
+  // CHECK: %[[Z2:.*]] = linalg.fill
+  // CHECK-NEXT: linalg.generic {{.*}} outs(%[[Z2]] : tensor<4xf32>)
+  %t = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]} ins(%b : tensor<4x8xf32>) outs(%z : tensor<4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.addf %x, %o : f32
+    linalg.yield %y : f32
+  } -> tensor<4xf32>
+  // CHECK: return %{{.*}}, %{{.*}}, %[[Z]]
+  return %s, %t, %z : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A padding inside a loop of a slice produced outside: its fill goes
+// right before the insert_slice (inside the loop).
+// CHECK-LABEL: func.func @in_loop
+func.func @in_loop(%a: tensor<4x4xf32>, %n: index) -> tensor<6x6xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %i0 = arith.constant 0 : index
+  %i1 = arith.constant 1 : index
+  %e6 = tensor.empty() : tensor<6x6xf32>
+  %z = linalg.fill ins(%c0 : f32) outs(%e6 : tensor<6x6xf32>) -> tensor<6x6xf32>
+  // CHECK: scf.for
+  // CHECK-NEXT: tensor.empty
+  // CHECK-NEXT: %[[Z:.*]] = linalg.fill
+  // CHECK-NEXT: tensor.insert_slice %{{.*}} into %[[Z]]
+  %r = scf.for %i = %i0 to %n step %i1 iter_args(%acc = %z) -> tensor<6x6xf32> {
+    %p = tensor.insert_slice %a into %z[1, 1] [4, 4] [1, 1] : tensor<4x4xf32> into tensor<6x6xf32>
+    scf.yield %p : tensor<6x6xf32>
+  }
+  return %r : tensor<6x6xf32>
+}
