@@ -113,7 +113,8 @@ void check(const Case &c, int32_t kind, unsigned seed) {
             }
     return;
   }
-  // Kind 0: filter [g, o, r, kh, kw]; kind 1: [g, r, o, kh, kw].
+  // Kind 0: filter [g, o, r, kh, kw]; kinds 1 and 3: [g, r, o, kh, kw],
+  // kind 3 at the reversed tap.
   std::array<int64_t, 5> shape =
       kind == 0 ? std::array<int64_t, 5>{c.groups, c.outs, c.reds, c.kernelH,
                                          c.kernelW}
@@ -133,8 +134,10 @@ void check(const Case &c, int32_t kind, unsigned seed) {
             for (int64_t r = 0; r < c.reds; ++r)
               for (int64_t kh = 0; kh < c.kernelH; ++kh)
                 for (int64_t kw = 0; kw < c.kernelW; ++kw) {
-                  float w = kind == 0 ? filter(gr, oc, r, kh, kw)
-                                      : filter(gr, r, oc, kh, kw);
+                  float w = kind == 0   ? filter(gr, oc, r, kh, kw)
+                            : kind == 1 ? filter(gr, r, oc, kh, kw)
+                                        : filter(gr, r, oc, c.kernelH - 1 - kh,
+                                                 c.kernelW - 1 - kw);
                   double p =
                       double(w) * image(n, gr, r, y + kh * c.dh, x + kw * c.dw);
                   sum += p;
@@ -171,6 +174,9 @@ const Case kCases[] = {
     // strided view; and one ungrouped layer on one thread.
     {2, 2, 72, 64, 5, 6, 3, 3, 2, 1, 2},
     {2, 1, 64, 96, 4, 7, 3, 3, 1, 2, 1, true},
+    // Rows of 21 and 23 pixels in a strided view: the image's and the
+    // output's transposes by whole 16 x 16 blocks (AVX-512) and the rest.
+    {2, 1, 80, 64, 3, 21, 3, 3, 1, 1, 2},
 };
 
 TEST(ConvKernels, ForwardMatchesLoops) {
@@ -183,6 +189,12 @@ TEST(ConvKernels, InputGradientMatchesLoops) {
   unsigned seed = 100;
   for (const Case &c : kCases)
     check(c, 1, seed++);
+}
+
+TEST(ConvKernels, FlippedInputGradientMatchesLoops) {
+  unsigned seed = 200;
+  for (const Case &c : kCases)
+    check(c, 3, seed++);
 }
 
 // Every byte copied, none past the end, on one thread and split over two

@@ -371,6 +371,15 @@ def DistRematerializeFillsPass : Pass<"dist-rematerialize-fills"> {
     buffer; any other clone goes right before its user. Read-only uses keep
     the original fill.
 
+    Then the padded value's readers after the padding read it as a
+    `tensor.extract_slice` of the padded tensor: while the value was also
+    read directly (through a reshape in particular), one-shot
+    bufferization's analysis counted the padding's insert_slice as a write
+    conflicting with those reads and computed the value out of place, then
+    copied it in. `dist-lower-cpu` runs this pass before
+    `dist-split-functions`, which passes such slices between parts as the
+    padded tensor.
+
     ```mlir
     // Before:
     %zero = linalg.fill ins(%c0 : f32) outs(%e : tensor<8x64x58x58xf32>) -> tensor<8x64x58x58xf32>
@@ -394,7 +403,14 @@ def DistBufferDeallocationPass
     the function boundary ABI of upstream's
     `ownership-based-buffer-deallocation`: arguments are never freed, every
     returned buffer is owned by the caller (a returned argument, global or
-    buffer returned twice is returned as a `bufferization.clone`).
+    buffer returned twice is returned as a `bufferization.clone`). One
+    exception: the functions `train.step` records as the training step
+    (its entry, or each program's), when nothing in the module calls them
+    (dist-run calls them from outside), return an argument itself, once, where
+    they return it unchanged or updated in place: the optimizer's state,
+    which `train-to-linalg` writes over (dist-run recognizes its own buffer
+    and neither frees nor copies it; a clone would cost a copy of the whole
+    state per step, and feeding it back another).
 
     A function is handled here when its body is one block and no op nested
     in a region defines a buffer (every training step and evaluation
@@ -451,8 +467,16 @@ def DistSplitFunctionsPass : Pass<"dist-split-functions", "ModuleOp"> {
     `dist-matmul-to-blas`). Each
     part becomes a private function `@<name>_part<k>` taking what it reads
     from before it and returning what later ops read; constants and empty
-    tensors of static shape are recreated in each part rather than passed. The function keeps its
-    signature and attributes and becomes a sequence of calls.
+    tensors of static shape (and what is computed from them alone, such as
+    their fills) are recreated in each part rather than passed. A static
+    `tensor.extract_slice` (a padded value's interior) is not passed
+    either: a part reading it takes the sliced tensor and slices it again,
+    right after computing that tensor when it does (bufferization gives a
+    function's arguments and results the identity layout, so a strided
+    slice crossing the boundary was copied into a buffer of its own:
+    ResNet-18's ReLU outputs kept for the backward pass, ~7 ms per step).
+    The function keeps its signature and attributes and becomes a sequence
+    of calls.
 
     Parts are marked `passthrough = ["noinline"]` (LLVM would otherwise inline each one back
     into its only caller) and `distopt.sync_buffers` (buffers passed to a

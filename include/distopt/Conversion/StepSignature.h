@@ -120,6 +120,11 @@ struct StepSignature {
   int64_t getGroupSize(ArrayAttr axes) const;
 };
 
+/// The functions the runner calls as `module`'s training step, as its
+/// `train.step` records them: the entry of an SPMD step, each program's of
+/// an MPMD step (none without a record).
+SmallVector<StringRef> getStepEntries(ModuleOp module);
+
 /// The class dim of the logits of the cross-entropy (or its backward) that
 /// reads `label`, looking into the dist.fragments it is passed to and
 /// through slices (microbatches) and reshapes; none when no such op reads

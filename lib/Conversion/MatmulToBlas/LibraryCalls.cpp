@@ -18,6 +18,20 @@ static Value getRootBuffer(Value value) {
   return value;
 }
 
+void train::forEachBufferUse(Value value,
+                             function_ref<void(OpOperand &)> visit) {
+  SmallVector<Value> aliases = {getRootBuffer(value)};
+  while (!aliases.empty()) {
+    Value alias = aliases.pop_back_val();
+    for (OpOperand &use : alias.getUses()) {
+      if (auto view = dyn_cast<ViewLikeOpInterface>(use.getOwner());
+          view && view.getViewSource() == alias)
+        llvm::append_range(aliases, view->getResults());
+      visit(use);
+    }
+  }
+}
+
 linalg::FillOp train::findZeroFill(linalg::GenericOp op, Value out) {
   Value root = getRootBuffer(out);
   if (!root.getDefiningOp<memref::AllocOp>() &&
@@ -27,20 +41,13 @@ linalg::FillOp train::findZeroFill(linalg::GenericOp op, Value out) {
   // through a view, or in a nested region).
   Block *block = op->getBlock();
   Operation *last = nullptr;
-  SmallVector<Value> aliases = {root};
-  while (!aliases.empty()) {
-    Value alias = aliases.pop_back_val();
-    for (Operation *user : alias.getUsers()) {
-      if (auto view = dyn_cast<ViewLikeOpInterface>(user);
-          view && view.getViewSource() == alias)
-        llvm::append_range(aliases, user->getResults());
-      Operation *inBlock = block->findAncestorOpInBlock(*user);
-      if (!inBlock || inBlock == op || !inBlock->isBeforeInBlock(op))
-        continue;
-      if (!last || last->isBeforeInBlock(inBlock))
-        last = inBlock;
-    }
-  }
+  forEachBufferUse(root, [&](OpOperand &use) {
+    Operation *inBlock = block->findAncestorOpInBlock(*use.getOwner());
+    if (!inBlock || inBlock == op || !inBlock->isBeforeInBlock(op))
+      return;
+    if (!last || last->isBeforeInBlock(inBlock))
+      last = inBlock;
+  });
   auto fill = dyn_cast_or_null<linalg::FillOp>(last);
   if (!fill || fill.getOutputs()[0] != out ||
       !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))

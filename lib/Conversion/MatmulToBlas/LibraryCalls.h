@@ -13,6 +13,11 @@
 
 namespace mlir::train {
 
+/// Calls `visit` on every use of the buffer `value` is (a view of): the
+/// uses of that buffer and, recursively, of its views (the view-like ops
+/// themselves among them).
+void forEachBufferUse(Value value, function_ref<void(OpOperand &)> visit);
+
 /// The zero fill that last wrote `out` before `op`, when nothing else
 /// touches `out`'s buffer in between: `out` must be (a view of) a local
 /// allocation, so that every alias of it is a use of that allocation or of

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "distopt/Conversion/Passes.h"
+#include "distopt/Conversion/StepSignature.h"
 
 #include "mlir/Dialect/Bufferization/IR/BufferDeallocationOpInterface.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -45,9 +46,8 @@ static bool allocates(Operation *op, Value result) {
 
 /// True when `call` may keep using its buffer arguments after it returns.
 static bool mayRetain(func::CallOp call) {
-  auto callee =
-      SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(call,
-                                                         call.getCalleeAttr());
+  auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+      call, call.getCalleeAttr());
   return !callee || !callee->hasAttr("distopt.sync_buffers");
 }
 
@@ -64,20 +64,26 @@ struct Roots {
 /// when the function is not one.
 class StraightLinePlan {
 public:
-  explicit StraightLinePlan(func::FuncOp func) : func(func) {}
+  /// `returnsArguments`: the function may return its arguments' own
+  /// buffers (a training step's state, updated in place), each once; its
+  /// caller (dist-run) neither frees nor copies such a result.
+  StraightLinePlan(func::FuncOp func, bool returnsArguments)
+      : func(func), returnsArguments(returnsArguments) {}
 
   LogicalResult analyze();
   void apply();
 
 private:
   func::FuncOp func;
+  bool returnsArguments;
   Roots roots;
   /// Position of each op of the body.
   DenseMap<Operation *, unsigned> position;
   /// (owned root, the op after which it is freed; null: before the
   /// terminator).
   SmallVector<std::pair<Value, Operation *>> frees;
-  /// Return operands to clone (not owned, or a root returned twice).
+  /// Return operands to clone (not owned, or a root returned twice; an
+  /// argument itself, once, when `returnsArguments`).
   SmallVector<unsigned> clones;
 };
 } // namespace
@@ -151,7 +157,10 @@ LogicalResult StraightLinePlan::analyze() {
     Value root = roots.root.lookup(operand.get());
     if (!root)
       return failure();
-    if (!roots.owned.contains(root) || !returned.insert(root).second)
+    bool mayReturn =
+        roots.owned.contains(root) ||
+        (returnsArguments && operand.get() == root && isa<BlockArgument>(root));
+    if (!mayReturn || !returned.insert(root).second)
       clones.push_back(operand.getOperandNumber());
   }
   for (Value root : roots.owned) {
@@ -208,10 +217,17 @@ struct DistBufferDeallocationPass
           DistBufferDeallocationPass> {
   void runOnOperation() override {
     SmallVector<func::FuncOp> others;
+    // The step's functions that nothing in the module calls (a caller here,
+    // such as a test's main, would free each result as its own).
+    SmallVector<StringRef> entries = train::getStepEntries(getOperation());
+    auto returnsArguments = [&](func::FuncOp func) {
+      return llvm::is_contained(entries, func.getSymName()) &&
+             SymbolTable::symbolKnownUseEmpty(func, getOperation());
+    };
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
-      StraightLinePlan plan(func);
+      StraightLinePlan plan(func, returnsArguments(func));
       if (succeeded(plan.analyze()))
         plan.apply();
       else
@@ -224,9 +240,11 @@ struct DistBufferDeallocationPass
     OpPassManager upstream(func::FuncOp::getOperationName());
     upstream.addPass(memref::createExpandReallocPass());
     upstream.addPass(createCanonicalizerPass());
-    upstream.addPass(bufferization::createOwnershipBasedBufferDeallocationPass());
+    upstream.addPass(
+        bufferization::createOwnershipBasedBufferDeallocationPass());
     upstream.addPass(createCanonicalizerPass());
-    upstream.addPass(bufferization::createBufferDeallocationSimplificationPass());
+    upstream.addPass(
+        bufferization::createBufferDeallocationSimplificationPass());
     for (func::FuncOp func : others)
       if (failed(runPipeline(upstream, func)))
         return signalPassFailure();

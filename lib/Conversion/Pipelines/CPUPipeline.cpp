@@ -16,7 +16,8 @@ using namespace mlir;
 /// dist-to-runtime (which records the step's interface), train-to-linalg,
 /// elementwise arith to linalg, CSE, elementwise fusion that keeps matrix
 /// products whole, (with `approximateMath`) polynomial tanh/exp/log,
-/// large functions cut into parts, one-shot bufferization of whole
+/// one fill per padded buffer, large functions cut into parts, one-shot
+/// bufferization of whole
 /// functions (identity layouts at the boundaries, so the JIT and C callers
 /// see plain memrefs), (with `blas`) matrix products through OpenBLAS and
 /// stride-1 convolutions through the library's kernels on the buffers,
@@ -46,6 +47,12 @@ void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas,
   // (transformer block: 80 -> 52 ms per step).
   if (approximateMath)
     pm.addNestedPass<func::FuncOp>(train::createDistApproximateMathPass());
+  // One fill per destination: CSE had merged the step's zero-padded
+  // buffers into one, which bufferization copied into each (ResNet-18:
+  // twenty 7 MB copies per step), and which, filled after a padded slice's
+  // producer, kept it from writing in place. Before the split, whose parts
+  // then take a padded value's whole buffer, not its interior.
+  pm.addNestedPass<func::FuncOp>(train::createDistRematerializeFillsPass());
   // A large step as a sequence of calls of bounded parts: bufferization's
   // analysis and LLVM's code generation grow faster than linearly with a
   // function's size.
@@ -61,11 +68,6 @@ void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas,
   // A dist.serve's loop carries the variables it updates from request to
   // request: each request yields new buffers.
   bufferize.allowReturnAllocsFromLoops = true;
-  // One fill per destination: CSE had merged the step's zero-padded
-  // buffers into one, which bufferization copied into each (ResNet-18:
-  // twenty 7 MB copies per step), and which, filled after a padded slice's
-  // producer, kept it from writing in place.
-  pm.addPass(train::createDistRematerializeFillsPass());
   // A result built slice by slice (a pooling gradient's strided phases) is
   // written in place: each slice's producer computes into its part of the
   // destination rather than into a buffer copied there.

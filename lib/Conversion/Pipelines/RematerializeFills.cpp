@@ -90,9 +90,14 @@ struct DistRematerializeFillsPass
     // one-shot bufferization's analysis saw the padding's insert_slice as
     // a write conflicting with those reads and computed the value out of
     // place, then copied it in.
+    // (Paddings only: the value read through a strided view, a gradient
+    // spread out by a convolution's strides, would be copied whenever a
+    // reader needs it contiguous.)
     SmallVector<tensor::InsertSliceOp> pads;
     getOperation()->walk([&](tensor::InsertSliceOp insert) {
-      if (insert.getDest().getDefiningOp<linalg::FillOp>())
+      if (insert.getDest().getDefiningOp<linalg::FillOp>() &&
+          llvm::all_of(insert.getStaticStrides(),
+                       [](int64_t stride) { return stride == 1; }))
         pads.push_back(insert);
     });
     for (tensor::InsertSliceOp pad : pads) {

@@ -9,10 +9,13 @@
 
 #include "distopt/Conversion/Passes.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <functional>
 
 namespace mlir::train {
 #define GEN_PASS_DEF_DISTSPLITFUNCTIONSPASS
@@ -31,15 +34,27 @@ static bool isRecreatable(Operation *op) {
   });
 }
 
+/// True when `op` is a static slice of a tensor (a padded value's interior,
+/// dist-rematerialize-fills): each part reading it takes the whole tensor
+/// and slices it again, rather than receiving the slice, which
+/// bufferization would copy into a buffer of its own at the boundary (a
+/// function's arguments and results have the identity layout; ResNet-18:
+/// every ReLU output kept for the backward pass, ~7 ms per step).
+static bool isView(Operation *op) {
+  auto slice = dyn_cast<tensor::ExtractSliceOp>(op);
+  return slice && slice->getNumOperands() == 1;
+}
+
 /// True when `value` exists only to be written into: every use is the
 /// destination of an op (e.g. the zero fill of a product's output, which
 /// dist-matmul-to-blas folds into the product's sgemm call only within one
 /// function).
 static bool isOnlyDestination(Value value) {
-  return !value.use_empty() && llvm::all_of(value.getUses(), [](OpOperand &use) {
-    auto dps = dyn_cast<DestinationStyleOpInterface>(use.getOwner());
-    return dps && dps.isDpsInit(&use);
-  });
+  return !value.use_empty() &&
+         llvm::all_of(value.getUses(), [](OpOperand &use) {
+           auto dps = dyn_cast<DestinationStyleOpInterface>(use.getOwner());
+           return dps && dps.isDpsInit(&use);
+         });
 }
 
 /// True when `value` may be passed from one part to a later one: a tensor
@@ -83,6 +98,15 @@ private:
   /// arguments: constants, empty tensors, and what is computed from them
   /// alone (fills of a product's output, broadcasts of a constant).
   DenseSet<Operation *> recreated;
+  /// Static slices each part reading them makes again from their source
+  /// (isView), which it takes as an argument. Unlike recreated ops, ops
+  /// reading them are not recreated.
+  DenseSet<Operation *> views;
+
+  /// True when each part reading `op`'s results makes `op` again.
+  bool isCopied(Operation *op) const {
+    return recreated.contains(op) || views.contains(op);
+  }
   SmallVector<Part> parts;
 };
 } // namespace
@@ -105,22 +129,23 @@ bool Splitter::plan() {
     });
     if (fromRecreated && isRecreatable(&op))
       recreated.insert(&op);
+    else if (isView(&op))
+      views.insert(&op);
   }
   unsigned end = ops.size(); // The terminator's position.
   // Values that must not cross a cut, by the position of their last use.
   SmallVector<unsigned> expiring(end + 1, 0);
   unsigned live = 0, weight = 0, begin = 0;
   for (auto [i, op] : llvm::enumerate(ops)) {
-    if (!recreated.contains(op)) {
+    if (!isCopied(op)) {
       for (Value result : op->getResults()) {
         if (mayCross(result))
           continue;
         unsigned last = i;
         for (Operation *user : result.getUsers()) {
           Operation *top = block.findAncestorOpInBlock(*user);
-          last = std::max(last, top == block.getTerminator()
-                                    ? end
-                                    : position.lookup(top));
+          last = std::max(
+              last, top == block.getTerminator() ? end : position.lookup(top));
         }
         if (last > i) {
           ++live;
@@ -129,7 +154,7 @@ bool Splitter::plan() {
       }
     }
     live -= expiring[i];
-    if (!recreated.contains(op))
+    if (!isCopied(op))
       op->walk([&](Operation *) { ++weight; });
     if (weight >= opsPerFunction && live == 0 && i + 1 < end) {
       parts.push_back({begin, unsigned(i)});
@@ -149,7 +174,7 @@ void Splitter::outline() {
   // What the parts recreated and the function no longer reads (readers
   // first).
   for (Operation *op : llvm::reverse(ops))
-    if (recreated.contains(op) && op->use_empty())
+    if (isCopied(op) && op->use_empty())
       op->erase();
 }
 
@@ -167,6 +192,14 @@ void Splitter::outline(const Part &part, unsigned index) {
   // What the part reads from before it (arguments, or ops it recreates,
   // with the recreated ops they read) and what later ops read from it
   // (results).
+  // A value later ops read (a view counts through its readers).
+  std::function<bool(Value)> isReadOutside = [&](Value value) {
+    return llvm::any_of(value.getUsers(), [&](Operation *user) {
+      if (views.contains(user))
+        return isReadOutside(user->getResult(0));
+      return !inside(user);
+    });
+  };
   SetVector<Value> inputs;
   DenseSet<Operation *> needed;
   SmallVector<Operation *> worklist;
@@ -175,7 +208,7 @@ void Splitter::outline(const Part &part, unsigned index) {
     op->walk([&](Operation *nested) {
       for (Value operand : nested->getOperands()) {
         Operation *def = operand.getDefiningOp();
-        if (def && recreated.contains(def)) {
+        if (def && isCopied(def)) {
           if (needed.insert(def).second)
             worklist.push_back(def);
           continue;
@@ -187,12 +220,11 @@ void Splitter::outline(const Part &part, unsigned index) {
     });
   };
   for (unsigned i = part.begin; i <= part.end; ++i) {
-    if (recreated.contains(ops[i]))
+    if (isCopied(ops[i]))
       continue; // Stays in the function; each reader recreates it.
     read(ops[i]);
     for (Value result : ops[i]->getResults())
-      if (llvm::any_of(result.getUsers(),
-                       [&](Operation *user) { return !inside(user); }))
+      if (isReadOutside(result))
         outputs.push_back(result);
   }
   while (!worklist.empty())
@@ -204,32 +236,46 @@ void Splitter::outline(const Part &part, unsigned index) {
 
   OpBuilder builder(context);
   builder.setInsertionPoint(func);
-  auto type = FunctionType::get(context, ValueRange(inputs.getArrayRef()).getTypes(),
-                                ValueRange(outputs).getTypes());
+  auto type =
+      FunctionType::get(context, ValueRange(inputs.getArrayRef()).getTypes(),
+                        ValueRange(outputs).getTypes());
   auto outlined = func::FuncOp::create(
-      builder, func.getLoc(), (func.getSymName() + "_part" + Twine(index)).str(),
-      type);
+      builder, func.getLoc(),
+      (func.getSymName() + "_part" + Twine(index)).str(), type);
   outlined.setPrivate();
   // LLVM would inline a part back into its only caller.
-  outlined->setAttr("passthrough",
-                    builder.getStrArrayAttr({"noinline"}));
+  outlined->setAttr("passthrough", builder.getStrArrayAttr({"noinline"}));
   // Its nonblocking collectives complete inside it: the caller may free
   // the buffers it passes once it returns (dist-buffer-deallocation).
   outlined->setAttr("distopt.sync_buffers", UnitAttr::get(context));
   symbols.insert(outlined);
   Block *body = outlined.addEntryBlock();
 
-  // The call takes the ops' place; the ops move into the part.
+  // The call takes the ops' place; the ops move into the part, then the
+  // copied ops go first, or (a slice of a value the part computes) right
+  // after what they read.
   Operation *next = ops[part.end]->getNextNode();
-  builder.setInsertionPointToStart(body);
-  IRMapping mapping;
-  for (Operation *op : clones)
-    builder.clone(*op, mapping);
-  for (unsigned i = part.begin; i <= part.end; ++i)
-    if (!recreated.contains(ops[i]))
-      ops[i]->moveBefore(body, body->end());
   builder.setInsertionPointToEnd(body);
   func::ReturnOp::create(builder, func.getLoc(), outputs);
+  for (unsigned i = part.begin; i <= part.end; ++i)
+    if (!isCopied(ops[i]))
+      ops[i]->moveBefore(body->getTerminator());
+  Operation *start = &body->front();
+  IRMapping mapping;
+  for (Operation *op : clones) {
+    Operation *after = nullptr;
+    for (Value operand : op->getOperands()) {
+      Operation *def = mapping.lookupOrDefault(operand).getDefiningOp();
+      if (def && def->getBlock() == body &&
+          (!after || after->isBeforeInBlock(def)))
+        after = def;
+    }
+    if (after)
+      builder.setInsertionPointAfter(after);
+    else
+      builder.setInsertionPoint(start);
+    builder.clone(*op, mapping);
+  }
   auto inOutlined = [&](OpOperand &use) {
     return outlined->isProperAncestor(use.getOwner());
   };
@@ -240,8 +286,8 @@ void Splitter::outline(const Part &part, unsigned index) {
       result.replaceUsesWithIf(mapping.lookup(result), inOutlined);
 
   builder.setInsertionPoint(next);
-  auto call = func::CallOp::create(builder, ops[part.begin]->getLoc(),
-                                   outlined, inputs.getArrayRef());
+  auto call = func::CallOp::create(builder, ops[part.begin]->getLoc(), outlined,
+                                   inputs.getArrayRef());
   for (auto [output, result] : llvm::zip(outputs, call.getResults()))
     output.replaceUsesWithIf(result, [&](OpOperand &use) {
       return !outlined->isProperAncestor(use.getOwner());

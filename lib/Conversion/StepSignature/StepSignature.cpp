@@ -369,6 +369,21 @@ LogicalResult mlir::train::recordStepSignature(ModuleOp module,
   return success();
 }
 
+SmallVector<StringRef> mlir::train::getStepEntries(ModuleOp module) {
+  SmallVector<StringRef> entries;
+  auto step =
+      module->getAttrOfType<DictionaryAttr>(TrainDialect::kStepAttrName);
+  if (!step)
+    return entries;
+  if (auto entry = step.getAs<StringAttr>(kEntry))
+    entries.push_back(entry.getValue());
+  if (auto programs = step.getAs<ArrayAttr>(kPrograms))
+    for (auto program : programs.getAsRange<DictionaryAttr>())
+      if (auto entry = program.getAs<StringAttr>(kEntry))
+        entries.push_back(entry.getValue());
+  return entries;
+}
+
 FailureOr<StepSignature> mlir::train::readStepSignature(ModuleOp module) {
   auto step =
       module->getAttrOfType<DictionaryAttr>(TrainDialect::kStepAttrName);

@@ -441,8 +441,12 @@ struct SgdPattern : public OpRewritePattern<SgdOp> {
     double decay = op.getWeightDecay().convertToDouble();
     bool nesterov = op.getNesterov();
     bool hasBuffer = static_cast<bool>(op.getMomentumBuffer());
-    SmallVector<Value> results = buildElementwise(
-        rewriter, op.getLoc(), op->getResultTypes(), op->getOperands(),
+    // Over the parameter and its momentum buffer (operands 0 and 3).
+    SmallVector<unsigned> state = {0};
+    if (hasBuffer)
+      state.push_back(3);
+    SmallVector<Value> results = buildUpdate(
+        rewriter, op.getLoc(), op->getResultTypes(), op->getOperands(), state,
         [&](OpBuilder &b, Location l, ValueRange operands)
             -> SmallVector<Value> {
           Type t = getComputeType(operands);
@@ -532,11 +536,13 @@ struct AdamPattern : public OpRewritePattern<OpT> {
           return {correction(beta1), correction(beta2)};
         });
     TypeRange paramTypes = TypeRange(op->getResultTypes()).take_front(3);
-    SmallVector<Value> results = buildElementwise(
+    // Over the parameter and both moments (operands 0, 2 and 3).
+    SmallVector<Value> results = buildUpdate(
         rewriter, loc, paramTypes,
         ValueRange{op.getParam(), op.getGrad(), op.getExpAvg(),
                    op.getExpAvgSq(), corrections[0], corrections[1],
                    op.getLr()},
+        {0, 2, 3},
         [&](OpBuilder &b, Location l, ValueRange operands)
             -> SmallVector<Value> {
           Type t = element;

@@ -102,6 +102,47 @@ SmallVector<Value> linalg_lowering::buildElementwise(OpBuilder &builder,
   return buildGeneric(builder, loc, resultTypes, operands, maps, body);
 }
 
+SmallVector<Value> linalg_lowering::buildUpdate(
+    OpBuilder &builder, Location loc, TypeRange resultTypes,
+    ValueRange operands, ArrayRef<unsigned> stateIndices, BodyBuilder body) {
+  for (auto [k, index] : llvm::enumerate(stateIndices))
+    if (operands[index].getType() != resultTypes[k])
+      return buildElementwise(builder, loc, resultTypes, operands, body);
+  ArrayRef<int64_t> shape =
+      cast<RankedTensorType>(resultTypes.front()).getShape();
+  SmallVector<Value> inputs, inits;
+  SmallVector<AffineMap> maps;
+  for (auto [i, operand] : llvm::enumerate(operands)) {
+    if (llvm::is_contained(stateIndices, i))
+      continue;
+    inputs.push_back(operand);
+    maps.push_back(
+        getBroadcastMap(builder.getContext(), shape, operand.getType()));
+  }
+  for (unsigned index : stateIndices) {
+    inits.push_back(operands[index]);
+    maps.push_back(builder.getMultiDimIdentityMap(shape.size()));
+  }
+  SmallVector<utils::IteratorType> iterators(shape.size(),
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             builder, loc, resultTypes, inputs, inits, maps, iterators,
+             [&](OpBuilder &b, Location l, ValueRange args) {
+               // The block's arguments back in the operands' order.
+               SmallVector<Value> ordered;
+               unsigned input = 0;
+               for (unsigned i = 0; i < operands.size(); ++i) {
+                 const unsigned *state = llvm::find(stateIndices, i);
+                 ordered.push_back(
+                     state != stateIndices.end()
+                         ? args[inputs.size() + (state - stateIndices.begin())]
+                         : args[input++]);
+               }
+               linalg::YieldOp::create(b, l, body(b, l, ordered));
+             })
+      .getResults();
+}
+
 /// A float constant of `type` (f32, f16, ...).
 Value linalg_lowering::floatConstant(OpBuilder &b, Location loc, Type type,
                                      double value) {

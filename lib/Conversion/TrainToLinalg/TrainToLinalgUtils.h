@@ -44,6 +44,19 @@ SmallVector<Value> buildElementwise(OpBuilder &builder, Location loc,
                                     TypeRange resultTypes, ValueRange operands,
                                     BodyBuilder body);
 
+/// buildElementwise for an optimizer's update of its state: result k
+/// replaces `operands[stateIndices[k]]`. When each of those has its
+/// result's type, it is the generic's k-th init, which `body` reads through
+/// the init's block argument (`body` sees the operands in their order
+/// either way): bufferization then writes the update over the state in
+/// place where nothing reads the old state after it (PyTorch's in-place
+/// step: no new state buffers, nothing copied back after the step), and
+/// elementwise fusion keeps the inits, which the body reads.
+SmallVector<Value> buildUpdate(OpBuilder &builder, Location loc,
+                               TypeRange resultTypes, ValueRange operands,
+                               ArrayRef<unsigned> stateIndices,
+                               BodyBuilder body);
+
 /// A float constant of `type` (f32, f16, ...).
 Value floatConstant(OpBuilder &b, Location loc, Type type, double value);
 

@@ -141,3 +141,46 @@ func.func @carried(%n: index) -> memref<4xf32> {
   }
   return %r : memref<4xf32>
 }
+
+// -----
+
+// The recorded training step (train.step's entry) returns its state's own
+// buffers, updated in place (dist-run neither frees nor copies such a
+// result), each once: a second return of one is a clone. Another function
+// returning an argument returns a clone of it.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: (%[[P:.*]]: memref<4xf32>, %[[M:.*]]: memref<4xf32>)
+// CHECK:         %[[TWICE:.*]] = bufferization.clone %[[P]]
+// CHECK-NEXT:    return %[[P]], %[[M]], %[[TWICE]], %{{.*}} :
+// CHECK-LABEL: func.func @helper
+// CHECK:         %[[C:.*]] = bufferization.clone %arg0
+// CHECK-NEXT:    return %[[C]]
+module attributes {train.step = {entry = "train_step", arguments = [], results = []}} {
+  func.func @train_step(%p: memref<4xf32>, %m: memref<4xf32>) -> (memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<f32>) {
+    linalg.exp ins(%m : memref<4xf32>) outs(%m : memref<4xf32>)
+    linalg.exp ins(%p : memref<4xf32>) outs(%p : memref<4xf32>)
+    %loss = memref.alloc() : memref<f32>
+    return %p, %m, %p, %loss : memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<f32>
+  }
+  func.func @helper(%x: memref<4xf32>) -> memref<4xf32> {
+    return %x : memref<4xf32>
+  }
+}
+
+// -----
+
+// A recorded step that a function of the module calls returns clones: the
+// caller frees every result as its own.
+// CHECK-LABEL: func.func @called_step
+// CHECK:         %[[C:.*]] = bufferization.clone %arg0
+// CHECK-NEXT:    return %[[C]]
+module attributes {train.step = {entry = "called_step", arguments = [], results = []}} {
+  func.func @called_step(%p: memref<4xf32>) -> memref<4xf32> {
+    linalg.exp ins(%p : memref<4xf32>) outs(%p : memref<4xf32>)
+    return %p : memref<4xf32>
+  }
+  func.func @main(%p: memref<4xf32>) {
+    %r = call @called_step(%p) : (memref<4xf32>) -> memref<4xf32>
+    return
+  }
+}

@@ -2,11 +2,13 @@
 
 // A stride-1 convolution and both gradients (dilated along w): three
 // kernel calls on the buffers the contractions read and wrote, kinds 0
-// (conv2d), 1 (input gradient: the padded output gradient and the flipped
-// filter) and 2 (filter gradient), dilations 1 and 2; their zero fills are
-// gone.
+// (conv2d), 3 (input gradient: the padded output gradient and the filter
+// itself, read flipped: train-to-linalg's flipped copy is gone) and 2
+// (filter gradient), dilations 1 and 2; their zero fills are gone.
+// CHECK-NOT: -d2 + 2
 // CHECK-LABEL: func.func @conv_layer
-// CHECK-NOT: linalg.fill
+// CHECK-SAME: %[[FILTER:[a-z0-9]+]]: memref<16x8x3x3xf32>
+// CHECK-NOT: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : memref<{{[0-9]+x[0-9]+x[0-9]+x[0-9]+x[0-9]+x}}f32>)
 // CHECK: %[[X:.*]] = memref.cast %{{.*}} : memref<2x1x8x8x10xf32{{.*}}> to memref<*xf32>
 // CHECK: %[[W:.*]] = memref.cast %{{.*}} : memref<1x16x8x3x3xf32{{.*}}> to memref<*xf32>
 // CHECK: %[[Y:.*]] = memref.cast %{{.*}} : memref<2x1x16x6x6xf32{{.*}}> to memref<*xf32>
@@ -14,10 +16,11 @@
 // CHECK-NEXT: %[[DH0:.*]] = arith.constant 1 : i64
 // CHECK-NEXT: %[[DW0:.*]] = arith.constant 2 : i64
 // CHECK-NEXT: call @distopt_conv2d_f32(%[[X]], %[[W]], %[[Y]], %[[K0]], %[[DH0]], %[[DW0]])
+// CHECK: %[[FV:.*]] = memref.expand_shape %[[FILTER]] {{\[}}[0, 1], [2], [3], [4]] output_shape [1, 16, 8, 3, 3]
 // CHECK: %[[G:.*]] = memref.cast %{{.*}} : memref<2x1x16x8x10xf32{{.*}}> to memref<*xf32>
-// CHECK-NEXT: %[[F:.*]] = memref.cast %{{.*}} : memref<1x16x8x3x3xf32{{.*}}> to memref<*xf32>
+// CHECK-NEXT: %[[F:.*]] = memref.cast %[[FV]] : memref<1x16x8x3x3xf32{{.*}}> to memref<*xf32>
 // CHECK-NEXT: %[[GX:.*]] = memref.cast %{{.*}} : memref<2x1x8x6x6xf32{{.*}}> to memref<*xf32>
-// CHECK-NEXT: %[[K1:.*]] = arith.constant 1 : i32
+// CHECK-NEXT: %[[K1:.*]] = arith.constant 3 : i32
 // CHECK-NEXT: %[[DH1:.*]] = arith.constant 1 : i64
 // CHECK-NEXT: %[[DW1:.*]] = arith.constant 2 : i64
 // CHECK-NEXT: call @distopt_conv2d_f32(%[[G]], %[[F]], %[[GX]], %[[K1]], %[[DH1]], %[[DW1]])

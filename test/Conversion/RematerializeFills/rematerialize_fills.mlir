@@ -87,3 +87,19 @@ func.func @in_loop(%a: tensor<4x4xf32>, %n: index) -> tensor<6x6xf32> {
   }
   return %r : tensor<6x6xf32>
 }
+
+// -----
+
+// A gradient spread out by strides (not a padding): its later readers keep
+// reading it, not a strided view of the spread tensor.
+// CHECK-LABEL: func.func @spread
+func.func @spread(%g: tensor<2x2xf32>) -> (tensor<4x4xf32>, tensor<2x2xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %s = tensor.insert_slice %g into %z[0, 0] [2, 2] [2, 2] : tensor<2x2xf32> into tensor<4x4xf32>
+  // CHECK-NOT: tensor.extract_slice
+  // CHECK: %[[N:.*]] = arith.negf %arg0
+  %n = arith.negf %g : tensor<2x2xf32>
+  return %s, %n : tensor<4x4xf32>, tensor<2x2xf32>
+}

@@ -137,3 +137,38 @@ func.func @shared(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> (tensor<4x4xf32>,
   %n = linalg.matmul ins(%m, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
   return %m, %n : tensor<4x4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// A static slice (a padded value's interior) read by a later part: that
+// part takes the whole padded tensor and slices it again (a slice crossing
+// as an argument would be copied into a buffer of its own by
+// bufferization). The part computing the slice's source slices it right
+// after the source.
+// CHECK-LABEL: func.func private @slices_part0
+// CHECK-SAME:      (%[[X:.*]]: tensor<4x4xf32>) -> (tensor<6x6xf32>, tensor<4x4xf32>)
+// CHECK:         %[[Z:.*]] = linalg.fill
+// CHECK-NEXT:    %[[P:.*]] = tensor.insert_slice %[[X]] into %[[Z]][1, 1] [4, 4] [1, 1]
+// CHECK-NEXT:    %[[S:.*]] = tensor.extract_slice %[[P]][1, 1] [4, 4] [1, 1]
+// CHECK-NEXT:    %[[B:.*]] = arith.mulf %[[S]], %[[S]]
+// CHECK-NEXT:    return %[[P]], %[[B]]
+// CHECK-LABEL: func.func private @slices_part1
+// CHECK-SAME:      (%[[B1:.*]]: tensor<4x4xf32>, %[[P1:.*]]: tensor<6x6xf32>) -> tensor<4x4xf32>
+// CHECK-NEXT:    %[[S1:.*]] = tensor.extract_slice %[[P1]][1, 1] [4, 4] [1, 1]
+// CHECK-NEXT:    %[[C:.*]] = arith.subf %[[S1]], %[[B1]]
+// CHECK-LABEL: func.func @slices
+// CHECK-NOT:     tensor.extract_slice
+// CHECK:         %[[R0:.*]]:2 = call @slices_part0
+// CHECK:         call @slices_part1(%[[R0]]#1, %[[R0]]#0)
+func.func @slices(%x: tensor<4x4xf32> {train.role = #train.role<param>})
+    -> tensor<4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<6x6xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<6x6xf32>) -> tensor<6x6xf32>
+  %p = tensor.insert_slice %x into %z[1, 1] [4, 4] [1, 1] : tensor<4x4xf32> into tensor<6x6xf32>
+  %s = tensor.extract_slice %p[1, 1] [4, 4] [1, 1] : tensor<6x6xf32> to tensor<4x4xf32>
+  %b = arith.mulf %s, %s : tensor<4x4xf32>
+  %c = arith.subf %s, %b : tensor<4x4xf32>
+  %d = arith.mulf %c, %c : tensor<4x4xf32>
+  return %d : tensor<4x4xf32>
+}

@@ -26,10 +26,12 @@ func.func @f16_to_bf16(%x: tensor<4xf16>) -> tensor<4xbf16> {
 // -----
 
 // AdamW on bf16 state with an f32 step and learning rate computes in f32
-// and rounds each result to bf16 once.
+// and rounds each result to bf16 once (written over the state: the
+// parameter and moments are the generic's inits, the last block
+// arguments).
 // CHECK-LABEL: func.func @adamw_bf16_state
 // CHECK: linalg.generic
-// CHECK: ^bb0(%[[P:.*]]: bf16, %[[G:.*]]: bf16, %[[M:.*]]: bf16, %[[V:.*]]: bf16, %[[C1:.*]]: f32, %[[C2:.*]]: f32, %[[LR:.*]]: f32
+// CHECK: ^bb0(%[[G:.*]]: bf16, %[[C1:.*]]: f32, %[[C2:.*]]: f32, %[[LR:.*]]: f32, %[[P:.*]]: bf16, %[[M:.*]]: bf16, %[[V:.*]]: bf16
 // CHECK: arith.extf %[[P]] : bf16 to f32
 // CHECK: arith.mulf %[[LR]], %{{.*}} : f32
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
@@ -44,9 +46,10 @@ func.func @adamw_bf16_state(%w: tensor<2x3xbf16>, %g: tensor<2x3xbf16>, %m: tens
 
 // -----
 
-// SGD with momentum on f16 state and an f32 learning rate.
+// SGD with momentum on f16 state and an f32 learning rate (written over
+// the parameter and the momentum buffer, the generic's inits).
 // CHECK-LABEL: func.func @sgd_f16_state
-// CHECK: ^bb0(%[[P:.*]]: f16, %[[G:.*]]: f16, %[[LR:.*]]: f32, %[[B:.*]]: f16
+// CHECK: ^bb0(%[[G:.*]]: f16, %[[LR:.*]]: f32, %[[P:.*]]: f16, %[[B:.*]]: f16
 // CHECK: arith.truncf %{{.*}} : f32 to f16
 // CHECK: arith.truncf %{{.*}} : f32 to f16
 // CHECK-NEXT: linalg.yield

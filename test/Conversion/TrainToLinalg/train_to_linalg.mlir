@@ -78,14 +78,16 @@ func.func @cross_entropy(%logits: tensor<4x3xf32>, %labels: tensor<4xi32>) -> te
 
 // AdamW: the step count incremented apart, the bias corrections 1 - beta^t
 // computed once (not per element), then one generic producing the
-// parameter and both moments.
+// parameter and both moments, written over them (its inits, which its body
+// reads: in place after bufferization).
 // CHECK-LABEL: func.func @adamw
+// CHECK-SAME: (%[[P:[a-z0-9]+]]: tensor<8xf32>, %[[G:[a-z0-9]+]]: tensor<8xf32>, %[[M:[a-z0-9]+]]: tensor<8xf32>, %[[V:[a-z0-9]+]]: tensor<8xf32>
 func.func @adamw(%p: tensor<8xf32>, %g: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>, %t: tensor<f32>, %lr: tensor<f32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<f32>) {
   // CHECK: %[[STEP:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<f32>)
   // CHECK: %[[BC:.*]]:2 = linalg.generic {{.*}} iterator_types = []} ins(%[[STEP]] : tensor<f32>)
   // CHECK: math.powf
   // CHECK: math.powf
-  // CHECK: %[[R:.*]]:3 = linalg.generic {{.*}} ins({{.*}}%[[BC]]#0, %[[BC]]#1{{.*}}) outs(%{{.*}}, %{{.*}}, %{{.*}} : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+  // CHECK: %[[R:.*]]:3 = linalg.generic {{.*}} ins(%[[G]], %[[BC]]#0, %[[BC]]#1, %{{.*}} : tensor<8xf32>, tensor<f32>, tensor<f32>, tensor<f32>) outs(%[[P]], %[[M]], %[[V]] : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
   // CHECK-NOT: math.powf
   // CHECK: math.sqrt
   // CHECK: return %[[R]]#0, %[[R]]#1, %[[R]]#2, %[[STEP]]
@@ -293,13 +295,14 @@ func.func @concat(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>) -> tensor<2x8xf32> {
 
 // -----
 
-// pad: an in-bounds read of index - low, else the pad value.
+// pad: the operand inserted at `low` into a tensor filled with the pad
+// value (its producer can then write into the padded buffer).
 // CHECK-LABEL: func.func @pad
 func.func @pad(%x: tensor<2x3xf32>) -> tensor<3x6xf32> {
   // CHECK-DAG: %[[V:.*]] = arith.constant 1.500000e+00 : f32
-  // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<3x6xf32>)
-  // CHECK: %[[R:.*]] = tensor.extract %{{.*}} : tensor<2x3xf32>
-  // CHECK: arith.select %{{.*}}, %[[R]], %[[V]]
+  // CHECK: %[[F:.*]] = linalg.fill ins(%[[V]] : f32) outs(%{{.*}} : tensor<3x6xf32>)
+  // CHECK: %[[R:.*]] = tensor.insert_slice %{{.*}} into %[[F]][1, 2] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<3x6xf32>
+  // CHECK: return %[[R]]
   %r = train.pad %x {low = array<i64: 1, 2>, high = array<i64: 0, 1>, value = 1.5 : f64} : (tensor<2x3xf32>) -> tensor<3x6xf32>
   return %r : tensor<3x6xf32>
 }
@@ -438,7 +441,7 @@ func.func @batch_norm_backward(%g: tensor<4x3xf32>, %x: tensor<4x3xf32>, %mean: 
 // CHECK-DAG: #[[$C:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @conv2d
 func.func @conv2d(%x: tensor<1x4x6x6xf32>, %w: tensor<6x4x3x3xf32>) -> tensor<1x6x3x4xf32> {
-  // CHECK: %[[P:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x4x8x8xf32>)
+  // CHECK: %[[P:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 1, 0] [1, 4, 6, 6] [1, 1, 1, 1] : tensor<1x4x6x6xf32> into tensor<1x4x8x8xf32>
   // CHECK: %[[F:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2, 3]] : tensor<6x4x3x3xf32> into tensor<6x36xf32>
   // CHECK: %[[COL:.*]] = linalg.generic {indexing_maps = [#[[$WALK]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[P]] : tensor<1x4x8x8xf32>) outs(%{{.*}} : tensor<1x4x3x3x3x4xf32>)
   // CHECK: %[[PATCHES:.*]] = tensor.collapse_shape %[[COL]] {{\[}}[0], [1, 2, 3], [4, 5]] : tensor<1x4x3x3x3x4xf32> into tensor<1x36x12xf32>
@@ -461,7 +464,7 @@ func.func @conv2d(%x: tensor<1x4x6x6xf32>, %w: tensor<6x4x3x3xf32>) -> tensor<1x
 // CHECK-DAG: #[[$OUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
 // CHECK-LABEL: func.func @conv2d_grouped
 func.func @conv2d_grouped(%x: tensor<1x4x6x6xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x3x4xf32> {
-  // CHECK: %[[P:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x4x8x8xf32>)
+  // CHECK: %[[P:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 1, 0] [1, 4, 6, 6] [1, 1, 1, 1] : tensor<1x4x6x6xf32> into tensor<1x4x8x8xf32>
   // CHECK-DAG: %[[XG:.*]] = tensor.expand_shape %[[P]] {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 2, 8, 8]
   // CHECK-DAG: %[[WG:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2], [3], [4]] output_shape [2, 3, 2, 3, 3]
   // CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[$IN]], #[[$FILTER]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[XG]], %[[WG]] : tensor<1x2x2x8x8xf32>, tensor<2x3x2x3x3xf32>) outs(%{{.*}} : tensor<1x2x3x3x4xf32>)
@@ -659,4 +662,24 @@ func.func @avg_pool2d_backward(%g: tensor<1x2x3x3xf32>, %x: tensor<1x2x6x6xf32>)
   // CHECK-SAME: [1, 1, 2, 2]
   %r = train.avg_pool2d_backward %g, %x {kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x3x3xf32>, tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32>
   return %r : tensor<1x2x6x6xf32>
+}
+
+// -----
+
+// SGD with momentum: one generic written over the parameter and its
+// momentum buffer (its inits, read by the body); a bf16 parameter updated
+// with an f32 learning rate too. Without momentum, over the parameter
+// alone.
+// CHECK-LABEL: func.func @sgd_in_place
+// CHECK-SAME: (%[[P:[a-z0-9]+]]: tensor<4x8xf32>, %[[G:[a-z0-9]+]]: tensor<4x8xf32>, %[[LR:[a-z0-9]+]]: tensor<f32>, %[[B:[a-z0-9]+]]: tensor<4x8xf32>, %[[Q:[a-z0-9]+]]: tensor<8xbf16>, %[[H:[a-z0-9]+]]: tensor<8xbf16>)
+func.func @sgd_in_place(%p: tensor<4x8xf32>, %g: tensor<4x8xf32>, %lr: tensor<f32>, %b: tensor<4x8xf32>, %q: tensor<8xbf16>, %h: tensor<8xbf16>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xbf16>) {
+  // CHECK: %[[R:.*]]:2 = linalg.generic {{.*}} ins(%[[G]], %[[LR]] : tensor<4x8xf32>, tensor<f32>) outs(%[[P]], %[[B]] : tensor<4x8xf32>, tensor<4x8xf32>)
+  // CHECK-NEXT: ^bb0(%[[GI:.*]]: f32, %[[LRI:.*]]: f32, %[[PO:.*]]: f32, %[[BO:.*]]: f32):
+  // CHECK: arith.mulf %[[BO]], %{{.*}}
+  // CHECK: %[[NEXT:.*]] = arith.subf %[[PO]],
+  %np, %nb = train.sgd %p, %g, %lr, %b {momentum = 9.000000e-01 : f64} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+  // CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%[[H]], %[[LR]] : tensor<8xbf16>, tensor<f32>) outs(%[[Q]] : tensor<8xbf16>)
+  %nq = train.sgd %q, %h, %lr : (tensor<8xbf16>, tensor<8xbf16>, tensor<f32>) -> tensor<8xbf16>
+  // CHECK: return %[[R]]#0, %[[R]]#1, %[[S]]
+  return %np, %nb, %nq : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xbf16>
 }
