@@ -105,9 +105,10 @@ SmallVector<Value> linalg_lowering::buildElementwise(OpBuilder &builder,
 SmallVector<Value> linalg_lowering::buildUpdate(
     OpBuilder &builder, Location loc, TypeRange resultTypes,
     ValueRange operands, ArrayRef<unsigned> stateIndices, BodyBuilder body) {
+  // The optimizer ops' verifiers give each result its state's type.
   for (auto [k, index] : llvm::enumerate(stateIndices))
-    if (operands[index].getType() != resultTypes[k])
-      return buildElementwise(builder, loc, resultTypes, operands, body);
+    assert(operands[index].getType() == resultTypes[k] &&
+           "a state and the result replacing it have one type");
   ArrayRef<int64_t> shape =
       cast<RankedTensorType>(resultTypes.front()).getShape();
   SmallVector<Value> inputs, inits;

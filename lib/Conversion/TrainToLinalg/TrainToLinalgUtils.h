@@ -45,13 +45,13 @@ SmallVector<Value> buildElementwise(OpBuilder &builder, Location loc,
                                     BodyBuilder body);
 
 /// buildElementwise for an optimizer's update of its state: result k
-/// replaces `operands[stateIndices[k]]`. When each of those has its
-/// result's type, it is the generic's k-th init, which `body` reads through
-/// the init's block argument (`body` sees the operands in their order
-/// either way): bufferization then writes the update over the state in
-/// place where nothing reads the old state after it (PyTorch's in-place
-/// step: no new state buffers, nothing copied back after the step), and
-/// elementwise fusion keeps the inits, which the body reads.
+/// replaces `operands[stateIndices[k]]` (of its type), which is the
+/// generic's k-th init, read by `body` through the init's block argument
+/// (`body` sees the operands in their order): bufferization then writes
+/// the update over the state in place where nothing reads the old state
+/// after it (PyTorch's in-place step: no new state buffers, nothing copied
+/// back after the step), and elementwise fusion keeps the inits, which the
+/// body reads.
 SmallVector<Value> buildUpdate(OpBuilder &builder, Location loc,
                                TypeRange resultTypes, ValueRange operands,
                                ArrayRef<unsigned> stateIndices,
