@@ -235,7 +235,8 @@ static bool isUnwrittenBetween(Value value, Operation *from, Operation *to) {
 /// buffer is the grouped view (memref.expand_shape) of one of `convs`'
 /// input gradients (bufferization reuses one buffer for the copies of
 /// several layers' filters: each view reads the copy last made before
-/// it), and nothing writes a copied filter between its copy and the call.
+/// it), and nothing writes a copied filter, nor the buffer, between its
+/// copy and the call.
 static void foldFlippedFilters(
     SmallVectorImpl<std::tuple<linalg::GenericOp, ConvKernel, linalg::FillOp>>
         &convs) {
@@ -282,6 +283,9 @@ static void foldFlippedFilters(
               view.getReassociationIndices())) ||
           !isUnwrittenBetween(
               source, copy,
+              std::get<0>(convs[gradientsByFilter[view.getResult()]])) ||
+          !isUnwrittenBetween(
+              buffer, copy,
               std::get<0>(convs[gradientsByFilter[view.getResult()]]))) {
         foldable = false;
         break;
