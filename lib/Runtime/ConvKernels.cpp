@@ -15,7 +15,9 @@
 // the forward and input-gradient products at ~170 GFLOP/s against sgemm's
 // ~112 on the im2col patches, the filter gradient (one image at a time) at
 // ~150. ResNet-18's 3x3 layers (batch 8, two threads, 64 to 512 channels):
-// forward and input gradient 235-330 GFLOP/s, filter gradient 209-311.
+// forward and input gradient 270-335 GFLOP/s, filter gradient 255-330
+// (the 512-channel layer's forward 8.1 -> 6.6 ms once its filter blocks
+// were packed in registers by the thread that uses them, in its L2).
 //
 //===----------------------------------------------------------------------===//
 
@@ -114,6 +116,12 @@ float *scratch(Scratch slot, size_t count) {
 /// outputs, ~50 ms of a 440 ms step on two threads).
 /// Only the first `is` rows and `js` columns of src (masked loads and
 /// stores): a block at the edge of a 14 x 14 or 7 x 7 image's rows.
+// GCC 12's AVX-512 casts and unpacks read an intentionally undefined
+// register (`__m512 __Y = __Y;` in its headers): false warnings, once per
+// inlined call.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 __attribute__((target("avx512f"))) void
 transposeBlock16(const float *src, int64_t lds, float *dst, int64_t ldd,
                  int64_t is, int64_t js) {
@@ -152,6 +160,8 @@ transposeBlock16(const float *src, int64_t lds, float *dst, int64_t ldd,
     _mm512_mask_storeu_ps(dst + j * ldd, rows, r[j]);
 }
 
+#pragma GCC diagnostic pop
+
 /// Whether this CPU runs transposeBlock16 (checked once).
 bool hasAvx512() {
   static const bool has = __builtin_cpu_supports("avx512f");
@@ -186,29 +196,6 @@ void transposeCopy(const float *src, int64_t srcI, int64_t srcJ, float *dst,
     }
 }
 
-/// Calls visit(g, x0, x1, y0, y1, t) for every g < groups, tap t < taps
-/// and 16 x 16 tile [x0, x1) x [y0, y1) of [xs, ys], every tap of a tile
-/// in turn, the tiles split over the team when `team`. The filter's
-/// packing and the filter gradient's scatter move the taps from the
-/// innermost dim to the outermost and transpose two dims: element by
-/// element, the 9 taps' rows (1 MiB apart for 512 x 512 filters) and the
-/// rows of one tap (2 KiB apart) fell into two L1 sets and evicted one
-/// another (10.5 ms for a 512 x 512 x 3 x 3 filter gradient's scatter
-/// against products of ~20 ms); a tile's lines stay in L1 for its taps.
-template <typename Visit>
-void forTiles(int64_t groups, int64_t xs, int64_t ys, int64_t taps, bool team,
-              Visit visit) {
-  constexpr int64_t tile = 16;
-  int64_t xTiles = (xs + tile - 1) / tile, yTiles = (ys + tile - 1) / tile;
-#pragma omp parallel for collapse(3) schedule(static) if (team)
-  for (int64_t g = 0; g < groups; ++g)
-    for (int64_t xt = 0; xt < xTiles; ++xt)
-      for (int64_t yt = 0; yt < yTiles; ++yt)
-        for (int64_t t = 0; t < taps; ++t)
-          visit(g, xt * tile, std::min(xs, (xt + 1) * tile), yt * tile,
-                std::min(ys, (yt + 1) * tile), t);
-}
-
 /// The filter's (kh, kw) that tap t (row-major over the window) reads:
 /// reversed when `flipped` (the input gradient's filter).
 std::pair<int64_t, int64_t> filterTap(int64_t t, int64_t kernelH,
@@ -217,6 +204,125 @@ std::pair<int64_t, int64_t> filterTap(int64_t t, int64_t kernelH,
   if (flipped)
     return {kernelH - 1 - kh, kernelW - 1 - kw};
   return {kh, kw};
+}
+
+/// Calls visit(g, x0, x1, y0, y1) for every g < groups and 16 x 16 tile
+/// [x0, x1) x [y0, y1) of [xs, ys], the tiles split over the team when
+/// `team`. The by-image filter gradient's scatter moves the taps from the
+/// outermost dim to the innermost and transposes two dims one tile at a
+/// time, every tap of it: element by element, the 9 taps' rows
+/// (1 MiB apart for 512 x 512 filters) and the rows of one tap (2 KiB
+/// apart) fell into two L1 sets and evicted one another (10.5 ms for a
+/// 512 x 512 x 3 x 3 filter gradient's scatter against products of ~20 ms);
+/// a tile's lines stay in L1 for its taps.
+template <typename Visit>
+void forTiles(int64_t groups, int64_t xs, int64_t ys, bool team, Visit visit) {
+  constexpr int64_t tile = 16;
+  int64_t xTiles = (xs + tile - 1) / tile, yTiles = (ys + tile - 1) / tile;
+#pragma omp parallel for collapse(3) schedule(static) if (team)
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t xt = 0; xt < xTiles; ++xt)
+      for (int64_t yt = 0; yt < yTiles; ++yt)
+        visit(g, xt * tile, std::min(xs, (xt + 1) * tile), yt * tile,
+              std::min(ys, (yt + 1) * tile));
+}
+
+/// Whether the taps of `filter` ([g, a, b, kh, kw]) are contiguous and
+/// innermost, few enough for one AVX-512 transpose, and the CPU has one:
+/// then a tile's taps move between innermost and outermost in registers.
+bool tapsInRegisters(const View5 &filter) {
+  int64_t kernelW = filter.sizes[4], taps = filter.sizes[3] * kernelW;
+  return taps <= 16 && filter.strides[4] == 1 && filter.strides[3] == kernelW &&
+         filter.strides[2] == taps && hasAvx512();
+}
+
+/// to[t * tapStride + a * toA + b * toB] = filter[g, a0 + a, b0 + b, tap
+/// t] for a < as, b < bs and every tap t (row-major over the window; tap
+/// taps - 1 - t, the window reversed, when `reversed`). `to` is the tile's
+/// first element. Where tapsInRegisters holds and `to` has a unit stride
+/// along a or b, each filter row's [b, tap] block (contiguous) is
+/// transposed in registers, straight into `to` when b is its unit dim, else
+/// through a local [tap, a, b] tile transposed again per tap: the packing
+/// of a 512 x 512 x 3 x 3 filter took 1.8 ms on two threads element by
+/// element (the taps 9 apart), a quarter of its products' time.
+void packFilterTile(const View5 &filter, int64_t g, int64_t a0, int64_t as,
+                    int64_t b0, int64_t bs, bool reversed, float *to,
+                    int64_t tapStride, int64_t toA, int64_t toB) {
+  int64_t kernelH = filter.sizes[3], kernelW = filter.sizes[4],
+          taps = kernelH * kernelW;
+  if (!tapsInRegisters(filter) || (toA != 1 && toB != 1)) {
+    for (int64_t t = 0; t < taps; ++t) {
+      auto [kh, kw] = filterTap(t, kernelH, kernelW, reversed);
+      transposeCopy(filter.at(g, a0, b0, kh, kw), filter.strides[1],
+                    filter.strides[2], to + t * tapStride, toA, toB, as, bs);
+    }
+    return;
+  }
+  // Source tap s lands in row `first + s * step` of `to`'s taps.
+  int64_t first = reversed ? (taps - 1) * tapStride : 0;
+  int64_t step = reversed ? -tapStride : tapStride;
+  if (toB == 1) {
+    for (int64_t a = 0; a < as; ++a)
+      transposeBlock16(filter.at(g, a0 + a, b0, 0, 0), taps,
+                       to + first + a * toA, step, bs, taps);
+    return;
+  }
+  alignas(64) float local[16][16][16]; // [tap, a, b]
+  for (int64_t a = 0; a < as; ++a)
+    transposeBlock16(filter.at(g, a0 + a, b0, 0, 0), taps, &local[0][a][0],
+                     16 * 16, bs, taps);
+  for (int64_t s = 0; s < taps; ++s)
+    transposeBlock16(&local[s][0][0], 16, to + first + s * step, toB, as, bs);
+}
+
+/// The inverse of packFilterTile for the filter gradient: out[g, a0 + a,
+/// b0 + b, tap t] = from[t * tapStride + b * fromB + a] for a < as, b < bs
+/// and every tap (`from` unit along a), through a local [tap, a, b] tile
+/// when tapsInRegisters holds for `out`.
+void scatterFilterTile(const float *from, int64_t tapStride, int64_t fromB,
+                       const View5 &out, int64_t g, int64_t a0, int64_t as,
+                       int64_t b0, int64_t bs) {
+  int64_t kernelW = out.sizes[4], taps = out.sizes[3] * kernelW;
+  if (!tapsInRegisters(out)) {
+    for (int64_t t = 0; t < taps; ++t)
+      transposeCopy(from + t * tapStride, fromB, 1,
+                    out.at(g, a0, b0, t / kernelW, t % kernelW), out.strides[2],
+                    out.strides[1], bs, as);
+    return;
+  }
+  alignas(64) float local[16][16][16]; // [tap, a, b]
+  for (int64_t t = 0; t < taps; ++t)
+    transposeBlock16(from + t * tapStride, fromB, &local[t][0][0], 16, bs, as);
+  for (int64_t a = 0; a < as; ++a)
+    transposeBlock16(&local[0][a][0], 16 * 16, out.at(g, a0 + a, b0, 0, 0),
+                     taps, taps, bs);
+}
+
+/// Output channels [o0, o0 + os) of group g of `filter`, every reduced
+/// channel r and tap t, packed for the products of one output block:
+/// to[t * reds * os + r * toR + (o - o0) * toO] = the filter at (o, r) and
+/// tap t (reversed when `flipped`). The filter is [g, o, r, kh, kw], or [g,
+/// r, o, kh, kw] when `reductionFirst`. The window kernels pack each block
+/// on the thread that runs its products, right before them: the packed
+/// block (up to 1.2 MiB) stays in that core's L2 instead of a whole packed
+/// filter (9 MiB for 512 x 512 x 3 x 3) passing through memory twice.
+void packFilterBlock(const View5 &filter, bool reductionFirst, bool flipped,
+                     int64_t g, int64_t o0, int64_t os, float *to, int64_t toR,
+                     int64_t toO) {
+  constexpr int64_t tile = 16;
+  int64_t reds = filter.sizes[reductionFirst ? 1 : 2];
+  int64_t tapStride = reds * os;
+  for (int64_t o = o0; o < o0 + os; o += tile)
+    for (int64_t r = 0; r < reds; r += tile) {
+      int64_t ot = std::min(tile, o0 + os - o), rt = std::min(tile, reds - r);
+      float *tileTo = to + r * toR + (o - o0) * toO;
+      if (reductionFirst)
+        packFilterTile(filter, g, r, rt, o, ot, flipped, tileTo, tapStride, toR,
+                       toO);
+      else
+        packFilterTile(filter, g, o, ot, r, rt, flipped, tileTo, tapStride, toO,
+                       toR);
+    }
 }
 
 /// Output channels per product: the filter's block for every tap stays in
@@ -244,23 +350,7 @@ void windowProducts(const View5 &image, const View5 &filter, const View5 &out,
           outH = out.sizes[3], outW = out.sizes[4];
   int64_t reds = image.sizes[2], kernelH = filter.sizes[3],
           kernelW = filter.sizes[4], taps = kernelH * kernelW;
-  // The filter packed as [g, tap, o, r]: column-major [r, o] per tap.
-  // (On the team for large filters: a 512 x 512 x 3 x 3 filter's packing
-  // is a strided pass over 9 MiB.)
   bool team = runsOnTeam(batch * groups * outH * outW * outs * reds * taps);
-  float *packed = scratch(Scratch::packed, size_t(groups * taps * outs * reds));
-  // [r, o] per tap: r along the packed rows.
-  forTiles(groups, reds, outs, taps, team,
-           [&](int64_t g, int64_t r0, int64_t r1, int64_t o0, int64_t o1,
-               int64_t t) {
-             auto [kh, kw] = filterTap(t, kernelH, kernelW, flipped);
-             transposeCopy(reductionFirst ? filter.at(g, r0, o0, kh, kw)
-                                          : filter.at(g, o0, r0, kh, kw),
-                           filter.strides[reductionFirst ? 1 : 2],
-                           filter.strides[reductionFirst ? 2 : 1],
-                           packed + ((g * taps + t) * outs + o0) * reds + r0, 1,
-                           reds, r1 - r0, o1 - o0);
-           });
   // Rows per product: joined when narrow and the image's rows contiguous.
   int64_t width = image.strides[3];
   int64_t joined = 1;
@@ -270,7 +360,8 @@ void windowProducts(const View5 &image, const View5 &filter, const View5 &out,
   int64_t outBlock = std::min(outs, kOutBlock);
   int64_t outBlocks = (outs + outBlock - 1) / outBlock;
   // Tasks ordered (g, output block, image, row block): a thread's run of
-  // tasks shares the filter block.
+  // tasks shares the filter block, which it packs as [tap, o, r] (column-
+  // major [r, o] per tap) on its first task there.
   int64_t tasks = groups * outBlocks * batch * rowBlocks;
   // The products, dispatched once: [full rows, last rows] x [full output
   // block, last output block]. Joined rows land in a scratch block of
@@ -290,7 +381,9 @@ void windowProducts(const View5 &image, const View5 &filter, const View5 &out,
 #pragma omp parallel if (team)
   {
     std::vector<const float *> a(taps), b(taps);
-    std::vector<float> scratch(joined > 1 ? ld * outBlock : 0);
+    std::vector<float> joinedRows(joined > 1 ? ld * outBlock : 0);
+    float *packed = scratch(Scratch::packed, size_t(taps * outBlock * reds));
+    int64_t packedBlock = -1;
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < tasks; ++i) {
       int64_t rowBlock = i % rowBlocks, n = i / rowBlocks % batch,
@@ -298,9 +391,14 @@ void windowProducts(const View5 &image, const View5 &filter, const View5 &out,
               g = i / (rowBlocks * batch * outBlocks);
       int64_t y0 = rowBlock * joined, rows = rowsOf(rowBlock);
       int64_t o0 = ob * outBlock, os = outsOf(ob);
+      if (i / (rowBlocks * batch) != packedBlock) {
+        packedBlock = i / (rowBlocks * batch);
+        packFilterBlock(filter, reductionFirst, flipped, g, o0, os, packed, 1,
+                        reds);
+      }
       for (int64_t t = 0; t < taps; ++t) {
         a[t] = image.at(n, g, 0, y0 + t / kernelW * dh, t % kernelW * dw);
-        b[t] = packed + ((g * taps + t) * outs + o0) * reds;
+        b[t] = packed + t * os * reds;
       }
       const BatchReduceProduct &product =
           products[2 * (rowBlock == rowBlocks - 1) + (ob == outBlocks - 1)];
@@ -310,10 +408,10 @@ void windowProducts(const View5 &image, const View5 &filter, const View5 &out,
       }
       // The wide run's product, column-major [rows * width, os], then its
       // rows' first ow columns.
-      product(a.data(), b.data(), scratch.data(), taps);
+      product(a.data(), b.data(), joinedRows.data(), taps);
       for (int64_t o = 0; o < os; ++o)
         for (int64_t y = 0; y < rows; ++y)
-          std::copy_n(scratch.data() + o * ld + y * width, outW,
+          std::copy_n(joinedRows.data() + o * ld + y * width, outW,
                       out.at(n, g, o0 + o, y0 + y, 0));
     }
   }
@@ -347,25 +445,6 @@ void windowProductsChannelsLast(const View5 &image, const View5 &filter,
   auto outsOf = [&](int64_t ob) {
     return std::min(outBlock, outs - ob * outBlock);
   };
-  // The filter: per (group, output block) `taps` column-major [os, r].
-  int64_t blockSize = taps * reds * outBlock;
-  float *packed =
-      scratch(Scratch::packed, size_t(groups * outBlocks * blockSize));
-  // [o, r] per tap and block, o along the packed rows. (Tiles never
-  // straddle a block: blocks are multiples of 16 but for the last.)
-  forTiles(groups, outs, reds, taps, team,
-           [&](int64_t g, int64_t o0, int64_t o1, int64_t r0, int64_t r1,
-               int64_t t) {
-             int64_t ob = o0 / outBlock, os = outsOf(ob);
-             auto [kh, kw] = filterTap(t, kernelH, kernelW, flipped);
-             transposeCopy(reductionFirst ? filter.at(g, r0, o0, kh, kw)
-                                          : filter.at(g, o0, r0, kh, kw),
-                           filter.strides[reductionFirst ? 2 : 1],
-                           filter.strides[reductionFirst ? 1 : 2],
-                           packed + (g * outBlocks + ob) * blockSize +
-                               (t * reds + r0) * os + o0 % outBlock,
-                           1, os, o1 - o0, r1 - r0);
-           });
   // The image: [n, g, h, w, r].
   float *imageT =
       scratch(Scratch::image, size_t(batch * groups * height * width * reds));
@@ -380,20 +459,28 @@ void windowProductsChannelsLast(const View5 &image, const View5 &filter,
   for (int64_t os : {outsOf(0), outsOf(outBlocks - 1)})
     products.emplace_back(os, outW, reds, os, reds, os);
   // Tasks ordered (g, output block, image, row): a thread's run of tasks
-  // shares the filter block.
+  // shares the filter block, which it packs as [tap, r, o] (column-major
+  // [o, r] per tap) on its first task there.
   int64_t tasks = groups * outBlocks * batch * outH;
 #pragma omp parallel if (team)
   {
     std::vector<const float *> a(taps), b(taps);
     std::vector<float> block(outW * outBlock);
+    float *packed = scratch(Scratch::packed, size_t(taps * reds * outBlock));
+    int64_t packedBlock = -1;
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < tasks; ++i) {
       int64_t y = i % outH, n = i / outH % batch,
               ob = i / (outH * batch) % outBlocks,
               g = i / (outH * batch * outBlocks);
       int64_t o0 = ob * outBlock, os = outsOf(ob);
+      if (i / (outH * batch) != packedBlock) {
+        packedBlock = i / (outH * batch);
+        packFilterBlock(filter, reductionFirst, flipped, g, o0, os, packed, os,
+                        1);
+      }
       for (int64_t t = 0; t < taps; ++t) {
-        a[t] = packed + (g * outBlocks + ob) * blockSize + t * reds * os;
+        a[t] = packed + t * reds * os;
         b[t] = imageT +
                (((n * groups + g) * height + y + t / kernelW * dh) * width +
                 t % kernelW * dw) *
@@ -442,13 +529,12 @@ struct FilterGrad {
                i < std::min(sumsSize, (chunk + 1) * 4096); ++i)
             sums[i] += sums[part * sumsSize + i];
     }
-    forTiles(groups, channels, filters, taps, team,
-             [&](int64_t g, int64_t c0, int64_t c1, int64_t f0, int64_t f1,
-                 int64_t t) {
-               transposeCopy(
-                   sums + ((g * taps + t) * channels + c0) * filters + f0,
-                   filters, 1, out.at(g, f0, c0, t / kernelW, t % kernelW),
-                   out.strides[2], out.strides[1], c1 - c0, f1 - f0);
+    forTiles(groups, filters, channels, team,
+             [&](int64_t g, int64_t f0, int64_t f1, int64_t c0, int64_t c1) {
+               scatterFilterTile(sums + (g * taps * channels + c0) * filters +
+                                     f0,
+                                 channels * filters, filters, out, g, f0,
+                                 f1 - f0, c0, c1 - c0);
              });
   }
 };
@@ -504,48 +590,59 @@ void filterGradByImage(const FilterGrad &p) {
 /// whose sums, 9 MiB, would otherwise pass through memory once per image).
 /// Every image's gradient is transposed first; the team splits the tiles.
 void filterGradByTile(const FilterGrad &p) {
+  constexpr int64_t tile = kFilterGradTile;
   float *gradT =
       scratch(Scratch::gradients, size_t(p.batch * p.groups * p.plane));
-  float *sums = scratch(Scratch::sums, size_t(p.sumsSize));
-  int64_t fBlocks = (p.filters + kFilterGradTile - 1) / kFilterGradTile;
-  int64_t cBlocks = (p.channels + kFilterGradTile - 1) / kFilterGradTile;
-  int64_t tiles = p.groups * p.taps * fBlocks * cBlocks;
+  int64_t fBlocks = (p.filters + tile - 1) / tile;
+  int64_t cBlocks = (p.channels + tile - 1) / tile;
+  int64_t tiles = p.groups * fBlocks * cBlocks;
   bool team = runsOnTeam(p.batch * p.groups * p.plane * p.channels * p.taps);
   auto sizeOf = [](int64_t block, int64_t size) {
     return std::min(kFilterGradTile, size - block * kFilterGradTile);
   };
   // The products, dispatched once: [full, last] filter blocks x [full,
-  // last] channel blocks.
+  // last] channel blocks, into a tile's sums.
   std::vector<BatchReduceProduct> products;
   for (int64_t fs : {sizeOf(0, p.filters), sizeOf(fBlocks - 1, p.filters)})
     for (int64_t cs : {sizeOf(0, p.channels), sizeOf(cBlocks - 1, p.channels)})
       products.emplace_back(fs, cs, p.outW, p.filters, p.image.strides[2],
-                            p.filters);
+                            tile);
 #pragma omp parallel if (team)
   {
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < p.batch * p.groups; ++i)
       p.transpose(i / p.groups, i % p.groups, gradT + i * p.plane);
     std::vector<const float *> a(p.batch * p.outH), b(p.batch * p.outH);
+    // One tile's sums for every tap, [tap, c, f] (column-major [f, c] per
+    // tap), written to `out` by the thread as soon as they are complete:
+    // summed into a whole [tap, c, f] copy of the gradient first, then
+    // scattered, the 9 MiB of a 512 x 512 x 3 x 3 gradient's sums passed
+    // through memory twice more.
+    float *sums = scratch(Scratch::sums, size_t(p.taps * tile * tile));
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < tiles; ++i) {
       int64_t cb = i % cBlocks, fb = i / cBlocks % fBlocks,
-              t = i / (cBlocks * fBlocks) % p.taps,
-              g = i / (cBlocks * fBlocks * p.taps);
-      int64_t f0 = fb * kFilterGradTile, c0 = cb * kFilterGradTile;
-      for (int64_t n = 0; n < p.batch; ++n)
-        for (int64_t y = 0; y < p.outH; ++y) {
-          a[n * p.outH + y] = gradT + (n * p.groups + g) * p.plane +
-                              y * p.outW * p.filters + f0;
-          b[n * p.outH + y] = p.window(n, g, c0, t, y);
-        }
-      products[2 * (fb == fBlocks - 1) + (cb == cBlocks - 1)](
-          a.data(), b.data(),
-          sums + ((g * p.taps + t) * p.channels + c0) * p.filters + f0,
-          a.size());
+              g = i / (cBlocks * fBlocks);
+      int64_t f0 = fb * tile, c0 = cb * tile;
+      int64_t fs = sizeOf(fb, p.filters), cs = sizeOf(cb, p.channels);
+      const BatchReduceProduct &product =
+          products[2 * (fb == fBlocks - 1) + (cb == cBlocks - 1)];
+      for (int64_t t = 0; t < p.taps; ++t) {
+        for (int64_t n = 0; n < p.batch; ++n)
+          for (int64_t y = 0; y < p.outH; ++y) {
+            a[n * p.outH + y] = gradT + (n * p.groups + g) * p.plane +
+                                y * p.outW * p.filters + f0;
+            b[n * p.outH + y] = p.window(n, g, c0, t, y);
+          }
+        product(a.data(), b.data(), sums + t * tile * tile, a.size());
+      }
+      for (int64_t f = 0; f < fs; f += 16)
+        for (int64_t c = 0; c < cs; c += 16)
+          scatterFilterTile(sums + c * tile + f, tile * tile, tile, p.out, g,
+                            f0 + f, std::min<int64_t>(16, fs - f), c0 + c,
+                            std::min<int64_t>(16, cs - c));
     }
   }
-  p.scatter(sums, 1, team);
 }
 
 /// out[g, f, c, kh, kw] = sum over (n, y, x) of grad[n, g, f, y, x] *

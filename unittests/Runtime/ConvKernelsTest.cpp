@@ -69,6 +69,17 @@ struct Case {
   /// The image's rows contiguous (the padded buffer a step passes): narrow
   /// rows are joined into wide runs.
   bool tight = false;
+  /// The filter (the filter gradient for kind 2) a view of a buffer with
+  /// wider window rows: its taps are not contiguous, and the packing and
+  /// scatter go tap by tap instead of by AVX-512 transposes of whole tiles.
+  bool looseFilter = false;
+
+  /// The filter's buffer for a view of `shape`.
+  std::array<int64_t, 5> filterAlloc(std::array<int64_t, 5> shape) const {
+    if (looseFilter)
+      shape[4] += 1;
+    return shape;
+  }
 };
 
 /// Runs kind `kind` on `c` and compares with the loops, relative 1e-4 of
@@ -90,7 +101,7 @@ void check(const Case &c, int32_t kind, unsigned seed) {
                 {c.batch, c.groups, c.outs, c.outH, c.outW + 1}, rng);
     std::array<int64_t, 5> shape = {c.groups, c.outs, c.reds, c.kernelH,
                                     c.kernelW};
-    Buffer out(shape, shape, rng);
+    Buffer out(shape, c.filterAlloc(shape), rng);
     auto g = grad.unranked(), i = image.unranked(), o = out.unranked();
     _mlir_ciface_distopt_conv2d_f32(&g, &i, &o, kind, c.dh, c.dw);
     for (int64_t gr = 0; gr < c.groups; ++gr)
@@ -120,7 +131,7 @@ void check(const Case &c, int32_t kind, unsigned seed) {
                                          c.kernelW}
                 : std::array<int64_t, 5>{c.groups, c.reds, c.outs, c.kernelH,
                                          c.kernelW};
-  Buffer filter(shape, shape, rng);
+  Buffer filter(shape, c.filterAlloc(shape), rng);
   Buffer out({c.batch, c.groups, c.outs, c.outH, c.outW},
              {c.batch, c.groups, c.outs, c.outH + 2, c.outW}, rng);
   auto i = image.unranked(), f = filter.unranked(), o = out.unranked();
@@ -177,6 +188,10 @@ const Case kCases[] = {
     // Rows of 21 and 23 pixels in a strided view: the image's and the
     // output's transposes by whole 16 x 16 blocks (AVX-512) and the rest.
     {2, 1, 80, 64, 3, 21, 3, 3, 1, 1, 2},
+    // Filters whose taps are not contiguous: packed and scattered tap by
+    // tap, pixels first and channels last.
+    {2, 1, 16, 8, 6, 7, 3, 3, 1, 1, 2, false, true},
+    {2, 1, 72, 64, 4, 5, 3, 3, 1, 1, 2, true, true},
 };
 
 TEST(ConvKernels, ForwardMatchesLoops) {
