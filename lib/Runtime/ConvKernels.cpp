@@ -1,9 +1,10 @@
-//===- ConvKernels.cpp - stride-1 convolutions as batch-reduce products ---===//
+//===- ConvKernels.cpp - convolutions as batch-reduce products ------------===//
 //
 // `dist-conv-to-kernels` replaces the direct convolution contractions that
-// `train-to-linalg` builds for stride-1 convolutions by calls of this entry
-// point. Each one is a sum over window taps of products whose operands are
-// views of the (padded) image: for an output row y of image n, the [ow, f]
+// `train-to-linalg` builds (conv2d, its filter gradient, and the input
+// gradient of a stride-1 convolution) by calls of this entry point. Each
+// one is a sum over window taps of products whose operands are views of
+// the (padded) image: for an output row y of image n, the [ow, f]
 // block is sum over taps (kh, kw) of image[n, :, y + kh, kw : kw + ow]^T x
 // filter[:, :, kh, kw]^T -- no im2col patch matrix, only row windows read
 // in place. With 64 channels or more the same products run channels last
@@ -160,6 +161,28 @@ transposeBlock16(const float *src, int64_t lds, float *dst, int64_t ldd,
     _mm512_mask_storeu_ps(dst + j * ldd, rows, r[j]);
 }
 
+/// to[x / 2] = from[x] for even x < width and to[phase + x / 2] = from[x]
+/// for odd ones: a row's two column phases, 32 pixels at a time.
+__attribute__((target("avx512f"))) void
+splitTwoPhases(const float *from, int64_t width, float *to, int64_t phase) {
+  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12,
+                                        10, 8, 6, 4, 2, 0),
+                odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13,
+                                       11, 9, 7, 5, 3, 1);
+  for (int64_t x = 0; x < width; x += 32) {
+    int64_t rest = std::min<int64_t>(32, width - x);
+    auto mask = [](int64_t count) {
+      return static_cast<__mmask16>((1u << std::clamp<int64_t>(count, 0, 16)) -
+                                    1);
+    };
+    __m512 a = _mm512_maskz_loadu_ps(mask(rest), from + x),
+           b = _mm512_maskz_loadu_ps(mask(rest - 16), from + x + 16);
+    _mm512_mask_storeu_ps(to + x / 2, mask((rest + 1) / 2),
+                          _mm512_permutex2var_ps(a, even, b));
+    _mm512_mask_storeu_ps(to + phase + x / 2, mask(rest / 2),
+                          _mm512_permutex2var_ps(a, odd, b));
+  }
+}
 #pragma GCC diagnostic pop
 
 /// Whether this CPU runs transposeBlock16 (checked once).
@@ -430,10 +453,14 @@ constexpr int64_t kChannelsLastFrom = 64;
 /// the filter block's rows are `os` apart, not a plane or a power of two:
 /// one thread, batch 8, ResNet-18's 3x3 layers measured 154-191 GFLOP/s
 /// for the products (the pixels-first form 120-149, its image planes read
-/// with a stride of the plane).
+/// with a stride of the plane). Strides (sh, sw) > 1 as well: output row y
+/// reads image rows y * sh + kh * dh, and a window's pixels are sw * r
+/// apart (the products' leading dimension), so that a strided convolution
+/// needs no patch matrix either.
 void windowProductsChannelsLast(const View5 &image, const View5 &filter,
                                 const View5 &out, bool reductionFirst,
-                                bool flipped, int64_t dh, int64_t dw) {
+                                bool flipped, int64_t dh, int64_t dw,
+                                int64_t sh, int64_t sw) {
   int64_t batch = out.sizes[0], groups = out.sizes[1], outs = out.sizes[2],
           outH = out.sizes[3], outW = out.sizes[4];
   int64_t reds = image.sizes[2], height = image.sizes[3],
@@ -457,7 +484,7 @@ void windowProductsChannelsLast(const View5 &image, const View5 &filter,
   }
   std::vector<BatchReduceProduct> products;
   for (int64_t os : {outsOf(0), outsOf(outBlocks - 1)})
-    products.emplace_back(os, outW, reds, os, reds, os);
+    products.emplace_back(os, outW, reds, os, sw * reds, os);
   // Tasks ordered (g, output block, image, row): a thread's run of tasks
   // shares the filter block, which it packs as [tap, r, o] (column-major
   // [o, r] per tap) on its first task there.
@@ -481,10 +508,11 @@ void windowProductsChannelsLast(const View5 &image, const View5 &filter,
       }
       for (int64_t t = 0; t < taps; ++t) {
         a[t] = packed + t * reds * os;
-        b[t] = imageT +
-               (((n * groups + g) * height + y + t / kernelW * dh) * width +
-                t % kernelW * dw) *
-                   reds;
+        b[t] =
+            imageT +
+            (((n * groups + g) * height + y * sh + t / kernelW * dh) * width +
+             t % kernelW * dw) *
+                reds;
       }
       products[ob == outBlocks - 1](a.data(), b.data(), block.data(), taps);
       transposeCopy(block.data(), os, 1, out.at(n, g, o0, y, 0), out.strides[4],
@@ -497,7 +525,12 @@ void windowProductsChannelsLast(const View5 &image, const View5 &filter,
 /// (group, tap), `parts` copies (summed by `scatter`).
 struct FilterGrad {
   const View5 &grad, &image, &out;
-  int64_t dh, dw;
+  int64_t dh, dw, sh, sw;
+  /// What the products read the image's windows from: the image itself,
+  /// or with strides sw > 1 its rows split into sw column phases of
+  /// `phaseWidth` pixels each (see splitPhases).
+  View5 source = image;
+  int64_t phaseWidth = 0;
   int64_t batch = grad.sizes[0], groups = grad.sizes[1],
           filters = grad.sizes[2], outH = grad.sizes[3], outW = grad.sizes[4];
   int64_t channels = out.sizes[2], kernelH = out.sizes[3],
@@ -512,10 +545,62 @@ struct FilterGrad {
       transposeCopy(grad.at(n, g, 0, y, 0), grad.strides[2], grad.strides[4],
                     to + y * outW * filters, 1, filters, filters, outW);
   }
-  /// The window of image n, group g, tap t at output row y, channel c.
+  /// The window of image n, group g, tap t at output row y, channel c:
+  /// outW pixels along a row of `source`, its channels source.strides[2]
+  /// apart.
   const float *window(int64_t n, int64_t g, int64_t c, int64_t t,
                       int64_t y) const {
-    return image.at(n, g, c, y + t / kernelW * dh, t % kernelW * dw);
+    int64_t column = t % kernelW * dw;
+    if (sw > 1)
+      column = column % sw * phaseWidth + column / sw;
+    return source.at(n, g, c, y * sh + t / kernelW * dh, column);
+  }
+  /// With strides sw > 1, a window's pixels are sw apart: the products
+  /// need them contiguous (they are the reduced dim). Each image row a
+  /// window reads is split into its sw column phases (pixel x to phase x %
+  /// sw, at x / sw), so that the window of tap kw is a run of phase (kw *
+  /// dw) % sw: at most one copy of the image, where im2col's patches were
+  /// one per tap. Rows and phases no window reads (a 1x1 stride-2 layer's
+  /// odd ones) are not copied.
+  void splitPhases(bool team) {
+    int64_t height = image.sizes[3], width = image.sizes[4];
+    phaseWidth = (width + sw - 1) / sw;
+    int64_t rowSize = sw * phaseWidth;
+    std::vector<char> readRows(height), readPhases(sw);
+    for (int64_t kh = 0; kh < kernelH; ++kh)
+      for (int64_t y = 0; y < outH; ++y)
+        readRows[y * sh + kh * dh] = 1;
+    for (int64_t kw = 0; kw < kernelW; ++kw)
+      readPhases[kw * dw % sw] = 1;
+    bool twoPhases = sw == 2 && readPhases[0] && readPhases[1] &&
+                     image.strides[4] == 1 && hasAvx512();
+    int64_t rows = batch * groups * channels * height;
+    float *phased = scratch(Scratch::image, size_t(rows * rowSize));
+#pragma omp parallel for schedule(static) if (team)
+    for (int64_t row = 0; row < rows; ++row) {
+      int64_t h = row % height, c = row / height % channels,
+              g = row / (height * channels) % groups,
+              n = row / (height * channels * groups);
+      if (!readRows[h])
+        continue;
+      const float *from = image.at(n, g, c, h, 0);
+      float *to = phased + row * rowSize;
+      if (twoPhases) {
+        splitTwoPhases(from, width, to, phaseWidth);
+        continue;
+      }
+      for (int64_t phase = 0; phase < sw; ++phase)
+        if (readPhases[phase])
+          for (int64_t x = phase, q = 0; x < width; x += sw, ++q)
+            to[phase * phaseWidth + q] = from[x * image.strides[4]];
+    }
+    source.data = phased;
+    source.sizes[4] = rowSize;
+    int64_t stride = 1;
+    for (int d = 4; d >= 0; --d) {
+      source.strides[d] = stride;
+      stride *= source.sizes[d];
+    }
   }
   /// out = the sum of the `parts` copies of the sums.
   void scatter(float *sums, int parts, bool team) const {
@@ -563,9 +648,9 @@ void filterGradByImage(const FilterGrad &p) {
     std::vector<float> gradT(p.plane);
     std::vector<const float *> a(p.outH), b(p.outH);
     BatchReduceProduct first(p.filters, p.channels, p.outW, p.filters,
-                             p.image.strides[2], p.filters);
+                             p.source.strides[2], p.filters);
     BatchReduceProduct next(p.filters, p.channels, p.outW, p.filters,
-                            p.image.strides[2], p.filters,
+                            p.source.strides[2], p.filters,
                             /*accumulate=*/true);
     int64_t n0 = p.batch * part / parts, n1 = p.batch * (part + 1) / parts;
     for (int64_t n = n0; n < n1; ++n)
@@ -605,7 +690,7 @@ void filterGradByTile(const FilterGrad &p) {
   std::vector<BatchReduceProduct> products;
   for (int64_t fs : {sizeOf(0, p.filters), sizeOf(fBlocks - 1, p.filters)})
     for (int64_t cs : {sizeOf(0, p.channels), sizeOf(cBlocks - 1, p.channels)})
-      products.emplace_back(fs, cs, p.outW, p.filters, p.image.strides[2],
+      products.emplace_back(fs, cs, p.outW, p.filters, p.source.strides[2],
                             tile);
 #pragma omp parallel if (team)
   {
@@ -646,10 +731,12 @@ void filterGradByTile(const FilterGrad &p) {
 }
 
 /// out[g, f, c, kh, kw] = sum over (n, y, x) of grad[n, g, f, y, x] *
-/// image[n, g, c, y + kh * dh, x + kw * dw].
+/// image[n, g, c, y * sh + kh * dh, x * sw + kw * dw].
 void filterGradProducts(const View5 &grad, const View5 &image, const View5 &out,
-                        int64_t dh, int64_t dw) {
-  FilterGrad p{grad, image, out, dh, dw};
+                        int64_t dh, int64_t dw, int64_t sh, int64_t sw) {
+  FilterGrad p{grad, image, out, dh, dw, sh, sw};
+  if (sw > 1)
+    p.splitPhases(runsOnTeam(p.batch * p.groups * p.plane * p.channels));
   if (p.sumsSize * int64_t(sizeof(float)) > kMaxSumsBytes)
     filterGradByTile(p);
   else
@@ -659,7 +746,7 @@ void filterGradProducts(const View5 &grad, const View5 &image, const View5 &out,
 
 extern "C" {
 
-/// The stride-1 convolution contractions `dist-conv-to-kernels` matches,
+/// The convolution contractions `dist-conv-to-kernels` matches,
 /// on rank-5 grouped views (the last dim of `lhs`, `rhs` and `out`
 /// contiguous, dilations dh and dw):
 ///   kind 0 (conv2d): out[n, g, f, y, x] = sum of lhs[n, g, c, y + kh*dh,
@@ -671,19 +758,25 @@ extern "C" {
 ///     f, y, x] * rhs[n, g, c, y + kh*dh, x + kw*dw];
 ///   kind 3 (the input gradient of an unflipped filter): kind 1 reading
 ///     rhs[g, f, c, KH - 1 - kh, KW - 1 - kw].
-/// `out` is overwritten.
+/// Kinds 0 and 2 take strides (sh, sw): lhs[n, g, c, y * sh + kh * dh, x *
+/// sw + kw * dw], rhs[n, g, c, y * sh + kh * dh, x * sw + kw * dw]; kinds 1
+/// and 3 take strides 1. `out` is overwritten.
 void _mlir_ciface_distopt_conv2d_f32(UnrankedMemRefType<float> *lhs,
                                      UnrankedMemRefType<float> *rhs,
                                      UnrankedMemRefType<float> *out,
-                                     int32_t kind, int64_t dh, int64_t dw) {
+                                     int32_t kind, int64_t dh, int64_t dw,
+                                     int64_t sh, int64_t sw) {
   View5 a(lhs), b(rhs), c(out);
   if (kind == 2) {
-    filterGradProducts(a, b, c, dh, dw);
+    filterGradProducts(a, b, c, dh, dw, sh, sw);
     return;
   }
   bool reductionFirst = kind == 1 || kind == 3, flipped = kind == 3;
-  if (c.sizes[2] >= kChannelsLastFrom && a.sizes[2] >= kChannelsLastFrom)
-    windowProductsChannelsLast(a, b, c, reductionFirst, flipped, dh, dw);
+  // A strided window's pixels are not contiguous: channels last only.
+  if (sh != 1 || sw != 1 ||
+      (c.sizes[2] >= kChannelsLastFrom && a.sizes[2] >= kChannelsLastFrom))
+    windowProductsChannelsLast(a, b, c, reductionFirst, flipped, dh, dw, sh,
+                               sw);
   else
     windowProducts(a, b, c, reductionFirst, flipped, dh, dw);
 }

@@ -27,7 +27,8 @@ extern "C" void _mlir_ciface_distopt_conv2d_f32(UnrankedMemRefType<float> *lhs,
                                                 UnrankedMemRefType<float> *rhs,
                                                 UnrankedMemRefType<float> *out,
                                                 int32_t kind, int64_t dh,
-                                                int64_t dw);
+                                                int64_t dw, int64_t sh,
+                                                int64_t sw);
 
 namespace {
 /// A rank-5 buffer viewed with `sizes` inside storage of `alloc` sizes
@@ -73,6 +74,8 @@ struct Case {
   /// wider window rows: its taps are not contiguous, and the packing and
   /// scatter go tap by tap instead of by AVX-512 transposes of whole tiles.
   bool looseFilter = false;
+  /// Strides (the forward and filter-gradient kinds only).
+  int64_t sh = 1, sw = 1;
 
   /// The filter's buffer for a view of `shape`.
   std::array<int64_t, 5> filterAlloc(std::array<int64_t, 5> shape) const {
@@ -86,8 +89,8 @@ struct Case {
 /// the sum of the absolute products.
 void check(const Case &c, int32_t kind, unsigned seed) {
   std::mt19937 rng(seed);
-  int64_t inH = c.outH + (c.kernelH - 1) * c.dh,
-          inW = c.outW + (c.kernelW - 1) * c.dw;
+  int64_t inH = (c.outH - 1) * c.sh + (c.kernelH - 1) * c.dh + 1,
+          inW = (c.outW - 1) * c.sw + (c.kernelW - 1) * c.dw + 1;
   // The image is a view of a wider, taller buffer, or (tight) all of it.
   std::array<int64_t, 5> imageShape = {c.batch, c.groups, c.reds, inH, inW};
   Buffer image(imageShape,
@@ -103,7 +106,7 @@ void check(const Case &c, int32_t kind, unsigned seed) {
                                     c.kernelW};
     Buffer out(shape, c.filterAlloc(shape), rng);
     auto g = grad.unranked(), i = image.unranked(), o = out.unranked();
-    _mlir_ciface_distopt_conv2d_f32(&g, &i, &o, kind, c.dh, c.dw);
+    _mlir_ciface_distopt_conv2d_f32(&g, &i, &o, kind, c.dh, c.dw, c.sh, c.sw);
     for (int64_t gr = 0; gr < c.groups; ++gr)
       for (int64_t f = 0; f < c.outs; ++f)
         for (int64_t ch = 0; ch < c.reds; ++ch)
@@ -114,7 +117,8 @@ void check(const Case &c, int32_t kind, unsigned seed) {
                 for (int64_t y = 0; y < c.outH; ++y)
                   for (int64_t x = 0; x < c.outW; ++x) {
                     double p = double(grad(n, gr, f, y, x)) *
-                               image(n, gr, ch, y + kh * c.dh, x + kw * c.dw);
+                               image(n, gr, ch, y * c.sh + kh * c.dh,
+                                     x * c.sw + kw * c.dw);
                     sum += p;
                     scale += std::fabs(p);
                   }
@@ -135,7 +139,7 @@ void check(const Case &c, int32_t kind, unsigned seed) {
   Buffer out({c.batch, c.groups, c.outs, c.outH, c.outW},
              {c.batch, c.groups, c.outs, c.outH + 2, c.outW}, rng);
   auto i = image.unranked(), f = filter.unranked(), o = out.unranked();
-  _mlir_ciface_distopt_conv2d_f32(&i, &f, &o, kind, c.dh, c.dw);
+  _mlir_ciface_distopt_conv2d_f32(&i, &f, &o, kind, c.dh, c.dw, c.sh, c.sw);
   for (int64_t n = 0; n < c.batch; ++n)
     for (int64_t gr = 0; gr < c.groups; ++gr)
       for (int64_t oc = 0; oc < c.outs; ++oc)
@@ -149,8 +153,8 @@ void check(const Case &c, int32_t kind, unsigned seed) {
                             : kind == 1 ? filter(gr, r, oc, kh, kw)
                                         : filter(gr, r, oc, c.kernelH - 1 - kh,
                                                  c.kernelW - 1 - kw);
-                  double p =
-                      double(w) * image(n, gr, r, y + kh * c.dh, x + kw * c.dw);
+                  double p = double(w) * image(n, gr, r, y * c.sh + kh * c.dh,
+                                               x * c.sw + kw * c.dw);
                   sum += p;
                   scale += std::fabs(p);
                 }
@@ -194,6 +198,23 @@ const Case kCases[] = {
     {2, 1, 72, 64, 4, 5, 3, 3, 1, 1, 2, true, true},
 };
 
+/// Strided convolutions (forward and filter gradient): a 7x7 stride-2
+/// first layer of 3 channels (the image's rows are odd: its last column
+/// phase is a pixel shorter), 3x3 stride-2 and 1x1 stride-2 layers channels
+/// last in strided views, strides (3, 2) with dilations and two groups,
+/// a large filter gradient (by tile), one on a single thread and one on
+/// wide rows.
+const Case kStridedCases[] = {
+    {2, 1, 64, 3, 5, 6, 7, 7, 1, 1, 2, true, false, 2, 2},
+    {2, 1, 80, 64, 4, 4, 3, 3, 1, 1, 2, false, false, 2, 2},
+    {2, 1, 32, 64, 3, 5, 1, 1, 1, 1, 2, false, false, 2, 2},
+    {2, 2, 24, 16, 3, 4, 3, 3, 2, 1, 2, false, true, 3, 2},
+    {2, 1, 196, 196, 2, 3, 3, 3, 1, 1, 2, true, false, 2, 2},
+    {1, 1, 16, 8, 3, 3, 3, 3, 1, 1, 1, false, false, 2, 2},
+    // Rows of 41 pixels: two whole 32-pixel chunks' phase split and a rest.
+    {1, 1, 16, 8, 2, 20, 3, 3, 1, 1, 2, false, false, 2, 2},
+};
+
 TEST(ConvKernels, ForwardMatchesLoops) {
   unsigned seed = 1;
   for (const Case &c : kCases)
@@ -235,6 +256,18 @@ TEST(CpuCopy, CopiesEveryByteOnce) {
 TEST(ConvKernels, FilterGradientMatchesLoops) {
   unsigned seed = 200;
   for (const Case &c : kCases)
+    check(c, 2, seed++);
+}
+
+TEST(ConvKernels, StridedForwardMatchesLoops) {
+  unsigned seed = 300;
+  for (const Case &c : kStridedCases)
+    check(c, 0, seed++);
+}
+
+TEST(ConvKernels, StridedFilterGradientMatchesLoops) {
+  unsigned seed = 400;
+  for (const Case &c : kStridedCases)
     check(c, 2, seed++);
 }
 } // namespace

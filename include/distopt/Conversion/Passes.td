@@ -196,34 +196,37 @@ def DistMatmulToBlasPass : Pass<"dist-matmul-to-blas", "ModuleOp"> {
 }
 
 def DistConvToKernelsPass : Pass<"dist-conv-to-kernels", "ModuleOp"> {
-  let summary = "Run f32 stride-1 convolutions on buffers through "
-                "libdistopt_cpu's batch-reduce kernels";
+  let summary = "Run f32 convolutions on buffers through libdistopt_cpu's "
+                "batch-reduce kernels";
   let description = [{
     Runs after one-shot bufferization, like `dist-matmul-to-blas`. Replaces
     each f32 `linalg.generic` on static buffers that is one of the direct
-    convolution contractions `train-to-linalg` builds for stride-1
-    convolutions (eight loops: the output's five dims, then three reduced
-    ones, a multiply-add body) and whose output was zero-filled just before
-    by a call of `distopt_conv2d_f32` in `libdistopt_cpu` on the same
-    buffers, and erases the fill:
+    convolution contractions `train-to-linalg` builds (eight loops: the
+    output's five dims, then three reduced ones, a multiply-add body) and
+    whose output was zero-filled just before by a call of
+    `distopt_conv2d_f32` in `libdistopt_cpu` on the same buffers, and
+    erases the fill:
 
-    - kind 0, `train.conv2d`: out[n, g, f, y, x] += image[n, g, c, y +
-      kh*dh, x + kw*dw] * filter[g, f, c, kh, kw];
-    - kind 1, `train.conv2d_backward_input` (a conv2d of the padded output
-      gradient with the flipped filter): the same with filter[g, c, f, kh,
-      kw];
+    - kind 0, `train.conv2d`: out[n, g, f, y, x] += image[n, g, c, y*sh +
+      kh*dh, x*sw + kw*dw] * filter[g, f, c, kh, kw];
+    - kind 1, `train.conv2d_backward_input` of a stride-1 convolution (a
+      conv2d of the padded output gradient with the flipped filter): the
+      same with filter[g, c, f, kh, kw] and strides 1;
     - kind 2, `train.conv2d_backward_filter`: out[g, f, c, kh, kw] +=
-      grad[n, g, f, y, x] * image[n, g, c, y + kh*dh, x + kw*dw].
+      grad[n, g, f, y, x] * image[n, g, c, y*sh + kh*dh, x*sw + kw*dw].
 
     The image's rows (and, for kinds 0 and 1, the output's) must be
     contiguous. The kernel computes each output row as one batch-reduce
     product over the window taps (no im2col patch matrix), with LIBXSMM's
     generated kernels (OpenBLAS's sgemm where LIBXSMM has no JIT for the
     CPU), split over the step's OpenMP team: for kinds 0 and 1 with 64
-    channels or more on both sides, channels last (the image transposed to
-    [n, g, h, w, c], the filter packed per block of 64 output channels);
-    with fewer, pixels first, reading the rows of the padded image in
-    place. Other generics are left to the loops.
+    channels or more on both sides, and for strided kind 0, channels last
+    (the image transposed to [n, g, h, w, c], a strided window's pixels
+    `sw` apart, the filter packed per block of 64 output channels by the
+    thread that multiplies it); with fewer, pixels first, reading the rows
+    of the padded image in place. A strided kind 2 reads a copy of the
+    image split into `sw` column phases. Other generics are left to the
+    loops.
 
     ```mlir
     // Before: the bufferized train.conv2d of a [8, 64, 32, 32] image,
@@ -232,8 +235,8 @@ def DistConvToKernelsPass : Pass<"dist-conv-to-kernels", "ModuleOp"> {
     linalg.generic {...} ins(%xpad, %w : memref<8x1x64x34x34xf32>,
                                          memref<1x64x64x3x3xf32>)
                          outs(%y : memref<8x1x64x32x32xf32>) {...}
-    // After (kind 0, dilations 1 and 1):
-    call @distopt_conv2d_f32(%xv, %wv, %yv, %c0_i32, %c1, %c1) : ...
+    // After (kind 0, dilations 1 and 1, strides 1 and 1):
+    call @distopt_conv2d_f32(%xv, %wv, %yv, %c0_i32, %c1, %c1, %c1, %c1)
     ```
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",

@@ -1,8 +1,9 @@
-//===- ConvToKernels.cpp - stride-1 convolutions through library kernels --===//
+//===- ConvToKernels.cpp - convolutions through library kernels -----------===//
 //
 // Runs on buffers, after one-shot bufferization, like dist-matmul-to-blas:
-// the direct convolution contractions `train-to-linalg` builds for stride-1
-// convolutions become calls of distopt_conv2d_f32 (lib/Runtime/
+// the direct convolution contractions `train-to-linalg` builds (every
+// forward convolution and filter gradient, and the input gradients of
+// stride-1 ones) become calls of distopt_conv2d_f32 (lib/Runtime/
 // ConvKernels.cpp: batch-reduce products over the window taps, read in
 // place from the padded image) on the same buffers.
 //
@@ -29,21 +30,22 @@ using namespace mlir;
 namespace {
 /// A convolution contraction in distopt_conv2d_f32's terms: the kind (0:
 /// conv2d, 1: input gradient, 2: filter gradient, 3: input gradient with
-/// the filter's taps reversed) and the dilations.
+/// the filter's taps reversed), the dilations and the strides (kinds 0 and
+/// 2; 1 for the others).
 struct ConvKernel {
   int32_t kind;
-  int64_t dh, dw;
+  int64_t dh, dw, sh = 1, sw = 1;
 };
 } // namespace
 
-/// The kind and dilations of `op`'s indexing maps, when they are one of the
-/// three contractions distopt_conv2d_f32 computes (loops: five parallel
-/// ones, the output's dims in order, then three reduced ones):
-///   0: out[n, g, f, y, x] += lhs[n, g, c, y + kh*dh, x + kw*dw] *
+/// The kind, dilations and strides of `op`'s indexing maps, when they are
+/// one of the three contractions distopt_conv2d_f32 computes (loops: five
+/// parallel ones, the output's dims in order, then three reduced ones):
+///   0: out[n, g, f, y, x] += lhs[n, g, c, y*sh + kh*dh, x*sw + kw*dw] *
 ///      rhs[g, f, c, kh, kw];
 ///   1: the same with rhs[g, c, f, kh, kw] (c reduced, f the output's);
 ///   2: out[g, f, c, kh, kw] += lhs[n, g, f, y, x] *
-///      rhs[n, g, c, y + kh*dh, x + kw*dw];
+///      rhs[n, g, c, y*sh + kh*dh, x*sw + kw*dw];
 /// (Kind 3, kind 1 reading the filter's taps reversed, is kind 1 of a
 /// flipped copy: see foldFlippedFilters.)
 static std::optional<ConvKernel> matchMaps(linalg::LinalgOp op) {
@@ -64,11 +66,12 @@ static std::optional<ConvKernel> matchMaps(linalg::LinalgOp op) {
   };
   if (maps[2] != map({d[0], d[1], d[2], d[3], d[4]}))
     return std::nullopt;
-  // The dilation along a window dim: the expression's coefficient of `tap`
-  // when `out` is 0 (checked against the whole map below).
-  auto coefficient = [&](AffineExpr expr, unsigned tap) -> int64_t {
+  // The dilation (stride) along a window dim: the expression's
+  // coefficient of the tap's (the output's) loop, the other loops at 0
+  // (checked against the whole map below).
+  auto coefficient = [&](AffineExpr expr, AffineExpr loop) -> int64_t {
     SmallVector<int64_t> point(8, 0);
-    point[tap] = 1;
+    point[cast<AffineDimExpr>(loop).getPosition()] = 1;
     AffineMap single = AffineMap::get(8, 0, expr);
     return single.compose(point)[0];
   };
@@ -79,24 +82,25 @@ static std::optional<ConvKernel> matchMaps(linalg::LinalgOp op) {
     AffineExpr rowTap = kind == 2 ? d[3] : d[6],
                colTap = kind == 2 ? d[4] : d[7];
     AffineExpr row = kind == 2 ? d[6] : d[3], col = kind == 2 ? d[7] : d[4];
-    int64_t dh = coefficient(maps[image].getResult(3),
-                             cast<AffineDimExpr>(rowTap).getPosition());
-    int64_t dw = coefficient(maps[image].getResult(4),
-                             cast<AffineDimExpr>(colTap).getPosition());
-    if (dh < 1 || dw < 1)
+    int64_t dh = coefficient(maps[image].getResult(3), rowTap);
+    int64_t dw = coefficient(maps[image].getResult(4), colTap);
+    int64_t sh = coefficient(maps[image].getResult(3), row);
+    int64_t sw = coefficient(maps[image].getResult(4), col);
+    if (dh < 1 || dw < 1 || sh < 1 || sw < 1 ||
+        (kind == 1 && (sh != 1 || sw != 1)))
       continue;
     if (kind == 2) {
       if (maps[0] == map({d[5], d[0], d[1], d[6], d[7]}) &&
-          maps[1] ==
-              map({d[5], d[0], d[2], row + rowTap * dh, col + colTap * dw}))
-        return ConvKernel{kind, dh, dw};
+          maps[1] == map({d[5], d[0], d[2], row * sh + rowTap * dh,
+                          col * sw + colTap * dw}))
+        return ConvKernel{kind, dh, dw, sh, sw};
       continue;
     }
     if (maps[0] !=
-        map({d[0], d[1], d[5], row + rowTap * dh, col + colTap * dw}))
+        map({d[0], d[1], d[5], row * sh + rowTap * dh, col * sw + colTap * dw}))
       continue;
     if (kind == 0 && maps[1] == map({d[1], d[2], d[5], d[6], d[7]}))
-      return ConvKernel{0, dh, dw};
+      return ConvKernel{0, dh, dw, sh, sw};
     if (kind == 1 && maps[1] == map({d[1], d[5], d[2], d[6], d[7]}))
       return ConvKernel{1, dh, dw};
   }
@@ -328,9 +332,9 @@ struct DistConvToKernelsPass
           [&](OpBuilder &b, Location loc, SmallVectorImpl<Value> &args) {
             args.push_back(arith::ConstantOp::create(
                 b, loc, b.getI32IntegerAttr(kernel.kind)));
-            for (int64_t dilation : {kernel.dh, kernel.dw})
+            for (int64_t value : {kernel.dh, kernel.dw, kernel.sh, kernel.sw})
               args.push_back(arith::ConstantOp::create(
-                  b, loc, b.getI64IntegerAttr(dilation)));
+                  b, loc, b.getI64IntegerAttr(value)));
           });
     }
   }

@@ -1,10 +1,13 @@
 //===- TrainToLinalgConv.cpp - convolutions to linalg ---------------------===//
 //
-// conv2d and its gradients in NCHW. Without groups, or with a few large
-// ones, each is im2col and one batched matrix product per group
-// (`linalg.generic`s that dist-matmul-to-blas turns into sgemm calls);
-// other grouped convolutions (depthwise, ResNeXt) are one direct
-// contraction each over [n, groups, channels / groups, ...] views.
+// conv2d and its gradients in NCHW. conv2d and its filter gradient, and
+// the input gradient of a stride-1 convolution, are one direct contraction
+// each over [n, groups, channels / groups, ...] views (`dist-conv-to-
+// kernels` multiplies their windows in place). The input gradient of a
+// strided convolution without groups, or with a few large ones, is one
+// batched matrix product per group and col2im (`linalg.generic`s that
+// dist-matmul-to-blas turns into sgemm calls); other grouped ones
+// (depthwise, ResNeXt) are direct contractions too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -215,17 +218,19 @@ static Value insertBlock(OpBuilder &b, Location loc, Value block, Value dest,
 // groups, ...] views. One product per group unrolled into thousands of ops
 // for a depthwise layer (MobileNetV2's 960 groups: 850k lines of linalg,
 // minutes to compile), and a depthwise group's product (1 x kh*kw x oh*ow)
-// is far too small for BLAS. A few large groups get im2col and a product
-// each, as one group does (bench/conv_time.py's 4 groups of 16 channels:
-// 101 ms as a direct contraction, 23 ms as four products).
+// is far too small for BLAS. A strided input gradient with a few large
+// groups gets a product and col2im each, as one group does
+// (bench/conv_time.py's 4 groups of 16 channels: 101 ms as direct
+// contractions run as loops, 23 ms as four products).
 //===----------------------------------------------------------------------===//
 
-/// Whether each group of `p` becomes im2col and a matrix product (BLAS):
-/// a strided convolution with one group, or a few whose products are large
-/// enough; otherwise one direct contraction for all groups. A stride-1
-/// convolution is always the direct contraction: its windows are rows of
-/// the padded image, which `dist-conv-to-kernels` multiplies in place
-/// (bench/README.md: the 3x3 64->64 layer's step 21.4 -> ~12 ms).
+/// Whether each group of `p`'s input gradient becomes a matrix product
+/// (BLAS) and col2im: a strided convolution with one group, or a few whose
+/// products are large enough; otherwise one direct contraction for all
+/// groups. A stride-1 convolution's is always the direct contraction: its
+/// windows are rows of the padded gradient, which `dist-conv-to-kernels`
+/// multiplies in place (bench/README.md: the 3x3 64->64 layer's step 21.4
+/// -> ~12 ms).
 static bool usesGroupProducts(const ConvParams &p) {
   constexpr int64_t kMaxGroups = 16, kMinFilters = 8, kMinPatch = 32;
   if (llvm::all_of(p.strides, [](int64_t s) { return s == 1; }))
@@ -402,10 +407,34 @@ static Value buildGroupedConvInputGrad(OpBuilder &b, Location loc, Value grad,
       ArrayRef<OpFoldResult>{index(1), index(1), index(1), index(1)});
 }
 
-/// conv2d as one batched matrix product per group (im2col; measured in
-/// bench/README.md against the direct 7-loop contraction it replaced):
-/// out[n] = filters [f, c*kh*kw] x patches[n] [c*kh*kw, oh*ow], which is
-/// NCHW already.
+/// The least channels per group of a strided filter gradient taken as a
+/// direct contraction (see keepsPatches).
+static constexpr int64_t kMinDirectChannels = 16;
+
+/// Whether a strided convolution's conv2d or filter gradient stays im2col
+/// and one product per group (usesGroupProducts) instead of one direct
+/// contraction, which `dist-conv-to-kernels` multiplies in place like a
+/// stride-1 one (channels last for the forward; the filter gradient through
+/// one copy of the image split into column phases). Measured on
+/// ResNet-18's step (batch 8, two threads): the 7x7 stride-2 first layer's
+/// forward 11.9 ms direct against 18.1 (im2col 4.4, then sgemm with K =
+/// 147), its 3x3 stride-2 filter gradients 4.1-5.2 ms against 4.8-7.6. A
+/// 1x1 window's patches are one strided slice and its product is deep (K
+/// = the channels, or the pixels): 2.4 ms for the three 1x1 stride-2
+/// layers' forwards against 3.4 direct. A filter gradient of few channels
+/// per group (the first layer's 3 colours, the product's columns) measured
+/// 16 ms through im2col and sgemm against 29 direct.
+static bool keepsPatches(const ConvParams &p, bool filterGradient) {
+  if (!usesGroupProducts(p))
+    return false;
+  return (p.kernelH == 1 && p.kernelW == 1) ||
+         (filterGradient && p.channelsPerGroup < kMinDirectChannels);
+}
+
+/// conv2d: one direct contraction over [n, groups, channels / groups, ...]
+/// views (see keepsPatches), or one batched matrix product per group
+/// (im2col): out[n] = filters [f, c*kh*kw] x patches[n] [c*kh*kw, oh*ow],
+/// which is NCHW already.
 struct Conv2dPattern : public OpRewritePattern<Conv2dOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -418,7 +447,7 @@ struct Conv2dPattern : public OpRewritePattern<Conv2dOp> {
                       cast<RankedTensorType>(op.getFilter().getType()), type);
     Value zero = identityOf(rewriter, loc, p.element, ReduceKind::sum);
     Value padded = padSpatial(rewriter, loc, op.getInput(), p.padding, zero);
-    if (!usesGroupProducts(p)) {
+    if (!keepsPatches(p, /*filterGradient=*/false)) {
       rewriter.replaceOp(
           op, buildGroupedConv(rewriter, loc, padded, op.getFilter(), p));
       return success();
@@ -444,8 +473,9 @@ struct Conv2dPattern : public OpRewritePattern<Conv2dOp> {
   }
 };
 
-/// conv2d_backward_filter: per image, grad[n] [f, oh*ow] x patches[n]^T
-/// [oh*ow, c*kh*kw] (one batched product per group), summed over images.
+/// conv2d_backward_filter: one direct contraction (see keepsPatches), or
+/// per image, grad[n] [f, oh*ow] x patches[n]^T [oh*ow, c*kh*kw] (one
+/// batched product per group), summed over images.
 struct Conv2dBackwardFilterPattern
     : public OpRewritePattern<Conv2dBackwardFilterOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -460,7 +490,7 @@ struct Conv2dBackwardFilterPattern
                       cast<RankedTensorType>(op.getGradOutput().getType()));
     Value zero = identityOf(rewriter, loc, p.element, ReduceKind::sum);
     Value padded = padSpatial(rewriter, loc, op.getInput(), p.padding, zero);
-    if (!usesGroupProducts(p)) {
+    if (!keepsPatches(p, /*filterGradient=*/true)) {
       rewriter.replaceOp(op, buildGroupedConvFilterGrad(rewriter, loc, padded,
                                                         op.getGradOutput(), p));
       return success();

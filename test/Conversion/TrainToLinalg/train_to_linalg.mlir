@@ -431,25 +431,37 @@ func.func @batch_norm_backward(%g: tensor<4x3xf32>, %x: tensor<4x3xf32>, %mean: 
 
 // -----
 
-// conv2d (strided, dilated, padded) as matrix products: the input is
-// padded, then the patches of every image (im2col: [n, c*kh*kw, oh*ow],
-// the innermost loop walking ow) and one product per image with the
-// filters, which is NCHW already.
-// CHECK-DAG: #[[$WALK:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4 * 2 + d2, d5 + d3 * 2)>
-// CHECK-DAG: #[[$A:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
-// CHECK-DAG: #[[$B:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
-// CHECK-DAG: #[[$C:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// conv2d (strided, dilated, padded) as one direct contraction over [n,
+// groups, channels/groups, ...] views of the padded input and the filter
+// (one group), read through the strided, dilated window: no patch matrix
+// (dist-conv-to-kernels multiplies the windows in place).
+// CHECK-DAG: #[[$IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 * 2 + d6, d4 + d7 * 2)>
+// CHECK-DAG: #[[$FILTER:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
+// CHECK-DAG: #[[$OUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
 // CHECK-LABEL: func.func @conv2d
 func.func @conv2d(%x: tensor<1x4x6x6xf32>, %w: tensor<6x4x3x3xf32>) -> tensor<1x6x3x4xf32> {
   // CHECK: %[[P:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 1, 0] [1, 4, 6, 6] [1, 1, 1, 1] : tensor<1x4x6x6xf32> into tensor<1x4x8x8xf32>
-  // CHECK: %[[F:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2, 3]] : tensor<6x4x3x3xf32> into tensor<6x36xf32>
-  // CHECK: %[[COL:.*]] = linalg.generic {indexing_maps = [#[[$WALK]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[P]] : tensor<1x4x8x8xf32>) outs(%{{.*}} : tensor<1x4x3x3x3x4xf32>)
-  // CHECK: %[[PATCHES:.*]] = tensor.collapse_shape %[[COL]] {{\[}}[0], [1, 2, 3], [4, 5]] : tensor<1x4x3x3x3x4xf32> into tensor<1x36x12xf32>
-  // CHECK: %[[MM:.*]] = linalg.generic {indexing_maps = [#[[$A]], #[[$B]], #[[$C]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[F]], %[[PATCHES]] : tensor<6x36xf32>, tensor<1x36x12xf32>) outs(%{{.*}} : tensor<1x6x12xf32>)
-  // CHECK: %[[E:.*]] = tensor.expand_shape %[[MM]] {{\[}}[0], [1], [2, 3]] output_shape [1, 6, 3, 4]
-  // CHECK: return %[[E]]
+  // CHECK-DAG: %[[XG:.*]] = tensor.expand_shape %[[P]] {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 1, 4, 8, 8]
+  // CHECK-DAG: %[[WG:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2], [3], [4]] output_shape [1, 6, 4, 3, 3]
+  // CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[$IN]], #[[$FILTER]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[XG]], %[[WG]] : tensor<1x1x4x8x8xf32>, tensor<1x6x4x3x3xf32>) outs(%{{.*}} : tensor<1x1x6x3x4xf32>)
+  // CHECK: %[[C:.*]] = tensor.collapse_shape %[[Y]] {{\[}}[0], [1, 2], [3], [4]] : tensor<1x1x6x3x4xf32> into tensor<1x6x3x4xf32>
+  // CHECK: return %[[C]]
   %y = train.conv2d %x, %w {strides = array<i64: 2, 1>, padding = array<i64: 1, 1, 0, 2>, dilations = array<i64: 1, 2>} : (tensor<1x4x6x6xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x3x4xf32>
   return %y : tensor<1x6x3x4xf32>
+}
+
+// -----
+
+// A strided 1x1 conv2d keeps im2col (one strided slice of the input) and
+// one product per image: deep enough for sgemm, and faster than the
+// direct contraction's kernel (see keepsPatches).
+// CHECK-LABEL: func.func @conv2d_pointwise_strided
+// CHECK-NOT: "reduction", "reduction", "reduction"
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%{{.*}} : tensor<1x4x6x6xf32>) outs(%{{.*}} : tensor<1x4x1x1x3x3xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<8x4xf32>, tensor<1x4x9xf32>) outs(%{{.*}} : tensor<1x8x9xf32>)
+func.func @conv2d_pointwise_strided(%x: tensor<1x4x6x6xf32>, %w: tensor<8x4x1x1xf32>) -> tensor<1x8x3x3xf32> {
+  %y = train.conv2d %x, %w {strides = array<i64: 2, 2>} : (tensor<1x4x6x6xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x3x3xf32>
+  return %y : tensor<1x8x3x3xf32>
 }
 
 // -----
@@ -504,9 +516,10 @@ func.func @conv2d_grouped_backward(%x: tensor<1x4x6x6xf32>, %w: tensor<6x2x3x3xf
 
 // -----
 
-// conv2d_backward_filter (strided): per image the output gradient [f,
-// oh*ow] times the patches transposed, then the sum over images, expanded
-// to the filter's shape.
+// conv2d_backward_filter (strided, 3 channels: fewer than the direct
+// contraction takes): per image the output gradient [f, oh*ow] times the
+// patches transposed, then the sum over images, expanded to the filter's
+// shape.
 // CHECK-DAG: #[[$A:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
 // CHECK-DAG: #[[$BT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
 // CHECK-DAG: #[[$IMAGES:.*]] = affine_map<(d0, d1, d2) -> (d2, d0, d1)>
@@ -520,6 +533,22 @@ func.func @conv2d_backward_filter(%x: tensor<1x3x5x5xf32>, %g: tensor<1x4x2x2xf3
   // CHECK: return %[[R]]
   %r = train.conv2d_backward_filter %x, %g {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>} : (tensor<1x3x5x5xf32>, tensor<1x4x2x2xf32>) -> tensor<4x3x3x3xf32>
   return %r : tensor<4x3x3x3xf32>
+}
+
+// -----
+
+// conv2d_backward_filter (strided, 16 channels): one direct contraction of
+// the output gradient with the image's strided windows, over [n, groups,
+// ...] views (one group), collapsed to the filter's shape: no patch matrix.
+// CHECK-DAG: #[[$GRAD:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d5, d0, d1, d6, d7)>
+// CHECK-DAG: #[[$WINDOW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d5, d0, d2, d6 * 2 + d3, d7 * 2 + d4)>
+// CHECK-LABEL: func.func @conv2d_backward_filter_direct
+func.func @conv2d_backward_filter_direct(%x: tensor<1x16x5x5xf32>, %g: tensor<1x4x2x2xf32>) -> tensor<4x16x3x3xf32> {
+  // CHECK: %[[GW:.*]] = linalg.generic {indexing_maps = [#[[$GRAD]], #[[$WINDOW]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<1x1x4x2x2xf32>, tensor<1x1x16x5x5xf32>) outs(%{{.*}} : tensor<1x4x16x3x3xf32>)
+  // CHECK: %[[R:.*]] = tensor.collapse_shape %[[GW]] {{\[}}[0, 1], [2], [3], [4]] : tensor<1x4x16x3x3xf32> into tensor<4x16x3x3xf32>
+  // CHECK: return %[[R]]
+  %r = train.conv2d_backward_filter %x, %g {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>} : (tensor<1x16x5x5xf32>, tensor<1x4x2x2xf32>) -> tensor<4x16x3x3xf32>
+  return %r : tensor<4x16x3x3xf32>
 }
 
 // -----

@@ -9,14 +9,26 @@
 // RUN: %python %S/Inputs/window_reference.py %t/state.npz %t/data.npz %t/out.npz
 // Its two groups are small (3 filters over 2 channels): one direct
 // contraction per conv op. With two large groups (8 filters over 4 channels
-// x 9 taps each) every conv op is im2col and a product (sgemm) per group:
-// the same step with those shapes.
+// x 9 taps each) both gradients are products (sgemm) per group (4 channels
+// per group: too few for the filter gradient's direct contraction), the
+// conv2d a call of distopt_conv2d_f32 with strides (2, 1): the same step
+// with those shapes.
 // RUN: sed -e 's/2x4x6x6/2x8x6x6/g' -e 's/6x2x3x3/16x4x3x3/g' -e 's/2x6x3x4/2x16x3x4/g' -e 's/2x4x3x3/2x8x3x3/g' %s > %t/products.mlir
 // RUN: dist-run %t/products.mlir --init-state=%t/products_state.npz --init-data=%t/products_data.npz --seed=5
 // RUN: dist-run %t/products.mlir --state=%t/products_state.npz --data=%t/products_data.npz --steps=1 --out=%t/products_out.npz
 // RUN: %python %S/Inputs/window_reference.py %t/products_state.npz %t/products_data.npz %t/products_out.npz
 // RUN: dist-opt %s --dist-lower-cpu | FileCheck %s --check-prefix=DIRECT
 // RUN: dist-opt %t/products.mlir --dist-lower-cpu | grep -c "llvm.call @distopt_matmul_f32(" | FileCheck %s --check-prefix=PRODUCTS
+// RUN: dist-opt %t/products.mlir --dist-lower-cpu | grep -c "llvm.call @distopt_conv2d_f32(" | FileCheck %s --check-prefix=STRIDED
+// With 16 channels per group (and strides 2, 3) the filter gradient is a
+// direct contraction too: distopt_conv2d_f32 reads the image split into
+// column phases.
+// RUN: sed -e 's/2x4x6x6/2x32x6x6/g' -e 's/6x2x3x3/16x16x3x3/g' -e 's/2x6x3x4/2x16x3x2/g' -e 's/2x4x3x3/2x32x3x3/g' -e 's/strides = array<i64: 2, 1>/strides = array<i64: 2, 3>/g' %s > %t/direct.mlir
+// RUN: dist-run %t/direct.mlir --init-state=%t/direct_state.npz --init-data=%t/direct_data.npz --seed=5
+// RUN: OMP_NUM_THREADS=2 dist-run %t/direct.mlir --state=%t/direct_state.npz --data=%t/direct_data.npz --steps=1 --out=%t/direct_out.npz
+// RUN: %python %S/Inputs/window_reference.py %t/direct_state.npz %t/direct_data.npz %t/direct_out.npz 2,3
+// RUN: dist-opt %t/direct.mlir --dist-lower-cpu | grep -c "llvm.call @distopt_conv2d_f32(" | FileCheck %s --check-prefix=TWO
+// RUN: dist-opt %t/direct.mlir --dist-lower-cpu | grep -c "llvm.call @distopt_matmul_f32(" | FileCheck %s --check-prefix=TWO
 // With stride 1 every conv op is one direct contraction: the small groups'
 // run as loops, the large ones through distopt_conv2d_f32 (batch-reduce
 // products over the padded image's rows; the input gradient computes the
@@ -51,7 +63,9 @@
 // RUN: %python %S/Inputs/window_reference.py %t/pool1_state.npz %t/pool1_data.npz %t/pool1_out.npz 2,1 3,2,1,1,1,1,0,1
 // DIRECT-NOT: llvm.call @distopt_matmul_f32(
 // DIRECT-NOT: llvm.call @distopt_conv2d_f32(
-// PRODUCTS: 6
+// PRODUCTS: 4
+// STRIDED: 1
+// TWO: 2
 // KERNELS: 3
 func.func @train_step(
     %s_conv: tensor<2x6x3x4xf32> {train.role = #train.role<param>, train.name = "conv"},
