@@ -200,19 +200,25 @@ bool hasAvx512() {
 void transposeCopy(const float *src, int64_t srcI, int64_t srcJ, float *dst,
                    int64_t dstI, int64_t dstJ, int64_t rows, int64_t cols) {
   constexpr int64_t tile = 16;
-  bool vector = srcJ == 1 && dstI == 1 && hasAvx512();
-  float block[tile][tile];
+  bool vector = srcJ == 1 && hasAvx512();
+  alignas(64) float block[tile][tile];
   for (int64_t i0 = 0; i0 < rows; i0 += tile)
     for (int64_t j0 = 0; j0 < cols; j0 += tile) {
       int64_t is = std::min(tile, rows - i0), js = std::min(tile, cols - j0);
-      if (vector) {
+      if (vector && dstI == 1) {
         transposeBlock16(src + i0 * srcI + j0, srcI, dst + i0 + j0 * dstJ, dstJ,
                          is, js);
         continue;
       }
-      for (int64_t i = 0; i < is; ++i)
-        for (int64_t j = 0; j < js; ++j)
-          block[j][i] = src[(i0 + i) * srcI + (j0 + j) * srcJ];
+      // (A strided destination -- a strided input gradient's phase --
+      // still gets the vector transpose, then strided stores.)
+      if (vector)
+        transposeBlock16(src + i0 * srcI + j0, srcI, &block[0][0], tile, is,
+                         js);
+      else
+        for (int64_t i = 0; i < is; ++i)
+          for (int64_t j = 0; j < js; ++j)
+            block[j][i] = src[(i0 + i) * srcI + (j0 + j) * srcJ];
       for (int64_t j = 0; j < js; ++j)
         for (int64_t i = 0; i < is; ++i)
           dst[(i0 + i) * dstI + (j0 + j) * dstJ] = block[j][i];
@@ -747,8 +753,9 @@ void filterGradProducts(const View5 &grad, const View5 &image, const View5 &out,
 extern "C" {
 
 /// The convolution contractions `dist-conv-to-kernels` matches,
-/// on rank-5 grouped views (the last dim of `lhs`, `rhs` and `out`
-/// contiguous, dilations dh and dw):
+/// on rank-5 grouped views (the last dim of `lhs` and `rhs` contiguous, of
+/// `out` too but for kinds 0, 1 and 3's channels-last products; dilations
+/// dh and dw):
 ///   kind 0 (conv2d): out[n, g, f, y, x] = sum of lhs[n, g, c, y + kh*dh,
 ///     x + kw*dw] * rhs[g, f, c, kh, kw];
 ///   kind 1 (the input gradient, a conv2d of the padded output gradient
@@ -772,8 +779,9 @@ void _mlir_ciface_distopt_conv2d_f32(UnrankedMemRefType<float> *lhs,
     return;
   }
   bool reductionFirst = kind == 1 || kind == 3, flipped = kind == 3;
-  // A strided window's pixels are not contiguous: channels last only.
-  if (sh != 1 || sw != 1 ||
+  // A strided window's pixels are not contiguous, nor are the output rows
+  // of a strided input gradient's phase: channels last only.
+  if (sh != 1 || sw != 1 || c.strides[4] != 1 ||
       (c.sizes[2] >= kChannelsLastFrom && a.sizes[2] >= kChannelsLastFrom))
     windowProductsChannelsLast(a, b, c, reductionFirst, flipped, dh, dw, sh,
                                sw);

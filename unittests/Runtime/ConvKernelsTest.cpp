@@ -32,20 +32,22 @@ extern "C" void _mlir_ciface_distopt_conv2d_f32(UnrankedMemRefType<float> *lhs,
 
 namespace {
 /// A rank-5 buffer viewed with `sizes` inside storage of `alloc` sizes
-/// (row-major), so that a view may skip elements of each row and plane.
+/// (row-major), so that a view may skip elements of each row and plane;
+/// its innermost elements `step` apart (`alloc` counts them so).
 struct Buffer {
   std::array<int64_t, 5> sizes, strides;
   std::vector<float> storage;
   StridedMemRefType<float, 5> descriptor;
 
   Buffer(std::array<int64_t, 5> sizes, std::array<int64_t, 5> alloc,
-         std::mt19937 &rng)
+         std::mt19937 &rng, int64_t step = 1)
       : sizes(sizes) {
     int64_t total = 1;
     for (int d = 4; d >= 0; --d) {
       strides[d] = total;
       total *= alloc[d];
     }
+    strides[4] = step;
     storage.resize(total);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     for (float &v : storage)
@@ -76,6 +78,9 @@ struct Case {
   bool looseFilter = false;
   /// Strides (the forward and filter-gradient kinds only).
   int64_t sh = 1, sw = 1;
+  /// The output's pixels this far apart (a strided input gradient's phase,
+  /// written in place; kinds 0, 1 and 3 only).
+  int64_t outStep = 1;
 
   /// The filter's buffer for a view of `shape`.
   std::array<int64_t, 5> filterAlloc(std::array<int64_t, 5> shape) const {
@@ -137,7 +142,8 @@ void check(const Case &c, int32_t kind, unsigned seed) {
                                          c.kernelW};
   Buffer filter(shape, c.filterAlloc(shape), rng);
   Buffer out({c.batch, c.groups, c.outs, c.outH, c.outW},
-             {c.batch, c.groups, c.outs, c.outH + 2, c.outW}, rng);
+             {c.batch, c.groups, c.outs, c.outH + 2, c.outW * c.outStep}, rng,
+             c.outStep);
   auto i = image.unranked(), f = filter.unranked(), o = out.unranked();
   _mlir_ciface_distopt_conv2d_f32(&i, &f, &o, kind, c.dh, c.dw, c.sh, c.sw);
   for (int64_t n = 0; n < c.batch; ++n)
@@ -257,6 +263,20 @@ TEST(ConvKernels, FilterGradientMatchesLoops) {
   unsigned seed = 200;
   for (const Case &c : kCases)
     check(c, 2, seed++);
+}
+
+/// Outputs whose pixels are 2 apart (the phases of a strided input
+/// gradient), channels last: 64 channels, and few channels.
+const Case kSpreadOutputCases[] = {
+    {2, 1, 64, 64, 3, 20, 3, 3, 1, 1, 2, true, false, 1, 1, 2},
+    {2, 2, 8, 4, 4, 5, 2, 1, 1, 1, 1, false, false, 1, 1, 2},
+};
+
+TEST(ConvKernels, SpreadOutputMatchesLoops) {
+  unsigned seed = 500;
+  for (const Case &c : kSpreadOutputCases)
+    for (int32_t kind : {0, 1, 3})
+      check(c, kind, seed++);
 }
 
 TEST(ConvKernels, StridedForwardMatchesLoops) {

@@ -166,9 +166,11 @@ match(linalg::GenericOp op) {
   int64_t width = kernel.kind == 2
                       ? cast<MemRefType>(lhs.getType()).getDimSize(4)
                       : cast<MemRefType>(out.getType()).getDimSize(4);
-  if (kernel.kind == 2
-          ? !rowMajor(*rhsStrides, width)
-          : !rowMajor(*lhsStrides, width) || !rowMajor(*outStrides, width))
+  // (An output whose rows are not contiguous -- a strided input gradient's
+  // phase, inserted with the strides -- is written back by the kernel's
+  // channels-last transposes.)
+  if (kernel.kind == 2 ? !rowMajor(*rhsStrides, width)
+                       : !rowMajor(*lhsStrides, width))
     return std::nullopt;
   // The products' other two dims: output and reduced channels per group
   // (kinds 0 and 1), filters and channels (kind 2). Smaller products (a

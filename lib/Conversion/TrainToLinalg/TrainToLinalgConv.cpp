@@ -284,16 +284,20 @@ static std::array<AffineExpr, 8> getLoopDims(MLIRContext *context) {
 }
 
 /// out[d0, ..., d4] = sum over (d5, d6, d7) of lhs[lhsIndex] *
-/// rhs[rhsIndex], into a new zero-filled tensor of `shape`.
+/// rhs[rhsIndex], into a new zero-filled tensor of `shape`, or into `into`
+/// (of that shape) zero-filled.
 static Value buildGroupedContraction(OpBuilder &b, Location loc, Value lhs,
                                      ArrayRef<AffineExpr> lhsIndex, Value rhs,
                                      ArrayRef<AffineExpr> rhsIndex,
-                                     ArrayRef<int64_t> shape, Type element) {
+                                     ArrayRef<int64_t> shape, Type element,
+                                     Value into = nullptr) {
   MLIRContext *context = b.getContext();
+  Value zero = identityOf(b, loc, element, ReduceKind::sum);
+  Value init =
+      into ? linalg::FillOp::create(b, loc, zero, into).getResult(0)
+           : buildFilled(b, loc, RankedTensorType::get(shape, element), zero);
   return buildWindowGeneric(
-      b, loc, ValueRange{lhs, rhs},
-      ValueRange{buildFilled(b, loc, RankedTensorType::get(shape, element),
-                             identityOf(b, loc, element, ReduceKind::sum))},
+      b, loc, ValueRange{lhs, rhs}, ValueRange{init},
       {AffineMap::get(8, 0, lhsIndex, context),
        AffineMap::get(8, 0, rhsIndex, context),
        AffineMap::getMultiDimIdentityMap(8, context).getMajorSubMap(5)},
@@ -536,6 +540,171 @@ struct Conv2dBackwardFilterPattern
 /// each window tap (kh, kw), the [n, c, oh, ow] slice of the patch gradient
 /// adds onto the strided slice of the padded input gradient it was read
 /// from; the interior is the result.
+/// The positions of one spatial dim of a strided input gradient (as
+/// computed by buildGroupedConvInputGrad: position i reads the spread
+/// gradient at i + k * dilation, where the output gradient's row o sits at
+/// top + o * stride) that are `phase` modulo the stride: `size` of them,
+/// reached by `taps` window taps first + t * step (t < taps), which read
+/// output gradient row q + shift + t * (dilation / gcd(dilation, stride))
+/// at the phase's position q.
+struct InputGradPhase {
+  int64_t size = 0, taps = 0, first = 0, step = 1, shift = 0;
+};
+
+static InputGradPhase getInputGradPhase(int64_t phase, int64_t positions,
+                                        int64_t stride, int64_t kernel,
+                                        int64_t dilation, int64_t top) {
+  InputGradPhase result;
+  result.size =
+      phase < positions ? (positions - phase + stride - 1) / stride : 0;
+  result.step = stride / std::gcd(dilation, stride);
+  for (int64_t k = 0; k < kernel; ++k) {
+    int64_t at = phase + k * dilation - top;
+    if (((at % stride) + stride) % stride != 0)
+      continue;
+    if (result.taps++ == 0) {
+      result.first = k;
+      result.shift = at / stride;
+    }
+  }
+  return result;
+}
+
+/// The input gradient of a strided convolution as buildGroupedConvInputGrad
+/// computes it, by phase: the positions (i, j) of each phase modulo the
+/// strides only read the output gradient through the taps of that phase,
+/// so the phase is one stride-1 contraction of the (padded) output
+/// gradient with those taps of the flipped filter, inserted with the
+/// strides -- no zeros multiplied (the spread gradient is 3/4 zeros for
+/// stride 2) and no patch matrix scattered back tap by tap (ResNet-18's
+/// 3x3 stride-2 layers' products and col2im, ~21 ms per step on two
+/// threads). `dist-conv-to-kernels` runs each phase's contraction.
+static Value buildPhasedConvInputGrad(OpBuilder &b, Location loc, Value grad,
+                                      Value filter, const ConvParams &p) {
+  MLIRContext *context = b.getContext();
+  auto index = [&](int64_t v) -> OpFoldResult { return b.getIndexAttr(v); };
+  int64_t extentH = (p.kernelH - 1) * p.dilations[0] + 1;
+  int64_t extentW = (p.kernelW - 1) * p.dilations[1] + 1;
+  bool interior = p.padding[0] < extentH && p.padding[1] < extentH &&
+                  p.padding[2] < extentW && p.padding[3] < extentW;
+  int64_t rows = p.height, cols = p.width;
+  int64_t top = extentH - 1, left = extentW - 1;
+  if (interior) {
+    top -= p.padding[0];
+    left -= p.padding[2];
+  } else {
+    rows += p.padding[0] + p.padding[1];
+    cols += p.padding[2] + p.padding[3];
+  }
+  SmallVector<InputGradPhase> phasesH, phasesW;
+  for (int64_t a = 0; a < p.strides[0]; ++a)
+    phasesH.push_back(getInputGradPhase(a, rows, p.strides[0], p.kernelH,
+                                        p.dilations[0], top));
+  for (int64_t a = 0; a < p.strides[1]; ++a)
+    phasesW.push_back(getInputGradPhase(a, cols, p.strides[1], p.kernelW,
+                                        p.dilations[1], left));
+  // The output gradient zero-padded so that every phase's windows are in
+  // it: before (the most negative shift) and after.
+  auto padding = [](ArrayRef<InputGradPhase> phases, int64_t dilation,
+                    int64_t stride, int64_t extent) {
+    int64_t step = dilation / std::gcd(dilation, stride);
+    int64_t before = 0, after = 0;
+    for (const InputGradPhase &phase : phases) {
+      if (phase.taps == 0 || phase.size == 0)
+        continue;
+      before = std::max(before, -phase.shift);
+      after = std::max(after, phase.size - 1 + phase.shift +
+                                  (phase.taps - 1) * step - (extent - 1));
+    }
+    return std::make_pair(before, after);
+  };
+  auto [padTop, padBottom] =
+      padding(phasesH, p.dilations[0], p.strides[0], p.outH);
+  auto [padLeft, padRight] =
+      padding(phasesW, p.dilations[1], p.strides[1], p.outW);
+  Value zero = identityOf(b, loc, p.element, ReduceKind::sum);
+  Value padded =
+      padSpatial(b, loc, grad, {padTop, padBottom, padLeft, padRight}, zero);
+  int64_t filters = p.groups * p.filtersPerGroup;
+  int64_t channels = p.groups * p.channelsPerGroup;
+  int64_t stepH = p.dilations[0] / std::gcd(p.dilations[0], p.strides[0]);
+  int64_t stepW = p.dilations[1] / std::gcd(p.dilations[1], p.strides[1]);
+  // Every position some phase's taps reach is written; the rest is zero.
+  bool covered = llvm::all_of(phasesH,
+                              [](const InputGradPhase &phase) {
+                                return phase.size == 0 || phase.taps > 0;
+                              }) &&
+                 llvm::all_of(phasesW, [](const InputGradPhase &phase) {
+                   return phase.size == 0 || phase.taps > 0;
+                 });
+  auto resultType =
+      RankedTensorType::get({p.batch, channels, rows, cols}, p.element);
+  Value result =
+      covered
+          ? tensor::EmptyOp::create(b, loc, resultType.getShape(), p.element)
+                .getResult()
+          : buildFilled(b, loc, resultType, zero);
+  auto d = getLoopDims(context);
+  for (auto [a, ph] : llvm::enumerate(phasesH)) {
+    for (auto [c, pw] : llvm::enumerate(phasesW)) {
+      if (ph.size == 0 || pw.size == 0 || ph.taps == 0 || pw.taps == 0)
+        continue;
+      // The output gradient rows and columns the phase's windows cover.
+      int64_t spanH = ph.size + (ph.taps - 1) * stepH;
+      int64_t spanW = pw.size + (pw.taps - 1) * stepW;
+      Value window = tensor::ExtractSliceOp::create(
+          b, loc, padded,
+          ArrayRef<OpFoldResult>{index(0), index(0), index(ph.shift + padTop),
+                                 index(pw.shift + padLeft)},
+          ArrayRef<OpFoldResult>{index(p.batch), index(filters), index(spanH),
+                                 index(spanW)},
+          ArrayRef<OpFoldResult>{index(1), index(1), index(1), index(1)});
+      // The phase's taps of the flipped filter.
+      Value taps = buildCopy(
+          b, loc, filter,
+          AffineMap::get(4, 0,
+                         {d[0], d[1], p.kernelH - 1 - ph.first - d[2] * ph.step,
+                          p.kernelW - 1 - pw.first - d[3] * pw.step},
+                         context),
+          {filters, p.channelsPerGroup, ph.taps, pw.taps});
+      // The phase's positions of the result, which the contraction
+      // accumulates into (in place once bufferized: the kernel writes the
+      // strided rows itself).
+      SmallVector<OpFoldResult> offsets = {index(0), index(0), index(a),
+                                           index(c)},
+                                sizes = {index(p.batch), index(channels),
+                                         index(ph.size), index(pw.size)},
+                                strides = {index(1), index(1),
+                                           index(p.strides[0]),
+                                           index(p.strides[1])};
+      Value slot = tensor::ExtractSliceOp::create(b, loc, result, offsets,
+                                                  sizes, strides);
+      // Loops (n, g, c, q, r | f, t, u).
+      Value phase = mergeGroups(
+          b, loc,
+          buildGroupedContraction(
+              b, loc, splitGroups(b, loc, window, 1, p.groups),
+              {d[0], d[1], d[5], d[3] + d[6] * stepH, d[4] + d[7] * stepW},
+              splitGroups(b, loc, taps, 0, p.groups),
+              {d[1], d[5], d[2], d[6], d[7]},
+              {p.batch, p.groups, p.channelsPerGroup, ph.size, pw.size},
+              p.element, splitGroups(b, loc, slot, 1, p.groups)),
+          1);
+      result = tensor::InsertSliceOp::create(b, loc, phase, result, offsets,
+                                             sizes, strides);
+    }
+  }
+  if (interior)
+    return result;
+  return tensor::ExtractSliceOp::create(
+      b, loc, result,
+      ArrayRef<OpFoldResult>{index(0), index(0), index(p.padding[0]),
+                             index(p.padding[2])},
+      ArrayRef<OpFoldResult>{index(p.batch), index(channels), index(p.height),
+                             index(p.width)},
+      ArrayRef<OpFoldResult>{index(1), index(1), index(1), index(1)});
+}
+
 struct Conv2dBackwardInputPattern
     : public OpRewritePattern<Conv2dBackwardInputOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -547,6 +716,14 @@ struct Conv2dBackwardInputPattern
     ConvParams p = getConvParams(
         op, type, cast<RankedTensorType>(op.getFilter().getType()),
         cast<RankedTensorType>(op.getGradOutput().getType()));
+    bool strided = llvm::any_of(p.strides, [](int64_t s) { return s > 1; });
+    bool pointwise = p.kernelH == 1 && p.kernelW == 1;
+    if (strided && !pointwise) {
+      rewriter.replaceOp(op, buildPhasedConvInputGrad(rewriter, loc,
+                                                      op.getGradOutput(),
+                                                      op.getFilter(), p));
+      return success();
+    }
     if (!usesGroupProducts(p)) {
       rewriter.replaceOp(op, buildGroupedConvInputGrad(rewriter, loc,
                                                        op.getGradOutput(),

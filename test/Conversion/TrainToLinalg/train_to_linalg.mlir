@@ -489,22 +489,32 @@ func.func @conv2d_grouped(%x: tensor<1x4x6x6xf32>, %w: tensor<6x2x3x3xf32>) -> t
 // -----
 
 // The grouped gradients: the filter gradient contracts the output gradient
-// with the padded input's windows over (n, oh, ow); the input gradient
-// spreads the output gradient out by the strides into zeros padded by the
-// dilated kernel's extent less one less the padding (2 - 1 rows above, 4 -
-// 0 columns left) and convolves it with the flipped filter: the input's
-// gradient itself, no padded rows or columns computed.
-// CHECK-DAG: #[[$FLIP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, -d2 + 2, -d3 + 2)>
+// with the padded input's windows over (n, oh, ow); the input gradient goes
+// by row phase (stride 2): even rows read the output gradient through the
+// flipped filter's middle row, odd rows through its first and last, each a
+// stride-1 contraction of the output gradient padded by 4 columns left (the
+// dilated kernel's extent less one less the padding) and 2 right, 1 row
+// below, inserted every other row: the input's gradient itself, no padded
+// rows or columns computed.
+// CHECK-DAG: #[[$EVEN:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * -2 + 1, -d3 + 2)>
+// CHECK-DAG: #[[$ODD:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * -2 + 2, -d3 + 2)>
 // CHECK-DAG: #[[$SPREAD:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 + d6, d4 + d7 * 2)>
 // CHECK-DAG: #[[$FLIPPED:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d5, d2, d6, d7)>
 // CHECK-DAG: #[[$GRAD:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d5, d0, d1, d6, d7)>
 // CHECK-DAG: #[[$WINDOW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d5, d0, d2, d6 * 2 + d3, d7 + d4 * 2)>
 // CHECK-LABEL: func.func @conv2d_grouped_backward
 func.func @conv2d_grouped_backward(%x: tensor<1x4x6x6xf32>, %w: tensor<6x2x3x3xf32>, %g: tensor<1x6x3x4xf32>) -> (tensor<1x4x6x6xf32>, tensor<6x2x3x3xf32>) {
-  // CHECK: %[[SPREAD:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 1, 4] [1, 6, 3, 4] [1, 1, 2, 1] : tensor<1x6x3x4xf32> into tensor<1x6x8x10xf32>
-  // CHECK: linalg.generic {indexing_maps = [#[[$FLIP]], #{{.*}}]
-  // CHECK: %[[GI:.*]] = linalg.generic {indexing_maps = [#[[$SPREAD]], #[[$FLIPPED]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} {{.*}} outs(%{{.*}} : tensor<1x2x2x6x6xf32>)
-  // CHECK: %[[DX:.*]] = tensor.collapse_shape %[[GI]] {{\[}}[0], [1, 2], [3], [4]] : tensor<1x2x2x6x6xf32> into tensor<1x4x6x6xf32>
+  // CHECK: %[[GP:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 4] [1, 6, 3, 4] [1, 1, 1, 1] : tensor<1x6x3x4xf32> into tensor<1x6x4x10xf32>
+  // CHECK: %[[R:.*]] = tensor.empty() : tensor<1x4x6x6xf32>
+  // CHECK: tensor.extract_slice %[[GP]][0, 0, 0, 0] [1, 6, 3, 10] [1, 1, 1, 1]
+  // CHECK: linalg.generic {indexing_maps = [#[[$EVEN]], #{{.*}}]{{.*}} outs(%{{.*}} : tensor<6x2x1x3xf32>)
+  // CHECK: %[[GE:.*]] = linalg.generic {indexing_maps = [#[[$SPREAD]], #[[$FLIPPED]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} {{.*}} outs(%{{.*}} : tensor<1x2x2x3x6xf32>)
+  // CHECK: %[[CE:.*]] = tensor.collapse_shape %[[GE]]
+  // CHECK: %[[RE:.*]] = tensor.insert_slice %[[CE]] into %[[R]][0, 0, 0, 0] [1, 4, 3, 6] [1, 1, 2, 1]
+  // CHECK: linalg.generic {indexing_maps = [#[[$ODD]], #{{.*}}]{{.*}} outs(%{{.*}} : tensor<6x2x2x3xf32>)
+  // CHECK: %[[GO:.*]] = linalg.generic {indexing_maps = [#[[$SPREAD]], #[[$FLIPPED]], #{{.*}}]{{.*}} outs(%{{.*}} : tensor<1x2x2x3x6xf32>)
+  // CHECK: %[[CO:.*]] = tensor.collapse_shape %[[GO]]
+  // CHECK: %[[DX:.*]] = tensor.insert_slice %[[CO]] into %[[RE]][0, 0, 1, 0] [1, 4, 3, 6] [1, 1, 2, 1]
   // CHECK-NOT: tensor.extract_slice
   // CHECK: %[[GW:.*]] = linalg.generic {indexing_maps = [#[[$GRAD]], #[[$WINDOW]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} {{.*}} outs(%{{.*}} : tensor<2x3x2x3x3xf32>)
   // CHECK: %[[DW:.*]] = tensor.collapse_shape %[[GW]] {{\[}}[0, 1], [2], [3], [4]] : tensor<2x3x2x3x3xf32> into tensor<6x2x3x3xf32>
@@ -553,25 +563,50 @@ func.func @conv2d_backward_filter_direct(%x: tensor<1x16x5x5xf32>, %g: tensor<1x
 
 // -----
 
-// conv2d_backward_input (strided): the patch gradient (filters transposed
-// times each image's output gradient), then col2im: each window tap's [n,
-// c, oh, ow] slice adds onto the strided slice of the padded input
-// gradient it was read from.
-// CHECK-DAG: #[[$AT:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d1)>
+// conv2d_backward_input (strided 3x3): by phase of the input positions
+// modulo the strides. The output gradient is padded by one on each side;
+// each of the 2 x 2 phases is a stride-1 contraction of its window of the
+// padded gradient with the phase's taps of the flipped filter (2 x 2, 2 x
+// 1, 1 x 2, 1 x 1 taps), inserted with the strides into an empty result
+// (every position has taps): no patch matrix, no col2im.
+// CHECK-DAG: #[[$TAPS00:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * -2 + 2, d3 * -2 + 2)>
+// CHECK-DAG: #[[$TAPS11:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * -2 + 1, d3 * -2 + 1)>
 // CHECK-LABEL: func.func @conv2d_backward_input
 func.func @conv2d_backward_input(%g: tensor<1x4x2x2xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x3x5x5xf32> {
-  // CHECK: %[[MM:.*]] = linalg.generic {indexing_maps = [#[[$AT]], {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<4x27xf32>, tensor<1x4x4xf32>) outs(%{{.*}} : tensor<1x27x4xf32>)
-  // CHECK: %[[PG:.*]] = tensor.expand_shape %[[MM]] {{\[}}[0], [1, 2, 3], [4, 5]] output_shape [1, 3, 3, 3, 2, 2]
-  // CHECK: %[[ACC:.*]] = linalg.fill {{.*}} -> tensor<1x3x5x5xf32>
-  // CHECK: %[[TAP:.*]] = tensor.extract_slice %[[PG]][0, 0, 0, 0, 0, 0] [1, 3, 1, 1, 2, 2] [1, 1, 1, 1, 1, 1] : tensor<1x3x3x3x2x2xf32> to tensor<1x3x2x2xf32>
-  // CHECK: %[[WIN:.*]] = tensor.extract_slice %[[ACC]][0, 0, 0, 0] [1, 3, 2, 2] [1, 1, 2, 2]
-  // CHECK: %[[ADD:.*]] = linalg.generic {{.*}} ins(%[[TAP]] : tensor<1x3x2x2xf32>) outs(%[[WIN]] : tensor<1x3x2x2xf32>)
-  // CHECK: arith.addf
-  // CHECK: tensor.insert_slice %[[ADD]] into %[[ACC]][0, 0, 0, 0] [1, 3, 2, 2] [1, 1, 2, 2]
-  // CHECK-COUNT-8: tensor.insert_slice
-  // CHECK-NOT: tensor.insert_slice
+  // CHECK: %[[GP:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 1, 1] [1, 4, 2, 2] [1, 1, 1, 1] : tensor<1x4x2x2xf32> into tensor<1x4x4x4xf32>
+  // CHECK: %[[R:.*]] = tensor.empty() : tensor<1x3x5x5xf32>
+  // CHECK: %[[T00:.*]] = linalg.generic {indexing_maps = [#[[$TAPS00]], {{.*}} ins(%{{.*}} : tensor<4x3x3x3xf32>) outs(%{{.*}} : tensor<4x3x2x2xf32>)
+  // CHECK: %[[P00:.*]] = linalg.generic {{.*}}"reduction", "reduction", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<1x1x4x4x4xf32>, tensor<1x4x3x2x2xf32>) outs(%{{.*}} : tensor<1x1x3x3x3xf32>)
+  // CHECK: %[[C00:.*]] = tensor.collapse_shape %[[P00]]
+  // CHECK: %[[R00:.*]] = tensor.insert_slice %[[C00]] into %[[R]][0, 0, 0, 0] [1, 3, 3, 3] [1, 1, 2, 2]
+  // CHECK: tensor.extract_slice %[[GP]][0, 0, 0, 1] [1, 4, 4, 2] [1, 1, 1, 1]
+  // CHECK: %[[R01:.*]] = tensor.insert_slice %{{.*}} into %[[R00]][0, 0, 0, 1] [1, 3, 3, 2] [1, 1, 2, 2]
+  // CHECK: tensor.extract_slice %[[GP]][0, 0, 1, 0] [1, 4, 2, 4] [1, 1, 1, 1]
+  // CHECK: %[[R10:.*]] = tensor.insert_slice %{{.*}} into %[[R01]][0, 0, 1, 0] [1, 3, 2, 3] [1, 1, 2, 2]
+  // CHECK: linalg.generic {indexing_maps = [#[[$TAPS11]], {{.*}} outs(%{{.*}} : tensor<4x3x1x1xf32>)
+  // CHECK: %[[R11:.*]] = tensor.insert_slice %{{.*}} into %[[R10]][0, 0, 1, 1] [1, 3, 2, 2] [1, 1, 2, 2]
+  // CHECK: return %[[R11]]
   %r = train.conv2d_backward_input %g, %w {input_size = array<i64: 5, 5>, strides = array<i64: 2, 2>} : (tensor<1x4x2x2xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x5x5xf32>
   return %r : tensor<1x3x5x5xf32>
+}
+
+// -----
+
+// conv2d_backward_input (strided 1x1): the patch gradient (filters
+// transposed times each image's output gradient), then col2im: the one
+// tap's [n, c, oh, ow] slice adds onto the strided slice of the input
+// gradient it was read from.
+// CHECK-DAG: #[[$AT:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d1)>
+// CHECK-LABEL: func.func @conv2d_backward_input_pointwise
+func.func @conv2d_backward_input_pointwise(%g: tensor<1x4x2x2xf32>, %w: tensor<4x3x1x1xf32>) -> tensor<1x3x4x4xf32> {
+  // CHECK: %[[MM:.*]] = linalg.generic {indexing_maps = [#[[$AT]], {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<4x3xf32>, tensor<1x4x4xf32>) outs(%{{.*}} : tensor<1x3x4xf32>)
+  // CHECK: %[[ACC:.*]] = linalg.fill {{.*}} -> tensor<1x3x4x4xf32>
+  // CHECK: %[[WIN:.*]] = tensor.extract_slice %[[ACC]][0, 0, 0, 0] [1, 3, 2, 2] [1, 1, 2, 2]
+  // CHECK: %[[ADD:.*]] = linalg.generic {{.*}} outs(%[[WIN]] : tensor<1x3x2x2xf32>)
+  // CHECK: arith.addf
+  // CHECK: tensor.insert_slice %[[ADD]] into %[[ACC]][0, 0, 0, 0] [1, 3, 2, 2] [1, 1, 2, 2]
+  %r = train.conv2d_backward_input %g, %w {input_size = array<i64: 4, 4>, strides = array<i64: 2, 2>} : (tensor<1x4x2x2xf32>, tensor<4x3x1x1xf32>) -> tensor<1x3x4x4xf32>
+  return %r : tensor<1x3x4x4xf32>
 }
 
 // -----

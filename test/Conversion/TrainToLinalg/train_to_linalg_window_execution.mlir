@@ -9,9 +9,11 @@
 // RUN: %python %S/Inputs/window_reference.py %t/state.npz %t/data.npz %t/out.npz
 // Its two groups are small (3 filters over 2 channels): one direct
 // contraction per conv op. With two large groups (8 filters over 4 channels
-// x 9 taps each) both gradients are products (sgemm) per group (4 channels
-// per group: too few for the filter gradient's direct contraction), the
-// conv2d a call of distopt_conv2d_f32 with strides (2, 1): the same step
+// x 9 taps each) the filter gradient is a product (sgemm) per group (4
+// channels per group: too few for its direct contraction), the conv2d a
+// call of distopt_conv2d_f32 with strides (2, 1), and the input gradient
+// one call per row phase (2, stride-1 contractions of the padded output
+// gradient with the phase's taps of the flipped filter): the same step
 // with those shapes.
 // RUN: sed -e 's/2x4x6x6/2x8x6x6/g' -e 's/6x2x3x3/16x4x3x3/g' -e 's/2x6x3x4/2x16x3x4/g' -e 's/2x4x3x3/2x8x3x3/g' %s > %t/products.mlir
 // RUN: dist-run %t/products.mlir --init-state=%t/products_state.npz --init-data=%t/products_data.npz --seed=5
@@ -21,14 +23,22 @@
 // RUN: dist-opt %t/products.mlir --dist-lower-cpu | grep -c "llvm.call @distopt_matmul_f32(" | FileCheck %s --check-prefix=PRODUCTS
 // RUN: dist-opt %t/products.mlir --dist-lower-cpu | grep -c "llvm.call @distopt_conv2d_f32(" | FileCheck %s --check-prefix=STRIDED
 // With 16 channels per group (and strides 2, 3) the filter gradient is a
-// direct contraction too: distopt_conv2d_f32 reads the image split into
-// column phases.
+// direct contraction too (distopt_conv2d_f32 reads the image split into
+// column phases), and the input gradient has 2 x 3 phases: 8 calls, no
+// products.
 // RUN: sed -e 's/2x4x6x6/2x32x6x6/g' -e 's/6x2x3x3/16x16x3x3/g' -e 's/2x6x3x4/2x16x3x2/g' -e 's/2x4x3x3/2x32x3x3/g' -e 's/strides = array<i64: 2, 1>/strides = array<i64: 2, 3>/g' %s > %t/direct.mlir
 // RUN: dist-run %t/direct.mlir --init-state=%t/direct_state.npz --init-data=%t/direct_data.npz --seed=5
 // RUN: OMP_NUM_THREADS=2 dist-run %t/direct.mlir --state=%t/direct_state.npz --data=%t/direct_data.npz --steps=1 --out=%t/direct_out.npz
 // RUN: %python %S/Inputs/window_reference.py %t/direct_state.npz %t/direct_data.npz %t/direct_out.npz 2,3
-// RUN: dist-opt %t/direct.mlir --dist-lower-cpu | grep -c "llvm.call @distopt_conv2d_f32(" | FileCheck %s --check-prefix=TWO
-// RUN: dist-opt %t/direct.mlir --dist-lower-cpu | grep -c "llvm.call @distopt_matmul_f32(" | FileCheck %s --check-prefix=TWO
+// RUN: dist-opt %t/direct.mlir --dist-lower-cpu | grep -c "llvm.call @distopt_conv2d_f32(" | FileCheck %s --check-prefix=EIGHT
+// RUN: dist-opt %t/direct.mlir --dist-lower-cpu | not grep "llvm.call @distopt_matmul_f32("
+// Paddings at least the dilated window's extent (3 at the top, 5 on the
+// right): the phases compute the padded input's gradient, whose interior
+// is the result.
+// RUN: sed -e 's/padding = array<i64: 1, 1, 0, 2>/padding = array<i64: 3, 1, 0, 5>/g' -e 's/2x16x3x2/2x16x4x3/g' %t/direct.mlir > %t/wide.mlir
+// RUN: dist-run %t/wide.mlir --init-state=%t/wide_state.npz --init-data=%t/wide_data.npz --seed=5
+// RUN: OMP_NUM_THREADS=2 dist-run %t/wide.mlir --state=%t/wide_state.npz --data=%t/wide_data.npz --steps=1 --out=%t/wide_out.npz
+// RUN: %python %S/Inputs/window_reference.py %t/wide_state.npz %t/wide_data.npz %t/wide_out.npz 2,3 3,2,2,2,1,1,1,0 3,1,0,5
 // With stride 1 every conv op is one direct contraction: the small groups'
 // run as loops, the large ones through distopt_conv2d_f32 (batch-reduce
 // products over the padded image's rows; the input gradient computes the
@@ -63,9 +73,9 @@
 // RUN: %python %S/Inputs/window_reference.py %t/pool1_state.npz %t/pool1_data.npz %t/pool1_out.npz 2,1 3,2,1,1,1,1,0,1
 // DIRECT-NOT: llvm.call @distopt_matmul_f32(
 // DIRECT-NOT: llvm.call @distopt_conv2d_f32(
-// PRODUCTS: 4
-// STRIDED: 1
-// TWO: 2
+// PRODUCTS: 2
+// STRIDED: 3
+// EIGHT: 8
 // KERNELS: 3
 func.func @train_step(
     %s_conv: tensor<2x6x3x4xf32> {train.role = #train.role<param>, train.name = "conv"},

@@ -1,12 +1,13 @@
 """NumPy loop-nest reference of train_to_linalg_window_execution.mlir.
 
-    window_reference.py STATE.npz DATA.npz OUT.npz [SH,SW [POOL]]
+    window_reference.py STATE.npz DATA.npz OUT.npz [SH,SW [POOL [PAD]]]
 
 Every sink parameter p comes back as p - lr * result: the result recovered
 from it must equal the one computed here by direct loops over the
 definitions (to 1e-4: the float32 update keeps about 1e-7 * |p| / lr).
 SH,SW: the convolutions' strides (default 2,1, the test file's). POOL:
-the pooling ops' KH,KW,SH,SW,PT,PB,PL,PR (default 3,2,2,2,1,1,1,0).
+the pooling ops' KH,KW,SH,SW,PT,PB,PL,PR (default 3,2,2,2,1,1,1,0). PAD:
+the convolutions' PT,PB,PL,PR (default 1,1,0,2).
 """
 
 import itertools
@@ -22,7 +23,9 @@ F, Cg, KH, KW = w.shape
 groups, Fg = C // Cg, F // (C // Cg)
 (sh, sw) = (tuple(map(int, sys.argv[4].split(","))) if len(sys.argv) > 4
             else (2, 1))
-(pt, pb, pl, pr), (dh, dw) = (1, 1, 0, 2), (1, 2)
+(pt, pb, pl, pr) = (tuple(map(int, sys.argv[6].split(",")))
+                    if len(sys.argv) > 6 else (1, 1, 0, 2))
+(dh, dw) = (1, 2)
 OH = (H + pt + pb - dh * (KH - 1) - 1) // sh + 1
 OW = (W + pl + pr - dw * (KW - 1) - 1) // sw + 1
 
