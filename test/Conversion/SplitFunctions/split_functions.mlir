@@ -172,3 +172,43 @@ func.func @slices(%x: tensor<4x4xf32> {train.role = #train.role<param>})
   %d = arith.mulf %c, %c : tensor<4x4xf32>
   return %d : tensor<4x4xf32>
 }
+
+// -----
+
+// A static reshape (a convolution's grouped view) read by a later part is
+// made again there from the tensor it reshapes, which the part takes (the
+// tensor and its view both crossing, bufferization cloned the second
+// result: it aliases the first). A reshape the function returns (an update
+// made on a grouped view of a parameter) stays in the part computing its
+// source, where its inverse folds away.
+// CHECK-LABEL: func.func private @reshapes_part0
+// CHECK-SAME:      (%[[X:.*]]: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>)
+// CHECK-NEXT:    %[[A:.*]] = arith.addf %[[X]], %[[X]]
+// CHECK-NEXT:    %[[G:.*]] = tensor.expand_shape %[[A]] {{\[}}[0, 1], [2]] output_shape [1, 4, 4]
+// CHECK-NEXT:    %[[B:.*]] = arith.mulf %[[G]], %[[G]]
+// CHECK-NEXT:    %[[BC:.*]] = tensor.collapse_shape %[[B]] {{\[}}[0, 1], [2]]
+// CHECK-NEXT:    return %[[A]], %[[BC]]
+// CHECK-LABEL: func.func private @reshapes_part1
+// CHECK-SAME:      (%[[BC1:.*]]: tensor<4x4xf32>, %[[A1:.*]]: tensor<4x4xf32>) -> tensor<4x4xf32>
+// CHECK-NEXT:    %[[G1:.*]] = tensor.expand_shape %[[A1]] {{\[}}[0, 1], [2]] output_shape [1, 4, 4]
+// CHECK-NEXT:    %[[C:.*]] = arith.subf %[[G1]], %[[G1]]
+// CHECK-NEXT:    %[[CC:.*]] = tensor.collapse_shape %[[C]]
+// CHECK-NEXT:    %[[D:.*]] = arith.addf %[[CC]], %[[BC1]]
+// CHECK-NEXT:    return %[[D]]
+// CHECK-LABEL: func.func @reshapes
+// CHECK-NOT:     tensor.expand_shape
+// CHECK-NOT:     tensor.collapse_shape
+// CHECK:         %[[R0:.*]]:2 = call @reshapes_part0
+// CHECK-NEXT:    %[[R1:.*]] = call @reshapes_part1(%[[R0]]#1, %[[R0]]#0)
+// CHECK-NEXT:    return %[[R1]], %[[R0]]#1
+func.func @reshapes(%x: tensor<4x4xf32> {train.role = #train.role<param>})
+    -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %a = arith.addf %x, %x : tensor<4x4xf32>
+  %g = tensor.expand_shape %a [[0, 1], [2]] output_shape [1, 4, 4] : tensor<4x4xf32> into tensor<1x4x4xf32>
+  %b = arith.mulf %g, %g : tensor<1x4x4xf32>
+  %bc = tensor.collapse_shape %b [[0, 1], [2]] : tensor<1x4x4xf32> into tensor<4x4xf32>
+  %c = arith.subf %g, %g : tensor<1x4x4xf32>
+  %cc = tensor.collapse_shape %c [[0, 1], [2]] : tensor<1x4x4xf32> into tensor<4x4xf32>
+  %d = arith.addf %cc, %bc : tensor<4x4xf32>
+  return %d, %bc : tensor<4x4xf32>, tensor<4x4xf32>
+}
