@@ -209,14 +209,16 @@ def DistConvToKernelsPass : Pass<"dist-conv-to-kernels", "ModuleOp"> {
 
     - kind 0, `train.conv2d`: out[n, g, f, y, x] += image[n, g, c, y*sh +
       kh*dh, x*sw + kw*dw] * filter[g, f, c, kh, kw];
-    - kind 1, `train.conv2d_backward_input` of a stride-1 convolution (a
-      conv2d of the padded output gradient with the flipped filter): the
-      same with filter[g, c, f, kh, kw] and strides 1;
+    - kind 1, `train.conv2d_backward_input` (a conv2d of the padded output
+      gradient with the flipped filter; for a strided convolution, one per
+      phase of the input positions modulo the strides, with the phase's
+      taps, written into the strided positions): the same with filter[g,
+      c, f, kh, kw] and strides 1;
     - kind 2, `train.conv2d_backward_filter`: out[g, f, c, kh, kw] +=
       grad[n, g, f, y, x] * image[n, g, c, y*sh + kh*dh, x*sw + kw*dw].
 
-    The image's rows (and, for kinds 0 and 1, the output's) must be
-    contiguous. The kernel computes each output row as one batch-reduce
+    The image's rows must be contiguous (an output's need not be: the
+    channels-last products write it back through transposes). The kernel computes each output row as one batch-reduce
     product over the window taps (no im2col patch matrix), with LIBXSMM's
     generated kernels (OpenBLAS's sgemm where LIBXSMM has no JIT for the
     CPU), split over the step's OpenMP team: for kinds 0 and 1 with 64
