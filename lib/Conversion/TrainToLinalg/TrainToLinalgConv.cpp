@@ -339,6 +339,48 @@ static Value buildGroupedConvFilterGrad(OpBuilder &b, Location loc,
   return mergeGroups(b, loc, out, 0);
 }
 
+/// Where an input gradient computed from the output gradient's windows
+/// (buildGroupedConvInputGrad, buildPhasedConvInputGrad) lies: the dilated
+/// kernel's extents; whether it is the input's gradient itself (no padding
+/// reaches the extent) or the padded input's, whose interior is the
+/// result; the rows and columns computed; and how far in the spread
+/// gradient the output gradient's first row and column sit.
+struct InputGradGeometry {
+  int64_t extentH, extentW, rows, cols, top, left;
+  bool interior;
+
+  explicit InputGradGeometry(const ConvParams &p)
+      : extentH((p.kernelH - 1) * p.dilations[0] + 1),
+        extentW((p.kernelW - 1) * p.dilations[1] + 1), rows(p.height),
+        cols(p.width), top(extentH - 1), left(extentW - 1),
+        interior(p.padding[0] < extentH && p.padding[1] < extentH &&
+                 p.padding[2] < extentW && p.padding[3] < extentW) {
+    if (interior) {
+      top -= p.padding[0];
+      left -= p.padding[2];
+    } else {
+      rows += p.padding[0] + p.padding[1];
+      cols += p.padding[2] + p.padding[3];
+    }
+  }
+
+  /// The input's gradient from `computed` ([n, c, rows, cols]).
+  Value getResult(OpBuilder &b, Location loc, Value computed,
+                  const ConvParams &p) const {
+    if (interior)
+      return computed;
+    auto index = [&](int64_t v) -> OpFoldResult { return b.getIndexAttr(v); };
+    return tensor::ExtractSliceOp::create(
+        b, loc, computed,
+        ArrayRef<OpFoldResult>{index(0), index(0), index(p.padding[0]),
+                               index(p.padding[2])},
+        ArrayRef<OpFoldResult>{index(p.batch),
+                               index(p.groups * p.channelsPerGroup),
+                               index(p.height), index(p.width)},
+        ArrayRef<OpFoldResult>{index(1), index(1), index(1), index(1)});
+  }
+};
+
 /// The input gradient as a convolution of the output gradient with the
 /// flipped filter: the gradient spread out by the strides (zeros between)
 /// and padded by the dilated kernel's extent less one, then gpad[n, g, c,
@@ -352,21 +394,9 @@ static Value buildGroupedConvInputGrad(OpBuilder &b, Location loc, Value grad,
                                        Value filter, const ConvParams &p) {
   MLIRContext *context = b.getContext();
   auto index = [&](int64_t v) -> OpFoldResult { return b.getIndexAttr(v); };
-  int64_t extentH = (p.kernelH - 1) * p.dilations[0] + 1;
-  int64_t extentW = (p.kernelW - 1) * p.dilations[1] + 1;
-  bool interior = p.padding[0] < extentH && p.padding[1] < extentH &&
-                  p.padding[2] < extentW && p.padding[3] < extentW;
-  // The gradient's rows and columns the contraction computes, and where the
-  // output gradient's first row and column sit in the spread gradient.
-  int64_t rows = p.height, cols = p.width;
-  int64_t top = extentH - 1, left = extentW - 1;
-  if (interior) {
-    top -= p.padding[0];
-    left -= p.padding[2];
-  } else {
-    rows += p.padding[0] + p.padding[1];
-    cols += p.padding[2] + p.padding[3];
-  }
+  InputGradGeometry at(p);
+  int64_t extentH = at.extentH, extentW = at.extentW, rows = at.rows,
+          cols = at.cols;
   int64_t filters = p.groups * p.filtersPerGroup;
   Value zero = identityOf(b, loc, p.element, ReduceKind::sum);
   Value spread = tensor::InsertSliceOp::create(
@@ -376,7 +406,7 @@ static Value buildGroupedConvInputGrad(OpBuilder &b, Location loc, Value grad,
                                          cols + extentW - 1},
                                         p.element),
                   zero),
-      ArrayRef<OpFoldResult>{index(0), index(0), index(top), index(left)},
+      ArrayRef<OpFoldResult>{index(0), index(0), index(at.top), index(at.left)},
       ArrayRef<OpFoldResult>{index(p.batch), index(filters), index(p.outH),
                              index(p.outW)},
       ArrayRef<OpFoldResult>{index(1), index(1), index(p.strides[0]),
@@ -399,16 +429,7 @@ static Value buildGroupedConvInputGrad(OpBuilder &b, Location loc, Value grad,
           {d[1], d[5], d[2], d[6], d[7]},
           {p.batch, p.groups, p.channelsPerGroup, rows, cols}, p.element),
       1);
-  if (interior)
-    return out;
-  return tensor::ExtractSliceOp::create(
-      b, loc, out,
-      ArrayRef<OpFoldResult>{index(0), index(0), index(p.padding[0]),
-                             index(p.padding[2])},
-      ArrayRef<OpFoldResult>{index(p.batch),
-                             index(p.groups * p.channelsPerGroup),
-                             index(p.height), index(p.width)},
-      ArrayRef<OpFoldResult>{index(1), index(1), index(1), index(1)});
+  return at.getResult(b, loc, out, p);
 }
 
 /// The least channels per group of a strided filter gradient taken as a
@@ -583,26 +604,15 @@ static Value buildPhasedConvInputGrad(OpBuilder &b, Location loc, Value grad,
                                       Value filter, const ConvParams &p) {
   MLIRContext *context = b.getContext();
   auto index = [&](int64_t v) -> OpFoldResult { return b.getIndexAttr(v); };
-  int64_t extentH = (p.kernelH - 1) * p.dilations[0] + 1;
-  int64_t extentW = (p.kernelW - 1) * p.dilations[1] + 1;
-  bool interior = p.padding[0] < extentH && p.padding[1] < extentH &&
-                  p.padding[2] < extentW && p.padding[3] < extentW;
-  int64_t rows = p.height, cols = p.width;
-  int64_t top = extentH - 1, left = extentW - 1;
-  if (interior) {
-    top -= p.padding[0];
-    left -= p.padding[2];
-  } else {
-    rows += p.padding[0] + p.padding[1];
-    cols += p.padding[2] + p.padding[3];
-  }
+  InputGradGeometry at(p);
+  int64_t rows = at.rows, cols = at.cols;
   SmallVector<InputGradPhase> phasesH, phasesW;
   for (int64_t a = 0; a < p.strides[0]; ++a)
     phasesH.push_back(getInputGradPhase(a, rows, p.strides[0], p.kernelH,
-                                        p.dilations[0], top));
+                                        p.dilations[0], at.top));
   for (int64_t a = 0; a < p.strides[1]; ++a)
     phasesW.push_back(getInputGradPhase(a, cols, p.strides[1], p.kernelW,
-                                        p.dilations[1], left));
+                                        p.dilations[1], at.left));
   // The output gradient zero-padded so that every phase's windows are in
   // it: before (the most negative shift) and after.
   auto padding = [](ArrayRef<InputGradPhase> phases, int64_t dilation,
@@ -694,15 +704,7 @@ static Value buildPhasedConvInputGrad(OpBuilder &b, Location loc, Value grad,
                                              sizes, strides);
     }
   }
-  if (interior)
-    return result;
-  return tensor::ExtractSliceOp::create(
-      b, loc, result,
-      ArrayRef<OpFoldResult>{index(0), index(0), index(p.padding[0]),
-                             index(p.padding[2])},
-      ArrayRef<OpFoldResult>{index(p.batch), index(channels), index(p.height),
-                             index(p.width)},
-      ArrayRef<OpFoldResult>{index(1), index(1), index(1), index(1)});
+  return at.getResult(b, loc, result, p);
 }
 
 struct Conv2dBackwardInputPattern
