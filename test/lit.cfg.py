@@ -26,6 +26,7 @@ config.substitutions.append(("%python", config.python_executable))
 # run under it REQUIRE mpi).
 config.substitutions.append(("%distrt_lib", config.distrt_lib))
 config.substitutions.append(("%cpu_lib", config.cpu_lib))
+config.substitutions.append(("%distopt_lib_dir", os.path.dirname(config.distrt_lib)))
 if config.mpiexec and not config.mpiexec.endswith("NOTFOUND"):
     config.available_features.add("mpi")
     config.substitutions.append(("%mpirun", config.mpiexec))
@@ -35,6 +36,16 @@ import subprocess
 if subprocess.run([config.python_executable, "-c", "import torch"],
                   capture_output=True).returncode == 0:
     config.available_features.add("torch")
+# The CUDA toolkit's ptxas for dist-lower-cuda's binaries and
+# libdistopt_cuda for the link tests: none of it needs a GPU.
+if config.cuda_toolkit and os.path.exists(
+        os.path.join(config.cuda_toolkit, "bin", "ptxas")):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%cuda_toolkit", config.cuda_toolkit))
+if os.path.exists(config.cuda_lib) and os.path.exists(config.distrt_nccl_lib):
+    config.available_features.add("cuda-runtime")
+    config.substitutions.append(("%cuda_lib", config.cuda_lib))
+    config.substitutions.append(("%distrt_nccl_lib", config.distrt_nccl_lib))
 # mlir-runner's support libraries (printMemrefF32, ...).
 config.substitutions.append(
     ("%mlir_lib_dir", os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")))
@@ -48,4 +59,4 @@ llvm_config.use_default_substitutions()
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.distopt_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["dist-opt", "dist-run"], tool_dirs)
+llvm_config.add_tool_substitutions(["dist-opt", "dist-run", "dist-compile"], tool_dirs)

@@ -13,6 +13,7 @@
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
@@ -24,7 +25,10 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -35,8 +39,11 @@
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -67,12 +74,22 @@ void mlir::dist::registerAllDialects(DialectRegistry &registry) {
   // The parallel loops (dist-parallel-loops, convert-scf-to-openmp).
   registerConvertOpenMPToLLVMInterface(registry);
   ub::registerConvertUBToLLVMInterface(registry);
+  // dist-lower-cuda: kernels in gpu modules, NVVM, and the NVVM target
+  // that serializes them through ptxas (gpu-module-to-binary).
+  registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerConvertNVVMToLLVMInterface(registry);
 }
 
 void mlir::dist::registerAllTranslations(DialectRegistry &registry) {
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   registerOpenMPDialectTranslation(registry);
+  // A CUDA step's host module: gpu.binary and gpu.launch_func to LLVM IR
+  // (mgpu* calls), NVVM inside the kernels' serialization.
+  registerGPUDialectTranslation(registry);
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
+  registerNVVMDialectTranslation(registry);
 }
 
 void mlir::dist::registerAllPasses() {
@@ -80,6 +97,7 @@ void mlir::dist::registerAllPasses() {
     train::registerTrainPasses();
     train::registerConversionPasses();
     train::registerCPUPipeline();
+    train::registerCUDAPipeline();
     dist::registerDistPasses();
     dist::registerStrategyPipelines();
     // Generic upstream passes users run between ours.

@@ -61,11 +61,27 @@ public:
 
   virtual Status allReduce(Group &group, void *buffer, int64_t count,
                            distrt_dtype dtype, distrt_reduction reduction) = 0;
-  /// Starts an in-place all-reduce; `done` runs once it completed.
+  /// Starts an in-place all-reduce; `done` (may be empty) runs once it
+  /// completed.
   virtual Status allReduceStart(Group &group, void *buffer, int64_t count,
                                 distrt_dtype dtype, distrt_reduction reduction,
                                 std::function<void()> done,
                                 std::unique_ptr<Request> &request) = 0;
+  /// Reduces each of the `n` buffers (`counts[i]` elements) in place: a
+  /// gradient bucket. By default one allReduce of the buffers packed into
+  /// host memory (for host buffers; n = 1 reduces the buffer itself); a
+  /// backend of device buffers overrides it.
+  virtual Status allReduceMany(Group &group, void *const *buffers,
+                               const int64_t *counts, int64_t n,
+                               distrt_dtype dtype, distrt_reduction reduction);
+  /// Starts allReduceMany; the buffers stay untouched until the request
+  /// completes. By default allReduceStart of the packed buffers, unpacked
+  /// when it completed.
+  virtual Status allReduceManyStart(Group &group, void *const *buffers,
+                                    const int64_t *counts, int64_t n,
+                                    distrt_dtype dtype,
+                                    distrt_reduction reduction,
+                                    std::unique_ptr<Request> &request);
   virtual Status reduceScatter(Group &group, const void *send, void *recv,
                                int64_t recvCount, distrt_dtype dtype,
                                distrt_reduction reduction) = 0;
@@ -115,16 +131,34 @@ public:
 
   /// Seconds a blocking call may take before it fails (0: no limit).
   double timeout = 0;
+
+private:
+  /// allReduceMany's packed bucket, kept from call to call (a step reduces
+  /// the same buckets every time).
+  std::vector<char> packed;
 };
 
 /// "<call> did not complete within <timeout> s (a rank stopped answering?)".
 Status getTimeoutMessage(const char *call, double timeout);
+
+/// Calls `test` until it sets `done` or fails, for at most `timeout`
+/// seconds (0: no limit): "" when done, the failure or the timeout message
+/// of `call` else.
+Status pollWithin(const char *call, double timeout,
+                  const std::function<Status(bool &done)> &test);
 
 /// The single-process backend: every group has one member.
 std::unique_ptr<Backend> createLocalBackend();
 /// The MPI backend (initializes MPI unless the program did); null with
 /// `error` set when the runtime was built without MPI.
 std::unique_ptr<Backend> createMPIBackend(Status &error);
+
+/// The factory of the nccl backend, `distrt_create_nccl_backend` in
+/// libdistrt_nccl.so (which libdistrt loads with dlopen: only that library
+/// needs CUDA and NCCL): a new backend whose start (MPI, the device, the
+/// world's communicator) completes within `timeout` seconds (0: no limit),
+/// or null with `error` set.
+using NCCLBackendFactory = Backend *(*)(double timeout, Status *error);
 
 } // namespace distrt
 

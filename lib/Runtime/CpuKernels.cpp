@@ -15,6 +15,7 @@
 
 #include "distopt/Runtime/CpuKernels.h"
 #include "CpuTeam.h"
+#include "MatrixOperand.h"
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 
@@ -27,25 +28,10 @@
 
 extern "C" void openblas_set_num_threads(int);
 
+using distopt::getMatrix;
+using distopt::Matrix;
+
 namespace {
-/// A matrix operand as sgemm takes it: its first element, the distance
-/// between its rows (a row of a one-row matrix is as long as it needs to
-/// be) and, when it has a batch dim, between batches.
-struct Matrix {
-  float *data;
-  int64_t ld, batchStride;
-};
-
-Matrix getMatrix(UnrankedMemRefType<float> *memref, bool batched) {
-  DynamicMemRefType<float> view(*memref);
-  int64_t rank = view.rank;
-  int64_t ld = view.strides[rank - 2];
-  if (view.sizes[rank - 2] == 1 && ld < view.sizes[rank - 1])
-    ld = view.sizes[rank - 1];
-  return {view.data + view.offset, ld,
-          batched && rank > 2 ? view.strides[rank - 3] : 0};
-}
-
 /// OpenBLAS threads off once, before the first product: the team splits
 /// the work.
 struct SingleThreadedBlas {

@@ -3,7 +3,7 @@
 #include "Backend.h"
 
 #ifdef DISTOPT_HAVE_MPI
-#include <mpi.h>
+#include "MPIUtils.h"
 
 #include <chrono>
 #include <functional>
@@ -45,8 +45,7 @@ static MPI_Op getMPIOp(distrt_reduction reduction) {
   return MPI_OP_NULL;
 }
 
-/// "" when `code` is MPI_SUCCESS, else "<call> failed: <MPI's message>".
-static Status check(int code, const char *call) {
+Status distrt::checkMPI(int code, const char *call) {
   if (code == MPI_SUCCESS)
     return {};
   char text[MPI_MAX_ERROR_STRING];
@@ -73,30 +72,22 @@ static Status checkCount(int64_t count) {
 
 /// Polls `test` (MPI_Test or MPI_Testall on the caller's requests) as
 /// MPICH's blocking calls do until it reports done or `timeout` seconds
-/// (positive) passed: "" when done, the error or the timeout message else.
-static Status pollWithin(const char *call, double timeout,
-                         const std::function<int(int *)> &test) {
-  using Clock = std::chrono::steady_clock;
-  Clock::time_point deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(timeout));
-  for (unsigned polls = 1;; ++polls) {
-    int done = 0;
-    if (Status s = check(test(&done), call); !s.empty() || done)
-      return s;
-    if (polls % 64 == 0 && Clock::now() > deadline)
-      return getTimeoutMessage(call, timeout);
-  }
+/// (0: no limit) passed: "" when done, the error or the timeout message else.
+static Status pollMPI(const char *call, double timeout,
+                      const std::function<int(int *)> &test) {
+  return pollWithin(call, timeout, [&](bool &done) {
+    int flag = 0;
+    Status status = checkMPI(test(&flag), call);
+    done = flag;
+    return status;
+  });
 }
 
-/// Completes `request` (of `call`) within `timeout` seconds (0: no limit).
-/// A request still pending at the deadline is cancelled when `cancellable`
-/// (a receive), else left in flight: the caller has to end the job.
-static Status complete(MPI_Request &request, const char *call, double timeout,
-                       bool cancellable = false) {
+Status distrt::completeMPI(MPI_Request &request, const char *call,
+                           double timeout, bool cancellable) {
   if (timeout <= 0)
-    return check(MPI_Wait(&request, MPI_STATUS_IGNORE), call);
-  Status status = pollWithin(call, timeout, [&](int *done) {
+    return checkMPI(MPI_Wait(&request, MPI_STATUS_IGNORE), call);
+  Status status = pollMPI(call, timeout, [&](int *done) {
     return MPI_Test(&request, done, MPI_STATUS_IGNORE);
   });
   if (status != getTimeoutMessage(call, timeout))
@@ -106,18 +97,68 @@ static Status complete(MPI_Request &request, const char *call, double timeout,
   return status;
 }
 
-/// Completes every one of `requests` (of `call`) within `timeout` seconds
-/// (0: no limit); requests still pending at the deadline are left in
-/// flight: the caller has to end the job.
-static Status completeAll(std::vector<MPI_Request> &requests, const char *call,
-                          double timeout) {
+Status distrt::completeAllMPI(std::vector<MPI_Request> &requests,
+                              const char *call, double timeout) {
   int count = static_cast<int>(requests.size());
   if (timeout <= 0)
-    return check(MPI_Waitall(count, requests.data(), MPI_STATUSES_IGNORE),
-                 call);
-  return pollWithin(call, timeout, [&](int *done) {
+    return checkMPI(MPI_Waitall(count, requests.data(), MPI_STATUSES_IGNORE),
+                    call);
+  return pollMPI(call, timeout, [&](int *done) {
     return MPI_Testall(count, requests.data(), done, MPI_STATUSES_IGNORE);
   });
+}
+
+Status distrt::getMPINodes(MPI_Comm comm, std::vector<int64_t> &nodes,
+                           std::vector<std::string> &names) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  // The ranks sharing memory with this one; their lowest world rank names
+  // the node.
+  MPI_Comm shared;
+  if (int code = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank,
+                                     MPI_INFO_NULL, &shared))
+    return checkMPI(code, "MPI_Comm_split_type");
+  int leader = rank;
+  MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, shared);
+  MPI_Comm_free(&shared);
+  std::vector<int> leaders(size);
+  if (int code =
+          MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm))
+    return checkMPI(code, "MPI_Allgather");
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  MPI_Get_processor_name(name, &length);
+  std::vector<char> all(size_t(size) * MPI_MAX_PROCESSOR_NAME);
+  if (int code =
+          MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(),
+                        MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm))
+    return checkMPI(code, "MPI_Allgather");
+  nodes.assign(size, -1);
+  names.clear();
+  for (int64_t r = 0; r < size; ++r) {
+    if (leaders[r] == r) {
+      names.emplace_back(&all[r * MPI_MAX_PROCESSOR_NAME]);
+      nodes[r] = names.size() - 1;
+    }
+  }
+  for (int64_t r = 0; r < size; ++r)
+    nodes[r] = nodes[leaders[r]];
+  return {};
+}
+
+void distrt::abortMPI(int code, int64_t size) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) {
+    // MPICH's launcher can end the job before it forwarded what this
+    // process printed last (the message saying why): a moment for it.
+    if (size > 1)
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    MPI_Abort(MPI_COMM_WORLD, code);
+  }
+  ::_exit(code);
 }
 
 namespace {
@@ -141,8 +182,8 @@ public:
       : request(request), call(call), timeout(timeout), done(std::move(done)),
         cancellable(cancellable) {}
   Status wait() override {
-    Status status = complete(request, call, timeout, cancellable);
-    if (status.empty())
+    Status status = completeMPI(request, call, timeout, cancellable);
+    if (status.empty() && done)
       done();
     return status;
   }
@@ -155,7 +196,7 @@ private:
   bool cancellable;
 };
 
-/// Every blocking call is its nonblocking form completed by `complete`, so
+/// Every blocking call is its nonblocking form completed by `completeMPI`, so
 /// that a timeout applies to all of them.
 class MPIBackend : public Backend {
 public:
@@ -202,24 +243,25 @@ public:
                                         control, &r)
                             : MPI_Irecv(nullptr, 0, MPI_BYTE, peer, kGroupTag,
                                         control, &r);
-          if (Status s = check(code, "MPI_Comm_create_group"); !s.empty())
+          if (Status s = checkMPI(code, "MPI_Comm_create_group"); !s.empty())
             return s;
         }
       }
-      if (Status s = completeAll(requests, "MPI_Comm_create_group", timeout);
+      if (Status s = completeAllMPI(requests, "MPI_Comm_create_group", timeout);
           !s.empty())
         return s;
     }
     MPI_Group world = MPI_GROUP_NULL, subgroup = MPI_GROUP_NULL;
     MPI_Comm comm = MPI_COMM_NULL;
-    Status status = check(MPI_Comm_group(control, &world), "MPI_Comm_group");
+    Status status = checkMPI(MPI_Comm_group(control, &world), "MPI_Comm_group");
     if (status.empty())
-      status = check(MPI_Group_incl(world, static_cast<int>(ranks.size()),
-                                    ranks.data(), &subgroup),
-                     "MPI_Group_incl");
+      status = checkMPI(MPI_Group_incl(world, static_cast<int>(ranks.size()),
+                                       ranks.data(), &subgroup),
+                        "MPI_Group_incl");
     if (status.empty())
-      status = check(MPI_Comm_create_group(control, subgroup, kGroupTag, &comm),
-                     "MPI_Comm_create_group");
+      status =
+          checkMPI(MPI_Comm_create_group(control, subgroup, kGroupTag, &comm),
+                   "MPI_Comm_create_group");
     if (subgroup != MPI_GROUP_NULL)
       MPI_Group_free(&subgroup);
     if (world != MPI_GROUP_NULL)
@@ -397,7 +439,7 @@ public:
           return MPI_Irecv(buffer, count, getMPIType(dtype), source, tag,
                            MPI_COMM_WORLD, r);
         },
-        request, [] {}, /*cancellable=*/true);
+        request, {}, /*cancellable=*/true);
   }
 
   Status probeAny(const int64_t *sources, const int64_t *tags, int64_t count,
@@ -418,12 +460,7 @@ public:
         found = (next + count - 1) % count;
       return MPI_SUCCESS;
     };
-    if (timeout > 0)
-      return pollWithin("MPI_Iprobe", timeout, test);
-    for (int done = 0; !done;)
-      if (Status s = check(test(&done), "MPI_Iprobe"); !s.empty())
-        return s;
-    return {};
+    return pollMPI("MPI_Iprobe", timeout, test);
   }
 
   Status barrier() override {
@@ -434,38 +471,7 @@ public:
 
   Status getNodes(std::vector<int64_t> &nodes,
                   std::vector<std::string> &names) override {
-    // The ranks sharing memory with this one; their lowest world rank names
-    // the node.
-    MPI_Comm shared;
-    if (int code = MPI_Comm_split_type(control, MPI_COMM_TYPE_SHARED, rank,
-                                       MPI_INFO_NULL, &shared))
-      return check(code, "MPI_Comm_split_type");
-    int leader = rank;
-    MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, shared);
-    MPI_Comm_free(&shared);
-    std::vector<int> leaders(size);
-    if (int code = MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1,
-                                 MPI_INT, control))
-      return check(code, "MPI_Allgather");
-    char name[MPI_MAX_PROCESSOR_NAME] = {};
-    int length = 0;
-    MPI_Get_processor_name(name, &length);
-    std::vector<char> all(size_t(size) * MPI_MAX_PROCESSOR_NAME);
-    if (int code =
-            MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(),
-                          MPI_MAX_PROCESSOR_NAME, MPI_CHAR, control))
-      return check(code, "MPI_Allgather");
-    nodes.assign(size, -1);
-    names.clear();
-    for (int64_t r = 0; r < size; ++r) {
-      if (leaders[r] == r) {
-        names.emplace_back(&all[r * MPI_MAX_PROCESSOR_NAME]);
-        nodes[r] = names.size() - 1;
-      }
-    }
-    for (int64_t r = 0; r < size; ++r)
-      nodes[r] = nodes[leaders[r]];
-    return {};
+    return getMPINodes(control, nodes, names);
   }
 
   Status finalize() override {
@@ -481,22 +487,10 @@ public:
     ownsMPI = false;
     if (control != MPI_COMM_NULL)
       MPI_Comm_free(&control);
-    return check(MPI_Finalize(), "MPI_Finalize");
+    return checkMPI(MPI_Finalize(), "MPI_Finalize");
   }
 
-  [[noreturn]] void abort(int code) override {
-    int initialized = 0, finalized = 0;
-    MPI_Initialized(&initialized);
-    MPI_Finalized(&finalized);
-    if (initialized && !finalized) {
-      // MPICH's launcher can end the job before it forwarded what this
-      // process printed last (the message saying why): a moment for it.
-      if (size > 1)
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      MPI_Abort(MPI_COMM_WORLD, code);
-    }
-    ::_exit(code);
-  }
+  [[noreturn]] void abort(int code) override { abortMPI(code, size); }
 
 private:
   static MPI_Comm comm(Group &group) {
@@ -505,12 +499,13 @@ private:
   /// Starts a nonblocking call through `start` and completes it.
   /// Starts `call` and hands its request to `request`, which completes it
   /// (then runs `done`) within the timeout; a receive is `cancellable`.
-  Status startRequest(
-      const char *call, const std::function<int(MPI_Request *)> &start,
-      std::unique_ptr<Request> &request, std::function<void()> done = [] {},
-      bool cancellable = false) const {
+  Status startRequest(const char *call,
+                      const std::function<int(MPI_Request *)> &start,
+                      std::unique_ptr<Request> &request,
+                      std::function<void()> done = {},
+                      bool cancellable = false) const {
     MPI_Request handle;
-    if (Status s = check(start(&handle), call); !s.empty())
+    if (Status s = checkMPI(start(&handle), call); !s.empty())
       return s;
     request = std::make_unique<MPIRequest>(handle, call, timeout,
                                            std::move(done), cancellable);
@@ -521,9 +516,9 @@ private:
                           const std::function<int(MPI_Request *)> &start,
                           bool cancellable = false) const {
     MPI_Request request;
-    if (Status s = check(start(&request), call); !s.empty())
+    if (Status s = checkMPI(start(&request), call); !s.empty())
       return s;
-    return complete(request, call, timeout, cancellable);
+    return completeMPI(request, call, timeout, cancellable);
   }
   Status checkPeer(int64_t peer) const {
     if (peer < 0 || peer >= size)

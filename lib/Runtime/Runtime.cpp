@@ -1,5 +1,4 @@
-//===- Runtime.cpp - the C ABI of distrt.h
-//---------------------------------===//
+//===- Runtime.cpp - the C ABI of distrt.h --------------------------------===//
 //
 // Mesh groups, gradient buckets and errors on top of a Backend.
 //
@@ -20,69 +19,10 @@
 #include <string>
 #include <vector>
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 using namespace distrt;
-
-distrt::Group::~Group() = default;
-distrt::Request::~Request() = default;
-distrt::Backend::~Backend() = default;
-
-void distrt::Backend::abort(int code) { ::_exit(code); }
-
-Status distrt::Backend::getNodes(std::vector<int64_t> &nodes,
-                                 std::vector<std::string> &names) {
-  // One process per world rank on this host.
-  char host[256] = {};
-  ::gethostname(host, sizeof(host) - 1);
-  nodes.assign(getSize(), 0);
-  names = {host};
-  return {};
-}
-
-Status distrt::getTimeoutMessage(const char *call, double timeout) {
-  char seconds[32];
-  std::snprintf(seconds, sizeof(seconds), "%g", timeout);
-  return std::string(call) + " did not complete within " + seconds +
-         " s (a rank stopped answering?)";
-}
-
-std::size_t distrt::getElementSize(distrt_dtype dtype) {
-  switch (dtype) {
-  case DISTRT_F32:
-  case DISTRT_I32:
-    return 4;
-  case DISTRT_F64:
-  case DISTRT_I64:
-    return 8;
-  case DISTRT_F16:
-  case DISTRT_BF16:
-    return 2;
-  case DISTRT_I8:
-    return 1;
-  }
-  return 0;
-}
-
-const char *distrt::getDTypeName(distrt_dtype dtype) {
-  switch (dtype) {
-  case DISTRT_F32:
-    return "f32";
-  case DISTRT_F64:
-    return "f64";
-  case DISTRT_F16:
-    return "f16";
-  case DISTRT_BF16:
-    return "bf16";
-  case DISTRT_I32:
-    return "i32";
-  case DISTRT_I64:
-    return "i64";
-  case DISTRT_I8:
-    return "i8";
-  }
-  return "unknown";
-}
 
 struct distrt_group {
   std::unique_ptr<Group> group;
@@ -90,8 +30,6 @@ struct distrt_group {
 
 struct distrt_request {
   std::unique_ptr<Request> request;
-  /// The packed bucket, when the request reduces several buffers.
-  std::vector<char> packed;
   /// A traced receive: its event, whose times the wait sets (-1: none).
   int64_t event = -1;
 };
@@ -205,6 +143,39 @@ static bool checkReady(const char *call, distrt_dtype dtype) {
   return true;
 }
 
+/// The nccl backend from libdistrt_nccl.so: the one next to this library
+/// (build and install trees keep them together), else the loader's.
+static std::unique_ptr<Backend> createNCCLBackend(double timeout,
+                                                  Status &error) {
+  const char *name = "libdistrt_nccl.so";
+  std::string path = name;
+  Dl_info self;
+  if (dladdr(reinterpret_cast<void *>(&distrt_init), &self) && self.dli_fname) {
+    std::string here = self.dli_fname;
+    std::string beside = here.substr(0, here.rfind('/') + 1) + name;
+    if (here.find('/') != std::string::npos &&
+        ::access(beside.c_str(), F_OK) == 0)
+      path = beside;
+  }
+  // Never closed: the backend's code runs until the process ends.
+  void *library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    error = std::string("the nccl backend is not available: ") + dlerror();
+    return nullptr;
+  }
+  auto factory = reinterpret_cast<NCCLBackendFactory>(
+      dlsym(library, "distrt_create_nccl_backend"));
+  if (!factory) {
+    error = std::string("the nccl backend is not available: ") + dlerror();
+    return nullptr;
+  }
+  std::unique_ptr<Backend> backend(factory(timeout, &error));
+  if (!backend)
+    error = "the nccl backend did not start: " +
+            (error.empty() ? std::string("no reason given") : error);
+  return backend;
+}
+
 extern "C" {
 
 int distrt_init(const char *backend) {
@@ -225,8 +196,15 @@ int distrt_init(const char *backend) {
       state.backend->timeout = state.timeout;
     return report("distrt_init", error);
   }
-  return fail("distrt_init",
-              "unknown backend '" + name + "' (expected 'local' or 'mpi')");
+  if (name == "nccl") {
+    Status error;
+    state.backend = createNCCLBackend(state.timeout, error);
+    if (state.backend)
+      state.backend->timeout = state.timeout;
+    return report("distrt_init", error);
+  }
+  return fail("distrt_init", "unknown backend '" + name +
+                                 "' (expected 'local', 'mpi' or 'nccl')");
 }
 
 int distrt_finalize(void) {
@@ -357,29 +335,6 @@ int64_t distrt_group_rank(const distrt_group *group) {
   return group ? group->group->rank : -1;
 }
 
-/// Packs the `n` buffers into `packed` (when several).
-static void pack(void *const *buffers, const int64_t *counts, int64_t n,
-                 std::size_t elementSize, std::vector<char> &packed) {
-  int64_t total = 0;
-  for (int64_t i = 0; i < n; ++i)
-    total += counts[i];
-  packed.resize(total * elementSize);
-  char *at = packed.data();
-  for (int64_t i = 0; i < n; ++i) {
-    std::memcpy(at, buffers[i], counts[i] * elementSize);
-    at += counts[i] * elementSize;
-  }
-}
-
-static void unpack(const std::vector<char> &packed, void *const *buffers,
-                   const int64_t *counts, int64_t n, std::size_t elementSize) {
-  const char *at = packed.data();
-  for (int64_t i = 0; i < n; ++i) {
-    std::memcpy(buffers[i], at, counts[i] * elementSize);
-    at += counts[i] * elementSize;
-  }
-}
-
 /// The bytes of `n` buffers of `counts[i]` elements of `dtype` (0 for a
 /// dtype the runtime refuses: the call reports it).
 static int64_t sumBytes(const int64_t *counts, int64_t n, distrt_dtype dtype) {
@@ -406,21 +361,8 @@ int distrt_all_reduce(distrt_group *group, void *const *buffers,
     return -1;
   if (!group || n < 1)
     return fail(call, "needs a group and at least one buffer");
-  Backend &backend = *getState().backend;
-  if (n == 1)
-    return report(call, backend.allReduce(*group->group, buffers[0], counts[0],
-                                          dtype, reduction));
-  // A bucket: one collective over the packed buffers, packed into storage
-  // kept from call to call (a step reduces the same buckets every time).
-  std::size_t elementSize = getElementSize(dtype);
-  static std::vector<char> packed;
-  pack(buffers, counts, n, elementSize, packed);
-  if (report(call,
-             backend.allReduce(*group->group, packed.data(),
-                               packed.size() / elementSize, dtype, reduction)))
-    return -1;
-  unpack(packed, buffers, counts, n, elementSize);
-  return 0;
+  return report(call, getState().backend->allReduceMany(
+                          *group->group, buffers, counts, n, dtype, reduction));
 }
 
 distrt_request *distrt_all_reduce_start(distrt_group *group,
@@ -437,25 +379,9 @@ distrt_request *distrt_all_reduce_start(distrt_group *group,
     return nullptr;
   }
   auto request = std::make_unique<distrt_request>();
-  std::size_t elementSize = getElementSize(dtype);
-  void *buffer = buffers[0];
-  int64_t count = counts[0];
-  std::function<void()> done = [] {};
-  if (n > 1) {
-    pack(buffers, counts, n, elementSize, request->packed);
-    buffer = request->packed.data();
-    count = request->packed.size() / elementSize;
-    std::vector<void *> targets(buffers, buffers + n);
-    std::vector<int64_t> sizes(counts, counts + n);
-    distrt_request *self = request.get();
-    done = [self, targets, sizes, elementSize] {
-      unpack(self->packed, targets.data(), sizes.data(), targets.size(),
-             elementSize);
-    };
-  }
-  if (report(call, getState().backend->allReduceStart(
-                       *group->group, buffer, count, dtype, reduction,
-                       std::move(done), request->request)))
+  if (report(call, getState().backend->allReduceManyStart(
+                       *group->group, buffers, counts, n, dtype, reduction,
+                       request->request)))
     return nullptr;
   return request.release();
 }

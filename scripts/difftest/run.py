@@ -547,6 +547,8 @@ def self_check(seed, tools, workdir, opts):
             return problems + [f"{shell_line(cmd)} failed: {first_error(e)}"], checked
     fill_arrays(step, state, data, seed)
     cmd = [tools.dist_run, path, f"--state={state}", f"--data={data}", "--steps=1", f"--out={out}"]
+    if opts.gpu_mapped:
+        cmd.append("--gpu-mapped")
     rc, o, e, _ = run_cmd(cmd, DIST_RUN_TIMEOUT)
     if rc:
         return problems + [f"{shell_line(cmd)} failed: {first_error(e + o)}"], checked
@@ -628,6 +630,9 @@ def main(argv):
     ap.add_argument("--self-check", action="store_true",
                     help="check the generator: gradient check against NumPy and single-device dist-run "
                     "against the NumPy interpreter, for --seeds")
+    ap.add_argument("--gpu-mapped", action="store_true",
+                    help="with --self-check: run the single-device step with dist-run --gpu-mapped "
+                         "(dist-lower-cuda's GPU-mapped loop nests, run on the CPU)")
     ap.add_argument("--fd-points", type=int, default=6, help="elements per parameter in the gradient check")
     ap.add_argument("--compare", nargs=2, metavar=("SINGLE", "OTHER"), help="compare two dist-run outputs")
     ap.add_argument("--adam-params", default="", help="with --compare: parameters with --adam-atol")

@@ -17,6 +17,8 @@ void registerTestInterfacePasses();
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::dist::registerAllDialects(registry);
+  // gpu-module-to-binary (dist-lower-cuda) translates kernels to LLVM IR.
+  mlir::dist::registerAllTranslations(registry);
 
   mlir::dist::registerAllPasses();
   mlir::train::test::registerTestInterfacePasses();

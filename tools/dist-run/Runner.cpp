@@ -3,6 +3,7 @@
 #include "Runner.h"
 
 #include "Failure.h"
+#include "Library.h"
 
 #include "distopt/Conversion/Passes.h"
 #include "distopt/Runtime/CpuKernels.h"
@@ -11,19 +12,15 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
-#include "llvm/IR/IRBuilder.h"
-#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 #include "llvm/Target/TargetMachine.h"
@@ -65,16 +62,6 @@ void CompiledStep::invoke(StringRef name, MutableArrayRef<void *> packed) {
   it->second(packed.data());
 }
 
-/// The lib directory next to this tool's bin directory.
-static std::string getLibDirectory(const char *argv0) {
-  std::string tool = llvm::sys::fs::getMainExecutable(
-      argv0, reinterpret_cast<void *>(&getLibDirectory));
-  SmallString<256> lib(
-      llvm::sys::path::parent_path(llvm::sys::path::parent_path(tool)));
-  llvm::sys::path::append(lib, "lib");
-  return lib.str().str();
-}
-
 std::string distrun::getDefaultCacheDirectory() {
   if (const char *env = std::getenv("DISTOPT_CACHE_DIR"); env && *env)
     return env;
@@ -99,7 +86,8 @@ std::string distrun::getCacheKey(uint64_t moduleHash,
   llvm::raw_string_ostream os(identity);
   os << moduleHash << '\0' << options.backend << '\0' << options.optLevel
      << '\0' << options.opsPerFunction << '\0' << options.parallelMinIterations
-     << '\0' << llvm::sys::getHostCPUName() << '\0' << LLVM_VERSION_STRING;
+     << '\0' << options.gpuMapped << '\0' << llvm::sys::getHostCPUName() << '\0'
+     << LLVM_VERSION_STRING;
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
   std::vector<std::string> enabled;
   for (const auto &feature : features)
@@ -120,16 +108,6 @@ std::string distrun::getCacheKey(uint64_t moduleHash,
   return llvm::utohexstr(llvm::xxh3_64bits(identity), /*LowerCase=*/true);
 }
 
-/// The libraries the compiled code calls: the kernels (OpenBLAS matmuls)
-/// and the runtime sit in the lib directory beside this tool's; MLIR's
-/// runner utilities provide the strided memref copies, LLVM's OpenMP
-/// runtime the parallel loops' team (the kernels' too).
-static SmallVector<std::string> getLibraries(const char *argv0) {
-  std::string lib = getLibDirectory(argv0);
-  return {lib + "/libdistopt_cpu.so", lib + "/libdistrt.so",
-          DISTOPT_MLIR_C_RUNNER_UTILS, DISTOPT_OMP_LIBRARY};
-}
-
 /// Loads the cached step at `path`; null (with a warning) when it does not
 /// load.
 static std::unique_ptr<CompiledStep> loadCached(const std::string &path) {
@@ -148,146 +126,6 @@ static std::unique_ptr<CompiledStep> loadCached(const std::string &path) {
 
 /// Compile-cache entries kept: the most recently used.
 static constexpr size_t kCacheEntries = 64;
-
-/// Adds `_mlir_<f>(void **args)` for every C-interface function `f` of
-/// `module`: it calls `f` with `*args[i]` (the packed calling convention of
-/// MLIR's ExecutionEngine, which CompiledStep::invoke uses).
-static void addPackedWrappers(llvm::Module &module) {
-  llvm::LLVMContext &context = module.getContext();
-  auto *ptr = llvm::PointerType::getUnqual(context);
-  SmallVector<llvm::Function *> functions;
-  for (llvm::Function &function : module)
-    if (!function.isDeclaration() &&
-        function.getName().starts_with("_mlir_ciface_"))
-      functions.push_back(&function);
-  for (llvm::Function *function : functions) {
-    auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(context), {ptr},
-                                         /*isVarArg=*/false);
-    auto *wrapper =
-        llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
-                               "_mlir_" + function->getName(), module);
-    llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "", wrapper));
-    SmallVector<llvm::Value *> args;
-    for (auto [i, arg] : llvm::enumerate(function->args())) {
-      llvm::Value *slot =
-          builder.CreateConstGEP1_64(ptr, wrapper->getArg(0), i);
-      llvm::Value *address = builder.CreateLoad(ptr, slot);
-      args.push_back(builder.CreateLoad(arg.getType(), address));
-    }
-    llvm::Value *result = builder.CreateCall(function, args);
-    if (!function->getReturnType()->isVoidTy()) {
-      llvm::Value *slot =
-          builder.CreateConstGEP1_64(ptr, wrapper->getArg(0), args.size());
-      builder.CreateStore(result, builder.CreateLoad(ptr, slot));
-    }
-    builder.CreateRetVoid();
-  }
-}
-
-/// Compiles `module` (in the LLVM dialect) into the shared library `path`
-/// (position-independent code for this host, linked against the runtime
-/// libraries by the system's C compiler driver, written under a temporary
-/// name and renamed); false with `error` set.
-static bool buildLibrary(ModuleOp module, unsigned optLevel,
-                         const std::string &path, const char *argv0,
-                         std::string &error) {
-  llvm::ErrorOr<std::string> driver = llvm::sys::findProgramByName("cc");
-  if (!driver) {
-    error = "no C compiler driver 'cc' to link it";
-    return false;
-  }
-  std::string directory = llvm::sys::path::parent_path(path).str();
-  if (std::error_code ec = llvm::sys::fs::create_directories(directory)) {
-    error = "cannot create '" + directory + "': " + ec.message();
-    return false;
-  }
-  auto hostBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!hostBuilder) {
-    error = llvm::toString(hostBuilder.takeError());
-    return false;
-  }
-  hostBuilder->setRelocationModel(llvm::Reloc::PIC_);
-  hostBuilder->setCodeModel(llvm::CodeModel::Small);
-  hostBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel(optLevel));
-  auto machine = hostBuilder->createTargetMachine();
-  if (!machine) {
-    error = llvm::toString(machine.takeError());
-    return false;
-  }
-  llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(module, llvmContext);
-  if (!llvmModule) {
-    error = "cannot translate it to LLVM IR";
-    return false;
-  }
-  llvmModule->setDataLayout((*machine)->createDataLayout());
-  llvmModule->setTargetTriple((*machine)->getTargetTriple());
-  addPackedWrappers(*llvmModule);
-  if (llvm::Error e = makeOptimizingTransformer(optLevel, 0, machine->get())(
-          llvmModule.get())) {
-    error = llvm::toString(std::move(e));
-    return false;
-  }
-  SmallString<256> object, library, log;
-  int fd;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueFile(path + ".%%%%%%.o", fd, object)) {
-    error =
-        "cannot create an object file in '" + directory + "': " + ec.message();
-    return false;
-  }
-  {
-    llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
-    llvm::legacy::PassManager codegen;
-    if ((*machine)->addPassesToEmitFile(codegen, out, nullptr,
-                                        llvm::CodeGenFileType::ObjectFile)) {
-      llvm::sys::fs::remove(object);
-      error = "this host's target cannot emit object files";
-      return false;
-    }
-    codegen.run(*llvmModule);
-  }
-  if (llvm::sys::fs::createUniqueFile(path + ".%%%%%%.so", fd, library) ||
-      (::close(fd), false) ||
-      llvm::sys::fs::createUniqueFile(path + ".%%%%%%.log", fd, log) ||
-      (::close(fd), false)) {
-    llvm::sys::fs::remove(object);
-    error = "cannot create files in '" + directory + "'";
-    return false;
-  }
-  SmallVector<std::string> args = {*driver, "-shared", "-o",
-                                   library.str().str(), object.str().str()};
-  for (const std::string &dependency : getLibraries(argv0)) {
-    args.push_back(dependency);
-    args.push_back(
-        ("-Wl,-rpath," + llvm::sys::path::parent_path(dependency)).str());
-  }
-  args.push_back("-lm");
-  SmallVector<StringRef> argRefs(args.begin(), args.end());
-  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
-                                          StringRef(log)};
-  std::string message;
-  int status = llvm::sys::ExecuteAndWait(*driver, argRefs, std::nullopt,
-                                         redirects, /*SecondsToWait=*/0,
-                                         /*MemoryLimit=*/0, &message);
-  auto output = llvm::MemoryBuffer::getFile(log);
-  llvm::sys::fs::remove(object);
-  llvm::sys::fs::remove(log);
-  if (status != 0) {
-    llvm::sys::fs::remove(library);
-    error = "linking it failed (" +
-            (message.empty() ? "status " + std::to_string(status) : message) +
-            ")" + (output ? ": " + (*output)->getBuffer().trim().str() : "");
-    return false;
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(library, path)) {
-    llvm::sys::fs::remove(library);
-    error = ec.message();
-    return false;
-  }
-  return true;
-}
 
 /// Removes the least recently used cached steps beyond kCacheEntries.
 static void evictCached(StringRef directory) {
@@ -320,16 +158,22 @@ distrun::compileStep(ModuleOp module, const CompileOptions &options,
         return compiled;
   }
   PassManager pm(module.getContext());
-  train::buildCPUPipeline(pm, /*blas=*/true, /*approximateMath=*/true,
-                          options.backend, options.opsPerFunction,
-                          options.profile, options.parallelMinIterations);
+  if (options.gpuMapped)
+    train::buildGPUMappedCPUPipeline(pm, options.backend,
+                                     options.opsPerFunction,
+                                     /*blockSize=*/256);
+  else
+    train::buildCPUPipeline(pm, /*blas=*/true, /*approximateMath=*/true,
+                            options.backend, options.opsPerFunction,
+                            options.profile, options.parallelMinIterations);
   if (failed(pm.run(module)))
     fail("cannot compile the step (see the diagnostics above)");
   // With a cache: a shared library in it, loaded from there now and by
   // later runs.
   if (!cached.empty()) {
     std::string error;
-    if (buildLibrary(module, optLevel, cached, argv0, error)) {
+    if (buildLibrary(module, optLevel, cached,
+                     getRuntimeLibraries(argv0, Device::cpu), error)) {
       evictCached(cache.directory);
       if (std::unique_ptr<CompiledStep> compiled = loadCached(cached))
         return compiled;
@@ -337,7 +181,7 @@ distrun::compileStep(ModuleOp module, const CompileOptions &options,
       warn("not caching the compiled step: " + error);
     }
   }
-  SmallVector<std::string> libraries = getLibraries(argv0);
+  SmallVector<std::string> libraries = getRuntimeLibraries(argv0, Device::cpu);
   SmallVector<StringRef> libraryRefs(libraries.begin(), libraries.end());
   // Optimize for this host's CPU: without a target machine, LLVM's
   // vectorizers see no vector registers.

@@ -66,6 +66,9 @@ struct CompileOptions {
   bool profile = false;
   /// dist-lower-cpu's parallel-min-iterations.
   int64_t parallelMinIterations = 32768;
+  /// dist-lower-cpu{gpu-mapped}: dist-lower-cuda's mapped loop nests run
+  /// as CPU loops (products through OpenBLAS, no convolution kernels).
+  bool gpuMapped = false;
 };
 
 /// Compiles `module` (any stage) for this host's CPU with `options`, or

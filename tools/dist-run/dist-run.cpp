@@ -218,6 +218,12 @@ static cl::opt<int64_t> parallelMinIterations(
              "outermost parallel loop on the threads (dist-lower-cpu's "
              "parallel-min-iterations; default 32768; 0 keeps every loop "
              "serial)"));
+static cl::opt<bool> gpuMapped(
+    "gpu-mapped", cl::cat(distRunCategory),
+    cl::desc("Compile the step as dist-lower-cuda does up to its GPU-mapped "
+             "loop nests, and run those nests as CPU loops (dist-lower-cpu's "
+             "gpu-mapped): checks the CUDA kernels' index arithmetic "
+             "without a GPU; slower than the CPU lowering"));
 static cl::opt<unsigned> numThreads(
     "num-threads", cl::cat(distRunCategory),
     cl::desc("Threads of this process's step: the OpenMP team its large "
@@ -462,6 +468,7 @@ static void checkAgreement(uint64_t moduleHash, StringRef backend,
        {"--parallel-min-iterations", "value",
         hashOption(parallelMinIterations)},
        {"--profile", "value", hashOption(profileOps)},
+       {"--gpu-mapped", "value", hashOption(gpuMapped)},
        {"--trace", "value", hashOption(tracePath)},
        {"--seed", "value", hashOption(seed)},
        {"--dataset", "value", hashOption(datasetPath)},
@@ -736,8 +743,12 @@ int main(int argc, char **argv) {
   if (resume)
     position = checkpoints->resume(position, args, losses, totalSteps);
 
-  CompileOptions compileOptions{backend, optLevel, opsPerFunction, profileOps,
-                                parallelMinIterations};
+  if (gpuMapped && profileOps)
+    fail("--profile does not apply to --gpu-mapped (its nests have no "
+         "profile brackets)");
+  CompileOptions compileOptions{
+      backend,  optLevel, opsPerFunction, profileOps, parallelMinIterations,
+      gpuMapped};
   CompileCache cache;
   if (useCache) {
     cache.directory = cacheDir.empty() ? getDefaultCacheDirectory() : cacheDir;

@@ -4,10 +4,12 @@
 #ifndef DISTOPT_CONVERSION_PASSES_H
 #define DISTOPT_CONVERSION_PASSES_H
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -58,6 +60,82 @@ void buildCPUPipeline(OpPassManager &pm, bool blas = true,
 
 /// Registers `dist-lower-cpu` (buildCPUPipeline with its options).
 void registerCPUPipeline();
+
+/// The tensor half of every lowering: (with `profile`) ops named after
+/// their train ops, dist-to-runtime with `backend`, train-to-linalg,
+/// elementwise fusion, (with `approximateMath`) polynomial tanh/exp/log,
+/// one fill per padded buffer, (with `opsPerFunction` > 0) functions cut
+/// into parts, one-shot bufferization, equivalent results dropped.
+void addTensorPasses(OpPassManager &pm, bool approximateMath, StringRef backend,
+                     unsigned opsPerFunction, bool profile);
+/// The buffer half: (with `profile`) profile brackets, (with `blas`) f32
+/// products as distopt_matmul_f32 calls and (with `convKernels` too) f32
+/// convolutions as distopt_conv2d_f32 calls, the step's interface
+/// recorded, frees after last use, clones as copies.
+void addBufferPasses(OpPassManager &pm, bool blas, bool convKernels,
+                     bool profile);
+/// What dist-lower-cuda and dist-lower-cpu{gpu-mapped} share: the tensor
+/// and buffer halves (exact math, products as library calls, convolutions
+/// as contractions), then every linalg op and copy mapped to a grid of
+/// `blockSize` threads per block (dist-map-to-gpu).
+void addGPUMappedPasses(OpPassManager &pm, StringRef backend,
+                        unsigned opsPerFunction, int64_t blockSize);
+/// addGPUMappedPasses, then the mapped nests as CPU loops and the LLVM
+/// dialect (dist-lower-cpu{gpu-mapped}).
+void buildGPUMappedCPUPipeline(OpPassManager &pm, StringRef backend,
+                               unsigned opsPerFunction, int64_t blockSize);
+
+/// The options of dist-lower-cuda.
+struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("The GPU architecture kernels are "
+                                          "compiled for (sm_75 and later)"),
+                           llvm::cl::init("sm_90")};
+  Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features (+ptx80: PTX 8.0, CUDA 12 and later)"),
+      llvm::cl::init("+ptx80")};
+  Option<int> optLevel{*this, "opt-level",
+                       llvm::cl::desc("LLVM optimization level of the kernels "
+                                      "(0 to 3)"),
+                       llvm::cl::init(3)};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What gpu-module-to-binary embeds: fatbin (ptxas "
+                     "and the PTX, the default), bin (a cubin), isa (PTX "
+                     "text, no ptxas) or offload (LLVM IR)"),
+      llvm::cl::init("fatbin")};
+  Option<std::string> toolkit{
+      *this, "cuda-toolkit",
+      llvm::cl::desc("The CUDA toolkit whose ptxas and libdevice compile "
+                     "the kernels (default: $CUDA_HOME, else /usr/local/cuda "
+                     "when it exists, else ptxas on PATH)"),
+      llvm::cl::init("")};
+  Option<int64_t> blockSize{*this, "block-size",
+                            llvm::cl::desc("Threads per block of the mapped "
+                                           "loop nests (dist-map-to-gpu)"),
+                            llvm::cl::init(256)};
+  Option<unsigned> opsPerFunction{
+      *this, "ops-per-function",
+      llvm::cl::desc("Cut functions into private parts of about this many "
+                     "ops before bufferization (dist-split-functions; 0: "
+                     "keep them whole)"),
+      llvm::cl::init(1000)};
+  Option<std::string> backend{
+      *this, "backend",
+      llvm::cl::desc("The collective backend the step starts (nccl: the "
+                     "buffers are device memory)"),
+      llvm::cl::init("nccl")};
+};
+
+/// dist-lower-cuda: addGPUMappedPasses, then each mapped nest a kernel
+/// (convert-parallel-loops-to-gpu, outlining), the host on one stream
+/// (dist-gpu-host), NVVM for `chip` and the host's LLVM dialect, and the
+/// kernels compiled by ptxas into the module (gpu-module-to-binary).
+void buildCUDAPipeline(OpPassManager &pm, const CUDAPipelineOptions &options);
+
+/// Registers `dist-lower-cuda`.
+void registerCUDAPipeline();
 
 } // namespace mlir::train
 

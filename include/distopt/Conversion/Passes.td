@@ -152,7 +152,8 @@ def DistToRuntimePass : Pass<"dist-to-runtime", "ModuleOp"> {
   let options = [
     Option<"backend", "backend", "std::string", /*default=*/"\"auto\"",
            "The runtime backend the program starts: auto (mpi under an MPI "
-           "launcher, else local), mpi or local">
+           "launcher, else local), mpi, local or nccl (device buffers, "
+           "dist-lower-cuda)">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
@@ -621,6 +622,85 @@ def DistParallelLoopsPass : Pass<"dist-parallel-loops"> {
            "(plain convert-linalg-to-loops)">,
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def DistMapToGPUPass : Pass<"dist-map-to-gpu"> {
+  let summary = "Map linalg ops on buffers to flat grids of GPU blocks and "
+                "threads (mapped scf.parallel nests)";
+  let description = [{
+    Every `linalg` op on buffers (named ops generalized first, and every
+    `memref.copy` as a `linalg.copy`) becomes two nested `scf.parallel`
+    loops mapped to `block_x` and `thread_x`
+    (`#gpu.loop_dim_map`): the op's parallel iteration space, flattened
+    row-major, is split into blocks of `block-size` threads, one point per
+    thread; the thread recovers its point's indices with
+    `affine.delinearize_index` and skips when past the end. An op with
+    reduction iterators sums (in the loop order) over its reduction dims
+    in an `scf.for` nest per thread, its output elements carried in
+    registers (loaded once unless the body ignores them, stored once).
+    Any rank and any layout (strided views) map alike, so a nest has one
+    launch dimension, never more than the hardware's three.
+
+    The same mapped IR lowers both ways: `dist-lower-cuda` turns each nest
+    into a kernel (`convert-parallel-loops-to-gpu`, outlining, NVVM), and
+    `dist-lower-cpu{gpu-mapped}` runs it as loops on the CPU, which is how
+    the tiling and index arithmetic of every op family is checked against
+    NumPy without a GPU.
+
+    ```mlir
+    // Before (an elementwise add of 1000 elements):
+    linalg.generic {iterator_types = ["parallel"], ...}
+        ins(%a, %b : memref<1000xf32>, memref<1000xf32>) outs(%c : memref<1000xf32>)
+    // After (block-size 256):
+    scf.parallel (%bx) = (%c0) to (%c4) step (%c1) {
+      scf.parallel (%tx) = (%c0) to (%c256) step (%c1) {
+        %i = affine.apply affine_map<(d0, d1) -> (d0 * 256 + d1)>(%bx, %tx)
+        %in = arith.cmpi ult, %i, %c1000 : index
+        scf.if %in { ... memref.store %sum, %c[%i] ... }
+      } {mapping = [#gpu.loop_dim_map<processor = thread_x, ...>]}
+    } {mapping = [#gpu.loop_dim_map<processor = block_x, ...>]}
+    ```
+
+    An op with a dynamic iteration space fails the pass with an error at
+    the op (nothing is left unmapped silently).
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256",
+           "Threads per block (1 to 1024)">,
+  ];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def DistGPUHostPass : Pass<"dist-gpu-host", "ModuleOp"> {
+  let summary = "Put a CUDA step's host code on one stream: device buffers, "
+                "asynchronous launches, no host synchronisation";
+  let description = [{
+    Runs after kernel outlining on the host functions of a CUDA step
+    (every `linalg` op already a `gpu.launch_func`):
+
+    - `memref.alloc` becomes `gpu.alloc async` (device memory, stream
+      ordered) and `memref.dealloc` `gpu.dealloc async`, except buffers the
+      host itself reads or writes (`memref.load` / `memref.store` outside
+      kernels: the address lists of collectives), which stay host memory;
+    - a `memref.get_global` read by kernels is copied to a device buffer
+      (`gpu.memcpy async`) freed before the function returns;
+    - every `gpu.launch_func`, `gpu.alloc`, `gpu.dealloc` and `gpu.memcpy`
+      is chained on one asynchronous token, started by a `gpu.wait async`
+      at the function's entry: `mgpuStreamCreate`, which the project's
+      runtime (libdistopt_cuda) answers with the process's one stream.
+      Library calls (cuBLAS products, distrt's NCCL collectives) enqueue on
+      that same stream, so the step is ordered without any host wait; the
+      runner synchronizes where it reads a result.
+
+    A host op that would touch device memory (a `memref.load` or
+    `memref.store` of a device buffer, a `linalg` op or `memref.copy` left
+    unmapped) fails the pass with an error at the op.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::memref::MemRefDialect"];
 }
 

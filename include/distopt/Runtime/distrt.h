@@ -2,8 +2,11 @@
  *
  * The calls that lowered distributed programs make: collectives over the
  * groups of a device mesh, point-to-point messages, barriers. Backends:
- * "local" (one process: every group has one member) and "mpi" (one process
- * per device; MPICH or Open MPI).
+ * "local" (one process: every group has one member), "mpi" (one process
+ * per device; MPICH or Open MPI; host buffers) and "nccl" (one process per
+ * CUDA device, started by an MPI launcher; buffers in device memory, work
+ * enqueued on libdistopt_cuda's stream and so ordered with the steps'
+ * kernels; loaded from libdistrt_nccl.so, next to this library, on demand).
  *
  * Devices are numbered row-major on the mesh, device = world rank. A group is
  * the set of devices that differ from the calling one only in the
@@ -63,7 +66,7 @@ typedef struct distrt_group distrt_group;
 /* An asynchronous collective in flight (opaque). */
 typedef struct distrt_request distrt_request;
 
-/* Starts the runtime with `backend` ("local" or "mpi"). */
+/* Starts the runtime with `backend` ("local", "mpi" or "nccl"). */
 int distrt_init(const char *backend);
 /* Stops it; groups and requests become invalid. */
 int distrt_finalize(void);
@@ -152,7 +155,7 @@ distrt_request *distrt_recv_start(void *buffer, int64_t count,
 /* Waits until the message of `tags[k]` from world rank `sources[k]` has
  * arrived for some k < count (it stays to be received), looking from k =
  * `start` round robin, and stores that k in `found`: a server answers its
- * peers in the order their requests arrive. */
+ * peers in the order their requests arrive. Not under "nccl" (an error). */
 int distrt_probe_any(const int64_t *sources, const int64_t *tags, int64_t count,
                      int64_t start, int64_t *found);
 int distrt_barrier(void);

@@ -614,11 +614,12 @@ struct DistToRuntimePass
   using Base::Base;
 
   LogicalResult initialize(MLIRContext *context) override {
-    if (backend == "auto" || backend == "mpi" || backend == "local")
+    if (backend == "auto" || backend == "mpi" || backend == "local" ||
+        backend == "nccl")
       return success();
     return emitError(UnknownLoc::get(context))
            << "dist-to-runtime: unknown backend '" << backend
-           << "' (expected auto, mpi or local)";
+           << "' (expected auto, mpi, local or nccl)";
   }
 
   void runOnOperation() override {
@@ -628,6 +629,18 @@ struct DistToRuntimePass
     // Runners read the step's shardings and mesh, which this pass removes.
     if (failed(train::recordStepSignature(module)))
       return signalPassFailure();
+    // NCCL matches messages by order, and cannot wait for whichever peer
+    // speaks first.
+    if (backend == "nccl") {
+      WalkResult serves = module.walk([](ServeOp serve) {
+        serve.emitOpError("waits for the first of several peers, which the "
+                          "nccl backend cannot (parameter servers need the "
+                          "mpi backend)");
+        return WalkResult::interrupt();
+      });
+      if (serves.wasInterrupted())
+        return signalPassFailure();
+    }
     if (backend != "auto")
       module->setAttr(kBackendAttrName,
                       StringAttr::get(module.getContext(), backend));

@@ -11,8 +11,7 @@
 
 using namespace mlir;
 
-/// The buffer `value` is a view of (through view-like ops), or `value`.
-static Value getRootBuffer(Value value) {
+Value train::getRootBuffer(Value value) {
   while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
     value = view.getViewSource();
   return value;
@@ -20,7 +19,7 @@ static Value getRootBuffer(Value value) {
 
 void train::forEachBufferUse(Value value,
                              function_ref<void(OpOperand &)> visit) {
-  SmallVector<Value> aliases = {getRootBuffer(value)};
+  SmallVector<Value> aliases = {train::getRootBuffer(value)};
   while (!aliases.empty()) {
     Value alias = aliases.pop_back_val();
     for (OpOperand &use : alias.getUses()) {
@@ -33,7 +32,7 @@ void train::forEachBufferUse(Value value,
 }
 
 linalg::FillOp train::findZeroFill(linalg::GenericOp op, Value out) {
-  Value root = getRootBuffer(out);
+  Value root = train::getRootBuffer(out);
   if (!root.getDefiningOp<memref::AllocOp>() &&
       !root.getDefiningOp<memref::AllocaOp>())
     return nullptr;

@@ -13,6 +13,9 @@
 
 namespace mlir::train {
 
+/// The buffer `value` is a view of (through view-like ops), or `value`.
+Value getRootBuffer(Value value);
+
 /// Calls `visit` on every use of the buffer `value` is (a view of): the
 /// uses of that buffer and, recursively, of its views (the view-like ops
 /// themselves among them).

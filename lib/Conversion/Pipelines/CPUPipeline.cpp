@@ -13,20 +13,9 @@
 
 using namespace mlir;
 
-/// dist-to-runtime (which records the step's interface), train-to-linalg,
-/// elementwise arith to linalg, CSE, elementwise fusion that keeps matrix
-/// products whole, (with `approximateMath`) polynomial tanh/exp/log,
-/// one fill per padded buffer, large functions cut into parts, one-shot
-/// bufferization of whole
-/// functions (identity layouts at the boundaries, so the JIT and C callers
-/// see plain memrefs), (with `blas`) matrix products through OpenBLAS and
-/// convolutions through the library's kernels on the buffers,
-/// frees after each buffer's last use, loops (the large ones'
-/// outermost parallel loop on the OpenMP team), then the LLVM dialect.
-void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas,
-                                   bool approximateMath, StringRef backend,
-                                   unsigned opsPerFunction, bool profile,
-                                   int64_t parallelMinIterations) {
+void mlir::train::addTensorPasses(OpPassManager &pm, bool approximateMath,
+                                  StringRef backend, unsigned opsPerFunction,
+                                  bool profile) {
   // Profiles name each op after the train op it was lowered from.
   if (profile)
     pm.addPass(train::createDistNameTrainOpsPass());
@@ -81,6 +70,10 @@ void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas,
   // parameters and momenta copied per step.)
   pm.addPass(createCanonicalizerPass());
   pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
+}
+
+void mlir::train::addBufferPasses(OpPassManager &pm, bool blas,
+                                  bool convKernels, bool profile) {
   // dist-run --profile: each op that does work between profile calls (the
   // products' sgemm calls then replace them inside the brackets).
   if (profile)
@@ -88,10 +81,10 @@ void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas,
   // On buffers, so the calls read and write what the generics did.
   // Stride-1 convolutions as batch-reduce products over the padded image's
   // rows (bench/conv_time.py's 3x3 64->64 layer: 21.4 -> ~14 ms per step).
-  if (blas) {
+  if (blas)
     pm.addPass(train::createDistMatmulToBlasPass());
+  if (blas && convKernels)
     pm.addPass(train::createDistConvToKernelsPass());
-  }
   // Roles and names are recorded (train.step): drop them from the entry,
   // whose C interface would otherwise carry them into the LLVM dialect.
   train::DistRecordStepPassOptions record;
@@ -107,6 +100,12 @@ void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas,
   pm.addPass(createCanonicalizerPass());
   // Clones the deallocation keeps (a step returning an argument unchanged).
   pm.addPass(createConvertBufferizationToMemRefPass());
+}
+
+/// Loops (the large ones' outermost parallel loop on the OpenMP team),
+/// arith, math, memref, func and cf to the LLVM dialect.
+static void addCPULoweringPasses(OpPassManager &pm,
+                                 int64_t parallelMinIterations) {
   // Strided copies as loops LLVM vectorizes, not element-wise runtime calls.
   pm.addNestedPass<func::FuncOp>(train::createDistStridedCopiesToLoopsPass());
   // Loops; a large op's outermost parallel loop on the OpenMP team, which
@@ -136,6 +135,44 @@ void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas,
   // one walk instead of six (GPT-like, 48 layers: 3.3 -> 0.9 s).
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas,
+                                   bool approximateMath, StringRef backend,
+                                   unsigned opsPerFunction, bool profile,
+                                   int64_t parallelMinIterations) {
+  addTensorPasses(pm, approximateMath, backend, opsPerFunction, profile);
+  addBufferPasses(pm, blas, /*convKernels=*/true, profile);
+  addCPULoweringPasses(pm, parallelMinIterations);
+}
+
+void mlir::train::addGPUMappedPasses(OpPassManager &pm, StringRef backend,
+                                     unsigned opsPerFunction,
+                                     int64_t blockSize) {
+  // Exact math: the GPU has fast exp/log/tanh (libdevice), the polynomials
+  // are for the CPU's vector units.
+  addTensorPasses(pm, /*approximateMath=*/false, backend, opsPerFunction,
+                  /*profile=*/false);
+  // Products as library calls (cuBLAS on the GPU, OpenBLAS for the CPU
+  // check: the same distopt_matmul_f32 interface); convolutions stay
+  // contractions, mapped like any other op (libdistopt_cpu's convolution
+  // kernels have no GPU counterpart).
+  addBufferPasses(pm, /*blas=*/true, /*convKernels=*/false,
+                  /*profile=*/false);
+  train::DistMapToGPUPassOptions map;
+  map.blockSize = blockSize;
+  pm.addNestedPass<func::FuncOp>(train::createDistMapToGPUPass(map));
+  // (No canonicalization: it would merge each block loop with its thread
+  // loop, dropping their mappings.)
+  pm.addPass(createCSEPass());
+}
+
+void mlir::train::buildGPUMappedCPUPipeline(OpPassManager &pm,
+                                            StringRef backend,
+                                            unsigned opsPerFunction,
+                                            int64_t blockSize) {
+  addGPUMappedPasses(pm, backend, opsPerFunction, blockSize);
+  addCPULoweringPasses(pm, /*parallelMinIterations=*/0);
 }
 
 namespace {
@@ -170,6 +207,20 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
                      "their outermost parallel loop on the OpenMP team "
                      "(dist-parallel-loops; 0: all loops serial)"),
       llvm::cl::init(32768)};
+  Option<bool> gpuMapped{
+      *this, "gpu-mapped",
+      llvm::cl::desc("Lower dist-lower-cuda's IR instead: the same passes "
+                     "up to the GPU-mapped loop nests (dist-map-to-gpu), "
+                     "then run those nests as CPU loops (checks the "
+                     "kernels' index arithmetic without a GPU; blas, "
+                     "approximate-math, profile and "
+                     "parallel-min-iterations do not apply)"),
+      llvm::cl::init(false)};
+  Option<int64_t> blockSize{
+      *this, "block-size",
+      llvm::cl::desc("With gpu-mapped: threads per block of the mapped "
+                     "nests (dist-map-to-gpu)"),
+      llvm::cl::init(256)};
 };
 } // namespace
 
@@ -182,6 +233,9 @@ void mlir::train::registerCPUPipeline() {
       "one-shot bufferization, matrix products through OpenBLAS, "
       "frees after last use, loops (large ones in parallel on OpenMP), LLVM",
       [](OpPassManager &pm, const CPUPipelineOptions &options) {
+        if (options.gpuMapped)
+          return buildGPUMappedCPUPipeline(pm, "auto", options.opsPerFunction,
+                                           options.blockSize);
         buildCPUPipeline(pm, options.blas, options.approximateMath, "auto",
                          options.opsPerFunction, options.profile,
                          options.parallelMinIterations);

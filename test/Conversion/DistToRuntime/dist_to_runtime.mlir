@@ -1,11 +1,11 @@
 // RUN: dist-opt %s -split-input-file --dist-to-runtime | FileCheck %s
 // RUN: dist-opt %s -split-input-file --dist-to-runtime=backend=mpi | FileCheck %s --check-prefix=BACKEND
-// RUN: not dist-opt %s -split-input-file --dist-to-runtime=backend=nccl 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: not dist-opt %s -split-input-file --dist-to-runtime=backend=gloo 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 
 // A backend other than auto is recorded on the module for the runner.
 // BACKEND: module attributes {distrt.backend = "mpi"}
 // CHECK-NOT: distrt.backend
-// UNKNOWN: error: dist-to-runtime: unknown backend 'nccl' (expected auto, mpi or local)
+// UNKNOWN: error: dist-to-runtime: unknown backend 'gloo' (expected auto, mpi, local or nccl)
 
 // An all-reduce copies its operand into a fresh buffer that the runtime
 // reduces in place, and passes the bucket of buffers (their addresses and

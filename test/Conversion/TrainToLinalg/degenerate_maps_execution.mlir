@@ -7,6 +7,8 @@
 // RUN: dist-run %s --init-state=%t/state.npz --init-data=%t/data.npz --seed=5
 // RUN: dist-run %s --state=%t/state.npz --data=%t/data.npz --steps=1 --out=%t/out.npz
 // RUN: %python %S/Inputs/degenerate_maps_reference.py %t/state.npz %t/data.npz %t/out.npz
+// RUN: dist-run %s --state=%t/state.npz --data=%t/data.npz --steps=1 --out=%t/mapped.npz --gpu-mapped
+// RUN: %python %S/Inputs/degenerate_maps_reference.py %t/state.npz %t/data.npz %t/mapped.npz
 func.func @train_step(
     %g: tensor<4x6xf32> {train.role = #train.role<param>, train.name = "g"},
     %emb: tensor<5x6xf32> {train.role = #train.role<param>, train.name = "emb"},

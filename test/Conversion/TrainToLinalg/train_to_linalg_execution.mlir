@@ -7,6 +7,10 @@
 // RUN: dist-run %s --init-state=%t/state.npz --init-data=%t/data.npz --seed=3
 // RUN: dist-run %s --state=%t/state.npz --data=%t/data.npz --steps=1 --out=%t/single.npz
 // RUN: %python %S/Inputs/execution_reference.py %t/state.npz %t/data.npz %t/single.npz
+// The same step through dist-lower-cuda's GPU-mapped loop nests, run on
+// the CPU (dist-run --gpu-mapped): the kernels' index arithmetic.
+// RUN: dist-run %s --state=%t/state.npz --data=%t/data.npz --steps=1 --out=%t/mapped.npz --gpu-mapped
+// RUN: %python %S/Inputs/execution_reference.py %t/state.npz %t/data.npz %t/mapped.npz
 func.func @train_step(
     %w: tensor<8x10xf32> {train.role = #train.role<param>, train.name = "w"},
     %emb: tensor<10x4xf32> {train.role = #train.role<param>, train.name = "emb"},

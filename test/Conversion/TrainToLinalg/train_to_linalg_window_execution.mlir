@@ -7,6 +7,10 @@
 // RUN: dist-run %s --init-state=%t/state.npz --init-data=%t/data.npz --seed=5
 // RUN: dist-run %s --state=%t/state.npz --data=%t/data.npz --steps=1 --out=%t/out.npz
 // RUN: %python %S/Inputs/window_reference.py %t/state.npz %t/data.npz %t/out.npz
+// Through dist-lower-cuda's GPU-mapped loop nests on the CPU
+// (convolutions and pooling as kernels of flat grids).
+// RUN: dist-run %s --state=%t/state.npz --data=%t/data.npz --steps=1 --out=%t/mapped.npz --gpu-mapped
+// RUN: %python %S/Inputs/window_reference.py %t/state.npz %t/data.npz %t/mapped.npz
 // Its two groups are small (3 filters over 2 channels): one direct
 // contraction per conv op. With two large groups (8 filters over 4 channels
 // x 9 taps each) the filter gradient is a product (sgemm) per group (4
@@ -19,6 +23,8 @@
 // RUN: dist-run %t/products.mlir --init-state=%t/products_state.npz --init-data=%t/products_data.npz --seed=5
 // RUN: dist-run %t/products.mlir --state=%t/products_state.npz --data=%t/products_data.npz --steps=1 --out=%t/products_out.npz
 // RUN: %python %S/Inputs/window_reference.py %t/products_state.npz %t/products_data.npz %t/products_out.npz
+// RUN: dist-run %t/products.mlir --state=%t/products_state.npz --data=%t/products_data.npz --steps=1 --out=%t/products_mapped.npz --gpu-mapped
+// RUN: %python %S/Inputs/window_reference.py %t/products_state.npz %t/products_data.npz %t/products_mapped.npz
 // RUN: dist-opt %s --dist-lower-cpu | FileCheck %s --check-prefix=DIRECT
 // RUN: dist-opt %t/products.mlir --dist-lower-cpu | grep -c "llvm.call @distopt_matmul_f32(" | FileCheck %s --check-prefix=PRODUCTS
 // RUN: dist-opt %t/products.mlir --dist-lower-cpu | grep -c "llvm.call @distopt_conv2d_f32(" | FileCheck %s --check-prefix=STRIDED

@@ -1,0 +1,253 @@
+/*===- run_step.c - train with a step compiled ahead of time --------------===*
+ *
+ * A host program for a library from dist-compile (CPU, one device):
+ *
+ *   dist-compile step.mlir -o libstep.so            # and libstep.h
+ *   cc -std=c11 -I. -I<distopt>/include run_step.c -o run_step \
+ *      -L. -lstep -Wl,-rpath,$PWD
+ *   ./run_step STATE_DIR DATA_DIR STEPS OUT_DIR
+ *
+ * Every argument of the step is read from `STATE_DIR/<name>.npy` or, when
+ * not there, `DATA_DIR/<name>.npy` (NumPy's format; dtype and shape must be
+ * the step's: the tables of the header say which). It runs STEPS steps,
+ * feeding each updated state result back into its argument, prints each
+ * loss, and writes the final state (the param and opt_state arguments) to
+ * `OUT_DIR/<name>.npy` and the losses to `OUT_DIR/loss.npy`. Every error
+ * names the file and what is wrong, and exits with status 1.
+ *
+ * The header is included by name: compile with -I pointing at the
+ * directory of the header dist-compile wrote, and -DSTEP_HEADER='"x.h"'
+ * when it is not libstep.h.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef STEP_HEADER
+#define STEP_HEADER "libstep.h"
+#endif
+#include STEP_HEADER
+
+#include "distopt/Runtime/distrt.h"
+#include "distopt/Runtime/distrt_mlir.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if DISTOPT_STEP_CUDA || DISTOPT_STEP_DEVICES != 1
+#error "run_step.c runs single-device CPU steps (dist-run runs the others)"
+#endif
+
+#define ENTRY_CONCAT(a, b) a##b
+#define ENTRY_NAME(prefix, entry) ENTRY_CONCAT(prefix, entry)
+#define PACKED ENTRY_NAME(_mlir__mlir_ciface_, DISTOPT_STEP_ENTRY)
+#define ARGUMENTS ENTRY_NAME(DISTOPT_STEP_ENTRY, _arguments)
+#define RESULTS ENTRY_NAME(DISTOPT_STEP_ENTRY, _results_info)
+
+static void die(const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  fprintf(stderr, "run_step: ");
+  vfprintf(stderr, format, args);
+  fprintf(stderr, "\n");
+  va_end(args);
+  exit(1);
+}
+
+/* The npy dtype of a table's element type. */
+static const char *npy_dtype(const distopt_step_value *value) {
+  static const char *names[][2] = {
+      {"f32", "<f4"}, {"f64", "<f8"}, {"i32", "<i4"}, {"i64", "<i8"},
+      {"i8", "|i1"},  {"i1", "|b1"},  {"f16", "<f2"}};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); ++i)
+    if (!strcmp(value->dtype, names[i][0]))
+      return names[i][1];
+  die("'%s' has element type %s, which run_step does not read", value->name,
+      value->dtype);
+  return NULL;
+}
+
+static int64_t num_elements(const distopt_step_value *value) {
+  int64_t n = 1;
+  for (int d = 0; d < value->rank; ++d)
+    n *= value->shape[d];
+  return n;
+}
+
+/* Reads `path` into `data` (num_elements(value) elements); 0 when the file
+ * does not exist, 1 when read, exits on a malformed or mismatching file. */
+static int read_npy(const char *path, const distopt_step_value *value,
+                    void *data) {
+  FILE *file = fopen(path, "rb");
+  if (!file)
+    return 0;
+  unsigned char magic[8];
+  if (fread(magic, 1, 8, file) != 8 || memcmp(magic, "\x93NUMPY", 6))
+    die("'%s' is not a .npy file", path);
+  size_t length = 0;
+  unsigned char bytes[4] = {0};
+  size_t width = magic[6] == 1 ? 2 : 4;
+  if (magic[6] < 1 || magic[6] > 3 || fread(bytes, 1, width, file) != width)
+    die("'%s': unknown .npy version %d", path, magic[6]);
+  for (size_t i = width; i-- > 0;)
+    length = length * 256 + bytes[i];
+  char *header = calloc(length + 1, 1);
+  if (!header || fread(header, 1, length, file) != length)
+    die("'%s': truncated header", path);
+  char expected[256];
+  snprintf(expected, sizeof expected, "'descr': '%s'", npy_dtype(value));
+  if (!strstr(header, expected))
+    die("'%s': not %s (header: %s)", path, npy_dtype(value), header);
+  if (strstr(header, "'fortran_order': True"))
+    die("'%s': Fortran order; save it row-major", path);
+  const char *shape = strstr(header, "'shape': (");
+  if (!shape)
+    die("'%s': no shape in the header", path);
+  shape += strlen("'shape': (");
+  for (int d = 0; d < value->rank; ++d) {
+    char *end;
+    long long size = strtoll(shape, &end, 10);
+    if (end == shape || size != value->shape[d])
+      die("'%s': dim %d is not %lld", path, d, (long long)value->shape[d]);
+    shape = end + strspn(end, ", ");
+  }
+  if (*shape != ')')
+    die("'%s': not of rank %d", path, value->rank);
+  free(header);
+  size_t count = (size_t)num_elements(value);
+  if (fread(data, (size_t)value->element_bytes, count, file) != count)
+    die("'%s': fewer than %zu elements", path, count);
+  fclose(file);
+  return 1;
+}
+
+static void write_npy(const char *path, const char *dtype, int rank,
+                      const int64_t *shape, const void *data, size_t bytes) {
+  char dict[256], dims[160] = "";
+  for (int d = 0; d < rank; ++d) {
+    char dim[24];
+    snprintf(dim, sizeof dim, "%lld,%s", (long long)shape[d],
+             rank > 1 && d + 1 < rank ? " " : "");
+    strcat(dims, dim);
+  }
+  int n = snprintf(dict, sizeof dict,
+                   "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }",
+                   dtype, dims);
+  /* Padded with spaces and a newline to a multiple of 64 bytes. */
+  int total = (10 + n + 1 + 63) / 64 * 64;
+  FILE *file = fopen(path, "wb");
+  if (!file)
+    die("cannot write '%s'", path);
+  unsigned short length = (unsigned short)(total - 10);
+  fwrite("\x93NUMPY\x01\x00", 1, 8, file);
+  fputc(length & 0xff, file);
+  fputc(length >> 8, file);
+  fwrite(dict, 1, (size_t)n, file);
+  for (int i = 10 + n; i < total - 1; ++i)
+    fputc(' ', file);
+  fputc('\n', file);
+  if (fwrite(data, 1, bytes, file) != bytes || fclose(file))
+    die("cannot write '%s'", path);
+}
+
+/* A memref descriptor as MLIR lays it out: allocated, aligned, offset,
+ * sizes, strides. */
+static int64_t *describe(const distopt_step_value *value, void *data) {
+  int64_t *words = calloc(3 + 2 * (size_t)value->rank, sizeof(int64_t));
+  words[0] = words[1] = (int64_t)(intptr_t)data;
+  int64_t stride = 1;
+  for (int d = value->rank; d-- > 0;) {
+    words[3 + d] = value->shape[d];
+    words[3 + value->rank + d] = stride;
+    stride *= value->shape[d];
+  }
+  return words;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 5)
+    die("usage: run_step STATE_DIR DATA_DIR STEPS OUT_DIR");
+  long steps = strtol(argv[3], NULL, 10);
+  if (steps < 1)
+    die("STEPS must be a positive number, got '%s'", argv[3]);
+  enum {
+    NARGS = DISTOPT_STEP_NUM_ARGUMENTS,
+    NRESULTS = DISTOPT_STEP_NUM_RESULTS
+  };
+  void *buffers[NARGS];
+  char path[4096];
+  for (int i = 0; i < NARGS; ++i) {
+    const distopt_step_value *arg = &ARGUMENTS[i];
+    buffers[i] = malloc((size_t)(num_elements(arg) * arg->element_bytes) + 1);
+    snprintf(path, sizeof path, "%s/%s.npy", argv[1], arg->name);
+    if (!read_npy(path, arg, buffers[i])) {
+      snprintf(path, sizeof path, "%s/%s.npy", argv[2], arg->name);
+      if (!read_npy(path, arg, buffers[i]))
+        die("no %s.npy in '%s' or '%s' (argument '%s', %s)", arg->name, argv[1],
+            argv[2], arg->name, arg->role);
+    }
+  }
+  distrt_mlir_init_backend(DISTOPT_STEP_BACKEND);
+
+  float *losses = calloc((size_t)steps, sizeof(float));
+  for (long s = 0; s < steps; ++s) {
+    int64_t *descriptors[NARGS];
+    void *packed[1 + NARGS];
+    size_t words = 0;
+    for (int r = 0; r < NRESULTS; ++r)
+      words += 3 + 2 * (size_t)RESULTS[r].rank;
+    int64_t *results = calloc(words + 1, sizeof(int64_t));
+    void *results_pointer = results;
+    int n = 0;
+    if (NRESULTS > 0)
+      packed[n++] = &results_pointer;
+    for (int i = 0; i < NARGS; ++i) {
+      descriptors[i] = describe(&ARGUMENTS[i], buffers[i]);
+      packed[n++] = &descriptors[i];
+    }
+    PACKED(packed);
+    /* Results: state into its argument, the loss read, the step's own
+     * allocations freed once each. */
+    int64_t *word = results;
+    void *freed[NRESULTS + 1];
+    int nfreed = 0;
+    for (int r = 0; r < NRESULTS; ++r) {
+      const distopt_step_value *result = &RESULTS[r];
+      void *allocated = (void *)(intptr_t)word[0];
+      char *data = (char *)(intptr_t)word[1] + word[2] * result->element_bytes;
+      size_t bytes = (size_t)(num_elements(result) * result->element_bytes);
+      if (result->feeds >= 0 && data != buffers[result->feeds])
+        memcpy(buffers[result->feeds], data, bytes);
+      if (!strcmp(result->role, "loss"))
+        losses[s] = !strcmp(result->dtype, "f64") ? (float)*(double *)data
+                                                  : *(float *)data;
+      int owned = 1;
+      for (int i = 0; i < NARGS; ++i)
+        owned &= allocated != buffers[i];
+      for (int f = 0; f < nfreed; ++f)
+        owned &= allocated != freed[f];
+      if (owned) {
+        freed[nfreed++] = allocated;
+        free(allocated);
+      }
+      word += 3 + 2 * result->rank;
+    }
+    for (int i = 0; i < NARGS; ++i)
+      free(descriptors[i]);
+    free(results);
+    printf("step %ld: loss %.6f\n", s + 1, losses[s]);
+  }
+  for (int i = 0; i < NARGS; ++i) {
+    const distopt_step_value *arg = &ARGUMENTS[i];
+    if (strcmp(arg->role, "param") && strcmp(arg->role, "opt_state"))
+      continue;
+    snprintf(path, sizeof path, "%s/%s.npy", argv[4], arg->name);
+    write_npy(path, npy_dtype(arg), arg->rank, arg->shape, buffers[i],
+              (size_t)(num_elements(arg) * arg->element_bytes));
+  }
+  snprintf(path, sizeof path, "%s/loss.npy", argv[4]);
+  int64_t count = steps;
+  write_npy(path, "<f4", 1, &count, losses, (size_t)steps * sizeof(float));
+  distrt_finalize();
+  return 0;
+}

@@ -1,0 +1,53 @@
+/*===- CudaRuntime.h - libdistopt_cuda: the device of a CUDA step --*- C -*-===*
+ *
+ * libdistopt_cuda (lib/Runtime/CudaRuntime.cpp) implements the host
+ * functions MLIR's GPU lowering calls (mgpuModuleLoad, mgpuLaunchKernel,
+ * mgpuStreamCreate, mgpuMemAlloc, ...) over the CUDA driver API, and the
+ * library calls of CUDA steps (products through cuBLAS). Every process
+ * runs its steps on one device and one stream, which the collectives of
+ * distrt's `nccl` backend share: all work of a step is ordered on that
+ * stream, and the host waits only where it reads a result.
+ *
+ * Every call that can fail returns 0, or -1 with a message in
+ * distopt_cuda_last_error() naming the call and the CUDA error.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef DISTOPT_RUNTIME_CUDARUNTIME_H
+#define DISTOPT_RUNTIME_CUDARUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The number of CUDA devices (0 without a driver or a device; the reason is
+ * then in distopt_cuda_last_error()). */
+int distopt_cuda_device_count(void);
+/* Makes device `ordinal` this process's device (before any other call; the
+ * default is device 0). Creates its primary context and the stream. */
+int distopt_cuda_set_device(int ordinal);
+/* The device of this process (-1 before it is chosen). */
+int distopt_cuda_device(void);
+/* The stream of this process's steps (a CUstream; null with the reason in
+ * distopt_cuda_last_error() when no device can be used). */
+void *distopt_cuda_stream(void);
+/* Waits until everything enqueued on the stream has completed. */
+int distopt_cuda_synchronize(void);
+/* Device memory, stream ordered. */
+void *distopt_cuda_alloc(size_t bytes);
+int distopt_cuda_free(void *pointer);
+/* Copies between host and device memory on the stream; a copy to the host
+ * completes before it returns. */
+int distopt_cuda_copy_to_device(void *device, const void *host, size_t bytes);
+int distopt_cuda_copy_to_host(void *host, const void *device, size_t bytes);
+/* The last failure's message. */
+const char *distopt_cuda_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DISTOPT_RUNTIME_CUDARUNTIME_H */

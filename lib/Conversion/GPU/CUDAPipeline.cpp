@@ -1,0 +1,80 @@
+//===- CUDAPipeline.cpp - train dialect to kernels and host code for CUDA -===//
+
+#include "distopt/Conversion/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+
+/// `toolkit`, else $CUDA_HOME, else /usr/local/cuda when it exists, else ""
+/// (gpu-module-to-binary then looks for ptxas on PATH).
+static std::string getToolkitPath(StringRef toolkit) {
+  if (!toolkit.empty())
+    return toolkit.str();
+  if (const char *home = std::getenv("CUDA_HOME"); home && *home)
+    return home;
+  if (llvm::sys::fs::is_directory("/usr/local/cuda"))
+    return "/usr/local/cuda";
+  return "";
+}
+
+void mlir::train::buildCUDAPipeline(OpPassManager &pm,
+                                    const CUDAPipelineOptions &options) {
+  addGPUMappedPasses(pm, options.backend, options.opsPerFunction,
+                     options.blockSize);
+  // Each mapped nest one gpu.launch, outlined into a kernel.
+  pm.addPass(createConvertParallelLoopToGpuPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  // The host: device buffers, every launch, allocation and copy
+  // asynchronous on the process's stream.
+  pm.addPass(train::createDistGPUHostPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createLowerAffinePass());
+  SCFToControlFlowPassOptions scfToCf;
+  scfToCf.allowPatternRollback = false;
+  pm.addPass(createSCFToControlFlowPass(scfToCf));
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  // The kernels: NVVM (math through libdevice), 64-bit indices as on the
+  // host.
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.indexBitwidth = 64;
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps(nvvm));
+  pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
+  // The host: launches, allocations and copies to mgpu* calls, the rest
+  // as on the CPU.
+  pm.addPass(createGpuToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  // The kernels through ptxas into the module.
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.format;
+  binary.toolkitPath = getToolkitPath(options.toolkit);
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+void mlir::train::registerCUDAPipeline() {
+  PassPipelineRegistration<CUDAPipelineOptions>(
+      "dist-lower-cuda",
+      "Lower a training step (train dialect on tensors) for NVIDIA GPUs: "
+      "the tensor and buffer halves of dist-lower-cpu (exact math), matrix "
+      "products as cuBLAS calls, every other op a kernel of a flat grid "
+      "(dist-map-to-gpu, outlining, NVVM, ptxas), the host's launches, "
+      "allocations and copies asynchronous on one stream per process "
+      "(dist-gpu-host), collectives through distrt's nccl backend",
+      buildCUDAPipeline);
+}

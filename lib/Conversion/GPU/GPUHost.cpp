@@ -1,0 +1,139 @@
+//===- GPUHost.cpp - a CUDA step's host code on one stream ----------------===//
+//
+// After outlining, the host functions of a CUDA step only allocate, launch
+// and call libraries. Their buffers move to the device and every GPU op is
+// enqueued, asynchronously, on the stream `gpu.wait async` names at the
+// function's entry: the process's one stream (libdistopt_cuda), on which
+// cuBLAS and NCCL calls enqueue too. Nothing here waits on the host.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../MatmulToBlas/LibraryCalls.h"
+#include "distopt/Conversion/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::train {
+#define GEN_PASS_DEF_DISTGPUHOSTPASS
+#include "distopt/Conversion/Passes.h.inc"
+} // namespace mlir::train
+
+using namespace mlir;
+
+/// True when the host itself reads or writes the buffer of `alloc`.
+static bool isHostBuffer(memref::AllocOp alloc, func::FuncOp function) {
+  bool host = false;
+  train::forEachBufferUse(alloc, [&](OpOperand &use) {
+    Operation *owner = use.getOwner();
+    // (Upstream's loop-to-GPU conversion leaves the loops' detached bodies
+    // holding uses: only the function's ops count.)
+    host |= isa<memref::LoadOp, memref::StoreOp>(owner) &&
+            function->isProperAncestor(owner);
+  });
+  return host;
+}
+
+/// Rewrites one host function; fails with an error at the first op that
+/// would touch device memory on the host.
+static LogicalResult rewriteFunction(func::FuncOp func) {
+  Block &entry = func.getBody().front();
+  OpBuilder builder = OpBuilder::atBlockBegin(&entry);
+  MLIRContext *context = func.getContext();
+  Type tokenType = gpu::AsyncTokenType::get(context);
+  // The stream (libdistopt_cuda's mgpuStreamCreate: the process's one).
+  Value stream =
+      gpu::WaitOp::create(builder, func.getLoc(), tokenType, ValueRange())
+          .getAsyncToken();
+
+  // Buffers the host reads or writes stay host memory.
+  DenseSet<Value> hostBuffers;
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) { ops.push_back(op); });
+  for (Operation *op : ops) {
+    if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+      if (isHostBuffer(alloc, func)) {
+        hostBuffers.insert(alloc);
+        continue;
+      }
+      if (!alloc.getDynamicSizes().empty() ||
+          !alloc.getSymbolOperands().empty())
+        return alloc.emitOpError(
+            "has a dynamic size, which a CUDA step cannot allocate");
+      builder.setInsertionPoint(alloc);
+      auto device = gpu::AllocOp::create(
+          builder, alloc.getLoc(), alloc.getType(), tokenType,
+          ValueRange{stream}, ValueRange(), ValueRange());
+      alloc.replaceAllUsesWith(device.getMemref());
+      alloc.erase();
+      continue;
+    }
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+      if (hostBuffers.contains(train::getRootBuffer(dealloc.getMemref())))
+        continue;
+      builder.setInsertionPoint(dealloc);
+      gpu::DeallocOp::create(builder, dealloc.getLoc(), tokenType,
+                             ValueRange{stream}, dealloc.getMemref());
+      dealloc.erase();
+      continue;
+    }
+    if (auto global = dyn_cast<memref::GetGlobalOp>(op)) {
+      if (global->getBlock() != &entry)
+        return global.emitOpError(
+            "reads a global in a nested region of a CUDA step's host code "
+            "(only the entry block's globals are copied to the device)");
+      builder.setInsertionPointAfter(global);
+      auto device = gpu::AllocOp::create(
+          builder, global.getLoc(), global.getType(), tokenType,
+          ValueRange{stream}, ValueRange(), ValueRange());
+      global.getResult().replaceAllUsesWith(device.getMemref());
+      gpu::MemcpyOp::create(builder, global.getLoc(), tokenType,
+                            ValueRange{stream}, device.getMemref(), global);
+      func.walk([&](func::ReturnOp ret) {
+        OpBuilder before(ret);
+        gpu::DeallocOp::create(before, ret.getLoc(), tokenType,
+                               ValueRange{stream}, device.getMemref());
+      });
+      continue;
+    }
+    if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
+      builder.setInsertionPoint(launch);
+      auto async = gpu::LaunchFuncOp::create(
+          builder, launch.getLoc(), launch.getKernel(),
+          launch.getGridSizeOperandValues(), launch.getBlockSizeOperandValues(),
+          launch.getDynamicSharedMemorySize(), launch.getKernelOperands(),
+          tokenType, ValueRange{stream},
+          launch.hasClusterSize()
+              ? std::optional(launch.getClusterSizeOperandValues())
+              : std::nullopt);
+      async->setDiscardableAttrs(launch->getDiscardableAttrDictionary());
+      launch.erase();
+      continue;
+    }
+    if (isa<linalg::LinalgOp, memref::CopyOp, gpu::LaunchOp>(op))
+      return op->emitOpError("is left on the host of a CUDA step (every "
+                             "linalg op and copy must be mapped to kernels "
+                             "first: dist-map-to-gpu)");
+    if (isa<memref::LoadOp, memref::StoreOp>(op)) {
+      Value buffer = isa<memref::LoadOp>(op)
+                         ? cast<memref::LoadOp>(op).getMemref()
+                         : cast<memref::StoreOp>(op).getMemref();
+      if (!hostBuffers.contains(train::getRootBuffer(buffer)))
+        return op->emitOpError("would access device memory on the host of a "
+                               "CUDA step (a scalar read or write outside "
+                               "the kernels)");
+    }
+  }
+  return success();
+}
+
+namespace {
+struct DistGPUHostPass
+    : public mlir::train::impl::DistGPUHostPassBase<DistGPUHostPass> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isDeclaration() && failed(rewriteFunction(func)))
+        return signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,343 @@
+//===- CudaRuntime.cpp - the host functions of CUDA steps -----------------===//
+//
+// libdistopt_cuda: what a step lowered by `dist-lower-cuda` calls. MLIR's
+// GPU lowering emits mgpu* calls (module load, kernel launch, stream,
+// stream-ordered allocation and copies); Debian ships no implementation of
+// them, so this is the project's own, over the CUDA driver API. Products
+// are cuBLAS calls behind the same `distopt_matmul_f32` interface the CPU
+// library implements with OpenBLAS.
+//
+// One device and one stream per process: mgpuStreamCreate answers the
+// process's stream (and mgpuStreamDestroy leaves it), so every kernel,
+// copy, allocation, product and NCCL collective of a step is ordered on it
+// and the host never waits inside a step. The mgpu* functions cannot
+// return errors: the first failure is kept (later ones are usually its
+// consequences) and reported by the next distopt_cuda_synchronize, which
+// the runner calls after every step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "distopt/Runtime/CudaRuntime.h"
+#include "MatrixOperand.h"
+
+#include <cublas_v2.h>
+#include <cuda.h>
+
+#include <cstdio>
+#include <mutex>
+#include <string>
+
+namespace {
+struct State {
+  int device = -1;
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+  cublasHandle_t blas = nullptr;
+  /// The first failure since the last distopt_cuda_synchronize.
+  std::string error;
+  /// distopt_cuda_last_error's message.
+  std::string lastError;
+  std::mutex mutex;
+};
+
+State &getState() {
+  static State state;
+  return state;
+}
+
+/// Keeps the first failure of an asynchronous path.
+void record(const std::string &message) {
+  State &state = getState();
+  if (state.error.empty())
+    state.error = message;
+  state.lastError = message;
+}
+
+/// "<call> failed: <CUDA error name>: <its description>".
+std::string describe(const char *call, CUresult result) {
+  const char *name = nullptr, *text = nullptr;
+  cuGetErrorName(result, &name);
+  cuGetErrorString(result, &text);
+  return std::string(call) + " failed: " + (name ? name : "CUDA error") +
+         (text ? std::string(": ") + text : std::string());
+}
+
+/// True on success; records the failure otherwise.
+bool check(const char *call, CUresult result) {
+  if (result == CUDA_SUCCESS)
+    return true;
+  record(describe(call, result));
+  return false;
+}
+
+bool checkBlas(const char *call, cublasStatus_t status) {
+  if (status == CUBLAS_STATUS_SUCCESS)
+    return true;
+  record(std::string(call) + " failed: " + cublasGetStatusName(status) + ": " +
+         cublasGetStatusString(status));
+  return false;
+}
+
+/// Makes the process's device (device 0 unless chosen) current on the
+/// calling thread, creating its context, stream and cuBLAS handle on first
+/// use; false (with the failure recorded) when there is none.
+bool ensureDevice(int ordinal = -1) {
+  State &state = getState();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  if (state.context) {
+    if (ordinal >= 0 && ordinal != state.device) {
+      record("distopt_cuda_set_device(" + std::to_string(ordinal) +
+             "): the process already runs on device " +
+             std::to_string(state.device));
+      return false;
+    }
+    return check("cuCtxSetCurrent", cuCtxSetCurrent(state.context));
+  }
+  if (!check("cuInit", cuInit(0)))
+    return false;
+  int count = 0;
+  if (!check("cuDeviceGetCount", cuDeviceGetCount(&count)))
+    return false;
+  int chosen = ordinal < 0 ? 0 : ordinal;
+  if (chosen >= count) {
+    record("no CUDA device " + std::to_string(chosen) + " (the machine has " +
+           std::to_string(count) + ")");
+    return false;
+  }
+  CUdevice device;
+  if (!check("cuDeviceGet", cuDeviceGet(&device, chosen)) ||
+      !check("cuDevicePrimaryCtxRetain",
+             cuDevicePrimaryCtxRetain(&state.context, device)) ||
+      !check("cuCtxSetCurrent", cuCtxSetCurrent(state.context)) ||
+      !check("cuStreamCreate",
+             cuStreamCreate(&state.stream, CU_STREAM_NON_BLOCKING)))
+    return false;
+  if (!checkBlas("cublasCreate", cublasCreate(&state.blas)) ||
+      !checkBlas("cublasSetStream",
+                 cublasSetStream(state.blas, state.stream)) ||
+      // FP32 products in FP32 (no TF32): the CPU's results within rounding.
+      !checkBlas("cublasSetMathMode",
+                 cublasSetMathMode(state.blas, CUBLAS_DEFAULT_MATH)))
+    return false;
+  state.device = chosen;
+  return true;
+}
+
+CUdeviceptr toDevice(const void *pointer) {
+  return reinterpret_cast<CUdeviceptr>(pointer);
+}
+} // namespace
+
+extern "C" {
+
+//===----------------------------------------------------------------------===//
+// distopt_cuda_* (CudaRuntime.h)
+//===----------------------------------------------------------------------===//
+
+int distopt_cuda_device_count(void) {
+  int count = 0;
+  if (!check("cuInit", cuInit(0)) ||
+      !check("cuDeviceGetCount", cuDeviceGetCount(&count)))
+    return 0;
+  return count;
+}
+
+int distopt_cuda_set_device(int ordinal) {
+  return ensureDevice(ordinal) ? 0 : -1;
+}
+
+int distopt_cuda_device(void) { return getState().device; }
+
+void *distopt_cuda_stream(void) {
+  return ensureDevice() ? getState().stream : nullptr;
+}
+
+int distopt_cuda_synchronize(void) {
+  State &state = getState();
+  if (ensureDevice())
+    check("cuStreamSynchronize", cuStreamSynchronize(state.stream));
+  if (state.error.empty())
+    return 0;
+  state.lastError = state.error;
+  state.error.clear();
+  return -1;
+}
+
+void *distopt_cuda_alloc(size_t bytes) {
+  CUdeviceptr pointer = 0;
+  if (!ensureDevice() ||
+      !check("cuMemAllocAsync",
+             cuMemAllocAsync(&pointer, bytes ? bytes : 1, getState().stream)))
+    return nullptr;
+  return reinterpret_cast<void *>(pointer);
+}
+
+int distopt_cuda_free(void *pointer) {
+  if (!pointer)
+    return 0;
+  return ensureDevice() &&
+                 check("cuMemFreeAsync",
+                       cuMemFreeAsync(toDevice(pointer), getState().stream))
+             ? 0
+             : -1;
+}
+
+int distopt_cuda_copy_to_device(void *device, const void *host, size_t bytes) {
+  return ensureDevice() && check("cuMemcpyHtoDAsync",
+                                 cuMemcpyHtoDAsync(toDevice(device), host,
+                                                   bytes, getState().stream))
+             ? 0
+             : -1;
+}
+
+int distopt_cuda_copy_to_host(void *host, const void *device, size_t bytes) {
+  if (!ensureDevice() ||
+      !check("cuMemcpyDtoHAsync", cuMemcpyDtoHAsync(host, toDevice(device),
+                                                    bytes, getState().stream)))
+    return -1;
+  return distopt_cuda_synchronize();
+}
+
+const char *distopt_cuda_last_error(void) {
+  return getState().lastError.c_str();
+}
+
+//===----------------------------------------------------------------------===//
+// mgpu*: what MLIR's GPU lowering calls
+//===----------------------------------------------------------------------===//
+
+CUmodule mgpuModuleLoad(void *data, size_t /*size*/) {
+  CUmodule module = nullptr;
+  if (ensureDevice())
+    check("cuModuleLoadData", cuModuleLoadData(&module, data));
+  return module;
+}
+
+void mgpuModuleUnload(CUmodule module) {
+  if (module)
+    check("cuModuleUnload", cuModuleUnload(module));
+}
+
+CUfunction mgpuModuleGetFunction(CUmodule module, const char *name) {
+  CUfunction function = nullptr;
+  if (module)
+    check("cuModuleGetFunction", cuModuleGetFunction(&function, module, name));
+  return function;
+}
+
+void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t sharedMemory, CUstream stream,
+                      void **params, void **extra, size_t /*paramsCount*/) {
+  if (!function) {
+    record("mgpuLaunchKernel: the kernel's module did not load (see the "
+           "first error)");
+    return;
+  }
+  if (ensureDevice())
+    check("cuLaunchKernel",
+          cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY, blockZ,
+                         sharedMemory, stream, params, extra));
+}
+
+CUstream mgpuStreamCreate() {
+  return static_cast<CUstream>(distopt_cuda_stream());
+}
+
+void mgpuStreamDestroy(CUstream stream) {
+  if (stream && stream != getState().stream)
+    check("cuStreamDestroy", cuStreamDestroy(stream));
+}
+
+void mgpuStreamSynchronize(CUstream stream) {
+  check("cuStreamSynchronize", cuStreamSynchronize(stream));
+}
+
+void mgpuStreamWaitEvent(CUstream stream, CUevent event) {
+  check("cuStreamWaitEvent", cuStreamWaitEvent(stream, event, 0));
+}
+
+CUevent mgpuEventCreate() {
+  CUevent event = nullptr;
+  if (ensureDevice())
+    check("cuEventCreate", cuEventCreate(&event, CU_EVENT_DISABLE_TIMING));
+  return event;
+}
+
+void mgpuEventDestroy(CUevent event) {
+  check("cuEventDestroy", cuEventDestroy(event));
+}
+
+void mgpuEventSynchronize(CUevent event) {
+  check("cuEventSynchronize", cuEventSynchronize(event));
+}
+
+void mgpuEventRecord(CUevent event, CUstream stream) {
+  check("cuEventRecord", cuEventRecord(event, stream));
+}
+
+void *mgpuMemAlloc(uint64_t bytes, CUstream stream, bool hostShared) {
+  CUdeviceptr pointer = 0;
+  if (!ensureDevice())
+    return nullptr;
+  if (hostShared)
+    check("cuMemAllocManaged",
+          cuMemAllocManaged(&pointer, bytes ? bytes : 1, CU_MEM_ATTACH_GLOBAL));
+  else
+    check("cuMemAllocAsync",
+          cuMemAllocAsync(&pointer, bytes ? bytes : 1, stream));
+  return reinterpret_cast<void *>(pointer);
+}
+
+void mgpuMemFree(void *pointer, CUstream stream) {
+  if (pointer)
+    check("cuMemFreeAsync", cuMemFreeAsync(toDevice(pointer), stream));
+}
+
+void mgpuMemcpy(void *to, void *from, size_t bytes, CUstream stream) {
+  check("cuMemcpyAsync",
+        cuMemcpyAsync(toDevice(to), toDevice(from), bytes, stream));
+}
+
+void mgpuMemset32(void *to, unsigned int value, size_t count, CUstream stream) {
+  check("cuMemsetD32Async",
+        cuMemsetD32Async(toDevice(to), value, count, stream));
+}
+
+void mgpuMemset16(void *to, unsigned short value, size_t count,
+                  CUstream stream) {
+  check("cuMemsetD16Async",
+        cuMemsetD16Async(toDevice(to), value, count, stream));
+}
+
+void mgpuSetDefaultDevice(int32_t device) { ensureDevice(device); }
+
+//===----------------------------------------------------------------------===//
+// Library calls
+//===----------------------------------------------------------------------===//
+
+/// libdistopt_cpu's distopt_matmul_f32 (CpuKernels.cpp) on device buffers:
+/// C[b] = op(A[b]) x op(B[b]) as one strided batched cuBLAS product on the
+/// stream. cuBLAS is column-major: the row-major C is the column-major
+/// C^T = op(B)^T x op(A)^T, so B comes first.
+void _mlir_ciface_distopt_matmul_f32(UnrankedMemRefType<float> *a,
+                                     UnrankedMemRefType<float> *b,
+                                     UnrankedMemRefType<float> *c,
+                                     int64_t batch, int64_t m, int64_t n,
+                                     int64_t k, int32_t transA, int32_t transB,
+                                     int32_t batchedA, int32_t batchedB) {
+  if (!ensureDevice())
+    return;
+  distopt::Matrix av = distopt::getMatrix(a, batchedA),
+                  bv = distopt::getMatrix(b, batchedB),
+                  cv = distopt::getMatrix(c, /*batched=*/true);
+  const float one = 1.0f, zero = 0.0f;
+  checkBlas("cublasSgemmStridedBatched",
+            cublasSgemmStridedBatched(
+                getState().blas, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
+                transA ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &one, bv.data,
+                bv.ld, bv.batchStride, av.data, av.ld, av.batchStride, &zero,
+                cv.data, cv.ld, cv.batchStride, batch));
+}
+
+} // extern "C"

@@ -1,0 +1,36 @@
+//===- MatrixOperand.h - a product's operand from its memref -----*- C++
+//-*-===//
+//
+// What the CPU (OpenBLAS) and CUDA (cuBLAS) products of
+// `distopt_matmul_f32` read from an operand's memref descriptor.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DISTOPT_LIB_RUNTIME_MATRIXOPERAND_H
+#define DISTOPT_LIB_RUNTIME_MATRIXOPERAND_H
+
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+
+#include <cstdint>
+
+namespace distopt {
+/// A matrix operand as sgemm takes it: its first element, the distance
+/// between its rows (a row of a one-row matrix is as long as it needs to
+/// be) and, when it has a batch dim, between batches.
+struct Matrix {
+  float *data;
+  int64_t ld, batchStride;
+};
+
+inline Matrix getMatrix(UnrankedMemRefType<float> *memref, bool batched) {
+  DynamicMemRefType<float> view(*memref);
+  int64_t rank = view.rank;
+  int64_t ld = view.strides[rank - 2];
+  if (view.sizes[rank - 2] == 1 && ld < view.sizes[rank - 1])
+    ld = view.sizes[rank - 1];
+  return {view.data + view.offset, ld,
+          batched && rank > 2 ? view.strides[rank - 3] : 0};
+}
+} // namespace distopt
+
+#endif // DISTOPT_LIB_RUNTIME_MATRIXOPERAND_H

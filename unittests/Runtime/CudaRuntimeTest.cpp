@@ -1,0 +1,181 @@
+//===- CudaRuntimeTest.cpp - libdistopt_cuda on a device, or skipped ------===//
+//
+// ctest label `gpu`. libdistopt_cuda links the CUDA driver, which machines
+// without a GPU lack: the test loads it with dlopen and skips (with the
+// reason) when it cannot load or finds no device. On a device it checks
+// the stream-ordered allocation and copies and every product form of
+// distopt_matmul_f32 (cuBLAS) against loops on the host (FP32, no TF32:
+// relative 1e-5).
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <dlfcn.h>
+
+namespace {
+
+/// The library's entry points, or why it cannot run here.
+struct Cuda {
+  void *library = nullptr;
+  std::string skip;
+  int (*deviceCount)() = nullptr;
+  int (*setDevice)(int) = nullptr;
+  int (*synchronize)() = nullptr;
+  void *(*alloc)(size_t) = nullptr;
+  int (*free)(void *) = nullptr;
+  int (*toDevice)(void *, const void *, size_t) = nullptr;
+  int (*toHost)(void *, const void *, size_t) = nullptr;
+  const char *(*lastError)() = nullptr;
+  void (*matmul)(UnrankedMemRefType<float> *, UnrankedMemRefType<float> *,
+                 UnrankedMemRefType<float> *, int64_t, int64_t, int64_t,
+                 int64_t, int32_t, int32_t, int32_t, int32_t) = nullptr;
+};
+
+template <typename T> void bind(void *library, const char *name, T &function) {
+  function = reinterpret_cast<T>(dlsym(library, name));
+}
+
+const Cuda &getCuda() {
+  static Cuda cuda = [] {
+    Cuda c;
+    c.library = dlopen(DISTOPT_CUDA_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+    if (!c.library) {
+      c.skip = std::string("libdistopt_cuda does not load here: ") + dlerror();
+      return c;
+    }
+    bind(c.library, "distopt_cuda_device_count", c.deviceCount);
+    bind(c.library, "distopt_cuda_set_device", c.setDevice);
+    bind(c.library, "distopt_cuda_synchronize", c.synchronize);
+    bind(c.library, "distopt_cuda_alloc", c.alloc);
+    bind(c.library, "distopt_cuda_free", c.free);
+    bind(c.library, "distopt_cuda_copy_to_device", c.toDevice);
+    bind(c.library, "distopt_cuda_copy_to_host", c.toHost);
+    bind(c.library, "distopt_cuda_last_error", c.lastError);
+    bind(c.library, "_mlir_ciface_distopt_matmul_f32", c.matmul);
+    if (c.deviceCount() == 0)
+      c.skip = std::string("no CUDA device: ") + c.lastError();
+    return c;
+  }();
+  return cuda;
+}
+
+#define SKIP_WITHOUT_DEVICE()                                                  \
+  if (!getCuda().skip.empty())                                                 \
+  GTEST_SKIP() << getCuda().skip
+
+// Without a device the library (when it loads) says why in one line.
+TEST(CudaRuntimeTest, DeviceOrReason) {
+  const Cuda &cuda = getCuda();
+  if (!cuda.library)
+    GTEST_SKIP() << cuda.skip;
+  if (cuda.deviceCount() == 0) {
+    EXPECT_NE(std::string(cuda.lastError()), "");
+    EXPECT_EQ(cuda.setDevice(0), -1);
+    GTEST_SKIP() << cuda.skip;
+  }
+  EXPECT_EQ(cuda.setDevice(0), 0) << cuda.lastError();
+  EXPECT_EQ(cuda.setDevice(cuda.deviceCount()), -1);
+  EXPECT_NE(std::string(cuda.lastError()).find("already runs on device 0"),
+            std::string::npos)
+      << cuda.lastError();
+}
+
+/// A device buffer holding `host`.
+struct DeviceBuffer {
+  explicit DeviceBuffer(const std::vector<float> &host) : size(host.size()) {
+    data = static_cast<float *>(getCuda().alloc(size * sizeof(float)));
+    EXPECT_EQ(getCuda().toDevice(data, host.data(), size * sizeof(float)), 0);
+  }
+  ~DeviceBuffer() { getCuda().free(data); }
+  std::vector<float> read() const {
+    std::vector<float> host(size);
+    EXPECT_EQ(getCuda().toHost(host.data(), data, size * sizeof(float)), 0)
+        << getCuda().lastError();
+    return host;
+  }
+  float *data;
+  size_t size;
+};
+
+/// A rank-3 descriptor of `data` ([batch, rows, cols], contiguous).
+struct Descriptor {
+  Descriptor(float *data, int64_t batch, int64_t rows, int64_t cols) {
+    view.basePtr = view.data = data;
+    view.offset = 0;
+    view.sizes[0] = batch;
+    view.sizes[1] = rows;
+    view.sizes[2] = cols;
+    view.strides[0] = rows * cols;
+    view.strides[1] = cols;
+    view.strides[2] = 1;
+    unranked.rank = 3;
+    unranked.descriptor = &view;
+  }
+  StridedMemRefType<float, 3> view;
+  UnrankedMemRefType<float> unranked;
+};
+
+// Every product form cuBLAS is called with, against host loops.
+TEST(CudaRuntimeTest, ProductForms) {
+  SKIP_WITHOUT_DEVICE();
+  const int64_t batch = 3, m = 17, n = 33, k = 65;
+  std::mt19937 random(7);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  for (int form = 0; form < 16; ++form) {
+    bool transA = form & 1, transB = form & 2, batchedA = form & 4,
+         batchedB = form & 8;
+    std::vector<float> a((batchedA ? batch : 1) * m * k),
+        b((batchedB ? batch : 1) * k * n), c(batch * m * n, -1);
+    for (float &v : a)
+      v = uniform(random);
+    for (float &v : b)
+      v = uniform(random);
+    DeviceBuffer da(a), db(b), dc(c);
+    Descriptor ad(da.data, batchedA ? batch : 1, transA ? k : m,
+                  transA ? m : k),
+        bd(db.data, batchedB ? batch : 1, transB ? n : k, transB ? k : n),
+        cd(dc.data, batch, m, n);
+    getCuda().matmul(&ad.unranked, &bd.unranked, &cd.unranked, batch, m, n, k,
+                     transA, transB, batchedA, batchedB);
+    ASSERT_EQ(getCuda().synchronize(), 0) << getCuda().lastError();
+    std::vector<float> got = dc.read();
+    for (int64_t p = 0; p < batch; ++p)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double sum = 0, scale = 0;
+          for (int64_t l = 0; l < k; ++l) {
+            float x = a[(batchedA ? p * m * k : 0) +
+                        (transA ? l * m + i : i * k + l)];
+            float y = b[(batchedB ? p * k * n : 0) +
+                        (transB ? j * k + l : l * n + j)];
+            sum += double(x) * y;
+            scale += std::fabs(double(x) * y);
+          }
+          ASSERT_NEAR(got[(p * m + i) * n + j], sum, 1e-5 * scale + 1e-6)
+              << "form " << form << " at " << p << ", " << i << ", " << j;
+        }
+  }
+}
+
+} // namespace
+
+/// Exit status 77 (ctest's SKIP_RETURN_CODE) when every test skipped: no
+/// device here.
+int main(int argc, char **argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  int status = RUN_ALL_TESTS();
+  const ::testing::UnitTest &unit = *::testing::UnitTest::GetInstance();
+  if (status == 0 && unit.successful_test_count() == 0 &&
+      unit.skipped_test_count() > 0)
+    return 77;
+  return status;
+}
