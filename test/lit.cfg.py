@@ -46,6 +46,19 @@ if os.path.exists(config.cuda_lib) and os.path.exists(config.distrt_nccl_lib):
     config.available_features.add("cuda-runtime")
     config.substitutions.append(("%cuda_lib", config.cuda_lib))
     config.substitutions.append(("%distrt_nccl_lib", config.distrt_nccl_lib))
+# A CUDA device (driver and GPU): the GPU tests (test/GPU) run there only.
+def has_cuda_device():
+    import ctypes
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    count = ctypes.c_int(0)
+    return (driver.cuInit(0) == 0 and
+            driver.cuDeviceGetCount(ctypes.byref(count)) == 0 and
+            count.value > 0)
+if has_cuda_device():
+    config.available_features.add("cuda-device")
 # mlir-runner's support libraries (printMemrefF32, ...).
 config.substitutions.append(
     ("%mlir_lib_dir", os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")))

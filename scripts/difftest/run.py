@@ -549,6 +549,8 @@ def self_check(seed, tools, workdir, opts):
     cmd = [tools.dist_run, path, f"--state={state}", f"--data={data}", "--steps=1", f"--out={out}"]
     if opts.gpu_mapped:
         cmd.append("--gpu-mapped")
+    if opts.device != "cpu":
+        cmd.append(f"--device={opts.device}")
     rc, o, e, _ = run_cmd(cmd, DIST_RUN_TIMEOUT)
     if rc:
         return problems + [f"{shell_line(cmd)} failed: {first_error(e + o)}"], checked
@@ -633,6 +635,8 @@ def main(argv):
     ap.add_argument("--gpu-mapped", action="store_true",
                     help="with --self-check: run the single-device step with dist-run --gpu-mapped "
                          "(dist-lower-cuda's GPU-mapped loop nests, run on the CPU)")
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                    help="with --self-check: the device dist-run runs the single-device step on")
     ap.add_argument("--fd-points", type=int, default=6, help="elements per parameter in the gradient check")
     ap.add_argument("--compare", nargs=2, metavar=("SINGLE", "OTHER"), help="compare two dist-run outputs")
     ap.add_argument("--adam-params", default="", help="with --compare: parameters with --adam-atol")

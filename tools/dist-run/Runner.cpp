@@ -2,6 +2,7 @@
 
 #include "Runner.h"
 
+#include "CudaDevice.h"
 #include "Failure.h"
 #include "Library.h"
 
@@ -86,8 +87,8 @@ std::string distrun::getCacheKey(uint64_t moduleHash,
   llvm::raw_string_ostream os(identity);
   os << moduleHash << '\0' << options.backend << '\0' << options.optLevel
      << '\0' << options.opsPerFunction << '\0' << options.parallelMinIterations
-     << '\0' << options.gpuMapped << '\0' << llvm::sys::getHostCPUName() << '\0'
-     << LLVM_VERSION_STRING;
+     << '\0' << options.gpuMapped << '\0' << int(options.device) << '\0'
+     << llvm::sys::getHostCPUName() << '\0' << LLVM_VERSION_STRING;
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
   std::vector<std::string> enabled;
   for (const auto &feature : features)
@@ -144,9 +145,11 @@ static void evictCached(StringRef directory) {
     llvm::sys::fs::remove(entries[i].second);
 }
 
-std::unique_ptr<CompiledStep>
-distrun::compileStep(ModuleOp module, const CompileOptions &options,
-                     const char *argv0, const CompileCache &cache) {
+/// compileStep without the device.
+static std::unique_ptr<CompiledStep> compile(ModuleOp module,
+                                             const CompileOptions &options,
+                                             const char *argv0,
+                                             const CompileCache &cache) {
   unsigned optLevel = options.optLevel;
   std::string cached;
   if (!cache.directory.empty() && !options.profile) {
@@ -158,7 +161,12 @@ distrun::compileStep(ModuleOp module, const CompileOptions &options,
         return compiled;
   }
   PassManager pm(module.getContext());
-  if (options.gpuMapped)
+  if (options.device == Device::cuda) {
+    train::CUDAPipelineOptions cuda;
+    cuda.backend = options.backend;
+    cuda.opsPerFunction = options.opsPerFunction;
+    train::buildCUDAPipeline(pm, cuda);
+  } else if (options.gpuMapped)
     train::buildGPUMappedCPUPipeline(pm, options.backend,
                                      options.opsPerFunction,
                                      /*blockSize=*/256);
@@ -173,7 +181,7 @@ distrun::compileStep(ModuleOp module, const CompileOptions &options,
   if (!cached.empty()) {
     std::string error;
     if (buildLibrary(module, optLevel, cached,
-                     getRuntimeLibraries(argv0, Device::cpu), error)) {
+                     getRuntimeLibraries(argv0, options.device), error)) {
       evictCached(cache.directory);
       if (std::unique_ptr<CompiledStep> compiled = loadCached(cached))
         return compiled;
@@ -181,7 +189,8 @@ distrun::compileStep(ModuleOp module, const CompileOptions &options,
       warn("not caching the compiled step: " + error);
     }
   }
-  SmallVector<std::string> libraries = getRuntimeLibraries(argv0, Device::cpu);
+  SmallVector<std::string> libraries =
+      getRuntimeLibraries(argv0, options.device);
   SmallVector<StringRef> libraryRefs(libraries.begin(), libraries.end());
   // Optimize for this host's CPU: without a target machine, LLVM's
   // vectorizers see no vector registers.
@@ -208,6 +217,19 @@ distrun::compileStep(ModuleOp module, const CompileOptions &options,
   return compiled;
 }
 
+std::unique_ptr<CompiledStep>
+distrun::compileStep(ModuleOp module, const CompileOptions &options,
+                     const char *argv0, const CompileCache &cache) {
+  // The device first: the step's kernels load onto it when it is compiled.
+  CudaDevice *cuda = options.device == Device::cuda
+                         ? &CudaDevice::load(getLibDirectory(argv0))
+                         : nullptr;
+  std::unique_ptr<CompiledStep> compiled =
+      compile(module, options, argv0, cache);
+  compiled->cuda = cuda;
+  return compiled;
+}
+
 float distrun::readScalar(const Binding &result) {
   const char *bytes = result.local.bytes.data();
   if (result.dtype == "<f4")
@@ -228,10 +250,13 @@ float distrun::readScalar(const Binding &result) {
 /// state back (`feedBack`: per result, the argument it replaces, or -1: a
 /// fed-back result is copied into that argument only, one copy per step;
 /// its result binding is not kept up to date) and frees the buffers the
-/// step allocated; returns the loss.
+/// step allocated; returns the loss. `storage` is each argument's buffer as
+/// the step saw it: its host array, or with `cuda` its device copy (the
+/// results are then device buffers, copied to the host).
 static float readResults(int64_t *words, std::vector<Binding> &args,
                          std::vector<Binding> &results,
-                         ArrayRef<int64_t> feedBack) {
+                         ArrayRef<int64_t> feedBack, ArrayRef<void *> storage,
+                         CudaDevice *cuda) {
   struct Returned {
     const char *data;
     void *allocated;
@@ -248,10 +273,8 @@ static float readResults(int64_t *words, std::vector<Binding> &args,
     void *allocated = reinterpret_cast<void *>(words[0]);
     const char *data = reinterpret_cast<const char *>(words[1]) +
                        words[2] * getElementBytes(result.dtype);
-    bool isArgument = llvm::any_of(args, [&](Binding &arg) {
-      return arg.local.bytes.data() == allocated;
-    });
-    returned.push_back({data, allocated, isArgument});
+    returned.push_back(
+        {data, allocated, llvm::is_contained(storage, allocated)});
     words += 3 + 2 * resultRank;
   }
   auto getTarget = [&](size_t i) -> std::vector<char> & {
@@ -260,12 +283,13 @@ static float readResults(int64_t *words, std::vector<Binding> &args,
   };
   // An argument's storage returned as a result (not in place) is read
   // before any argument is written: a step may return one state array as
-  // another.
-  for (auto [i, from] : llvm::enumerate(returned))
-    if (from.isArgument && getTarget(i).data() != from.data)
-      from.data = static_cast<const char *>(
-          std::memcpy(results[i].local.bytes.data(), from.data,
-                      results[i].local.bytes.size()));
+  // another. (Device results are copies already.)
+  if (!cuda)
+    for (auto [i, from] : llvm::enumerate(returned))
+      if (from.isArgument && getTarget(i).data() != from.data)
+        from.data = static_cast<const char *>(
+            std::memcpy(results[i].local.bytes.data(), from.data,
+                        results[i].local.bytes.size()));
   float loss = 0;
   for (auto [i, result] : llvm::enumerate(results)) {
     std::vector<char> &target = getTarget(i);
@@ -273,7 +297,9 @@ static float readResults(int64_t *words, std::vector<Binding> &args,
       fail("result '" + result.value->name + "' has " +
            llvm::Twine(result.local.bytes.size()) +
            " bytes, the argument it replaces " + llvm::Twine(target.size()));
-    if (target.data() != returned[i].data)
+    if (cuda)
+      cuda->copyToHost(target.data(), returned[i].data, target.size());
+    else if (target.data() != returned[i].data)
       distopt_copy(target.data(), returned[i].data, target.size());
     if (result.value->role == train::Role::loss)
       loss = readScalar(result);
@@ -281,19 +307,52 @@ static float readResults(int64_t *words, std::vector<Binding> &args,
   // A step may return one buffer in several results (a tied parameter):
   // each allocation is freed once, after every result was read.
   llvm::SmallPtrSet<void *, 8> freed;
-  for (const Returned &from : returned)
-    if (!from.isArgument && freed.insert(from.allocated).second)
+  for (const Returned &from : returned) {
+    if (from.isArgument || !freed.insert(from.allocated).second)
+      continue;
+    if (cuda)
+      cuda->free(from.allocated);
+    else
       std::free(from.allocated);
+  }
   return loss;
+}
+
+/// Each argument's device copy (--device=cuda), made when first needed
+/// and refreshed from the host array before every step: the host arrays
+/// stay the runner's state of record (datasets, checkpoints, evaluation
+/// and the output read them).
+static std::vector<void *> copyArgumentsToDevice(CudaDevice &cuda,
+                                                 std::vector<Binding> &args) {
+  static std::map<std::pair<const void *, size_t>, void *> copies;
+  std::vector<void *> storage;
+  for (Binding &arg : args) {
+    size_t bytes = arg.local.bytes.size();
+    void *&copy = copies[{arg.value, bytes}];
+    if (!copy)
+      copy = cuda.allocate(bytes);
+    cuda.copyToDevice(copy, arg.local.bytes.data(), bytes);
+    storage.push_back(copy);
+  }
+  return storage;
 }
 
 float distrun::invokeStep(CompiledStep &compiled, StringRef entry,
                           std::vector<Binding> &args,
                           std::vector<Binding> &results,
                           ArrayRef<int64_t> feedBack) {
+  std::vector<void *> storage;
+  if (compiled.cuda)
+    storage = copyArgumentsToDevice(*compiled.cuda, args);
+  else
+    for (Binding &arg : args)
+      storage.push_back(arg.local.bytes.data());
   std::vector<std::vector<int64_t>> descriptors;
-  for (Binding &arg : args)
+  for (auto [arg, buffer] : llvm::zip_equal(args, storage)) {
     descriptors.push_back(describe(arg.local));
+    descriptors.back()[0] = descriptors.back()[1] =
+        reinterpret_cast<int64_t>(buffer);
+  }
   std::vector<int64_t> resultWords;
   for (Binding &result : results)
     resultWords.resize(resultWords.size() + 3 + 2 * result.local.shape.size());
@@ -309,7 +368,11 @@ float distrun::invokeStep(CompiledStep &compiled, StringRef entry,
   for (void *&pointer : pointers)
     packed.push_back(&pointer);
   compiled.invoke(entry, packed);
-  return readResults(resultWords.data(), args, results, feedBack);
+  // The host waits for the step only here, where it reads the results.
+  if (compiled.cuda)
+    compiled.cuda->synchronize("the step");
+  return readResults(resultWords.data(), args, results, feedBack, storage,
+                     compiled.cuda);
 }
 
 std::vector<float> distrun::runSteps(CompiledStep &compiled, StringRef entry,

@@ -10,6 +10,7 @@
 #define DISTOPT_TOOLS_DIST_RUN_RUNNER_H
 
 #include "Bindings.h"
+#include "Library.h"
 
 #include "distopt/Runtime/distrt.h"
 
@@ -20,6 +21,8 @@
 #include <set>
 
 namespace distrun {
+
+class CudaDevice;
 
 /// The compiled step: its functions, JIT-compiled or loaded from the
 /// compile cache (a shared library written by an earlier run).
@@ -39,6 +42,8 @@ public:
   void *library = nullptr;
   /// Where the step came from, for messages.
   std::string origin;
+  /// --device=cuda: the device its buffers live on (null: the host).
+  CudaDevice *cuda = nullptr;
 
 private:
   llvm::StringMap<void (*)(void **)> functions;
@@ -69,6 +74,9 @@ struct CompileOptions {
   /// dist-lower-cpu{gpu-mapped}: dist-lower-cuda's mapped loop nests run
   /// as CPU loops (products through OpenBLAS, no convolution kernels).
   bool gpuMapped = false;
+  /// cuda: dist-lower-cuda, the arguments copied to the device before
+  /// each step and the results back after it.
+  Device device = Device::cpu;
 };
 
 /// Compiles `module` (any stage) for this host's CPU with `options`, or

@@ -33,6 +33,7 @@
 #include "Bindings.h"
 #include "Checkpoint.h"
 #include "Cluster.h"
+#include "CudaDevice.h"
 #include "Dataset.h"
 #include "Evaluation.h"
 #include "Failure.h"
@@ -180,9 +181,17 @@ static cl::opt<uint64_t>
                   "shuffle (default 0)"));
 static cl::opt<std::string> backendName(
     "backend", cl::init("auto"), cl::cat(distRunCategory),
-    cl::desc("Runtime backend: auto (mpi under an MPI launcher, else local), "
-             "mpi or local; a module lowered with "
-             "dist-to-runtime{backend=...} names its own"));
+    cl::desc("Runtime backend: auto (mpi under an MPI launcher, else local; "
+             "nccl with --device=cuda), mpi, local or nccl; a module lowered "
+             "with dist-to-runtime{backend=...} names its own"));
+static cl::opt<Device> device(
+    "device", cl::init(Device::cpu), cl::cat(distRunCategory),
+    cl::desc("Where the step runs"),
+    cl::values(clEnumValN(Device::cpu, "cpu", "the CPU (the default)"),
+               clEnumValN(Device::cuda, "cuda",
+                          "one NVIDIA GPU per rank (dist-lower-cuda, "
+                          "collectives through NCCL; the rank's device is its "
+                          "rank on its node modulo the node's devices)")));
 static cl::opt<bool> flushDenormals(
     "flush-denormals", cl::init(true), cl::cat(distRunCategory),
     cl::desc("Run the step with subnormal floats flushed to zero (inputs and "
@@ -385,10 +394,25 @@ static void parseCommandLine(int argc, char **argv) {
   cl::HideUnrelatedOptions(distRunCategory);
   if (cl::ParseCommandLineOptions(argc, argv, "DistOpt training-step runner\n",
                                   &stream)) {
-    setRequestedBackend(backendName);
-    if (backendName != "auto" && backendName != "mpi" && backendName != "local")
+    if (backendName != "auto" && backendName != "mpi" &&
+        backendName != "local" && backendName != "nccl")
       fail("unknown --backend '" + backendName +
-           "' (expected auto, mpi or local)");
+           "' (expected auto, mpi, local or nccl)");
+    if (device == Device::cuda) {
+      // Collectives move device buffers: only NCCL can.
+      if (backendName == "auto")
+        backendName = "nccl";
+      if (backendName != "nccl")
+        fail("--device=cuda moves device buffers, which only "
+             "--backend=nccl can (not '" +
+             backendName + "')");
+      if (gpuMapped || profileOps)
+        fail(llvm::Twine(gpuMapped ? "--gpu-mapped" : "--profile") +
+             " does not apply to --device=cuda");
+    } else if (backendName == "nccl") {
+      fail("--backend=nccl moves device buffers: it needs --device=cuda");
+    }
+    setRequestedBackend(backendName);
     checkRunOptions();
     if (optLevel > 3)
       fail("--opt-level must be 0, 1, 2 or 3, not " +
@@ -469,6 +493,7 @@ static void checkAgreement(uint64_t moduleHash, StringRef backend,
         hashOption(parallelMinIterations)},
        {"--profile", "value", hashOption(profileOps)},
        {"--gpu-mapped", "value", hashOption(gpuMapped)},
+       {"--device", "value", hashText(device == Device::cuda ? "cuda" : "cpu")},
        {"--trace", "value", hashOption(tracePath)},
        {"--seed", "value", hashOption(seed)},
        {"--dataset", "value", hashOption(datasetPath)},
@@ -663,6 +688,9 @@ int main(int argc, char **argv) {
   context.loadAllAvailableDialects();
   uint64_t moduleHash = 0;
   OwningOpRef<ModuleOp> module = loadModule(context, moduleHash);
+  // A machine without a GPU says so before the runtime starts.
+  if (device == Device::cuda)
+    CudaDevice::load(getLibDirectory(argv[0]));
   std::string backend = startRuntime(*module);
   int64_t rank = distrt_rank();
   if (rank == 0)

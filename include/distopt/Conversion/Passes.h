@@ -65,9 +65,12 @@ void registerCPUPipeline();
 /// their train ops, dist-to-runtime with `backend`, train-to-linalg,
 /// elementwise fusion, (with `approximateMath`) polynomial tanh/exp/log,
 /// one fill per padded buffer, (with `opsPerFunction` > 0) functions cut
-/// into parts, one-shot bufferization, equivalent results dropped.
+/// into parts, one-shot bufferization, equivalent results dropped. With
+/// `convProducts`, convolutions of few large groups are im2col and products
+/// whatever their strides (train-to-linalg{conv-products}).
 void addTensorPasses(OpPassManager &pm, bool approximateMath, StringRef backend,
-                     unsigned opsPerFunction, bool profile);
+                     unsigned opsPerFunction, bool profile,
+                     bool convProducts = false);
 /// The buffer half: (with `profile`) profile brackets, (with `blas`) f32
 /// products as distopt_matmul_f32 calls and (with `convKernels` too) f32
 /// convolutions as distopt_conv2d_f32 calls, the step's interface
@@ -76,7 +79,7 @@ void addBufferPasses(OpPassManager &pm, bool blas, bool convKernels,
                      bool profile);
 /// What dist-lower-cuda and dist-lower-cpu{gpu-mapped} share: the tensor
 /// and buffer halves (exact math, products as library calls, convolutions
-/// as contractions), then every linalg op and copy mapped to a grid of
+/// as im2col and products), then every linalg op and copy mapped to a grid of
 /// `blockSize` threads per block (dist-map-to-gpu).
 void addGPUMappedPasses(OpPassManager &pm, StringRef backend,
                         unsigned opsPerFunction, int64_t blockSize);

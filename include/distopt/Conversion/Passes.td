@@ -70,6 +70,14 @@ def TrainToLinalgPass : Pass<"train-to-linalg", "ModuleOp"> {
     } -> tensor<64x128xf32>
     ```
   }];
+  let options = [
+    Option<"convProducts", "conv-products", "bool", /*default=*/"false",
+           "Lower every convolution of few, large groups (and its backward "
+           "ops) as im2col, one matrix product per group and col2im, "
+           "whatever its strides (dist-lower-cuda: the products are cuBLAS "
+           "calls); otherwise stride-1 convolutions are direct contractions "
+           "for dist-conv-to-kernels">
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",

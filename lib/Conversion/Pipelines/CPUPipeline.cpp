@@ -15,14 +15,16 @@ using namespace mlir;
 
 void mlir::train::addTensorPasses(OpPassManager &pm, bool approximateMath,
                                   StringRef backend, unsigned opsPerFunction,
-                                  bool profile) {
+                                  bool profile, bool convProducts) {
   // Profiles name each op after the train op it was lowered from.
   if (profile)
     pm.addPass(train::createDistNameTrainOpsPass());
   // Collectives to runtime calls (a no-op without dist ops); records the
   // step's interface (train.step) for runners before lowering drops it.
   pm.addPass(train::createDistToRuntimePass({backend.str()}));
-  pm.addPass(train::createTrainToLinalgPass());
+  train::TrainToLinalgPassOptions toLinalg;
+  toLinalg.convProducts = convProducts;
+  pm.addPass(train::createTrainToLinalgPass(toLinalg));
   // Elementwise arith on tensors (partitioning's mean scaling).
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   // One computation of what several ops lowered alike (a conv's padded
@@ -152,11 +154,13 @@ void mlir::train::addGPUMappedPasses(OpPassManager &pm, StringRef backend,
   // Exact math: the GPU has fast exp/log/tanh (libdevice), the polynomials
   // are for the CPU's vector units.
   addTensorPasses(pm, /*approximateMath=*/false, backend, opsPerFunction,
-                  /*profile=*/false);
+                  /*profile=*/false, /*convProducts=*/true);
   // Products as library calls (cuBLAS on the GPU, OpenBLAS for the CPU
-  // check: the same distopt_matmul_f32 interface); convolutions stay
-  // contractions, mapped like any other op (libdistopt_cpu's convolution
-  // kernels have no GPU counterpart).
+  // check: the same distopt_matmul_f32 interface), convolutions among them
+  // (im2col, a product per group, col2im: train-to-linalg{conv-products});
+  // libdistopt_cpu's in-place convolution kernels have no GPU counterpart.
+  // Depthwise and other many-group convolutions stay direct contractions,
+  // mapped like any other op.
   addBufferPasses(pm, /*blas=*/true, /*convKernels=*/false,
                   /*profile=*/false);
   train::DistMapToGPUPassOptions map;

@@ -589,6 +589,8 @@ struct AdamPattern : public OpRewritePattern<OpT> {
 
 struct TrainToLinalgPass
     : public mlir::train::impl::TrainToLinalgPassBase<TrainToLinalgPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
@@ -596,7 +598,7 @@ struct TrainToLinalgPass
     populateNormalizationPatterns(patterns);
     populateMovementPatterns(patterns);
     populateWindowPatterns(patterns);
-    populateConvPatterns(patterns);
+    populateConvPatterns(patterns, convProducts);
     patterns.add<MatmulPattern, ReducePattern, ConstantPattern,
                  CrossEntropyPattern, CrossEntropyBackwardPattern, SgdPattern,
                  AdamPattern<AdamOp, false>, AdamPattern<AdamWOp, true>>(

@@ -231,9 +231,14 @@ static Value insertBlock(OpBuilder &b, Location loc, Value block, Value dest,
 /// windows are rows of the padded gradient, which `dist-conv-to-kernels`
 /// multiplies in place (bench/README.md: the 3x3 64->64 layer's step 21.4
 /// -> ~12 ms).
-static bool usesGroupProducts(const ConvParams &p) {
+///
+/// With `products` (train-to-linalg{conv-products}, dist-lower-cuda: no
+/// in-place convolution kernels there, while a product is one cuBLAS call)
+/// the strides do not matter: every convolution whose groups are few and
+/// large enough is im2col, products and col2im.
+static bool usesGroupProducts(const ConvParams &p, bool products = false) {
   constexpr int64_t kMaxGroups = 16, kMinFilters = 8, kMinPatch = 32;
-  if (llvm::all_of(p.strides, [](int64_t s) { return s == 1; }))
+  if (!products && llvm::all_of(p.strides, [](int64_t s) { return s == 1; }))
     return false;
   return p.groups == 1 ||
          (p.groups <= kMaxGroups && p.filtersPerGroup >= kMinFilters &&
@@ -449,7 +454,10 @@ static constexpr int64_t kMinDirectChannels = 16;
 /// layers' forwards against 3.4 direct. A filter gradient of few channels
 /// per group (the first layer's 3 colours, the product's columns) measured
 /// 16 ms through im2col and sgemm against 29 direct.
-static bool keepsPatches(const ConvParams &p, bool filterGradient) {
+static bool keepsPatches(const ConvParams &p, bool filterGradient,
+                         bool products) {
+  if (products)
+    return usesGroupProducts(p, products);
   if (!usesGroupProducts(p))
     return false;
   return (p.kernelH == 1 && p.kernelW == 1) ||
@@ -461,7 +469,10 @@ static bool keepsPatches(const ConvParams &p, bool filterGradient) {
 /// (im2col): out[n] = filters [f, c*kh*kw] x patches[n] [c*kh*kw, oh*ow],
 /// which is NCHW already.
 struct Conv2dPattern : public OpRewritePattern<Conv2dOp> {
-  using OpRewritePattern::OpRewritePattern;
+  Conv2dPattern(MLIRContext *context, bool products)
+      : OpRewritePattern(context), products(products) {}
+  /// train-to-linalg{conv-products} (usesGroupProducts).
+  bool products;
 
   LogicalResult matchAndRewrite(Conv2dOp op,
                                 PatternRewriter &rewriter) const override {
@@ -472,7 +483,7 @@ struct Conv2dPattern : public OpRewritePattern<Conv2dOp> {
                       cast<RankedTensorType>(op.getFilter().getType()), type);
     Value zero = identityOf(rewriter, loc, p.element, ReduceKind::sum);
     Value padded = padSpatial(rewriter, loc, op.getInput(), p.padding, zero);
-    if (!keepsPatches(p, /*filterGradient=*/false)) {
+    if (!keepsPatches(p, /*filterGradient=*/false, products)) {
       rewriter.replaceOp(
           op, buildGroupedConv(rewriter, loc, padded, op.getFilter(), p));
       return success();
@@ -503,7 +514,10 @@ struct Conv2dPattern : public OpRewritePattern<Conv2dOp> {
 /// batched product per group), summed over images.
 struct Conv2dBackwardFilterPattern
     : public OpRewritePattern<Conv2dBackwardFilterOp> {
-  using OpRewritePattern::OpRewritePattern;
+  Conv2dBackwardFilterPattern(MLIRContext *context, bool products)
+      : OpRewritePattern(context), products(products) {}
+  /// train-to-linalg{conv-products} (usesGroupProducts).
+  bool products;
 
   LogicalResult matchAndRewrite(Conv2dBackwardFilterOp op,
                                 PatternRewriter &rewriter) const override {
@@ -515,7 +529,7 @@ struct Conv2dBackwardFilterPattern
                       cast<RankedTensorType>(op.getGradOutput().getType()));
     Value zero = identityOf(rewriter, loc, p.element, ReduceKind::sum);
     Value padded = padSpatial(rewriter, loc, op.getInput(), p.padding, zero);
-    if (!keepsPatches(p, /*filterGradient=*/true)) {
+    if (!keepsPatches(p, /*filterGradient=*/true, products)) {
       rewriter.replaceOp(op, buildGroupedConvFilterGrad(rewriter, loc, padded,
                                                         op.getGradOutput(), p));
       return success();
@@ -709,7 +723,10 @@ static Value buildPhasedConvInputGrad(OpBuilder &b, Location loc, Value grad,
 
 struct Conv2dBackwardInputPattern
     : public OpRewritePattern<Conv2dBackwardInputOp> {
-  using OpRewritePattern::OpRewritePattern;
+  Conv2dBackwardInputPattern(MLIRContext *context, bool products)
+      : OpRewritePattern(context), products(products) {}
+  /// train-to-linalg{conv-products} (usesGroupProducts).
+  bool products;
 
   LogicalResult matchAndRewrite(Conv2dBackwardInputOp op,
                                 PatternRewriter &rewriter) const override {
@@ -720,13 +737,13 @@ struct Conv2dBackwardInputPattern
         cast<RankedTensorType>(op.getGradOutput().getType()));
     bool strided = llvm::any_of(p.strides, [](int64_t s) { return s > 1; });
     bool pointwise = p.kernelH == 1 && p.kernelW == 1;
-    if (strided && !pointwise) {
+    if (strided && !pointwise && !(products && usesGroupProducts(p, true))) {
       rewriter.replaceOp(op, buildPhasedConvInputGrad(rewriter, loc,
                                                       op.getGradOutput(),
                                                       op.getFilter(), p));
       return success();
     }
-    if (!usesGroupProducts(p)) {
+    if (!usesGroupProducts(p, products)) {
       rewriter.replaceOp(op, buildGroupedConvInputGrad(rewriter, loc,
                                                        op.getGradOutput(),
                                                        op.getFilter(), p));
@@ -806,7 +823,8 @@ struct Conv2dBackwardInputPattern
 };
 } // namespace
 
-void linalg_lowering::populateConvPatterns(RewritePatternSet &patterns) {
+void linalg_lowering::populateConvPatterns(RewritePatternSet &patterns,
+                                           bool products) {
   patterns.add<Conv2dPattern, Conv2dBackwardFilterPattern,
-               Conv2dBackwardInputPattern>(patterns.getContext());
+               Conv2dBackwardInputPattern>(patterns.getContext(), products);
 }

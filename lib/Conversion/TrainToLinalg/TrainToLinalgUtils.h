@@ -130,7 +130,7 @@ Value padSpatial(OpBuilder &b, Location loc, Value input,
 void populateWindowPatterns(RewritePatternSet &patterns);
 
 /// conv2d, conv2d_backward_input, conv2d_backward_filter.
-void populateConvPatterns(RewritePatternSet &patterns);
+void populateConvPatterns(RewritePatternSet &patterns, bool products);
 
 /// softmax, log_softmax, layer_norm, batch_norm (and their backward ops),
 /// dropout.
