@@ -46,6 +46,10 @@ if os.path.exists(config.cuda_lib) and os.path.exists(config.distrt_nccl_lib):
     config.available_features.add("cuda-runtime")
     config.substitutions.append(("%cuda_lib", config.cuda_lib))
     config.substitutions.append(("%distrt_nccl_lib", config.distrt_nccl_lib))
+# A sanitizer build (scripts/sanitize.sh): its libraries need the
+# sanitizers' runtime in every program that links them.
+if config.sanitize:
+    config.available_features.add("sanitizer")
 # A CUDA device (driver and GPU): the GPU tests (test/GPU) run there only.
 def has_cuda_device():
     import ctypes
