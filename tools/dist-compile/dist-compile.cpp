@@ -307,6 +307,8 @@ int main(int argc, char **argv) {
          "' (expected auto, mpi, local or nccl)");
   if (backend == "nccl" && device != distrun::Device::cuda)
     fail("--backend=nccl moves device buffers: it needs --device=cuda");
+  if (chip.getNumOccurrences() && device != distrun::Device::cuda)
+    fail("--chip applies to --device=cuda only");
   std::string header = headerFile;
   if (header.empty()) {
     SmallString<256> path(outputFile);

@@ -84,16 +84,30 @@ static const char *const kStrategies[] = {
 };
 static constexpr unsigned kNumStrategies = std::size(kStrategies);
 
-/// The CPU lowering's variants (OpenBLAS calls or loops; polynomial or libm
-/// math; one function or parts of 4 ops; every op bracketed by profile
-/// calls; every loop nest's parallel outermost loop on OpenMP), picked by
-/// other bits of the hash.
+/// The lowerings' variants, picked by other bits of the hash: the CPU's
+/// (OpenBLAS calls or loops; polynomial or libm math; one function or parts
+/// of 4 ops; every op bracketed by profile calls; every loop nest's
+/// parallel outermost loop on OpenMP), then, for a quarter of the inputs,
+/// the GPU-mapped nests as CPU loops or the CUDA lowering down to PTX (no
+/// ptxas). (The CPU variants keep their share of the hash: an input's
+/// lowering did not change when the GPU ones came.)
 static const char *const kLowerings[] = {
     "dist-lower-cpu",
     "dist-lower-cpu{blas=false approximate-math=false ops-per-function=4 "
     "parallel-min-iterations=1}",
     "dist-lower-cpu{profile=true ops-per-function=16}",
+    "dist-lower-cpu{gpu-mapped=true block-size=64 ops-per-function=0}",
+    "dist-lower-cuda{format=isa ops-per-function=0}",
 };
+static constexpr unsigned kNumCPULowerings = 3;
+
+/// The lowering `hash` picks.
+static StringRef getLowering(uint64_t hash) {
+  if ((hash >> 40) % 4 == 3)
+    return kLowerings[kNumCPULowerings + (hash >> 44) % (std::size(kLowerings) -
+                                                         kNumCPULowerings)];
+  return kLowerings[(hash >> 32) % kNumCPULowerings];
+}
 
 /// Inputs larger than this are not interesting and only slow the search.
 static constexpr size_t kMaxInputSize = 256 * 1024;
@@ -121,6 +135,8 @@ static const DialectRegistry &getRegistry() {
   static const DialectRegistry *registry = [] {
     auto *r = new DialectRegistry();
     dist::registerAllDialects(*r);
+    // dist-lower-cuda translates its kernels to LLVM IR.
+    dist::registerAllTranslations(*r);
     return r;
   }();
   return *registry;
@@ -317,6 +333,7 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   train::registerTrainPasses();
   train::registerConversionPasses();
   train::registerCPUPipeline();
+  train::registerCUDAPipeline();
   dist::registerDistPasses();
   dist::registerStrategyPipelines();
   (void)getRegistry();
@@ -335,7 +352,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
 
   uint64_t hash = hashInput(text);
-  StringRef lowering = kLowerings[(hash >> 32) % std::size(kLowerings)];
+  StringRef lowering = getLowering(hash);
   std::optional<std::string> choice = strategyOverride();
   if (choice && *choice == "all") {
     for (const char *strategy : kStrategies)

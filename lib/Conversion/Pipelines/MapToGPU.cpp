@@ -10,6 +10,7 @@
 #include "distopt/Conversion/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -77,6 +78,22 @@ static SmallVector<Value> cloneBody(OpBuilder &builder, linalg::GenericOp op,
   for (Operation &nested : body.without_terminator()) {
     if (auto index = dyn_cast<linalg::IndexOp>(nested)) {
       mapping.map(index.getResult(), ivs[index.getDim()]);
+      continue;
+    }
+    // An assertion (a gather's index out of range) under an scf.if of its
+    // failure: convert-parallel-loops-to-gpu leaves a nest whose body
+    // holds a bare cf.assert on the host (which dist-gpu-host then
+    // refuses), and takes it inside a region.
+    if (auto assertion = dyn_cast<cf::AssertOp>(nested)) {
+      Location loc = assertion.getLoc();
+      Value holds = mapping.lookupOrDefault(assertion.getArg());
+      Value fails = arith::XOrIOp::create(
+          builder, loc, holds,
+          arith::ConstantOp::create(builder, loc, builder.getBoolAttr(true)));
+      auto guard = scf::IfOp::create(builder, loc, fails);
+      OpBuilder::InsertionGuard insertion(builder);
+      builder.setInsertionPointToStart(&guard.getThenRegion().front());
+      builder.clone(nested, mapping);
       continue;
     }
     builder.clone(nested, mapping);

@@ -6,6 +6,15 @@
 // RUN: dist-opt %s --dist-lower-cuda | FileCheck %s
 // RUN: dist-opt %s --dist-lower-cuda="chip=sm_80 features=+ptx75 opt-level=2" | FileCheck %s --check-prefix=CHIP
 // RUN: dist-opt %s --dist-lower-cuda="format=isa" | FileCheck %s --check-prefix=ISA
+// Every op family becomes kernels (no host access left): the steps the
+// execution tests run against NumPy, and the examples.
+// RUN: dist-opt %S/../TrainToLinalg/train_to_linalg_execution.mlir --dist-lower-cuda | FileCheck %s --check-prefix=FAMILIES
+// RUN: dist-opt %S/../TrainToLinalg/train_to_linalg_window_execution.mlir --dist-lower-cuda | FileCheck %s --check-prefix=FAMILIES
+// RUN: dist-opt %S/../TrainToLinalg/degenerate_maps_execution.mlir --dist-lower-cuda | FileCheck %s --check-prefix=FAMILIES
+// RUN: dist-opt %examples/transformer_block.mlir --dist-lower-cuda | FileCheck %s --check-prefix=FAMILIES
+// RUN: dist-opt %examples/embedding_classifier.mlir --dist-lower-cuda | FileCheck %s --check-prefix=FAMILIES
+// FAMILIES: gpu.launch_func
+// FAMILIES: gpu.binary
 
 // CHECK-LABEL: llvm.func @products
 // Plain, transposed right, transposed left, batched, batched by one matrix

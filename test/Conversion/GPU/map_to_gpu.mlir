@@ -109,3 +109,28 @@ func.func @named_and_scalar(%a: memref<3x8xf32>, %s: memref<f32>, %c: memref<3x4
   }
   return
 }
+
+// -----
+
+// An assertion in a body (a gather's index check) goes under an scf.if of
+// its failure, which convert-parallel-loops-to-gpu takes into the kernel
+// (a bare cf.assert made it leave the nest on the host).
+// CHECK-LABEL: func.func @assertion
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             %[[OK:.*]] = arith.cmpi sge
+// CHECK:             %[[FAILS:.*]] = arith.xori %[[OK]], %true : i1
+// CHECK:             scf.if %[[FAILS]] {
+// CHECK-NEXT:          cf.assert %[[OK]], "index out of range"
+// CHECK-NEXT:        }
+func.func @assertion(%ids: memref<4xi32>, %out: memref<4xi32>) {
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%ids : memref<4xi32>) outs(%out : memref<4xi32>) {
+  ^bb0(%id: i32, %o: i32):
+    %zero = arith.constant 0 : i32
+    %ok = arith.cmpi sge, %id, %zero : i32
+    cf.assert %ok, "index out of range"
+    linalg.yield %id : i32
+  }
+  return
+}
