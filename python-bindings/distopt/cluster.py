@@ -22,19 +22,44 @@ ranks 0..K-1 on the chief's host, and so on.
 import argparse
 import json
 import os
+import re
 import shutil
+import stat
 import sys
 import tempfile
 
 JOBS = ("chief", "worker", "ps")
+# A description is read only this large and nested this deep (json.loads
+# recurses once per level), checked before it is parsed.
+MAX_BYTES = 1 << 20
+MAX_DEPTH = 64
 
 
 class ClusterError(ValueError):
     """A cluster description that cannot be launched."""
 
 
+def _check_bounds(text, where):
+    """Raises ClusterError when `text` is larger than MAX_BYTES or nests
+    JSON arrays and objects deeper than MAX_DEPTH (strings skipped)."""
+    if len(text) > MAX_BYTES:
+        raise ClusterError(f"{where} is {len(text)} bytes, more than the "
+                           f"{MAX_BYTES} allowed")
+    depth = 0
+    for bracket in re.finditer(r'"(?:[^"\\]|\\.)*"?|[\[{\]}]', text):
+        c = bracket.group()
+        if c in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ClusterError(f"{where}: JSON nests deeper than "
+                                   f"{MAX_DEPTH} levels")
+        elif c in "]}" and depth:
+            depth -= 1
+
+
 def read_cluster(text, where):
     """The (host, slots) list of a TF_CONFIG-style JSON text."""
+    _check_bounds(text, where)
     try:
         config = json.loads(text)
     except json.JSONDecodeError as e:
@@ -93,8 +118,15 @@ def main(argv=None):
         if args.processes_per_task < 1:
             raise ClusterError("--processes-per-task must be at least 1")
         if args.cluster:
+            # Only a regular file (a FIFO would block) within the bound.
+            status = os.stat(args.cluster)
+            if not stat.S_ISREG(status.st_mode):
+                raise ClusterError(f"'{args.cluster}' is not a regular file")
+            if status.st_size > MAX_BYTES:
+                raise ClusterError(f"'{args.cluster}' is {status.st_size} "
+                                   f"bytes, more than the {MAX_BYTES} allowed")
             with open(args.cluster) as f:
-                hosts = read_cluster(f.read(), args.cluster)
+                hosts = read_cluster(f.read(MAX_BYTES + 1), args.cluster)
         elif os.environ.get("TF_CONFIG"):
             hosts = read_cluster(os.environ["TF_CONFIG"], "TF_CONFIG")
         else:

@@ -7,11 +7,14 @@ dim = samples (the format `dist-run --dataset` reads memory-mapped).
 
 A directory is written once: files go in under temporary names and are
 renamed when all of them are complete, and an existing non-empty
-directory is refused, so nothing is lost or overwritten.
+directory is refused, so nothing is lost or overwritten. A file is only
+renamed over nothing or a regular file that is not an input (never a
+device, FIFO or socket, never the .npz read: same device and inode).
 """
 
 import argparse
 import os
+import stat
 import sys
 import tempfile
 import zipfile
@@ -26,10 +29,39 @@ class DatasetError(ValueError):
     """A dataset that cannot be written as asked."""
 
 
-def write_dataset(directory, arrays):
+_FILE_TYPES = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+               (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def check_output_target(path, inputs=()):
+    """Raises DatasetError unless `path` is nothing or a regular file that
+    is none of `inputs` (the rule of dist-run's writers)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        kind = next((name for test, name in _FILE_TYPES if test(mode)),
+                    "a special file")
+        raise DatasetError(f"cannot write '{path}': it is {kind}, not a "
+                           "regular file (an output replaces only a regular "
+                           "file)")
+    for source in inputs:
+        try:
+            same = os.path.samefile(path, source)
+        except OSError:
+            same = False
+        if same:
+            raise DatasetError(f"'{path}' is the same file as the input "
+                               f"'{source}': it would overwrite its input")
+
+
+def write_dataset(directory, arrays, inputs=()):
     """Writes `arrays` (name -> array, every one with the same number of
     samples in its leading dim) as `directory/<name>.npy`; returns the
-    paths. The directory must not exist or be empty."""
+    paths. The directory must not exist or be empty; no file written may
+    replace one of `inputs` (paths read)."""
     if not arrays:
         raise DatasetError("no arrays to write")
     samples = None
@@ -58,6 +90,8 @@ def write_dataset(directory, arrays):
         raise DatasetError(f"'{directory}' exists and is not an empty "
                            "directory: a dataset is not written over")
     os.makedirs(directory, exist_ok=True)
+    for name in checked:
+        check_output_target(os.path.join(directory, f"{name}.npy"), inputs)
     written = []
     try:
         for name, array in checked.items():
@@ -70,6 +104,14 @@ def write_dataset(directory, arrays):
         for partial, _ in written:
             os.unlink(partial)
         raise
+    try:
+        # Again right before the renames: what the names became meanwhile.
+        for _, final in written:
+            check_output_target(final, inputs)
+    except DatasetError:
+        for partial, _ in written:
+            os.unlink(partial)
+        raise
     for partial, final in written:
         os.replace(partial, final)
     return [final for _, final in written]
@@ -78,7 +120,8 @@ def write_dataset(directory, arrays):
 def from_npz(path, directory):
     """A dataset directory from an `.npz` (every member)."""
     with np.load(path) as data:
-        return write_dataset(directory, {k: data[k] for k in data.files})
+        return write_dataset(directory, {k: data[k] for k in data.files},
+                             inputs=(path,))
 
 
 def digits(directory, input_name="x", label_name="y", test=0, seed=0):

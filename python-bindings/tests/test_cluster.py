@@ -3,8 +3,11 @@ hostfile; the command runs on its hosts; what is refused."""
 
 import json
 import os
+import re
 import subprocess
 import sys
+
+import pytest
 
 from distopt import cluster
 
@@ -63,3 +66,33 @@ def test_refused(tmp_path):
     assert done.returncode == 2 and "missing.json" in done.stderr
     done = run(["--cluster", str(tmp_path / "missing.json")])
     assert done.returncode == 2 and "no command to run" in done.stderr
+
+
+def test_bounded(tmp_path):
+    """A description nesting deeper than 64 levels or larger than 1 MiB is
+    refused before json.loads (which recursed once per level); a FIFO as
+    --cluster is refused, not waited on."""
+    MAX = cluster.MAX_BYTES
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100000)
+    done = run(["--cluster", str(deep), "--dry-run", "--", "true"])
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith("deep.json: JSON nests deeper than "
+                                        "64 levels"), done.stderr
+    big = tmp_path / "big.json"
+    big.write_text('{"cluster": {"worker": ["' + "a" * (1 << 20) + ':1"]}}')
+    done = run(["--cluster", str(big), "--dry-run", "--", "true"])
+    assert done.returncode == 2
+    assert re.search(r"big.json' is \d+ bytes, more than the 1048576 allowed",
+                     done.stderr), done.stderr
+    with pytest.raises(cluster.ClusterError, match="TF_CONFIG is 1048577 "
+                       "bytes, more than the 1048576 allowed"):
+        cluster.read_cluster(" " * (MAX + 1), "TF_CONFIG")
+    # Brackets inside strings do not count.
+    assert cluster.read_cluster(
+        json.dumps({"cluster": {"worker": ["[" * 100 + ":1"]}}), "x")
+    os.mkfifo(tmp_path / "fifo")
+    done = run(["--cluster", str(tmp_path / "fifo"), "--dry-run", "--",
+                "true"])
+    assert done.returncode == 2
+    assert "is not a regular file" in done.stderr

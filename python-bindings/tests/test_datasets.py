@@ -75,3 +75,41 @@ def test_digits_split(tmp_path):
         datasets.digits(tmp_path / "bad", test=1797)
     with pytest.raises(datasets.DatasetError, match="not written over"):
         datasets.digits(out, test=10)
+
+
+def test_output_targets(tmp_path, monkeypatch):
+    """Only nothing or a regular file that is no input is replaced (the
+    rule of dist-run's writers); a FIFO or a device stays what it was."""
+    import stat
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(datasets.DatasetError,
+                       match="it is a FIFO, not a regular file"):
+        datasets.check_output_target(fifo)
+    if os.geteuid() == 0:
+        null = tmp_path / "null"
+        os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        with pytest.raises(datasets.DatasetError,
+                           match="it is a character device, not a regular"):
+            datasets.check_output_target(null)
+        assert stat.S_ISCHR(os.stat(null).st_mode)
+    np.savez(tmp_path / "data.npz", x=np.zeros((2, 2), np.float32))
+    os.link(tmp_path / "data.npz", tmp_path / "hard.npz")
+    with pytest.raises(datasets.DatasetError, match="is the same file as"):
+        datasets.check_output_target(tmp_path / "hard.npz",
+                                     [tmp_path / "data.npz"])
+    datasets.check_output_target(tmp_path / "new.npy", [tmp_path / "data.npz"])
+    # A FIFO that appears at a name while the files are written is not
+    # renamed over; the partial files are removed.
+    save = np.save
+
+    def save_and_plant(f, array):
+        save(f, array)
+        if not os.path.exists(tmp_path / "ds" / "x.npy"):
+            os.mkfifo(tmp_path / "ds" / "x.npy")
+    monkeypatch.setattr(np, "save", save_and_plant)
+    with pytest.raises(datasets.DatasetError, match="it is a FIFO"):
+        datasets.from_npz(tmp_path / "data.npz", tmp_path / "ds")
+    assert os.listdir(tmp_path / "ds") == ["x.npy"]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert stat.S_ISFIFO(os.stat(tmp_path / "ds" / "x.npy").st_mode)
