@@ -22,17 +22,18 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CpuBlas.h"
 #include "CpuTeam.h"
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 
-#include <cblas.h>
 #include <immintrin.h>
 #include <libxsmm.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 using distopt::cpu::runsOnTeam;
@@ -72,6 +73,9 @@ public:
                                                   &beta, nullptr, nullptr);
   }
 
+  /// False where the products run through OpenBLAS.
+  bool isJitted() const { return kernel != nullptr; }
+
   void operator()(const float **a, const float **b, float *c,
                   unsigned long long count) const {
     if (kernel) {
@@ -79,8 +83,9 @@ public:
       return;
     }
     for (unsigned long long i = 0; i < count; ++i)
-      cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
-                  a[i], lda, b[i], ldb, i || accumulate ? 1.0f : 0.0f, c, ldc);
+      distopt::cpu::sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k,
+                          1.0f, a[i], lda, b[i], ldb,
+                          i || accumulate ? 1.0f : 0.0f, c, ldc);
     if (count == 0 && !accumulate)
       for (int64_t j = 0; j < n; ++j)
         std::fill_n(c + j * ldc, m, 0.0f);
@@ -749,6 +754,17 @@ void filterGradProducts(const View5 &grad, const View5 &image, const View5 &out,
     filterGradByImage(p);
 }
 } // namespace
+
+std::string distopt::cpu::getConvolutionKernelInfo() {
+  // The kernels' condition: whether LIBXSMM dispatches a batch-reduce
+  // product (its JIT knows the target it detected from the CPU's features,
+  // or LIBXSMM_TARGET's).
+  BatchReduceProduct probe(16, 16, 16, 16, 16, 16);
+  std::string arch = libxsmm_get_target_arch();
+  if (probe.isJitted())
+    return "libxsmm " + arch;
+  return "openblas (libxsmm has no JIT for '" + arch + "')";
+}
 
 extern "C" {
 

@@ -11,34 +11,28 @@
 // GFLOP/s with two OpenBLAS threads, 220 split over two single-threaded
 // calls.
 //
+// OpenBLAS is loaded by CpuBlas.cpp, with the core the CPU's features call
+// for.
+//
 //===----------------------------------------------------------------------===//
 
 #include "distopt/Runtime/CpuKernels.h"
+#include "CpuBlas.h"
 #include "CpuTeam.h"
 #include "MatrixOperand.h"
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 
-#include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 
-extern "C" void openblas_set_num_threads(int);
-
 using distopt::getMatrix;
 using distopt::Matrix;
 
 namespace {
-/// OpenBLAS threads off once, before the first product: the team splits
-/// the work.
-struct SingleThreadedBlas {
-  SingleThreadedBlas() { openblas_set_num_threads(1); }
-};
-const SingleThreadedBlas singleThreadedBlas;
-
 /// The first row (or column) of part `part` of `parts` of `size` ones,
 /// cut on multiples of 16 (the width of sgemm's register blocks).
 int64_t partBegin(int64_t size, int part, int parts) {
@@ -77,11 +71,12 @@ void _mlir_ciface_distopt_matmul_f32(UnrankedMemRefType<float> *a,
     int64_t aOffset = transA ? m0 : m0 * av.ld;
     int64_t bOffset = transB ? n0 * bv.ld : n0;
     for (int64_t i = b0; i < b1; ++i)
-      cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-                  transB ? CblasTrans : CblasNoTrans, m1 - m0, n1 - n0, k, 1.0f,
-                  av.data + i * av.batchStride + aOffset, av.ld,
-                  bv.data + i * bv.batchStride + bOffset, bv.ld, 0.0f,
-                  cv.data + i * cv.batchStride + m0 * cv.ld + n0, cv.ld);
+      distopt::cpu::sgemm(
+          CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+          transB ? CblasTrans : CblasNoTrans, m1 - m0, n1 - n0, k, 1.0f,
+          av.data + i * av.batchStride + aOffset, av.ld,
+          bv.data + i * bv.batchStride + bOffset, bv.ld, 0.0f,
+          cv.data + i * cv.batchStride + m0 * cv.ld + n0, cv.ld);
   };
   if (!distopt::cpu::runsOnTeam(batch * m * n * k)) {
     multiply(0, batch, 0, m, 0, n);

@@ -19,6 +19,12 @@ extern "C" {
 /// not overlap.
 void distopt_copy(void *to, const void *from, size_t bytes);
 
+/// The kernels behind the steps' products and convolutions, one line:
+/// "products: openblas 0.3.21 core SkylakeX (chosen by the CPU's features);
+/// convolutions: libxsmm cpx" (", below the CPU's ..." where the products'
+/// kernels use less than the CPU offers).
+const char *distopt_cpu_kernel_info(void);
+
 } // extern "C"
 
 #endif // DISTOPT_RUNTIME_CPUKERNELS_H

@@ -1,0 +1,45 @@
+//===- CpuBlas.h - OpenBLAS, loaded with a core for the CPU's ISA -*- C++ -*-===//
+//
+// libdistopt_cpu does not link OpenBLAS: it loads it (dlopen) when the
+// library itself is loaded, having set OPENBLAS_CORETYPE from the CPU's
+// features (cpuid, never its model number) unless the user set it. A
+// DYNAMIC_ARCH OpenBLAS chooses its kernels once, in its constructor, by
+// family and model: Debian's 0.3.21 does not know newer CPUs (family 6
+// model 207, AVX-512 with bf16) and ran its generic Prescott kernels there,
+// ~4x slower than SkylakeX's.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DISTOPT_LIB_RUNTIME_CPUBLAS_H
+#define DISTOPT_LIB_RUNTIME_CPUBLAS_H
+
+#include <cblas.h>
+
+#include <cstdint>
+#include <string>
+
+namespace distopt::cpu {
+
+using SgemmFunction = decltype(&cblas_sgemm);
+
+/// OpenBLAS's cblas_sgemm (the library loaded by libdistopt_cpu); exits with
+/// one line on stderr where OpenBLAS could not be loaded.
+SgemmFunction getSgemm();
+
+/// cblas_sgemm through the loaded OpenBLAS.
+inline void sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE transA,
+                  CBLAS_TRANSPOSE transB, int64_t m, int64_t n, int64_t k,
+                  float alpha, const float *a, int64_t lda, const float *b,
+                  int64_t ldb, float beta, float *c, int64_t ldc) {
+  static const SgemmFunction function = getSgemm();
+  function(order, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c,
+           ldc);
+}
+
+/// What runs the convolutions' products (ConvKernels.cpp): "libxsmm <arch>"
+/// or "openblas (libxsmm has no JIT for '<arch>')".
+std::string getConvolutionKernelInfo();
+
+} // namespace distopt::cpu
+
+#endif // DISTOPT_LIB_RUNTIME_CPUBLAS_H
