@@ -315,7 +315,14 @@ int main(int argc, char **argv) {
     llvm::sys::path::replace_extension(path, ".h");
     header = path.str().str();
   }
-  if (header == outputFile)
+  // Outputs replace only regular files, never the module (PartialFile.h).
+  distrun::protectInput("the module", inputFile);
+  for (auto [option, path] :
+       {std::pair<const char *, StringRef>{"-o", outputFile},
+        {"--header", header}})
+    if (llvm::Error e = distrun::checkOutputTarget(option, path))
+      fail(llvm::toString(std::move(e)));
+  if (distrun::isSameFile(header, outputFile))
     fail("the header would overwrite the library '" + outputFile + "'");
   std::string error;
   if (!distrun::checkWritable(outputFile, error) ||

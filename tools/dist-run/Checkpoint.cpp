@@ -2,6 +2,7 @@
 
 #include "Checkpoint.h"
 #include "Failure.h"
+#include "InputFile.h"
 #include "PartialFile.h"
 
 #include "distopt/Runtime/distrt.h"
@@ -173,11 +174,38 @@ listCheckpoints(StringRef directory) {
 // Saving
 //===----------------------------------------------------------------------===//
 
+/// Writes and removes a partial checkpoint holding one file, named as
+/// save() names them, so that a directory no checkpoint can be written to
+/// (read-only, full, a path too long) is refused before any step runs;
+/// false with `error` set.
+static bool probeDirectory(const std::string &directory, std::string &error) {
+  std::string probe = join(directory, "." + getCheckpointName(0) + ".partial");
+  llvm::sys::fs::remove_directories(probe, /*IgnoreErrors=*/true);
+  if (std::error_code ec = llvm::sys::fs::create_directory(probe)) {
+    error = "cannot create '" + probe + "': " + ec.message();
+    return false;
+  }
+  PartialFile file;
+  bool ok = file.create(join(probe, "index.json"), error);
+  if (!ok)
+    error = "cannot write in '" + probe + "': " + error;
+  file.discard();
+  llvm::sys::fs::remove_directories(probe, /*IgnoreErrors=*/true);
+  return ok;
+}
+
 void CheckpointDir::open() {
   if (distrt_rank() == 0) {
+    if (llvm::Error error = checkOutputTarget("--checkpoint-dir", directory,
+                                              OutputKind::directory))
+      fail(llvm::toString(std::move(error)));
     if (std::error_code ec = llvm::sys::fs::create_directories(directory))
       fail("cannot create --checkpoint-dir '" + directory +
            "': " + ec.message());
+    std::string error;
+    if (!probeDirectory(directory, error))
+      fail("cannot write checkpoints in --checkpoint-dir '" + directory +
+           "': " + error);
     // Partial checkpoints are the leftovers of runs that crashed.
     std::error_code ec;
     for (llvm::sys::fs::directory_iterator it(directory, ec), end;
@@ -427,15 +455,10 @@ static bool readIndex(const std::string &path, Index &index,
                       std::string &problem) {
   index.path = path;
   std::string file = join(path, "index.json");
-  auto buffer = llvm::MemoryBuffer::getFile(file);
-  if (!buffer) {
-    problem = "cannot read its index.json: " + buffer.getError().message();
-    return false;
-  }
-  llvm::Expected<json::Value> parsed = json::parse((*buffer)->getBuffer());
+  // Bounded in size and depth before it is parsed (InputFile.h).
+  llvm::Expected<json::Value> parsed = readBoundedJson(file, "its index.json");
   if (!parsed) {
-    problem = "its index.json is not JSON (" +
-              llvm::toString(parsed.takeError()) + ")";
+    problem = llvm::toString(parsed.takeError());
     return false;
   }
   auto malformed = [&](const llvm::Twine &what) {
@@ -528,11 +551,11 @@ static bool mapShard(const std::string &path, const ShardRecord &shard,
                      StringRef dtype, MappedShard &mapped,
                      std::string &problem) {
   std::string file = join(path, shard.file);
-  auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
+  // Only a regular file (InputFile.h).
+  auto buffer = readRegularFile(file, "an .npy file", UINT64_MAX,
+                                "shard '" + shard.file + "'");
   if (!buffer) {
-    problem = "cannot read shard '" + shard.file +
-              "': " + buffer.getError().message();
+    problem = llvm::toString(buffer.takeError());
     return false;
   }
   StringRef bytes = (*buffer)->getBuffer();

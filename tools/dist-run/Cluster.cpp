@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <thread>
 
 #include <map>
 #include <set>
@@ -108,16 +109,31 @@ void distrun::setThreads(std::optional<unsigned> requested) {
     ranksOnNode = llvm::count(nodes, nodes[distrt_rank()]);
   }
   unsigned threads = std::max<unsigned>(1, cores / ranksOnNode);
+  // More threads than this only oversubscribe the cores; libomp aborts
+  // on far more (100000).
+  unsigned machineCores = std::max(1u, std::thread::hardware_concurrency());
+  uint64_t limit = uint64_t(kThreadsPerCore) * machineCores;
+  auto tooMany = [&](const llvm::Twine &what, uint64_t count) {
+    fail(what + " must be at most " + llvm::Twine(limit) + " (" +
+         llvm::Twine(kThreadsPerCore) + " x the " + llvm::Twine(machineCores) +
+         " cores of this machine), not " + llvm::Twine(count));
+  };
   if (requested) {
     if (*requested == 0)
       fail("--num-threads must be at least 1");
+    if (*requested > limit)
+      tooMany("--num-threads", *requested);
     threads = *requested;
   } else if (const char *set = std::getenv("OMP_NUM_THREADS"); set && *set) {
     // One count (OpenMP's nested lists have no use here).
-    if (!llvm::to_integer(llvm::StringRef(set).trim(), threads, 10) ||
-        threads == 0)
+    uint64_t count = 0;
+    if (!llvm::to_integer(llvm::StringRef(set).trim(), count, 10) ||
+        count == 0)
       fail("OMP_NUM_THREADS='" + llvm::Twine(set) +
            "' is not a thread count (a positive integer)");
+    if (count > limit)
+      tooMany("OMP_NUM_THREADS", count);
+    threads = count;
   }
   ::setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(),
            /*overwrite=*/1);

@@ -26,9 +26,13 @@ void checkClusterLayout(const mlir::train::StepSignature &step);
 /// size `requested` (dist-run --num-threads), else OMP_NUM_THREADS as set,
 /// else the cores this process may use divided among the ranks on its node
 /// (the ranks may differ: nodes of different sizes). Fails on a count of 0
-/// or an OMP_NUM_THREADS that is not a positive integer. A collective:
-/// every rank calls it.
+/// or above kThreadsPerCore x the machine's cores, and on an
+/// OMP_NUM_THREADS that is not such a count. A collective: every rank
+/// calls it.
 void setThreads(std::optional<unsigned> requested);
+
+/// The most threads per core of the machine a rank may ask for.
+constexpr unsigned kThreadsPerCore = 4;
 
 } // namespace distrun
 

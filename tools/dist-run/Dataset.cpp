@@ -2,6 +2,8 @@
 
 #include "Dataset.h"
 #include "Failure.h"
+#include "InputFile.h"
+#include "PartialFile.h"
 #include "StepInputs.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -58,11 +60,20 @@ Dataset::Dataset(llvm::StringRef option, const std::string &directory,
     llvm::sys::path::append(path, spec.name + ".npy");
     File file;
     file.path = path.str().str();
-    int fd = -1;
-    if (std::error_code ec = llvm::sys::fs::openFileForRead(path, fd))
+    // Only a regular file: a FIFO named like a member would block the
+    // open (and then every step) forever.
+    std::error_code exists =
+        llvm::sys::fs::access(path, llvm::sys::fs::AccessMode::Exist);
+    llvm::Expected<int> opened = openRegularFile(path, "an .npy file");
+    if (!opened) {
+      std::string why = llvm::toString(opened.takeError());
       failOnEveryRank("the dataset '" + directory + "' has no readable '" +
                       spec.name + ".npy' for the step's '" + spec.name +
-                      "': " + ec.message());
+                      "': " + (exists ? exists.message() : why));
+    }
+    int fd = *opened;
+    // An output must not replace it (PartialFile.h).
+    protectInput(option.str() + " member", file.path);
     uint64_t size = 0;
     std::error_code ec = llvm::sys::fs::file_size(path, size);
     if (!ec && size > 0)

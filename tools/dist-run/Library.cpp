@@ -1,6 +1,7 @@
 //===- Library.cpp - compiled steps as shared libraries -------------------===//
 
 #include "Library.h"
+#include "PartialFile.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -164,6 +165,12 @@ bool distrun::buildLibrary(ModuleOp module, unsigned optLevel,
     error = "linking it failed (" +
             (message.empty() ? "status " + std::to_string(status) : message) +
             ")" + (output ? ": " + (*output)->getBuffer().trim().str() : "");
+    return false;
+  }
+  // Only over nothing or a regular file that is no input (PartialFile.h).
+  if (llvm::Error e = checkOutputTarget("the library", path)) {
+    llvm::sys::fs::remove(library);
+    error = llvm::toString(std::move(e));
     return false;
   }
   if (std::error_code ec = llvm::sys::fs::rename(library, path)) {

@@ -2,6 +2,7 @@
 
 #include "Metrics.h"
 #include "Failure.h"
+#include "PartialFile.h"
 
 #include "llvm/Support/FileSystem.h"
 
@@ -12,11 +13,11 @@ using namespace distrun;
 MetricsFile::MetricsFile(const std::string &path, bool resumed) {
   if (path.empty() || distrt_rank() != 0)
     return;
-  std::error_code ec;
-  stream = std::make_unique<llvm::raw_fd_ostream>(
-      path, ec, resumed ? llvm::sys::fs::OF_Append : llvm::sys::fs::OF_None);
-  if (ec)
-    fail("cannot write --metrics '" + path + "': " + ec.message());
+  // Written in place, never a device or FIFO (PartialFile.h).
+  llvm::Expected<int> fd = openOutputInPlace("--metrics", path, resumed);
+  if (!fd)
+    fail(llvm::toString(fd.takeError()));
+  stream = std::make_unique<llvm::raw_fd_ostream>(*fd, /*shouldClose=*/true);
 }
 
 void MetricsFile::write(llvm::json::Object line) {

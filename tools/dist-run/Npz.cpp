@@ -1,6 +1,7 @@
 //===- Npz.cpp - NumPy .npz archives of named arrays ----------------------===//
 
 #include "Npz.h"
+#include "InputFile.h"
 #include "PartialFile.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -11,6 +12,9 @@
 
 #include <cstring>
 #include <optional>
+#include <set>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace distrun;
 
@@ -115,6 +119,11 @@ private:
     problem = "malformed .npy header: " + what;
     return false;
   }
+  bool notTerminated(std::string &problem) {
+    return fail("the 'shape' tuple is not terminated (no ')' before the "
+                "header ends)",
+                problem);
+  }
   void skipSpace() { text = text.ltrim(" \t\r\n"); }
   bool consume(char c) { return text.consume_front(llvm::StringRef(&c, 1)); }
 
@@ -138,22 +147,28 @@ private:
       return fail("'shape' is not a tuple", problem);
     bool trailingComma = false;
     while (skipSpace(), !consume(')')) {
+      if (text.empty())
+        return notTerminated(problem);
       if (consume('-'))
         return fail("'shape' has a negative size", problem);
       size_t digits = 0;
       while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9')
         ++digits;
       uint64_t value = 0;
-      if (digits == 0 || digits > 18 ||
-          text.take_front(digits).getAsInteger(10, value))
-        return fail("'shape' holds something other than sizes below 10^18",
+      if (digits == 0)
+        return fail("'shape' holds something other than a size at '" +
+                        text.take_front(8).rtrim(" \t\r\n").str() + "'",
                     problem);
+      if (digits > 18 || text.take_front(digits).getAsInteger(10, value))
+        return fail("'shape' holds a size of 10^18 or more", problem);
       text = text.drop_front(digits);
       shape.push_back(int64_t(value));
       skipSpace();
       trailingComma = consume(',');
       if (!trailingComma) {
         skipSpace();
+        if (text.empty())
+          return notTerminated(problem);
         if (!consume(')'))
           return fail("expected ',' or ')' in 'shape'", problem);
         break;
@@ -168,6 +183,10 @@ private:
   llvm::StringRef text;
 };
 } // namespace
+
+/// The largest .npy header read (NumPy itself refuses headers over 10,000
+/// bytes by default).
+static constexpr uint64_t kMaxNpyHeaderBytes = 1 << 20;
 
 static uint64_t readLittleEndian(const unsigned char *bytes, int count) {
   uint64_t value = 0;
@@ -202,6 +221,13 @@ bool distrun::parseNpyHeader(llvm::StringRef data, NpyLayout &layout,
     problem = "the .npy header (" + std::to_string(headerLength) +
               " bytes) runs past the end of the member (" +
               std::to_string(data.size()) + " bytes)";
+    return false;
+  }
+  // NumPy writes a few hundred bytes; a larger header is not parsed.
+  if (headerLength > kMaxNpyHeaderBytes) {
+    problem = "the .npy header is " + std::to_string(headerLength) +
+              " bytes, more than the " + std::to_string(kMaxNpyHeaderBytes) +
+              " allowed";
     return false;
   }
   NpyHeader header;
@@ -356,16 +382,47 @@ static bool readMember(zip_t *archive, zip_int64_t index,
   return true;
 }
 
+/// The first member name `path` holds twice, or empty (libzip refuses such
+/// an archive when checking it, without naming the member).
+static std::string findDuplicateMember(const std::string &path) {
+  int code = 0;
+  zip_t *archive = zip_open(path.c_str(), ZIP_RDONLY, &code);
+  if (!archive)
+    return "";
+  std::set<std::string> names;
+  std::string duplicate;
+  for (zip_int64_t i = 0, e = zip_get_num_entries(archive, 0);
+       i < e && duplicate.empty(); ++i)
+    if (const char *name = zip_get_name(archive, i, ZIP_FL_ENC_RAW))
+      if (!names.insert(name).second)
+        duplicate = name;
+  zip_discard(archive);
+  return duplicate;
+}
+
 bool distrun::readNpz(const std::string &path, Arrays &arrays,
                       std::string &error) {
-  int code = 0;
-  zip_t *archive = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
-  if (!archive) {
-    error = "cannot read '" + path + "': " + getZipMessage(code);
+  // Only a regular file: a FIFO or a directory is refused, never waited on.
+  llvm::Expected<int> fd = openRegularFile(path, "an .npz file");
+  if (!fd) {
+    error = llvm::toString(fd.takeError());
     return false;
   }
-  uint64_t archiveBytes = 0;
-  llvm::sys::fs::file_size(path, archiveBytes);
+  struct stat status;
+  uint64_t archiveBytes = ::fstat(*fd, &status) == 0 ? status.st_size : 0;
+  int code = 0;
+  zip_t *archive = zip_fdopen(*fd, ZIP_CHECKCONS, &code);
+  if (!archive) {
+    ::close(*fd);
+    std::string duplicate =
+        code == ZIP_ER_EXISTS ? findDuplicateMember(path) : "";
+    error = duplicate.empty()
+                ? "cannot read '" + path + "': " + getZipMessage(code)
+                : "'" + path + "' member '" + duplicate +
+                      "' is a duplicate: the archive holds two members of "
+                      "that name";
+    return false;
+  }
   zip_int64_t entries = zip_get_num_entries(archive, 0);
   bool ok = true;
   for (zip_int64_t i = 0; i < entries && ok; ++i) {

@@ -1,6 +1,7 @@
 //===- PartialFile.cpp - files written next to their destination ----------===//
 
 #include "PartialFile.h"
+#include "InputFile.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -11,9 +12,114 @@
 
 #include <cerrno>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 using namespace distrun;
+
+//===----------------------------------------------------------------------===//
+// What an output may replace
+//===----------------------------------------------------------------------===//
+
+/// The inputs no output may be (protectInput).
+static std::vector<std::pair<std::string, std::string>> &getProtectedInputs() {
+  static std::vector<std::pair<std::string, std::string>> inputs;
+  return inputs;
+}
+
+void distrun::protectInput(llvm::StringRef what, llvm::StringRef path) {
+  if (!path.empty() && path != "-")
+    getProtectedInputs().push_back({what.str(), path.str()});
+}
+
+std::string distrun::getCanonicalPath(llvm::StringRef path) {
+  llvm::SmallString<256> absolute(path);
+  llvm::sys::fs::make_absolute(absolute);
+  llvm::sys::path::remove_dots(absolute, /*remove_dot_dot=*/true);
+  llvm::SmallString<256> real;
+  if (llvm::sys::fs::real_path(llvm::sys::path::parent_path(absolute), real))
+    return absolute.str().str();
+  llvm::sys::path::append(real, llvm::sys::path::filename(absolute));
+  return real.str().str();
+}
+
+bool distrun::isSameFile(llvm::StringRef a, llvm::StringRef b) {
+  struct stat first, second;
+  if (::stat(a.str().c_str(), &first) == 0 &&
+      ::stat(b.str().c_str(), &second) == 0)
+    return first.st_dev == second.st_dev && first.st_ino == second.st_ino;
+  return getCanonicalPath(a) == getCanonicalPath(b);
+}
+
+/// What is wrong with writing a `kind` output at `path`, as a phrase about
+/// it ("is a FIFO, ..."); empty when nothing is. A path that cannot be
+/// examined is left to the write, which reports why.
+static std::string getTargetProblem(llvm::StringRef path, OutputKind kind) {
+  struct stat status;
+  bool exists = ::stat(path.str().c_str(), &status) == 0;
+  if (kind == OutputKind::directory)
+    return exists && !S_ISDIR(status.st_mode)
+               ? std::string("is ") + describeFileType(status.st_mode) +
+                     ", not a directory"
+               : "";
+  if (exists && !S_ISREG(status.st_mode))
+    return std::string("is ") + describeFileType(status.st_mode) +
+           ", not a regular file (an output replaces only a regular file)";
+  for (const auto &[what, input] : getProtectedInputs())
+    if (isSameFile(path, input))
+      return "is the same file as " + what + " '" + input +
+             "': it would overwrite its input";
+  return "";
+}
+
+llvm::Error distrun::checkOutputTarget(llvm::StringRef what,
+                                       llvm::StringRef path, OutputKind kind) {
+  std::string problem = getTargetProblem(path, kind);
+  if (problem.empty())
+    return llvm::Error::success();
+  if (llvm::StringRef(problem).starts_with("is the same file"))
+    return llvm::createStringError(what + " '" + path + "' " + problem);
+  return llvm::createStringError("cannot write " + what + " '" + path +
+                                 "': it " + problem);
+}
+
+llvm::Expected<int> distrun::openOutputInPlace(llvm::StringRef what,
+                                               llvm::StringRef path,
+                                               bool append) {
+  if (llvm::Error error = checkOutputTarget(what, path))
+    return std::move(error);
+  auto failure = [&](const std::string &why) {
+    return llvm::createStringError("cannot write " + what + " '" + path +
+                                   "': " + why);
+  };
+  // Without blocking: opening a FIFO for writing would wait for a reader.
+  int fd = ::open(path.str().c_str(),
+                  O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
+                      (append ? O_APPEND : 0),
+                  0666);
+  if (fd < 0)
+    return failure(errno == ENXIO ? "it is a FIFO, not a regular file"
+                                  : std::strerror(errno));
+  struct stat status = {};
+  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
+    ::close(fd);
+    return failure(std::string("it is ") + describeFileType(status.st_mode) +
+                   ", not a regular file (an output replaces only a regular "
+                   "file)");
+  }
+  if ((!append && ::ftruncate(fd, 0) != 0) ||
+      ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+    std::string why = std::strerror(errno);
+    ::close(fd);
+    return failure(why);
+  }
+  return fd;
+}
+
+//===----------------------------------------------------------------------===//
+// PartialFile
+//===----------------------------------------------------------------------===//
 
 /// The file in progress, for removeCurrent (which may run in a signal
 /// handler: a fixed buffer and a flag, no allocation).
@@ -34,8 +140,9 @@ PartialFile::~PartialFile() {
 
 bool PartialFile::create(const std::string &destination, std::string &error) {
   this->destination = destination;
-  if (llvm::sys::fs::is_directory(destination)) {
-    error = "it is a directory";
+  if (std::string problem = getTargetProblem(destination, OutputKind::file);
+      !problem.empty()) {
+    error = "it " + problem;
     return false;
   }
   llvm::StringRef directory = llvm::sys::path::parent_path(destination);
@@ -85,6 +192,14 @@ bool PartialFile::commit(std::string &error) {
     failure = errno;
   if (failure) {
     error = std::strerror(failure);
+    discard();
+    return false;
+  }
+  // What the destination became since create(): still nothing or a
+  // regular file that is no input.
+  if (std::string problem = getTargetProblem(destination, OutputKind::file);
+      !problem.empty()) {
+    error = "it " + problem;
     discard();
     return false;
   }

@@ -6,10 +6,20 @@
 // path: by the object, by fail() (which ends the process without running
 // destructors) and by the SIGINT/SIGTERM handlers.
 //
+// Every writer of dist-run and dist-compile goes through the checks here:
+// an output replaces nothing but a regular file (never a device, FIFO,
+// socket or directory) and never one of the process's inputs (the same
+// device and inode: a symbolic or hard link of it). The checks run at
+// start-up, before any step, and again right before each rename.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef DISTOPT_TOOLS_DIST_RUN_PARTIALFILE_H
 #define DISTOPT_TOOLS_DIST_RUN_PARTIALFILE_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <cstddef>
 #include <string>
@@ -45,9 +55,39 @@ private:
   int fd = -1;
 };
 
+/// What an output is: a file (replaced whole by a rename) or a directory
+/// (written into, e.g. --checkpoint-dir).
+enum class OutputKind { file, directory };
+
+/// Registers an input of this process (`what`: the option naming it, for
+/// messages): no output may be the same file. Kept for the process's life.
+void protectInput(llvm::StringRef what, llvm::StringRef path);
+
+/// Fails, naming `what` (an option such as "--out") and `path`, when the
+/// output cannot be written there without harm: `path` exists and is not a
+/// regular file (for a directory output: not a directory), or it is the
+/// same file as a protected input. Nothing is created.
+llvm::Error checkOutputTarget(llvm::StringRef what, llvm::StringRef path,
+                              OutputKind kind = OutputKind::file);
+
+/// Opens `path` to be written in place (appended to with `append`, else
+/// emptied): an output that is not renamed, such as --metrics. Checks it as
+/// checkOutputTarget() does, and again on the open file (opened without
+/// blocking: a FIFO never stalls it); returns the descriptor.
+llvm::Expected<int> openOutputInPlace(llvm::StringRef what,
+                                      llvm::StringRef path, bool append);
+
+/// The absolute path of `path` with its directory's links and dots
+/// resolved, for comparing paths of files that may not exist yet.
+std::string getCanonicalPath(llvm::StringRef path);
+
+/// True when `a` and `b` are one file: the same device and inode, or, for
+/// files that do not exist yet, the same canonical path.
+bool isSameFile(llvm::StringRef a, llvm::StringRef b);
+
 /// Checks that `destination` can be written (its directory exists and
-/// takes a new file; it is not a directory) by creating and removing a
-/// partial file; false with `error` set.
+/// takes a new file; it is nothing or a regular file) by creating and
+/// removing a partial file; false with `error` set.
 bool checkWritable(const std::string &destination, std::string &error);
 
 } // namespace distrun

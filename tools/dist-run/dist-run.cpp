@@ -238,7 +238,8 @@ static cl::opt<unsigned> numThreads(
     cl::desc("Threads of this process's step: the OpenMP team its large "
              "loops and BLAS products are split over (default: "
              "OMP_NUM_THREADS when set, else the cores this process may use "
-             "divided among the ranks on its node)"));
+             "divided among the ranks on its node; at most 4 x the "
+             "machine's cores)"));
 static cl::opt<bool> profileOps(
     "profile", cl::cat(distRunCategory),
     cl::desc("Time every op of the step (dist-lower-cpu{profile=true}; never "
@@ -281,36 +282,20 @@ static void raiseForTest(StringRef point) {
   }
 }
 
-/// The absolute path of `path` with its directory's links and dots
-/// resolved, for comparing paths of files that may not exist yet.
-static std::string getCanonicalPath(StringRef path) {
-  SmallString<256> absolute(path);
-  llvm::sys::fs::make_absolute(absolute);
-  llvm::sys::path::remove_dots(absolute, /*remove_dot_dot=*/true);
-  SmallString<256> real;
-  if (llvm::sys::fs::real_path(llvm::sys::path::parent_path(absolute), real))
-    return absolute.str().str();
-  llvm::sys::path::append(real, llvm::sys::path::filename(absolute));
-  return real.str().str();
+/// Registers the inputs no output may overwrite (PartialFile.h).
+static void protectInputs() {
+  protectInput("--state", statePath);
+  protectInput("--data", dataPath);
+  protectInput("the module", inputFile);
+  protectInput("--dataset", datasetPath);
+  protectInput("--eval-dataset", evalDatasetPath);
+  protectInput("--checkpoint-dir", checkpointDir);
 }
 
-static bool isSameFile(StringRef a, StringRef b) {
-  bool same = false;
-  if (!llvm::sys::fs::equivalent(a, b, same) && same)
-    return true;
-  return getCanonicalPath(a) == getCanonicalPath(b);
-}
-
-/// Checks, before anything runs, that the outputs overwrite no input and
-/// can be written (rank 0 writes them).
+/// Checks, before anything runs, that the outputs overwrite no input or
+/// anything but a regular file and can be written (rank 0 writes them),
+/// and that --checkpoint-dir is a directory or nothing.
 static void checkOutputs() {
-  std::pair<const char *, std::string> inputs[] = {
-      {"--state", statePath},
-      {"--data", dataPath},
-      {"the module", inputFile},
-      {"--dataset", datasetPath},
-      {"--eval-dataset", evalDatasetPath},
-      {"--checkpoint-dir", checkpointDir}};
   std::pair<const char *, std::string> outputs[] = {
       {"--out", outPath},
       {"--metrics", metricsPath},
@@ -318,14 +303,15 @@ static void checkOutputs() {
       {"--trace", tracePath},
       {"--init-state", initStatePath},
       {"--init-data", initDataPath}};
+  if (!checkpointDir.empty())
+    if (llvm::Error error = checkOutputTarget("--checkpoint-dir", checkpointDir,
+                                              OutputKind::directory))
+      fail(llvm::toString(std::move(error)));
   for (auto [i, output] : llvm::enumerate(outputs)) {
     if (output.second.empty())
       continue;
-    for (auto &input : inputs)
-      if (!input.second.empty() && isSameFile(output.second, input.second))
-        fail(llvm::Twine(output.first) + " '" + output.second +
-             "' is the same file as " + input.first + " '" + input.second +
-             "': it would overwrite its input");
+    if (llvm::Error error = checkOutputTarget(output.first, output.second))
+      fail(llvm::toString(std::move(error)));
     for (auto &other : llvm::ArrayRef(outputs).drop_front(i + 1))
       if (!other.second.empty() && isSameFile(output.second, other.second))
         fail(llvm::Twine(output.first) + " '" + output.second +
@@ -638,6 +624,15 @@ static void bindInputs(func::FuncOp entry, ModuleOp module,
       continue;
     Arrays &source = isData(arg) ? data : state;
     auto it = source.find(value.name);
+    if (it == source.end() && (isData(arg) ? dataPath : statePath).empty())
+      fail(llvm::Twine("the step takes '") + value.name + "' (" +
+           (value.role ? train::stringifyRole(*value.role) : "no role") +
+           ") but no " +
+           (isData(arg) ? "--data is given (an .npz of the batch's inputs "
+                          "and labels, or a --dataset directory)"
+                        : "--state is given (an .npz of the step's params, "
+                          "optimizer state and hyperparameters; dist-run "
+                          "--init-state writes one)"));
     if (it == source.end())
       fail("'" + value.name + "' is missing from " +
            (isData(arg) ? "--data '" + dataPath : "--state '" + statePath) +
@@ -670,6 +665,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   installFailureHandlers(/*runtimeIsStarted=*/false);
   parseCommandLine(argc, argv);
+  protectInputs();
   if (!exportPath.empty())
     return exportCheckpoint();
   llvm::InitializeNativeTarget();

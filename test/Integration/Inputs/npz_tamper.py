@@ -10,11 +10,13 @@ huge (declares 10^11 elements), overflow (a shape whose product overflows
 64 bits), version (format version 9.0), header-length (a header length
 past the end of the member), missing-key (no 'shape'), truncated (the data
 cut short by 8 bytes), trailing (8 bytes more than the shape), flip (bytes
-of the stored data flipped after the CRC was written).
+of the stored data flipped after the CRC was written), unterminated (the
+shape tuple runs to the end of the header), duplicate (the member twice).
 """
 
 import struct
 import sys
+import warnings
 import zipfile
 
 import numpy as np
@@ -60,6 +62,9 @@ def tamper(mode, array):
         return npy_bytes(header(), data[:-8])
     if mode == "trailing":
         return npy_bytes(header(), data + b"\0" * 8)
+    if mode == "unterminated":
+        return npy_bytes("{'descr': %r, 'fortran_order': False, 'shape': (%s, "
+                         % (descr, ", ".join(map(str, array.shape))), data)
     raise SystemExit(f"unknown mode {mode}")
 
 
@@ -82,7 +87,12 @@ def main():
         return
     with zipfile.ZipFile(dest, "w") as archive:
         for name, array in arrays.items():
-            if name == member:
+            if name == member and mode == "duplicate":
+                warnings.simplefilter("ignore")  # zipfile's "Duplicate name"
+                for _ in range(2):
+                    with archive.open(name + ".npy", "w") as f:
+                        np.lib.format.write_array(f, array)
+            elif name == member:
                 archive.writestr(name + ".npy", tamper(mode, array))
             else:
                 with archive.open(name + ".npy", "w") as f:
