@@ -4,6 +4,8 @@
 #include "Failure.h"
 #include "PartialFile.h"
 
+#include "distopt/Runtime/CpuKernels.h"
+
 #include "llvm/Support/FileSystem.h"
 
 #include <sys/resource.h>
@@ -43,5 +45,8 @@ void MetricsFile::writeStep(const StepReport &report) {
                            {"comm_ms", report.comm.comm_seconds * 1e3},
                            {"collective_bytes", report.comm.collective_bytes},
                            {"sent_bytes", report.comm.sent_bytes},
-                           {"peak_rss_mb", getPeakRssMiB()}});
+                           {"peak_rss_mb", getPeakRssMiB()},
+                           // libdistopt_cpu's products and convolutions
+                           // (OpenBLAS's core, LIBXSMM's target).
+                           {"cpu_kernels", distopt_cpu_kernel_info()}});
 }

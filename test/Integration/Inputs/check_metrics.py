@@ -26,6 +26,9 @@ for record in steps.values():
     assert record["step_ms"] > 0 and record["peak_rss_mb"] > 0, record
     assert record["comm_ms"] > 0 and record["collective_bytes"] > 0, record
     assert record["comm_ms"] <= record["step_ms"], record
+    # The CPU's kernels (libdistopt_cpu): OpenBLAS's core, none below the CPU.
+    assert record["cpu_kernels"].startswith("products: openblas "), record
+    assert "below the CPU" not in record["cpu_kernels"], record
 eval_steps = {int(s) for s in sys.argv[3].split(",") if s}
 assert set(evaluations) == eval_steps, sorted(evaluations)
 for record in evaluations.values():
