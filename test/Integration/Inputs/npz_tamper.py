@@ -11,7 +11,8 @@ huge (declares 10^11 elements), overflow (a shape whose product overflows
 past the end of the member), missing-key (no 'shape'), truncated (the data
 cut short by 8 bytes), trailing (8 bytes more than the shape), flip (bytes
 of the stored data flipped after the CRC was written), unterminated (the
-shape tuple runs to the end of the header), duplicate (the member twice).
+shape tuple runs to the end of the header), duplicate (the member twice),
+long-header (a format 2.0 header padded past 1 MiB).
 """
 
 import struct
@@ -62,6 +63,8 @@ def tamper(mode, array):
         return npy_bytes(header(), data[:-8])
     if mode == "trailing":
         return npy_bytes(header(), data + b"\0" * 8)
+    if mode == "long-header":
+        return npy_bytes(header() + " " * (2 << 20), data, version=(2, 0))
     if mode == "unterminated":
         return npy_bytes("{'descr': %r, 'fortran_order': False, 'shape': (%s, "
                          % (descr, ", ".join(map(str, array.shape))), data)
