@@ -244,6 +244,10 @@ void Splitter::outline(const Part &part, unsigned index) {
     op->walk([&](Operation *nested) {
       for (Value operand : nested->getOperands()) {
         Operation *def = operand.getDefiningOp();
+        // A value of `op`'s own regions (a recreated linalg.generic's body,
+        // read by a later part) comes with it.
+        if (def && op->isProperAncestor(def))
+          continue;
         if (def && isCopied(def)) {
           if (needed.insert(def).second)
             worklist.push_back(def);
