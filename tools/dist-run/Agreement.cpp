@@ -5,7 +5,10 @@
 
 #include "distopt/Runtime/distrt.h"
 
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/xxhash.h"
 
 using namespace distrun;
@@ -27,6 +30,35 @@ uint64_t distrun::hashArrays(const Arrays &arrays) {
   return llvm::xxh3_64bits(
       llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(hashes.data()),
                               hashes.size() * sizeof(uint64_t)));
+}
+
+bool distrun::hashDataset(llvm::StringRef directory,
+                          llvm::ArrayRef<std::string> names, uint64_t &hash,
+                          std::string &error) {
+  std::vector<std::string> sorted(names.begin(), names.end());
+  llvm::sort(sorted);
+  std::vector<uint64_t> hashes;
+  for (const std::string &name : sorted) {
+    llvm::SmallString<256> path(directory);
+    llvm::sys::path::append(path, name + ".npy");
+    auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/false);
+    if (!buffer) {
+      error = "cannot read '" + path.str().str() +
+              "': " + buffer.getError().message();
+      return false;
+    }
+    hashes.push_back(hashText(name));
+    hashes.push_back(hashText((*buffer)->getBuffer()));
+  }
+  hash = llvm::xxh3_64bits(
+      llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(hashes.data()),
+                              hashes.size() * sizeof(uint64_t)));
+  return true;
+}
+
+std::string distrun::formatFingerprint(uint64_t hash) {
+  return "xxh3:" + llvm::utohexstr(hash, /*LowerCase=*/true, /*Width=*/16);
 }
 
 void distrun::checkRanksAgree(llvm::ArrayRef<AgreementItem> items) {

@@ -4,6 +4,7 @@
 #include "Failure.h"
 #include "InputFile.h"
 #include "PartialFile.h"
+#include "ShardTiling.h"
 
 #include "distopt/Runtime/distrt.h"
 
@@ -14,6 +15,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/xxhash.h"
 
 #include <cstdio>
 #include <fcntl.h>
@@ -27,10 +29,27 @@ namespace json = llvm::json;
 
 static constexpr int kChecksumTag = 3;
 static constexpr llvm::StringLiteral kFormat = "distopt-checkpoint";
-static constexpr int64_t kVersion = 1;
+/// 2: each shard carries its binding (getShardBinding) and the index the
+/// fingerprint of the run's data.
+static constexpr int64_t kVersion = 2;
 
 bool distrun::isRestored(const train::StepSignature::Value &value) {
   return isState(value) || value.cache;
+}
+
+/// What binds a shard to its place: a hash (xxh3, 16 hex digits) of its
+/// array's name, dtype and global shape, its box and its bytes' CRC-32. An
+/// index whose records were swapped, copied or moved fails it.
+static std::string getShardBinding(StringRef name, StringRef dtype,
+                                   ArrayRef<int64_t> globalShape,
+                                   ArrayRef<int64_t> offsets,
+                                   ArrayRef<int64_t> shape, uint32_t checksum) {
+  std::string text = name.str() + '\0' + dtype.str() + '\0' +
+                     formatShape(globalShape) + '\0' + formatShape(offsets) +
+                     '\0' + formatShape(shape) + '\0' +
+                     std::to_string(checksum);
+  return llvm::utohexstr(llvm::xxh3_64bits(text), /*LowerCase=*/true,
+                         /*Width=*/16);
 }
 
 //===----------------------------------------------------------------------===//
@@ -251,6 +270,8 @@ static json::Object buildIndex(const RunPosition &position,
                      {"shuffle", position.shuffle},
                      {"seed", position.seed}};
   }
+  index["data"] = json::Object{{"source", position.dataSource},
+                               {"fingerprint", position.dataFingerprint}};
   json::Array axes;
   for (const std::string &axis : step.meshAxes)
     axes.push_back(axis);
@@ -265,10 +286,14 @@ static json::Object buildIndex(const RunPosition &position,
   for (auto [plan, sums] : llvm::zip_equal(plans, checksums)) {
     json::Array shards;
     for (auto [b, block] : llvm::enumerate(plan.blocks))
-      shards.push_back(json::Object{{"file", getShardFile(plan, b)},
-                                    {"offsets", toJSON(block.offsets)},
-                                    {"shape", toJSON(block.shape)},
-                                    {"crc32", sums[b]}});
+      shards.push_back(json::Object{
+          {"file", getShardFile(plan, b)},
+          {"offsets", toJSON(block.offsets)},
+          {"shape", toJSON(block.shape)},
+          {"crc32", sums[b]},
+          {"binding",
+           getShardBinding(plan.value->name, plan.dtype, plan.globalShape,
+                           block.offsets, block.shape, sums[b])}});
     json::Value split = nullptr;
     if (plan.value->split) {
       json::Array dims;
@@ -403,6 +428,8 @@ struct ShardRecord {
   std::string file;
   std::vector<int64_t> offsets, shape;
   uint32_t checksum;
+  /// getShardBinding's hash (none for the losses).
+  std::string binding;
 };
 struct ArrayRecord {
   std::string dtype;
@@ -446,6 +473,51 @@ static bool readShard(const json::Object *object, ShardRecord &shard) {
     return false;
   shard.file = file->str();
   shard.checksum = uint32_t(*checksum);
+  if (std::optional<StringRef> binding = object->getString("binding"))
+    shard.binding = binding->str();
+  return true;
+}
+
+/// Checks that the shards of array `name` (`record`) tile it exactly once
+/// and that each is bound to it (index `arrays`: every array, to name the
+/// one a misplaced shard belongs to); false with `problem` set.
+static bool checkShards(StringRef name, const ArrayRecord &record,
+                        const std::map<std::string, ArrayRecord> &arrays,
+                        std::string &problem) {
+  std::vector<ShardBox> boxes;
+  for (const ShardRecord &shard : record.shards)
+    boxes.push_back({shard.offsets, shard.shape});
+  std::string tiling = checkTiling(record.shape, boxes);
+  if (!tiling.empty()) {
+    problem = "the shards of '" + name.str() + "' " + tiling;
+    return false;
+  }
+  for (const ShardRecord &shard : record.shards) {
+    auto bindingFor = [&](StringRef array, const ArrayRecord &as) {
+      return getShardBinding(array, as.dtype, as.shape, shard.offsets,
+                             shard.shape, shard.checksum);
+    };
+    if (shard.binding == bindingFor(name, record))
+      continue;
+    // Whose shard is it? Another array's binding at this box.
+    for (const auto &[other, otherRecord] : arrays) {
+      if (other == name || shard.binding != bindingFor(other, otherRecord))
+        continue;
+      problem = "shard '" + shard.file + "' holds '" + other +
+                "', the index lists it for '" + name.str() + "'";
+      return false;
+    }
+    problem = "shard '" + shard.file + "' is not bound to '" + name.str() +
+              "' at [" +
+              llvm::join(llvm::map_range(shard.offsets,
+                                         [](int64_t offset) {
+                                           return std::to_string(offset);
+                                         }),
+                         ", ") +
+              "] (its binding does not match: the index was edited or "
+              "damaged)";
+    return false;
+  }
   return true;
 }
 
@@ -468,7 +540,16 @@ static bool readIndex(const std::string &path, Index &index,
   const json::Object *root = parsed->getAsObject();
   if (!root || root->getString("format") != kFormat)
     return malformed("not a distopt checkpoint index");
-  if (root->getInteger("version") != kVersion)
+  std::optional<int64_t> version = root->getInteger("version");
+  if (version && *version >= 1 && *version < kVersion) {
+    problem = "it is of checkpoint format " + std::to_string(*version) +
+              ", written by an older dist-run; this one reads format " +
+              std::to_string(kVersion) +
+              " (which binds each shard to its array): export it with the "
+              "dist-run that wrote it";
+    return false;
+  }
+  if (version != kVersion)
     return malformed("version is not " + llvm::Twine(kVersion));
   std::optional<int64_t> step = root->getInteger("step");
   if (!step || *step < 0)
@@ -491,6 +572,15 @@ static bool readIndex(const std::string &path, Index &index,
     index.position.seed = *seed;
     index.position.shuffle = *shuffle;
   }
+  const json::Object *data = root->getObject("data");
+  std::optional<StringRef> source =
+      data ? data->getString("source") : std::nullopt;
+  std::optional<StringRef> fingerprint =
+      data ? data->getString("fingerprint") : std::nullopt;
+  if (!source || !fingerprint)
+    return malformed("no data fingerprint");
+  index.position.dataSource = source->str();
+  index.position.dataFingerprint = fingerprint->str();
   const json::Object *losses = root->getObject("losses");
   std::optional<int64_t> lossCount =
       losses ? losses->getInteger("count") : std::nullopt;
@@ -514,34 +604,22 @@ static bool readIndex(const std::string &path, Index &index,
         record.dtype != "<i4" && record.dtype != "<i8")
       return malformed("array '" + name.str() + "' has dtype '" + record.dtype +
                        "'");
-    // The shards must lie inside the array and hold it exactly once (they
-    // are disjoint blocks: their volumes add up to the array's).
-    int64_t volume = 0, total = 1;
-    for (int64_t size : record.shape)
-      total *= size;
     for (const json::Value &shardValue : *shards) {
       ShardRecord shard;
       if (!readShard(shardValue.getAsObject(), shard) ||
           !readInts(shardValue.getAsObject()->getArray("offsets"),
                     shard.offsets) ||
           shard.offsets.size() != record.shape.size() ||
-          shard.shape.size() != record.shape.size())
+          shard.shape.size() != record.shape.size() || shard.binding.empty())
         return malformed("a shard of '" + name.str() + "'");
-      int64_t shardVolume = 1;
-      for (size_t d = 0; d < record.shape.size(); ++d) {
-        if (shard.offsets[d] + shard.shape[d] > record.shape[d])
-          return malformed("a shard of '" + name.str() +
-                           "' lies outside the array");
-        shardVolume *= shard.shape[d];
-      }
-      volume += shardVolume;
       record.shards.push_back(std::move(shard));
     }
-    if (volume != total)
-      return malformed("the shards of '" + name.str() +
-                       "' do not hold the array exactly once");
     index.arrays[name.str()] = std::move(record);
   }
+  // Each array's shards hold it exactly once, and are its own.
+  for (const auto &[name, record] : index.arrays)
+    if (!checkShards(name, record, index.arrays, problem))
+      return false;
   return true;
 }
 
@@ -691,20 +769,23 @@ bool CheckpointDir::exportNewest(Arrays &arrays, std::string &path) {
     for (auto &[name, record] : index.arrays) {
       if (!read)
         break;
+      // Every shard checked (and its size known) before the array is
+      // allocated.
+      std::vector<MappedShard> mapped(record.shards.size());
+      for (auto [shard, map] : llvm::zip_equal(record.shards, mapped))
+        if (!(read = mapShard(candidate, shard, record.dtype, map, problem)))
+          break;
+      if (!read)
+        break;
       Array &global = out[name];
       global.dtype = record.dtype;
       global.shape = record.shape;
       global.bytes.resize(global.getNumElements() *
                           getElementBytes(record.dtype));
-      for (const ShardRecord &shard : record.shards) {
-        MappedShard mapped;
-        if (!(read = mapShard(candidate, shard, record.dtype, mapped, problem)))
-          break;
-        copyOverlap(mapped.data, shard.offsets, shard.shape,
-                    global.bytes.data(),
+      for (auto [shard, map] : llvm::zip_equal(record.shards, mapped))
+        copyOverlap(map.data, shard.offsets, shard.shape, global.bytes.data(),
                     std::vector<int64_t>(record.shape.size(), 0), record.shape,
                     getElementBytes(record.dtype));
-      }
     }
     MappedShard mapped;
     if (read &&
@@ -725,7 +806,7 @@ bool CheckpointDir::exportNewest(Arrays &arrays, std::string &path) {
 RunPosition CheckpointDir::resume(const RunPosition &fresh,
                                   std::vector<Binding> &args,
                                   std::vector<float> &losses,
-                                  uint64_t totalSteps) {
+                                  uint64_t totalSteps, bool allowDataChange) {
   std::optional<RunPosition> restored = restore(args, losses);
   bool printing = distrt_rank() == 0;
   if (!restored) {
@@ -756,6 +837,18 @@ RunPosition CheckpointDir::resume(const RunPosition &fresh,
                                  : llvm::Twine("--shuffle=false"),
                fresh.shuffle ? "--seed=" + llvm::Twine(fresh.seed)
                              : llvm::Twine("--shuffle=false"));
+  }
+  // The data's contents (rank 0 holds this run's fingerprint).
+  if (printing && restored->dataFingerprint != fresh.dataFingerprint) {
+    std::string message =
+        "the checkpoint at step " + std::to_string(restored->step) +
+        " was trained on " + restored->dataSource + " (fingerprint " +
+        restored->dataFingerprint + "), this run reads " + fresh.dataSource +
+        " (fingerprint " + fresh.dataFingerprint + ")";
+    if (!allowDataChange)
+      fail(message + ": resuming would not continue the same run "
+                     "(--allow-data-change resumes on other data)");
+    warn(message + ": resuming on other data (--allow-data-change)");
   }
   if (restored->step > totalSteps)
     failOnEveryRank("the newest checkpoint in '" + directory + "' is at step " +

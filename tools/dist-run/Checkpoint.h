@@ -37,6 +37,10 @@ struct RunPosition {
   int64_t samples = 0, batch = 0;
   uint64_t seed = 0;
   bool shuffle = false;
+  /// What fed the batches ("--data 'PATH'", "--dataset 'DIR'") and the
+  /// fingerprint of its contents (Agreement.h's hashDataset/hashArrays as
+  /// 16 hex digits); a resumed run must read the same (rank 0 compares).
+  std::string dataSource, dataFingerprint;
 };
 
 /// The checkpoints of one directory.
@@ -72,9 +76,12 @@ public:
   /// position the run continues from (`fresh`, which holds this run's
   /// dataset, with the checkpoint's step; `fresh` itself when there is
   /// none), and the losses before it. Fails on every rank when the
-  /// checkpoint read another dataset or order, or is past `totalSteps`.
+  /// checkpoint read another dataset or order, or is past `totalSteps`;
+  /// when it read data of another fingerprint, unless `allowDataChange`
+  /// (then it warns).
   RunPosition resume(const RunPosition &fresh, std::vector<Binding> &args,
-                     std::vector<float> &losses, uint64_t totalSteps);
+                     std::vector<float> &losses, uint64_t totalSteps,
+                     bool allowDataChange = false);
 
   /// The newest complete checkpoint's global arrays and losses (the --out
   /// layout), read by one process; `path` is set to it. False when there

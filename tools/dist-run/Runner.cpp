@@ -28,6 +28,7 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -375,6 +376,94 @@ float distrun::invokeStep(CompiledStep &compiled, StringRef entry,
                      compiled.cuda);
 }
 
+/// "nan", "inf", "-inf".
+static std::string formatNonFinite(double value) {
+  return std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf";
+}
+
+std::string distrun::findNonFinite(const Binding &binding) {
+  const Array &local = binding.local;
+  bool f32 = binding.dtype == "<f4";
+  if (!f32 && binding.dtype != "<f8")
+    return "";
+  int64_t count = local.getNumElements();
+  for (int64_t i = 0; i < count; ++i) {
+    double value;
+    if (f32) {
+      float v;
+      std::memcpy(&v, local.bytes.data() + 4 * i, 4);
+      value = v;
+    } else {
+      std::memcpy(&value, local.bytes.data() + 8 * i, 8);
+    }
+    if (std::isfinite(value))
+      continue;
+    std::string name = "'" + binding.value->name + "'";
+    if (local.shape.empty())
+      return name + " is " + formatNonFinite(value);
+    // The global index of local element i.
+    std::vector<int64_t> index(local.shape.size());
+    int64_t rest = i;
+    for (size_t d = local.shape.size(); d-- > 0;) {
+      index[d] = rest % local.shape[d] + binding.offsets[d];
+      rest /= local.shape[d];
+    }
+    return name + " holds " + formatNonFinite(value) + " at [" +
+           llvm::join(llvm::map_range(
+                          index, [](int64_t i) { return std::to_string(i); }),
+                      ", ") +
+           "]";
+  }
+  return "";
+}
+
+/// The first non-finite value of this rank's arguments after a step whose
+/// loss was not finite: the hyper-parameters and the batch (what the step
+/// read), then the state (what it wrote back).
+static std::string describeNonFinite(const std::vector<Binding> &args) {
+  for (bool state : {false, true})
+    for (const Binding &arg : args) {
+      if (!arg.value->role || isState(*arg.value) != state)
+        continue;
+      std::string found = findNonFinite(arg);
+      if (!found.empty())
+        return state ? found + " after it" : found;
+    }
+  return "";
+}
+
+void distrun::checkStateFinite(const std::vector<Binding> &args, uint64_t step,
+                               StringRef what) {
+  std::string found;
+  for (const Binding &arg : args)
+    if (found.empty() && isState(*arg.value) && !arg.value->cache)
+      found = findNonFinite(arg);
+  // The lowest rank holding one reports it.
+  int64_t size = distrt_size(), rank = distrt_rank(), first = -1;
+  if (size == 1) {
+    first = found.empty() ? -1 : 0;
+  } else {
+    int64_t shape[] = {size}, axes[] = {0};
+    distrt_group *world = distrt_get_group(shape, 1, axes, 1);
+    if (!world)
+      fail(getRuntimeError());
+    int64_t mine = !found.empty();
+    std::vector<int64_t> all(size);
+    if (distrt_all_gather(world, &mine, all.data(), 1, DISTRT_I64))
+      fail(getRuntimeError());
+    auto it = llvm::find(all, 1);
+    first = it == all.end() ? -1 : it - all.begin();
+  }
+  if (first < 0)
+    return;
+  if (rank != first)
+    failOnEveryRank("rank " + llvm::Twine(first) +
+                    " holds a non-finite value of the state after step " +
+                    llvm::Twine(step));
+  fail("after step " + llvm::Twine(step) + ", " + found + ": " + what +
+       " is not written of this state (--on-nonfinite=continue writes it)");
+}
+
 std::vector<float> distrun::runSteps(CompiledStep &compiled, StringRef entry,
                                      std::vector<Binding> &args,
                                      std::vector<Binding> &results,
@@ -418,6 +507,22 @@ std::vector<float> distrun::runSteps(CompiledStep &compiled, StringRef entry,
     if (printing)
       llvm::outs() << llvm::formatv("step {0}: loss {1:F6} ({2:F2} ms)\n",
                                     s + 1, loss, ms);
+    // A non-finite loss ends the run before anything of the step is saved
+    // (rank 0 fails, which ends every rank).
+    if (printing && !std::isfinite(loss)) {
+      if (hooks.stopOnNonFinite) {
+        std::string found = describeNonFinite(args);
+        fail("step " + llvm::Twine(s + 1) + ": the loss is " +
+             formatNonFinite(loss) + (found.empty() ? "" : " (" + found + ")") +
+             ": stopping without saving this state (--on-nonfinite=continue "
+             "trains on)");
+      }
+      static bool warned = false;
+      if (!warned)
+        warn("step " + llvm::Twine(s + 1) + ": the loss is " +
+             formatNonFinite(loss) + ": training on (--on-nonfinite=continue)");
+      warned = true;
+    }
     report.loss = loss;
     if (hooks.afterStep)
       hooks.afterStep(report, losses);

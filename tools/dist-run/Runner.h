@@ -130,6 +130,10 @@ struct RunHooks {
   /// After a step, with what it did and the losses so far (rank 0's).
   std::function<void(const StepReport &report, llvm::ArrayRef<float> losses)>
       afterStep;
+  /// --on-nonfinite=stop: a step whose loss is NaN or infinite ends the
+  /// run (rank 0 fails, naming the step, the loss and the first
+  /// non-finite value it holds) before afterStep saves anything of it.
+  bool stopOnNonFinite = true;
 };
 
 /// Runs the step `entry` from step `hooks.firstStep` to `steps` on `args`,
@@ -144,6 +148,18 @@ std::vector<float> runSteps(CompiledStep &compiled, llvm::StringRef entry,
                             std::vector<Binding> &results, uint64_t steps,
                             int64_t lossRank, const RunHooks &hooks,
                             std::vector<float> losses = {});
+
+/// The first NaN or infinite element of this rank's block of `binding` (a
+/// float argument), as "'lr' is inf" or "'fc1.weight' holds nan at [2, 0]"
+/// (global indices); empty when there is none.
+std::string findNonFinite(const Binding &binding);
+
+/// --on-nonfinite=stop before the state is written (`what`: "the
+/// checkpoint of step 4", "--out"): when some rank's state arguments hold a
+/// NaN or an infinity, the lowest such rank fails, naming the array and the
+/// element, and nothing is written. Every rank calls it.
+void checkStateFinite(const std::vector<Binding> &args, uint64_t step,
+                      llvm::StringRef what);
 
 /// The global state arrays (param and opt_state arguments) gathered to
 /// rank 0 (empty arrays on the other ranks); for an MPMD step, from the

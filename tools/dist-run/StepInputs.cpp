@@ -166,9 +166,18 @@ Array distrun::initialize(func::FuncOp entry, ModuleOp module,
     }
     break;
   case train::Role::label: {
+    // Float labels (a regression's targets): standard normal.
+    if (!isInteger(array.dtype)) {
+      std::normal_distribution<double> normal(0.0, 1.0);
+      for (double &v : values)
+        v = normal(random);
+      break;
+    }
     if (!range)
-      fail("cannot tell the range of the labels '" + value.name +
-           "': no cross_entropy reads them");
+      fail("--init-data cannot tell the range of the integer labels '" +
+           value.name +
+           "': no cross_entropy reads them (write the batch yourself; "
+           "--init-state alone needs no labels)");
     std::uniform_int_distribution<int64_t> uniform(0, range->bound - 1);
     for (double &v : values)
       v = double(uniform(random));

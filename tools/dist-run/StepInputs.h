@@ -51,7 +51,8 @@ void checkIndexRange(const Binding &binding, llvm::StringRef dtype,
 /// argument's, by index): parameters as PyTorch initializes linear layers
 /// (uniform in +-1/sqrt(fan_in); vectors zero, normalization scales one),
 /// optimizer state zero, hyper-parameters 0.01 (integers 0), float inputs
-/// standard normal, labels and token ids uniform in their range.
+/// standard normal, integer labels and token ids uniform in their range
+/// (fails for labels nothing gives a range), float labels standard normal.
 Array initialize(mlir::func::FuncOp entry, mlir::ModuleOp module,
                  const Binding &binding, llvm::ArrayRef<Binding> bindings,
                  std::mt19937_64 &random);

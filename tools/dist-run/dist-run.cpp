@@ -47,6 +47,7 @@
 
 #include "distopt/Conversion/StepSignature.h"
 #include "distopt/Dialect/Dist/IR/DistOps.h"
+#include "distopt/Dialect/Dist/Transforms/StepContract.h"
 #include "distopt/Dialect/Train/IR/TrainOps.h"
 #include "distopt/Dialect/Train/IR/TrainingStep.h"
 #include "distopt/InitAll.h"
@@ -159,6 +160,20 @@ static cl::opt<bool> resume(
     cl::desc("Continue from the newest complete checkpoint in "
              "--checkpoint-dir (from --state when there is none), whatever "
              "strategy wrote it; --steps stays the run's total"));
+static cl::opt<bool> allowDataChange(
+    "allow-data-change", cl::cat(distRunCategory),
+    cl::desc("With --resume: continue from a checkpoint trained on other "
+             "data (its fingerprint of --data or --dataset differs; "
+             "refused without this)"));
+enum class OnNonFinite { stop, carryOn };
+static cl::opt<OnNonFinite> onNonFinite(
+    "on-nonfinite", cl::init(OnNonFinite::stop), cl::cat(distRunCategory),
+    cl::desc("What a NaN or infinite loss (or state, at a checkpoint and "
+             "--out) does"),
+    cl::values(clEnumValN(OnNonFinite::stop, "stop",
+                          "the run fails naming the step and the value; "
+                          "nothing of that state is saved (the default)"),
+               clEnumValN(OnNonFinite::carryOn, "continue", "train on")));
 static cl::opt<std::string>
     exportPath("export", cl::cat(distRunCategory),
                cl::desc("Write the newest complete checkpoint in "
@@ -370,6 +385,8 @@ static void checkRunOptions() {
           std::pair{"--resume", resume.getNumOccurrences()}})
       if (given)
         fail(llvm::Twine(option) + " needs --checkpoint-dir");
+  if (allowDataChange && !resume)
+    fail("--allow-data-change applies to a --resume");
 }
 
 /// Parses the command line; a bad one is a failure like any other (under
@@ -493,7 +510,10 @@ static void checkAgreement(uint64_t moduleHash, StringRef backend,
        {"--checkpoint-dir", "value", hashOption(checkpointDir)},
        {"--checkpoint-every", "value", hashOption(checkpointEvery)},
        {"--keep", "value", hashOption(keepCheckpoints)},
-       {"--resume", "value", hashOption(resume)}});
+       {"--resume", "value", hashOption(resume)},
+       {"--allow-data-change", "value", hashOption(allowDataChange)},
+       {"--on-nonfinite", "value",
+        hashText(onNonFinite == OnNonFinite::stop ? "stop" : "continue")}});
 }
 
 /// The worlds a step runs on: fails unless it is `devices` processes.
@@ -508,6 +528,50 @@ static void checkWorldSize(const train::StepSignature &step) {
                                  : ""));
 }
 
+/// "FILE:LINE:COL: " for a file location, else "".
+static std::string formatLocation(Location loc) {
+  auto file = dyn_cast<FileLineColLoc>(loc);
+  auto fused = dyn_cast<FusedLoc>(loc);
+  if (!file && fused && !fused.getLocations().empty())
+    file = dyn_cast<FileLineColLoc>(fused.getLocations().front());
+  if (!file)
+    return "";
+  return llvm::formatv("{0}:{1}:{2}: ", file.getFilename().getValue(),
+                       file.getLine(), file.getColumn());
+}
+
+/// Placed programs not lowered yet (dist.fragment, dist.send, dist.recv,
+/// dist.serve) get dist-verify's check of their transfers before anything
+/// runs: a send without its receive, or programs that deadlock, would
+/// otherwise wait out --collective-timeout. Fails with dist-verify's first
+/// error (and its notes) on one line.
+static void checkPrograms(ModuleOp module) {
+  bool unlowered = false;
+  module.walk([&](Operation *op) {
+    unlowered =
+        isa<dist::FragmentOp, dist::SendOp, dist::RecvOp, dist::ServeOp>(op);
+    return unlowered ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  if (!unlowered)
+    return;
+  std::string message;
+  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &diag) {
+    if (diag.getSeverity() != DiagnosticSeverity::Error || !message.empty())
+      return success();
+    message = formatLocation(diag.getLocation()) + diag.str();
+    for (const Diagnostic &note : diag.getNotes())
+      if (!StringRef(note.str()).starts_with("see current operation"))
+        message +=
+            " (note: " + formatLocation(note.getLocation()) + note.str() + ")";
+    return success();
+  });
+  if (failed(dist::verifyPrograms(module)))
+    failOnEveryRank("'" + inputFile +
+                    "' fails dist-verify's check of its "
+                    "placed programs: " +
+                    (message.empty() ? std::string("see above") : message));
+}
+
 /// readStep for placed programs (an MPMD step): every device runs the
 /// program placed on it; `entry` is set to this rank's program while it is
 /// still a function with a body.
@@ -517,6 +581,7 @@ static train::StepSignature readProgramsStep(ModuleOp module,
     fail("'" + inputFile +
          "' is a step of placed programs (one per pipeline stage or server), "
          "which dist-run runs together: drop --entry");
+  checkPrograms(module);
   if (failed(train::recordStepSignature(module)))
     fail("cannot record the step (see the diagnostics above)");
   FailureOr<train::StepSignature> step = train::readStepSignature(module);
@@ -604,9 +669,11 @@ static void writeInitialArrays(func::FuncOp entry, ModuleOp module,
          "' has lowered: write them from the module before lowering");
   std::mt19937_64 random(seed);
   Arrays initState, initData;
+  // The batch only with --init-data (the state needs no label range).
   for (const Binding &arg : args)
-    (isData(arg) ? initData : initState)[arg.value->name] =
-        initialize(entry, module, arg, args, random);
+    if (!isData(arg) || !initDataPath.empty())
+      (isData(arg) ? initData : initState)[arg.value->name] =
+          initialize(entry, module, arg, args, random);
   writeOutput(initStatePath, initState);
   writeOutput(initDataPath, initData);
 }
@@ -764,8 +831,27 @@ int main(int argc, char **argv) {
         std::make_unique<CheckpointDir>(checkpointDir, keepCheckpoints);
     checkpoints->open();
   }
+  // What fed the batches, for the checkpoints (rank 0 writes and compares
+  // it; one pass over a dataset's files).
+  if (checkpoints && rank == 0) {
+    uint64_t fingerprint = 0;
+    if (datasetPath.empty()) {
+      position.dataSource = "--data '" + dataPath + "'";
+      fingerprint = hashArrays(data);
+    } else {
+      position.dataSource = "--dataset '" + datasetPath + "'";
+      std::vector<std::string> names;
+      for (const DataSpec &spec : getDataSpecs(wholeStep))
+        names.push_back(spec.name);
+      std::string error;
+      if (!hashDataset(datasetPath, names, fingerprint, error))
+        fail(error);
+    }
+    position.dataFingerprint = formatFingerprint(fingerprint);
+  }
   if (resume)
-    position = checkpoints->resume(position, args, losses, totalSteps);
+    position = checkpoints->resume(position, args, losses, totalSteps,
+                                   allowDataChange);
 
   if (gpuMapped && profileOps)
     fail("--profile does not apply to --gpu-mapped (its nests have no "
@@ -803,6 +889,7 @@ int main(int argc, char **argv) {
     profile = std::make_unique<StepProfile>(*module);
   RunHooks hooks;
   hooks.firstStep = position.step;
+  hooks.stopOnNonFinite = onNonFinite == OnNonFinite::stop;
   hooks.beforeStep = [&](uint64_t s) {
     raiseForTest("step" + std::to_string(s + 1));
     if (dataset)
@@ -828,6 +915,9 @@ int main(int argc, char **argv) {
     if (evaluation && isDue(done, evalEvery))
       evaluate(*compiled, *evaluation, args, done, metrics);
     if (checkpoints && isDue(done, checkpointEvery)) {
+      if (hooks.stopOnNonFinite)
+        checkStateFinite(args, done,
+                         "the checkpoint of step " + std::to_string(done));
       RunPosition now = position;
       now.step = done;
       checkpoints->save(now, args, wholeStep, lossesSoFar,
@@ -840,6 +930,8 @@ int main(int argc, char **argv) {
   if (profile && rank == 0)
     profile->print(llvm::outs());
   // Gather the state to rank 0 and write it with the losses.
+  if (hooks.stopOnNonFinite && !outPath.empty())
+    checkStateFinite(args, totalSteps, "--out '" + outPath + "'");
   Arrays out = gatherState(args, wholeStep);
   out["loss"] = makeFloatArray(losses);
   writeOutput(outPath, out);

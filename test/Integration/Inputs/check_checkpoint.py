@@ -42,7 +42,7 @@ def load(record, dtype):
     return array
 
 
-assert index["format"] == "distopt-checkpoint" and index["version"] == 1
+assert index["format"] == "distopt-checkpoint" and index["version"] == 2
 for name, record in index["arrays"].items():
     covered = np.zeros(record["shape"], np.int64)
     for shard in record["shards"]:
