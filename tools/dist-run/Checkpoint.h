@@ -5,14 +5,17 @@
 // replicated array is written once, by the lowest rank holding it) into
 // `DIR/.ckpt-<step>.partial`; rank 0 then writes `index.json` (the step,
 // the dataset position, the shuffle's seed and epoch, the losses so far,
-// and per array its global shape, dtype, role, sharding and shards, each
-// with its offsets, shape and CRC-32) and renames the directory to
-// `DIR/ckpt-<step>`. A checkpoint therefore exists whole or not at all.
+// the fingerprint of the data read, and per array its global shape, dtype,
+// role, sharding and shards, each with its offsets, shape, CRC-32 and
+// binding: a hash tying it to its array and box) and renames the
+// directory to `DIR/ckpt-<step>`. A checkpoint therefore exists whole or
+// not at all.
 //
 // Restoring reads the index and, on each rank, only the shards that
 // overlap the blocks it holds, whatever strategy or mesh wrote them, each
 // checked against its CRC-32 first; a checkpoint that fails (unreadable
-// index, missing or corrupt shard) is skipped with a warning naming it.
+// index, shards that do not hold an array exactly once or are not bound
+// to it, a missing or corrupt shard) is skipped with a warning naming it.
 //
 //===----------------------------------------------------------------------===//
 
