@@ -10,6 +10,7 @@
 #include "distopt/Dialect/Dist/Transforms/CostReport.h"
 #include "distopt/InitAll.h"
 #include "distopt/Support/DiagnosticText.h"
+#include "distopt/Support/ParseSource.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -68,8 +69,9 @@ public:
     llvm::SourceMgr sources;
     sources.AddNewSourceBuffer(
         llvm::MemoryBuffer::getMemBufferCopy(text, name), llvm::SMLoc());
+    // Input that would crash the parser (and the interpreter) is refused.
     OwningOpRef<ModuleOp> module =
-        parseSourceFile<ModuleOp>(sources, context.get());
+        dist::parseUserSource(sources, context.get());
     if (!module)
       throw Error("cannot parse " + name, diagnostics.str());
     return PyModule(context, std::move(module));
@@ -82,7 +84,9 @@ public:
   }
 
   /// Runs `pipeline` (the passes, or "builtin.module(...)" around them);
-  /// returns the remarks and warnings it raised.
+  /// returns the remarks and warnings it raised. It runs on a copy, which
+  /// replaces the module only when every pass succeeded: a failed pipeline
+  /// leaves the module as it was, not half rewritten.
   std::string runPipeline(const std::string &pipeline) {
     Diagnostics diagnostics(context.get());
     StringRef text = StringRef(pipeline).trim();
@@ -94,8 +98,10 @@ public:
     llvm::raw_string_ostream errorStream(error);
     if (failed(parsePassPipeline(text, pm, errorStream)))
       throw Error("invalid pass pipeline '" + pipeline + "'", error + "\n");
-    if (failed(pm.run(*module)))
+    OwningOpRef<ModuleOp> work(module->clone());
+    if (failed(pm.run(*work)))
       throw Error("'" + pipeline + "' failed", diagnostics.str());
+    module = std::move(work);
     return diagnostics.str();
   }
 

@@ -14,6 +14,7 @@
 #include "distopt/Dialect/Train/IR/TrainDialect.h"
 #include "distopt/InitAll.h"
 #include "distopt/Support/DiagnosticText.h"
+#include "distopt/Support/ParseSource.h"
 
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Registration.h"
@@ -74,7 +75,8 @@ MlirModule distoptModuleParse(MlirContext context, MlirStringRef source,
   sources.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(
                                  unwrap(source), unwrap(bufferName)),
                              llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sources, ctx);
+  // Refused with an error rather than crashing the caller's process.
+  OwningOpRef<ModuleOp> module = dist::parseUserSource(sources, ctx);
   return wrap(module.release());
 }
 

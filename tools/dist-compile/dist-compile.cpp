@@ -26,6 +26,7 @@
 #include "distopt/Dialect/Train/IR/TrainOps.h"
 #include "distopt/Dialect/Train/IR/TrainingStep.h"
 #include "distopt/InitAll.h"
+#include "distopt/Support/ParseSource.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -343,7 +344,7 @@ int main(int argc, char **argv) {
   if (!buffer)
     fail("cannot read '" + inputFile + "': " + openError);
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = dist::parseUserSource(sourceMgr, &context);
   if (!module)
     fail("cannot parse '" + inputFile + "' (see the diagnostics above)");
 

@@ -2,27 +2,89 @@
 //
 // Parses, verifies, transforms and prints MLIR with DistOpt's dialects and
 // passes and the upstream dialects training steps are combined with.
+// MlirOptMain's driver, with the input read first and refused when it
+// would crash upstream MLIR's parser (dist::findParserHazard).
 //
 //===----------------------------------------------------------------------===//
 
 #include "distopt/InitAll.h"
+#include "distopt/Support/ParseSource.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <cstdio>
 
 namespace mlir::train::test {
 void registerTestInterfacePasses();
 } // namespace mlir::train::test
 
+using namespace mlir;
+
+/// False, with an error at its location, when `buffer` would crash the
+/// parser.
+static bool checkSource(const llvm::MemoryBuffer &buffer) {
+  std::optional<dist::ParserHazard> hazard =
+      dist::findParserHazard(buffer.getBuffer());
+  if (!hazard)
+    return true;
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBuffer(buffer.getMemBufferRef(),
+                                       /*RequiresNullTerminator=*/false),
+      llvm::SMLoc());
+  sourceMgr.PrintMessage(
+      llvm::SMLoc::getFromPointer(buffer.getBufferStart() + hazard->offset),
+      llvm::SourceMgr::DK_Error, hazard->message);
+  return false;
+}
+
 int main(int argc, char **argv) {
-  mlir::DialectRegistry registry;
-  mlir::dist::registerAllDialects(registry);
+  DialectRegistry registry;
+  dist::registerAllDialects(registry);
   // gpu-module-to-binary (dist-lower-cuda) translates kernels to LLVM IR.
-  mlir::dist::registerAllTranslations(registry);
+  dist::registerAllTranslations(registry);
 
-  mlir::dist::registerAllPasses();
-  mlir::train::test::registerTestInterfacePasses();
+  dist::registerAllPasses();
+  train::test::registerTestInterfacePasses();
 
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "DistOpt optimizer driver\n", registry));
+  auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
+      argc, argv, "DistOpt optimizer driver\n", registry);
+  MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+  // What reads no input stays MlirOptMain's own.
+  if (config.shouldShowDialects() || config.shouldListPasses())
+    return asMainReturnCode(
+        MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
+
+  // The rest of MlirOptMain(argc, argv, ...), with the input checked.
+  llvm::InitLLVM y(argc, argv);
+  if (inputFilename == "-" &&
+      llvm::sys::Process::FileDescriptorIsDisplayed(fileno(stdin)))
+    llvm::errs() << "(processing input from stdin now, hit ctrl-c/ctrl-d to "
+                    "interrupt)\n";
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> file =
+      openInputFile(inputFilename, &errorMessage);
+  if (!file) {
+    llvm::errs() << errorMessage << "\n";
+    return EXIT_FAILURE;
+  }
+  if (!checkSource(*file))
+    return EXIT_FAILURE;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputFilename, &errorMessage);
+  if (!output) {
+    llvm::errs() << errorMessage << "\n";
+    return EXIT_FAILURE;
+  }
+  if (failed(MlirOptMain(output->os(), std::move(file), registry, config)))
+    return EXIT_FAILURE;
+  output->keep();
+  return EXIT_SUCCESS;
 }

@@ -53,6 +53,8 @@
 #include "distopt/InitAll.h"
 #include "distopt/Runtime/distrt.h"
 #include "distopt/Runtime/distrt_mlir.h"
+#include "distopt/Support/DiagnosticText.h"
+#include "distopt/Support/ParseSource.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -451,7 +453,11 @@ static OwningOpRef<ModuleOp> loadModule(MLIRContext &context, uint64_t &hash) {
   hash = hashText((*buffer)->getBuffer());
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  // Parse errors as FILE:LINE:COL: error: message.
+  dist::DiagnosticTextHandler handler(&context, [](const std::string &text) {
+    llvm::errs() << text << "\n";
+  });
+  OwningOpRef<ModuleOp> module = dist::parseUserSource(sourceMgr, &context);
   if (!module)
     fail("cannot parse '" + inputFile + "'");
   return module;
