@@ -107,6 +107,7 @@ static const char *const kLowerings[] = {
     "dist-lower-cuda{format=isa ",
 };
 static constexpr unsigned kNumCPULowerings = 3;
+static const unsigned kOpsPerFunction[] = {4, 8, 16};
 
 /// The index into kLowerings `hash` picks.
 static unsigned pickLowering(uint64_t hash) {
@@ -129,7 +130,6 @@ static constexpr size_t kMaxInputSize = 256 * 1024;
 
 static bool verbose() {
   static const bool flag = [] {
-static const unsigned kOpsPerFunction[] = {4, 8, 16};
     const char *value = std::getenv("DIST_FUZZ_VERBOSE");
     return value && *value && StringRef(value) != "0";
   }();
