@@ -1,8 +1,74 @@
 """Distribution strategies shaped like tf.distribute's: each names the
 dist-opt pass (and options) that rewrites a single-device step, and
 `distribute(module)` returns the distributed module (the input is left as
-it was). Options are checked by the passes; a bad one raises DistOptError
-with the pass's message."""
+it was). Each argument's type and range is checked here (TypeError or
+ValueError naming it: a value is never pasted into the pass pipeline
+unchecked); what depends on the step (a count that must divide the batch)
+is checked by the passes, and a bad one raises DistOptError with the pass's
+message."""
+
+import math
+import numbers
+
+# The largest count (devices, stages, microbatches, shards) a strategy
+# accepts: far beyond any cluster this runs on, small enough that nothing
+# the passes make per device or per microbatch grows without bound.
+MAX_COUNT = 1 << 16
+
+SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1")
+
+
+def _count(name, value, minimum=1, maximum=MAX_COUNT):
+    """`value` as an int in [minimum, maximum] (not a bool, not a str)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(
+            f"{name} must be an int, got {type(value).__name__} {value!r}")
+    if not minimum <= value <= maximum:
+        raise ValueError(
+            f"{name} must be between {minimum} and {maximum}, got {value}")
+    return int(value)
+
+
+def _optional_count(name, value, minimum=1, maximum=MAX_COUNT):
+    return None if value is None else _count(name, value, minimum, maximum)
+
+
+def _flag(name, value):
+    if not isinstance(value, bool):
+        raise TypeError(
+            f"{name} must be a bool, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _choice(name, value, choices):
+    if not isinstance(value, str):
+        raise TypeError(
+            f"{name} must be a str, got {type(value).__name__} {value!r}")
+    if value not in choices:
+        raise ValueError(
+            f"{name} must be one of {', '.join(map(repr, choices))}, "
+            f"got {value!r}")
+    return value
+
+
+def _megabytes(name, value):
+    """A positive, finite size in MiB (int or float, not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{name} must be a number, got {type(value).__name__} {value!r}")
+    if not (math.isfinite(value) and 0 < value <= 1 << 20):
+        raise ValueError(
+            f"{name} must be above 0 and at most {1 << 20} MiB, got {value}")
+    return float(value)
+
+
+def _processes(name, *counts):
+    """The product of `counts`, at most MAX_COUNT."""
+    total = math.prod(counts)
+    if total > MAX_COUNT:
+        raise ValueError(
+            f"{name} gives {total} processes, more than {MAX_COUNT}")
+    return total
 
 
 class Strategy:
@@ -37,6 +103,9 @@ class MirroredStrategy(Strategy):
     (tf.distribute.MirroredStrategy; PyTorch DDP)."""
 
     def __init__(self, num_replicas, bucket_mb=None):
+        num_replicas = _count("num_replicas", num_replicas)
+        if bucket_mb is not None:
+            bucket_mb = _megabytes("bucket_mb", bucket_mb)
         super().__init__(
             f"dist-mirrored{{{_options(replicas=num_replicas, bucket_mb=bucket_mb)}}}",
             num_replicas)
@@ -47,6 +116,9 @@ class MultiWorkerMirroredStrategy(Strategy):
     all-reduces (tf.distribute.MultiWorkerMirroredStrategy)."""
 
     def __init__(self, hosts, devices_per_host):
+        hosts = _count("hosts", hosts)
+        devices_per_host = _count("devices_per_host", devices_per_host)
+        _processes("hosts * devices_per_host", hosts, devices_per_host)
         super().__init__(
             f"dist-multi-worker-mirrored{{{_options(hosts=hosts, devices=devices_per_host)}}}",
             hosts * devices_per_host)
@@ -57,6 +129,8 @@ class TensorParallelStrategy(Strategy):
     with sequence parallelism."""
 
     def __init__(self, size, sequence_parallel=False):
+        size = _count("size", size)
+        sequence_parallel = _flag("sequence_parallel", sequence_parallel)
         super().__init__(
             f"dist-tensor-parallel{{{_options(size=size, sequence_parallel=sequence_parallel)}}}",
             size)
@@ -67,6 +141,8 @@ class ZeroStrategy(Strategy):
     `num_replicas` data-parallel devices."""
 
     def __init__(self, stage, num_replicas):
+        stage = _count("stage", stage, 1, 3)
+        num_replicas = _count("num_replicas", num_replicas)
         super().__init__(
             f"dist-zero{{{_options(stage=stage, replicas=num_replicas)}}}",
             num_replicas)
@@ -78,6 +154,10 @@ class PipelineStrategy(Strategy):
 
     def __init__(self, stages, microbatches, schedule="1f1b",
                  virtual_stages=None):
+        stages = _count("stages", stages)
+        microbatches = _count("microbatches", microbatches)
+        schedule = _choice("schedule", schedule, SCHEDULES)
+        virtual_stages = _optional_count("virtual_stages", virtual_stages)
         super().__init__(
             f"dist-pipeline{{{_options(stages=stages, microbatches=microbatches, schedule=schedule, virtual_stages=virtual_stages)}}}",
             stages)
@@ -90,6 +170,14 @@ class ParameterServerStrategy(Strategy):
 
     def __init__(self, num_ps, num_workers, partitioner="min-size",
                  mode="sync", shards=None, min_shard_bytes=None):
+        num_ps = _count("num_ps", num_ps)
+        num_workers = _count("num_workers", num_workers)
+        _processes("num_ps + num_workers", num_ps + num_workers)
+        partitioner = _choice("partitioner", partitioner, ("min-size", "fixed"))
+        mode = _choice("mode", mode, ("sync", "async"))
+        shards = _optional_count("shards", shards)
+        min_shard_bytes = _optional_count("min_shard_bytes", min_shard_bytes,
+                                          1, 1 << 62)
         super().__init__(
             "dist-parameter-server{" + _options(
                 ps=num_ps, workers=num_workers, partitioner=partitioner,
@@ -104,6 +192,14 @@ class HybridStrategy(Strategy):
 
     def __init__(self, dp=1, tp=1, pp=1, zero=0, hosts=None,
                  microbatches=None, schedule=None):
+        dp, tp, pp = (_count(name, value)
+                      for name, value in (("dp", dp), ("tp", tp), ("pp", pp)))
+        zero = _count("zero", zero, 0, 3)
+        hosts = _optional_count("hosts", hosts)
+        microbatches = _optional_count("microbatches", microbatches)
+        if schedule is not None:
+            schedule = _choice("schedule", schedule, SCHEDULES)
+        _processes("hosts * dp * tp * pp", hosts or 1, dp, tp, pp)
         super().__init__(
             "dist-hybrid{" + _options(
                 hosts=hosts, dp=dp, tp=tp, pp=pp, zero=zero,
