@@ -21,14 +21,18 @@ bytes per rank it reports with the analytic minimum:
       the position table stays replicated) and the vocabulary-parallel LM
       head with its cross-entropy (the logits stay split: all-reduces of
       the per-token maximum, sum of exponentials and target logit, 3 b*s*4
-      bytes, and of the head's input gradient, one A)
+      bytes, and of the head's input gradient, one A) where the cost model
+      splits the head (the GPT's 512-token vocabulary; the transformer
+      block's 16-class head stays replicated and costs nothing)
   sequence parallel: 2 all-gathers + 2 reduce-scatters per block in forward
       and the same in backward, (T-1)/T * A each (the embedding's
       reduce-scatter and the all-gather before its backward replace its
       all-reduce): the same bytes as tensor parallelism, plus one all-reduce
       of the gradients that the split tokens leave partial, those of the
       layer norms: 2 (T-1)/T * R, R = their bytes (the row-parallel biases
-      and the position table take theirs from gathered gradients: whole)
+      and the position table take theirs from gathered gradients: whole);
+      a replicated head reads the split tokens too: its parameters' bytes
+      count in R, and its loss (4 bytes) is all-reduced
 
 and prints count, measured, formula and their ratio.
 """
@@ -77,8 +81,9 @@ def read_step(path):
     return params
 
 
-def token_split_param_bytes(build, model, flags):
-    """Bytes of the layer-norm parameters the step keeps whole."""
+def token_split_param_bytes(build, model, flags, head=False):
+    """Bytes of the layer-norm parameters (and, with `head`, the head's)
+    the step keeps whole."""
     out = subprocess.run(
         [os.path.join(build, "bin", "dist-opt"), model, *flags],
         capture_output=True, text=True, check=True)
@@ -87,7 +92,8 @@ def token_split_param_bytes(build, model, flags):
                          r"#dist\.sharding<@mesh, \[(\[\](, )?)*\]>, "
                          r"train\.name = \"([^\"]+)\", "
                          r"train\.role = #train\.role<param>", out.stdout):
-        if re.search(r"(^|\.)ln\w*\.", m.group(4)):
+        if re.search(r"(^|\.)ln\w*\.", m.group(4)) or \
+                (head and m.group(4).startswith("head.")):
             sizes[m.group(4)] = tensor_bytes(m.group(1))
     return sum(sizes.values())
 
@@ -116,13 +122,14 @@ def main():
                        stdout=f, check=True)
     block = os.path.join(ROOT, "examples", "transformer_block.mlir")
     mlp = os.path.join(ROOT, "examples", "mlp_adam.mlir")
-    # (model, blocks, activation bytes A, embedding lookups); every model
-    # with blocks ends in a vocabulary-parallel LM head over 8 x 128 tokens
-    models = [("transformer block", block, 1, 8 * 128 * 256 * 4, 0),
-              ("GPT, 4 blocks", gpt, 4, 8 * 128 * 256 * 4, 1),
-              ("MLP (AdamW)", mlp, 0, 0, 0)]
+    # (model, blocks, activation bytes A, embedding lookups, head split
+    # over its vocabulary); every model with blocks ends in a head over
+    # 8 x 128 tokens
+    models = [("transformer block", block, 1, 8 * 128 * 256 * 4, 0, False),
+              ("GPT, 4 blocks", gpt, 4, 8 * 128 * 256 * 4, 1, True),
+              ("MLP (AdamW)", mlp, 0, 0, 0, False)]
     rows = []
-    for label, path, blocks, act, lookups in models:
+    for label, path, blocks, act, lookups, head_split in models:
         params = read_step(path)
         P = sum(b for b, _ in params.values())
         P_bwd = sum(b for b, used in params.values() if used)
@@ -138,14 +145,16 @@ def main():
         ]
         if blocks:
             tokens = 8 * 128
-            tp = 2 * 1 / 2 * ((4 * blocks + lookups + 1) * act
-                              + 3 * tokens * 4)
+            tp = 2 * 1 / 2 * ((4 * blocks + lookups + head_split) * act
+                              + head_split * 3 * tokens * 4)
             strategies.append(("tensor parallel T=2",
                                ["--dist-tensor-parallel=size=2"], tp))
             sp = ["--dist-tensor-parallel=size=2 sequence-parallel=true"]
-            R = token_split_param_bytes(args.build, path, sp)
+            R = token_split_param_bytes(args.build, path, sp,
+                                        head=not head_split)
+            loss = 0 if head_split else 4
             strategies.append(("sequence parallel T=2", sp,
-                               tp + 2 * 1 / 2 * R))
+                               tp + 2 * 1 / 2 * (R + loss)))
         for name, flags, formula in strategies:
             count, measured = cost(args.build, path, flags)
             rows.append((label, name, count, measured, formula))

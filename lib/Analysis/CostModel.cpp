@@ -49,6 +49,29 @@ double mlir::dist::getRingBusBytes(CollectiveKind kind, int64_t groupSize,
   llvm_unreachable("unknown collective kind");
 }
 
+bool VocabularySplitCost::pays() const {
+  return flopsSaved >= kFlopsPerBusByte * busBytesAdded ||
+         stateBytesSaved > busBytesAdded;
+}
+
+VocabularySplitCost mlir::dist::getVocabularySplitCost(int64_t tokens,
+                                                       int64_t hidden,
+                                                       int64_t classes,
+                                                       int64_t elementBytes,
+                                                       int64_t groupSize) {
+  VocabularySplitCost cost;
+  if (groupSize <= 1)
+    return cost;
+  double saved = double(groupSize - 1) / double(groupSize);
+  double weight = double(hidden) * double(classes);
+  cost.flopsSaved = 6 * double(tokens) * weight * saved;
+  cost.stateBytesSaved = 2 * weight * double(elementBytes) * saved;
+  cost.busBytesAdded = getRingBusBytes(
+      CollectiveKind::AllReduce, groupSize,
+      (tokens * hidden + 3 * tokens) * elementBytes);
+  return cost;
+}
+
 double mlir::dist::getRingSeconds(CollectiveKind kind, int64_t groupSize,
                                   double busBytes, double gbPerSecond,
                                   double latencyUs) {

@@ -42,6 +42,40 @@ double getRingBusBytes(CollectiveKind kind, int64_t groupSize,
 double getRingSeconds(CollectiveKind kind, int64_t groupSize, double busBytes,
                       double gbPerSecond, double latencyUs);
 
+/// What splitting a classification or LM head over its `classes` on
+/// `groupSize` ranks (Megatron's vocabulary-parallel head and
+/// cross-entropy) saves and adds per rank against keeping it replicated,
+/// for `tokens` rows of `hidden` features in `elementBytes`-byte elements.
+struct VocabularySplitCost {
+  /// The head's products, forward and backward (6 * tokens * hidden *
+  /// classes), less this rank's share.
+  double flopsSaved = 0;
+  /// The head's weight and its gradient, less this rank's share.
+  double stateBytesSaved = 0;
+  /// Ring bus bytes of the all-reduces the split adds: the head's input
+  /// gradient [tokens, hidden] and three per-token values (the maximum,
+  /// the sums of exponentials and of the target logits).
+  double busBytesAdded = 0;
+
+  /// True when the split pays: it saves at least kFlopsPerBusByte FLOPs
+  /// per byte it moves (a device is taken to compute that many in the
+  /// time its link moves one byte), or more bytes of state than it moves
+  /// per step. A 16-class head over 256 features saves 12 FLOPs per byte
+  /// and stays whole; the ratio is about 3/4 of the classes, so heads from
+  /// about 90 classes are split.
+  bool pays() const;
+
+  /// FLOPs per moved byte from which the split pays: the balance of an
+  /// A100 in fp32 over NVLink (19.5 TFLOP/s over 300 GB/s), the lowest of
+  /// the accelerators targeted (tensor-core rates are 8-30x higher).
+  static constexpr double kFlopsPerBusByte = 64;
+};
+
+VocabularySplitCost getVocabularySplitCost(int64_t tokens, int64_t hidden,
+                                           int64_t classes,
+                                           int64_t elementBytes,
+                                           int64_t groupSize);
+
 /// A value live from program point `begin` to `end` (inclusive).
 struct LiveInterval {
   int64_t begin;

@@ -11,6 +11,7 @@
 
 #include "Strategies.h"
 
+#include "distopt/Analysis/CostModel.h"
 #include "distopt/Dialect/Dist/Transforms/Passes.h"
 #include "distopt/Interfaces/ShardingRuleOpInterface.h"
 
@@ -61,9 +62,11 @@ struct TensorParallelPlan {
 /// Plans one function.
 class TensorParallelPlanner {
 public:
-  TensorParallelPlanner(func::FuncOp func, MeshOp mesh, int64_t modelAxis)
+  TensorParallelPlanner(func::FuncOp func, MeshOp mesh, int64_t modelAxis,
+                        bool forceVocabParallel)
       : func(func), step(train::TrainingStep::get(func)),
-        meshShape(mesh.getShape()), modelAxis(modelAxis) {}
+        meshShape(mesh.getShape()), modelAxis(modelAxis),
+        forceVocabParallel(forceVocabParallel) {}
 
   TensorParallelPlan run();
 
@@ -78,11 +81,17 @@ private:
                             SmallVector<Operation *> &decomposed,
                             llvm::MapVector<unsigned, TensorSharding> &params,
                             std::string &reason);
+  /// True when splitting `head` (a column-parallel contraction whose split
+  /// ends only in decomposed cross-entropies) over its classes pays by the
+  /// cost model; a remark says why not otherwise.
+  bool isVocabularySplitWorth(Operation *head, const WeightUse &weight,
+                              const train::StepValue &arg);
 
   func::FuncOp func;
   train::TrainingStep step;
   ArrayRef<int64_t> meshShape;
   int64_t modelAxis;
+  bool forceVocabParallel;
   llvm::DenseSet<Operation *> forward;
 };
 } // namespace
@@ -259,6 +268,37 @@ LogicalResult TensorParallelPlanner::followSplit(
   return success();
 }
 
+bool TensorParallelPlanner::isVocabularySplitWorth(
+    Operation *head, const WeightUse &weight, const train::StepValue &arg) {
+  auto weightType = cast<RankedTensorType>(arg.type);
+  auto resultType = dyn_cast<RankedTensorType>(head->getResult(0).getType());
+  if (!resultType || !resultType.hasStaticShape() ||
+      !weightType.hasStaticShape() ||
+      !weightType.getElementType().isIntOrFloat())
+    return true; // No size to weigh: Megatron's split.
+  int64_t classes = weightType.getDimSize(weight.outDim);
+  int64_t hidden = weightType.getDimSize(weight.inDim);
+  int64_t tokens = resultType.getNumElements() / std::max<int64_t>(classes, 1);
+  int64_t elementBytes =
+      std::max<int64_t>(weightType.getElementTypeBitWidth() / 8, 1);
+  int64_t group = meshShape[modelAxis];
+  VocabularySplitCost cost =
+      getVocabularySplitCost(tokens, hidden, classes, elementBytes, group);
+  if (cost.pays())
+    return true;
+  head->emitRemark("tensor parallelism keeps head '")
+      << arg.name.getValue() << "' replicated: splitting its " << classes
+      << " classes over " << group << " devices saves "
+      << static_cast<int64_t>(cost.flopsSaved) << " FLOPs and "
+      << static_cast<int64_t>(cost.stateBytesSaved)
+      << " bytes of state per rank but all-reduces "
+      << static_cast<int64_t>(cost.busBytesAdded)
+      << " more bytes (it pays from "
+      << static_cast<int64_t>(VocabularySplitCost::kFlopsPerBusByte)
+      << " FLOPs per byte; force-vocab-parallel splits it)";
+  return false;
+}
+
 TensorParallelPlan TensorParallelPlanner::run() {
   TensorParallelPlan plan;
   // The forward pass: every op the loss depends on.
@@ -361,6 +401,12 @@ TensorParallelPlan TensorParallelPlanner::run() {
               << weight->outDim << " stops: " << reason;
         continue;
       }
+      // A head whose split only ends in a cross-entropy (no row-parallel
+      // partner) is split over its classes only where that pays: a small
+      // classification head stays whole at no communication cost.
+      if (!tied && rows.empty() && !forceVocabParallel &&
+          !isVocabularySplitWorth(&op, *weight, arg))
+        continue;
       for (Operation *op : decomposed)
         if (!llvm::is_contained(plan.decomposed, op))
           plan.decomposed.push_back(op);
@@ -625,7 +671,8 @@ void SequenceParallelizer::run() {
 /// devices of the model axis would all compute the same thing.
 LogicalResult mlir::dist::annotateTensorParallel(ModuleOp module, MeshOp mesh,
                                             int64_t modelAxis,
-                                            bool sequenceParallel) {
+                                            bool sequenceParallel,
+                                            bool forceVocabParallel) {
   int64_t size = mesh.getShape()[modelAxis];
   WalkResult result = module.walk([&](func::FuncOp func) {
     if (!train::TrainingStep::isTrainingStep(func) || func.isExternal())
@@ -633,7 +680,9 @@ LogicalResult mlir::dist::annotateTensorParallel(ModuleOp module, MeshOp mesh,
     // One device per model group: nothing to split (every parameter whole).
     TensorParallelPlan plan =
         size == 1 ? TensorParallelPlan()
-                  : TensorParallelPlanner(func, mesh, modelAxis).run();
+                  : TensorParallelPlanner(func, mesh, modelAxis,
+                                          forceVocabParallel)
+                        .run();
     if (plan.params.empty() && size > 1) {
       mlir::emitError(func.getLoc())
           << "tensor parallelism finds nothing to split over " << size
@@ -700,7 +749,7 @@ struct DistAnnotateTensorParallelPass
     if (failed(mesh))
       return signalPassFailure();
     if (failed(annotateTensorParallel(module, *mesh, /*modelAxis=*/0,
-                                      sequenceParallel)))
+                                      sequenceParallel, forceVocabParallel)))
       return signalPassFailure();
   }
 };

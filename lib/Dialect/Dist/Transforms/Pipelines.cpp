@@ -54,6 +54,11 @@ struct TensorParallelPipelineOptions
       llvm::cl::desc("Reduce-scatter / all-gather along the token dim around "
                      "the ops between blocks instead of all-reduces"),
       llvm::cl::init(false)};
+  Option<bool> forceVocabParallel{
+      *this, "force-vocab-parallel",
+      llvm::cl::desc("Split every head over its classes, also where the "
+                     "cost model keeps it replicated"),
+      llvm::cl::init(false)};
 };
 
 struct HybridPipelineOptions : public BucketOptions<HybridPipelineOptions> {
@@ -141,8 +146,9 @@ void mlir::dist::registerStrategyPipelines() {
       "`size` devices, one all-reduce per block in forward and in backward",
       [](OpPassManager &pm, const TensorParallelPipelineOptions &options) {
         pm.addPass(createDistAnnotateTensorParallelPass(
-            DistAnnotateTensorParallelPassOptions{options.size,
-                                                  options.sequenceParallel}));
+            DistAnnotateTensorParallelPassOptions{
+                options.size, options.sequenceParallel,
+                options.forceVocabParallel}));
         addEngine(pm, options);
         addVerify(pm);
       });

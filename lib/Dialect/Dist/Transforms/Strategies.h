@@ -51,10 +51,13 @@ LogicalResult annotateDataParallel(ModuleOp module, MeshOp mesh,
 /// Annotates every training step of `module` for Megatron tensor
 /// parallelism over axis `modelAxis` of `mesh` (column/row weight pairs,
 /// vocabulary-parallel embeddings and cross-entropy; with
-/// `sequenceParallel`, the token dim split between blocks). Fails when no
-/// weight of a step can be split.
+/// `sequenceParallel`, the token dim split between blocks). A head split
+/// only over its classes (vocabulary-parallel cross-entropy) is split where
+/// the cost model says it pays, or always with `forceVocabParallel`. Fails
+/// when no weight of a step can be split.
 LogicalResult annotateTensorParallel(ModuleOp module, MeshOp mesh,
-                                     int64_t modelAxis, bool sequenceParallel);
+                                     int64_t modelAxis, bool sequenceParallel,
+                                     bool forceVocabParallel = false);
 
 /// Applies ZeRO `stage` over mesh axes `dataAxes` (`replicas` devices) to
 /// every parameter of every training step of `module` that an optimizer op

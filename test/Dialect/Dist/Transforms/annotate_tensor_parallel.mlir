@@ -1,10 +1,23 @@
 // Megatron on examples/transformer_block.mlir: q, k, v and fc1 are
 // column-parallel (output rows split, with their biases), attn.out and fc2
-// row-parallel (input columns split); the head is column-parallel over the
-// classes and its cross-entropy is rewritten into reductions over them
-// (Megatron's vocabulary-parallel cross-entropy): the labels record the
-// number of classes.
-// RUN: dist-opt %examples/transformer_block.mlir --dist-annotate-tensor-parallel=size=2 2>&1 | FileCheck %s --check-prefix=ANNOTATE
+// row-parallel (input columns split). The 16-class head stays replicated:
+// the cost model finds that splitting it over its classes saves 12 FLOPs
+// per byte it would move (it pays from 64), and a remark says so.
+// RUN: dist-opt %examples/transformer_block.mlir --dist-annotate-tensor-parallel=size=2 2>&1 | FileCheck %s --check-prefix=HEAD
+// HEAD: remark: tensor parallelism keeps head 'head.weight' replicated: splitting its 16 classes over 2 devices saves 12582912 FLOPs and 16384 bytes of state per rank but all-reduces 1060864 more bytes (it pays from 64 FLOPs per byte; force-vocab-parallel splits it)
+// HEAD-NOT: remark
+// HEAD-LABEL: func.func @train_step
+// HEAD-SAME: {dist.sharding = #dist.sharding<@mesh, {{\[\[}}model], []]>, train.name = "mlp.fc1.weight"
+// HEAD-SAME: {dist.sharding = #dist.sharding<@mesh, {{\[\[}}], []]>, train.name = "head.weight"
+// HEAD-SAME: {dist.sharding = #dist.sharding<@mesh, {{\[\[}}]]>, train.name = "head.bias"
+// HEAD-NOT: train.classes
+// HEAD-SAME: train.name = "labels"
+
+// With force-vocab-parallel the head is column-parallel over the classes
+// and its cross-entropy is rewritten into reductions over them (Megatron's
+// vocabulary-parallel cross-entropy): the labels record the number of
+// classes.
+// RUN: dist-opt %examples/transformer_block.mlir --dist-annotate-tensor-parallel="size=2 force-vocab-parallel=true" 2>&1 | FileCheck %s --check-prefix=ANNOTATE
 // ANNOTATE-NOT: remark
 // ANNOTATE: dist.mesh @mesh {axes = ["model"], shape = array<i64: 2>}
 // ANNOTATE-LABEL: func.func @train_step
@@ -27,10 +40,18 @@
 
 // The whole pipeline: exactly one all-reduce per block (attention, MLP) in
 // the forward pass and one per block in the backward pass, over `model`, on
-// the [b, s, h] activations; the logits stay split over the classes: the
-// per-token maximum, then the sums of exponentials and of the target
-// logits (one bucket) are all-reduced, and the head's input gradient once.
-// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel=size=2 2>/dev/null | FileCheck %s --check-prefix=TP
+// the [b, s, h] activations, and nothing else (the replicated head needs
+// none).
+// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel=size=2 2>/dev/null | FileCheck %s --check-prefix=TPHEAD
+// TPHEAD-LABEL: func.func @train_step
+// TPHEAD-COUNT-4: dist.all_reduce %{{.*}} on @mesh axes = ["model"] : tensor<8x128x256xf32>
+// TPHEAD-NOT: dist.
+
+// With the head split (force-vocab-parallel) the logits stay split over the
+// classes: the per-token maximum, then the sums of exponentials and of the
+// target logits (one bucket) are all-reduced, and the head's input gradient
+// once.
+// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=2 force-vocab-parallel=true" 2>/dev/null | FileCheck %s --check-prefix=TP
 // TP-LABEL: func.func @train_step
 // TP-COUNT-2: dist.all_reduce %{{.*}} on @mesh axes = ["model"] : tensor<8x128x256xf32>
 // TP: %[[LOGITS:.*]] = train.add %{{.*}}, %{{.*}} : (tensor<8x128x8xf32>, tensor<8xf32>) -> tensor<8x128x8xf32>
@@ -43,16 +64,36 @@
 // TP-COUNT-3: dist.all_reduce %{{.*}} on @mesh axes = ["model"] : tensor<8x128x256xf32>
 // TP-NOT: dist.
 
-// Traffic: 4 ring all-reduces of b*s*h fp32 values per layer plus the
-// head's input gradient, and 3 of b*s values for the loss, that is
-// 2*(t-1)/t * (5*b*s*h + 3*b*s) * 4 bytes: 5255168 for t = 2 and 7882752
-// for t = 4 (b = 8, s = 128, h = 256).
-// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel=size=2 --dist-cost-report=format=json -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=COST2
-// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel=size=4 --dist-cost-report=format=json -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=COST4
+// Traffic: 4 ring all-reduces of b*s*h fp32 values per layer, that is
+// 2*(t-1)/t * 4*b*s*h * 4 bytes: 4194304 for t = 2 and 6291456 for t = 4
+// (b = 8, s = 128, h = 256). With the head split, also the head's input
+// gradient and 3 of b*s values for the loss: 2*(t-1)/t * (5*b*s*h +
+// 3*b*s) * 4 bytes, 5255168 for t = 2 and 7882752 for t = 4.
+// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel=size=2 --dist-cost-report=format=json -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=HEADCOST2
+// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel=size=4 --dist-cost-report=format=json -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=HEADCOST4
+// HEADCOST2: "collective_count": 4,
+// HEADCOST2: "comm_bytes_per_rank": 4194304,
+// HEADCOST4: "collective_count": 4,
+// HEADCOST4: "comm_bytes_per_rank": 6291456,
+// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=2 force-vocab-parallel=true" --dist-cost-report=format=json -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=COST2
+// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=4 force-vocab-parallel=true" --dist-cost-report=format=json -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=COST4
 // COST2: "collective_count": 7,
 // COST2: "comm_bytes_per_rank": 5255168,
 // COST4: "collective_count": 7,
 // COST4: "comm_bytes_per_rank": 7882752,
+
+// A head with a large vocabulary (512 classes over 16 features) keeps the
+// split: it saves 323 FLOPs per byte it moves. The logits stay split and
+// the cross-entropy is decomposed, with no remark.
+// RUN: %python %distopt_src_root/scripts/gen_transformer_block.py --batch 2 --seq 8 --hidden 16 --heads 2 --ffn 32 --classes 512 -o %t.vocab.mlir
+// RUN: dist-opt %t.vocab.mlir --dist-tensor-parallel=size=2 2>&1 | FileCheck %s --check-prefix=VOCAB
+// VOCAB-NOT: remark
+// VOCAB-LABEL: func.func @train_step
+// VOCAB-SAME: tensor<256x16xf32> {dist.sharding = #dist.sharding<@mesh, {{\[\[}}model], []]>, train.name = "head.weight"
+// VOCAB-SAME: train.classes = 512 : i64, train.name = "labels"
+// VOCAB: dist.all_reduce %{{.*}} on @mesh axes = ["model"] reduction = <max> : tensor<2x8x1xf32>
+// VOCAB: dist.all_reduce %{{.*}}, %{{.*}} on @mesh axes = ["model"] : tensor<2x8x1xf32>, tensor<2x8x1xf32>
+// VOCAB-NOT: tensor<2x8x512xf32>
 
 // The MLP example: fc1 column-parallel, fc2 row-parallel; one all-reduce of
 // the logits in forward; the backward pass needs none (no input gradient).
@@ -90,8 +131,9 @@
 // each way; the vocabulary-parallel head reads the gathered tokens and its
 // input gradient is reduce-scattered. No activation all-reduce remains:
 // only the per-token values of the cross-entropy and the layer norms'
-// parameter gradients (partial over the split tokens).
-// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=2 sequence-parallel=true" 2>/dev/null | FileCheck %s --check-prefix=SP
+// parameter gradients (partial over the split tokens). (The head split
+// by force-vocab-parallel.)
+// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=2 sequence-parallel=true force-vocab-parallel=true" 2>/dev/null | FileCheck %s --check-prefix=SP
 // SP-LABEL: func.func @train_step
 // SP-NOT: dist.all_gather
 // SP: %[[LN1:.*]], %[[MEAN1:.*]], %[[RSTD1:.*]] = train.layer_norm %{{.*}} : (tensor<4x128x256xf32>, tensor<256xf32>, tensor<256xf32>) -> (tensor<4x128x256xf32>, tensor<4x128xf32>, tensor<4x128xf32>)
@@ -121,7 +163,7 @@
 
 // The bytes: tensor parallelism's (COST2 above) plus the all-reduce of the
 // four layer-norm parameter gradients, 2 * (T-1)/T * 4 * 256 * 4 = 4096.
-// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=2 sequence-parallel=true" --dist-cost-report=format=json -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=SPCOST
+// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=2 sequence-parallel=true force-vocab-parallel=true" --dist-cost-report=format=json -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=SPCOST
 // SPCOST: "collective_count": 13,
 // SPCOST: "comm_bytes_per_rank": 5259264,
 

@@ -149,6 +149,13 @@ def DistAnnotateTensorParallelPass
     q, k and v together). A partial sum without a token dim that divides
     keeps its all-reduce, with a remark.
 
+    A head whose split meets no row-parallel partner, only a cross-entropy
+    over its classes (Megatron's vocabulary-parallel head), is split only
+    where the cost model says it pays (getVocabularySplitCost: the FLOPs
+    and state it saves against the all-reduces it adds, the head's input
+    gradient among them); a small classification head stays replicated
+    with a remark. `force-vocab-parallel` splits it anyway.
+
     ```mlir
     // fc1: [ffn, hidden] used with transpose_rhs, fc2: [hidden, ffn], size=2:
     func.func @step(%w1: tensor<1024x256xf32> {dist.sharding = #dist.sharding<@mesh, [[model], []]>, ...},
@@ -164,6 +171,10 @@ def DistAnnotateTensorParallelPass
            "Megatron sequence parallelism: reduce-scatter / all-gather along "
            "the token dim around the ops between blocks instead of "
            "all-reduces">,
+    Option<"forceVocabParallel", "force-vocab-parallel", "bool",
+           /*default=*/"false",
+           "Split every head over its classes (vocabulary-parallel "
+           "cross-entropy), also where the cost model keeps it replicated">,
   ];
   let dependentDialects = ["::mlir::dist::DistDialect"];
 }
