@@ -31,7 +31,11 @@ struct DistAnnotateMirroredPass
           << "needs replicas >= 1, got " << static_cast<int64_t>(replicas);
       return signalPassFailure();
     }
-    if (failed(checkSingleDevice(module)))
+    if (failed(checkDeviceCounts(module.getLoc(), "dist-annotate-mirrored",
+                                 {{"replicas", replicas}})) ||
+        failed(checkSingleDevice(module)) ||
+        failed(checkBatchBound(module, "dist-annotate-mirrored", "replicas",
+                               replicas, "replica")))
       return signalPassFailure();
     FailureOr<MeshOp> mesh =
         getOrCreateMesh(module, "mesh", {"data"}, {replicas}, {});
@@ -55,7 +59,12 @@ struct DistAnnotateMultiWorkerMirroredPass
           << static_cast<int64_t>(devices);
       return signalPassFailure();
     }
-    if (failed(checkSingleDevice(module)))
+    StringRef pass = "dist-annotate-multi-worker-mirrored";
+    if (failed(checkDeviceCounts(module.getLoc(), pass,
+                                 {{"hosts", hosts}, {"devices", devices}})) ||
+        failed(checkSingleDevice(module)) ||
+        failed(checkBatchBound(module, pass, "hosts x devices",
+                               hosts * devices, "replica")))
       return signalPassFailure();
     FailureOr<MeshOp> mesh = getOrCreateMesh(
         module, "mesh", {"hosts", "devices"}, {hosts, devices}, {"hosts"});
@@ -79,7 +88,11 @@ struct DistAnnotateZeroPass
           << static_cast<int64_t>(replicas);
       return signalPassFailure();
     }
-    if (failed(checkSingleDevice(module)))
+    if (failed(checkDeviceCounts(module.getLoc(), "dist-annotate-zero",
+                                 {{"replicas", replicas}})) ||
+        failed(checkSingleDevice(module)) ||
+        failed(checkBatchBound(module, "dist-annotate-zero", "replicas",
+                               replicas, "replica")))
       return signalPassFailure();
     FailureOr<MeshOp> mesh =
         getOrCreateMesh(module, "mesh", {"data"}, {replicas}, {});

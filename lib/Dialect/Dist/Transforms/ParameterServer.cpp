@@ -63,6 +63,44 @@ ParameterServerBuilder::splitRows(int64_t rows, int64_t bytes,
   return sizes;
 }
 
+void ParameterServerBuilder::accumulateWholeBatchValues() {
+  assert(workers == 1 && "only one worker's values are sums over the batch");
+  Builder attrs(module.getContext());
+  ArrayAttr axes = attrs.getStrArrayAttr({kMicrobatchAxis});
+  auto accumulate = [&](Operation *before, Value value) -> Value {
+    Operation *def = value.getDefiningOp();
+    if (!def || !mbOps.contains(def) || isFree(def))
+      return nullptr;
+    OpBuilder b(before);
+    auto acc = AllReduceOp::create(b, value.getLoc(), TypeRange{value.getType()},
+                                   ValueRange{value}, ReductionKind::sum,
+                                   kMicrobatchMesh, axes);
+    accumulations.push_back(acc);
+    return acc.getResult(0);
+  };
+  for (Operation &op : func.front().without_terminator()) {
+    auto optimizer = dyn_cast<train::OptimizerOpInterface>(&op);
+    if (!optimizer || !mbOps.contains(&op))
+      continue;
+    Value grad = optimizer.getGrad();
+    if (Value sum = accumulate(&op, grad))
+      for (OpOperand &operand : op.getOpOperands())
+        if (operand.get() == grad)
+          operand.set(sum);
+  }
+  // The loss, the metrics and state the step computes without an
+  // optimizer (a batch norm's running statistics and its step count): on
+  // server 0 as the loss.
+  Operation *ret = func.front().getTerminator();
+  for (OpOperand &operand : ret->getOpOperands()) {
+    if (isa_and_nonnull<train::OptimizerOpInterface>(
+            operand.get().getDefiningOp()))
+      continue;
+    if (Value sum = accumulate(ret, operand.get()))
+      operand.set(sum);
+  }
+}
+
 LogicalResult
 ParameterServerBuilder::placeVariables(const PartitionPolicy &policy) {
   shardsOf.assign(func.getNumArguments(), {});
@@ -422,17 +460,45 @@ struct DistParameterServerPass
           << ": each server holds at most one shard of a variable";
       return signalPassFailure();
     }
+    if (failed(checkDeviceCounts(module.getLoc(), "dist-parameter-server",
+                                 {{"ps", ps}})) ||
+        failed(checkDeviceCounts(module.getLoc(), "dist-parameter-server",
+                                 {{"workers", workers}})) ||
+        failed(checkCountBound(module.getLoc(), "dist-parameter-server",
+                               "ps + workers", ps + workers, kMaxDevices,
+                               "the most devices a mesh may have")))
+      return signalPassFailure();
     FailureOr<func::FuncOp> step =
         getSingleTrainingStep(module, "dist-parameter-server");
-    if (failed(step))
+    if (failed(step) ||
+        failed(checkBatchBound(module, "dist-parameter-server", "workers",
+                               workers, "worker")))
       return signalPassFailure();
     func::FuncOp func = *step;
+    // A server holds at least one row of a variable.
+    int64_t rows = 0;
+    train::TrainingStep trainingStep = train::TrainingStep::get(func);
+    for (const train::StepValue &arg : trainingStep.arguments)
+      if (auto type = dyn_cast<RankedTensorType>(arg.type);
+          type && arg.role == train::Role::param)
+        rows += type.getRank() ? type.getDimSize(0) : 1;
+    if (ps > rows) {
+      mlir::emitError(func.getLoc()) << "dist-parameter-server: ps="
+                       << static_cast<int64_t>(ps) << " is more than " << rows
+                       << ", the rows of the parameters of step '"
+                       << func.getSymName()
+                       << "' (a server holds at least one row)";
+      return signalPassFailure();
+    }
     SetAsideEvaluation evaluation(module, "dist-parameter-server");
     ParameterServerBuilder builder(module, func, ps, workers);
     auto run = [&](OpPassManager &pm) { return runPipeline(pm, module); };
     if (failed(builder.partitionMicrobatches(run)) ||
-        failed(builder.analyzePhases()) ||
-        failed(builder.placeVariables(policy)) ||
+        failed(builder.analyzePhases()))
+      return signalPassFailure();
+    if (workers == 1)
+      builder.accumulateWholeBatchValues();
+    if (failed(builder.placeVariables(policy)) ||
         failed(getOrCreateMesh(module, kClusterMesh, {kTaskAxis},
                                {ps + workers}, {})) ||
         failed(builder.writeServerPrograms(mode)))

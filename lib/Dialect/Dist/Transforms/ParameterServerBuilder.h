@@ -54,6 +54,13 @@ public:
   /// Places every variable's shards on the servers and checks that the
   /// update is what a server can run (optimizers on summed gradients).
   LogicalResult placeVariables(const PartitionPolicy &policy);
+  /// With one worker, which sees the whole batch: makes each optimizer's
+  /// gradient and each returned value (but an optimizer's) that the worker
+  /// computes without a sum over the batch (statistics of the whole batch,
+  /// as a batch norm's, feed them) a sum over the one worker, so that it is
+  /// pushed to the servers like any gradient (the others to server 0, as
+  /// the loss).
+  void accumulateWholeBatchValues();
   LogicalResult writeServerPrograms(StringRef mode);
 
 private:

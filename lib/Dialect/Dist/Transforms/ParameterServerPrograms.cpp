@@ -433,10 +433,14 @@ LogicalResult ParameterServerBuilder::writeServer(int64_t s,
       getArg(index);
 
   // Pull (sync): this server's shards to every worker that reads the
-  // variable (async: the workers hold copies, see the replies below).
+  // variable or state (a batch norm's running statistics, which one worker
+  // updates) (async: the workers hold copies, see the replies below).
   for (unsigned index = 0; index < shardsOf.size() && !async; ++index) {
     const Shard *shard = shardHere(index);
-    if (!shard || argRoles[index] != train::Role::param || sparse.count(index) ||
+    if (!shard ||
+        (argRoles[index] != train::Role::param &&
+         argRoles[index] != train::Role::opt_state) ||
+        sparse.count(index) ||
         !llvm::any_of(func.getArgument(index).getUsers(),
                       [&](Operation *user) { return mbOps.contains(user); }))
       continue;

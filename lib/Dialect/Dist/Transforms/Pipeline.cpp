@@ -64,9 +64,6 @@ double mlir::dist::estimateOpSeconds(Operation *op) {
 // Microbatches
 //===----------------------------------------------------------------------===//
 
-/// The partitioning mesh's microbatch axis.
-static constexpr StringLiteral kMicrobatchAxis = "microbatch";
-
 LogicalResult PipelineBuilder::partitionMicrobatches(
     function_ref<LogicalResult(OpPassManager &)> run) {
   train::TrainingStep step = train::TrainingStep::get(func);
@@ -390,10 +387,24 @@ LogicalResult PipelineBuilder::analyzePhases() {
   // With one microbatch the collectives over it are identities: those
   // that are not sums to accumulate go at once, the sums that turn out to
   // feed per-sample work (batch statistics) below, so that any step runs.
+  // One over other axes too (a batch norm's gather over [data,
+  // microbatch]) stays a collective over those: the microbatch axis has
+  // one device.
+  StringAttr microbatchAxis =
+      StringAttr::get(module.getContext(), kMicrobatchAxis);
   for (Operation &op : llvm::make_early_inc_range(body.without_terminator())) {
     if (microbatches != 1 || !isMicrobatchCollective(&op) ||
         isa<ShardOffsetOp, AllReduceOp>(op))
       continue;
+    auto axes = op.getAttrOfType<ArrayAttr>("axes");
+    if (axes.size() > 1) {
+      SmallVector<Attribute> others;
+      for (Attribute axis : axes)
+        if (axis != microbatchAxis)
+          others.push_back(axis);
+      op.setAttr("axes", ArrayAttr::get(module.getContext(), others));
+      continue;
+    }
     op.getResult(0).replaceAllUsesWith(op.getOperand(0));
     op.erase();
   }
@@ -561,6 +572,7 @@ LogicalResult PipelineBuilder::buildSchedule() {
       << stages
       << llvm::formatv("; simulated step {0:F3} ms, bubble {1:F1}%",
                        simulation->makespan, simulation->bubbleFraction * 100);
+  bubble = simulation->bubbleFraction;
   return success();
 }
 
@@ -624,6 +636,135 @@ struct DistPipelinePass
     : public mlir::dist::impl::DistPipelinePassBase<DistPipelinePass> {
   using Base::Base;
 
+  /// Warns at `loc` when the interleaved plan's simulated `bubble` is
+  /// larger than that of 1F1B with one stage per device, which it builds
+  /// on `copy` (the module before the pass) with its diagnostics dropped:
+  /// uneven chunks (9 layers cut into 6 on 3 devices) can idle more than
+  /// the interleaving saves.
+  void compareWithOneFOneB(ModuleOp copy, Location loc, double bubble) {
+    std::optional<double> other = simulateOneFOneB(copy);
+    if (!other || bubble <= *other + 1e-3)
+      return;
+    mlir::emitWarning(loc) << llvm::formatv(
+        "dist-pipeline: the interleaved schedule's {0} chunks on {1} devices "
+        "are uneven: simulated bubble {2:F1}% against {3:F1}% for 1f1b with "
+        "one stage per device; use schedule=1f1b, or a virtual-stages count "
+        "that cuts the step into even chunks",
+        static_cast<int64_t>(stages * virtualStages),
+        static_cast<int64_t>(stages), bubble * 100, *other * 100);
+  }
+
+  /// The simulated bubble of 1F1B with one stage per device on `copy`
+  /// (none when it cannot be built), its diagnostics dropped.
+  std::optional<double> simulateOneFOneB(ModuleOp copy) {
+    ScopedDiagnosticHandler quiet(copy.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    FailureOr<func::FuncOp> step =
+        getSingleTrainingStep(copy, "dist-pipeline");
+    if (failed(step))
+      return std::nullopt;
+    SetAsideEvaluation evaluation(copy, "dist-pipeline");
+    PipelineBuilder oneFOneB(copy, *step, stages, /*virtualStages=*/1,
+                             microbatches, schedule::ScheduleKind::OneFOneB,
+                             dp, tp, zero);
+    auto run = [&](OpPassManager &) {
+      PassManager pm(copy.getContext());
+      pm.addPass(createDistPropagateShardingPass());
+      pm.addPass(createDistPartitionPass());
+      return pm.run(copy);
+    };
+    if (failed(oneFOneB.partitionMicrobatches(run)) ||
+        failed(oneFOneB.analyzePhases()) || failed(oneFOneB.assignStages()) ||
+        failed(oneFOneB.collectUnits()) || failed(oneFOneB.buildSchedule()))
+      return std::nullopt;
+    return oneFOneB.getBubble();
+  }
+
+  /// The device counts and the microbatches against the most a mesh may
+  /// have.
+  LogicalResult checkCounts(ModuleOp module, schedule::ScheduleKind kind) {
+    Location loc = module.getLoc();
+    StringRef pass = "dist-pipeline";
+    return success(
+        succeeded(checkDeviceCounts(
+            loc, pass, {{"stages", stages}, {"dp", dp}, {"tp", tp}})) &&
+        succeeded(checkCountBound(loc, pass, "microbatches", microbatches,
+                                  kMaxDevices,
+                                  "the most parts a batch may be split "
+                                  "into")) &&
+        succeeded(checkCountBound(loc, pass, "virtual-stages", virtualStages,
+                                  kMaxDevices,
+                                  "the most model chunks a device may "
+                                  "take")));
+  }
+
+  /// The counts against what they count in `func`: the microbatches
+  /// (times the data-parallel replicas) against the batch, the stages
+  /// against the ops that could take one, and an interleaved schedule's
+  /// microbatches against the pipeline's devices and the batch.
+  LogicalResult checkStepCounts(func::FuncOp func,
+                                schedule::ScheduleKind kind) {
+    ModuleOp module = getOperation();
+    if (failed(checkBatchBound(module, "dist-pipeline", "microbatches",
+                               microbatches, "microbatch", dp)))
+      return failure();
+    // Every stage takes a forward op on the batch: there are fewer of them
+    // than ops.
+    int64_t ops = func.getBody().empty()
+                      ? 0
+                      : std::distance(func.front().begin(),
+                                      func.front().end()) -
+                            1;
+    if (stages * virtualStages > ops)
+      return mlir::emitError(func.getLoc())
+             << "dist-pipeline: stages=" << static_cast<int64_t>(stages)
+             << " x virtual-stages=" << static_cast<int64_t>(virtualStages)
+             << " is more than " << ops << ", the ops of step '"
+             << func.getSymName() << "' (each stage takes a forward op)";
+    if (kind != schedule::ScheduleKind::Interleaved || virtualStages == 1 ||
+        microbatches % stages == 0)
+      return success();
+    // The microbatch counts nearest below and above that both interleave
+    // and divide each replica's share of the batch.
+    train::TrainingStep step = train::TrainingStep::get(func);
+    auto batch = getStepBatch(step);
+    if (failed(batch))
+      return failure();
+    int64_t share = *batch ? (*batch)->second / dp : 0;
+    auto fits = [&](int64_t count) {
+      return count % stages == 0 && (!share || share % count == 0);
+    };
+    std::optional<int64_t> below, above;
+    for (int64_t count = microbatches - 1; count >= 1 && !below; --count)
+      if (fits(count))
+        below = count;
+    int64_t limit = share ? share : microbatches + stages;
+    for (int64_t count = microbatches + 1; count <= limit && !above; ++count)
+      if (fits(count))
+        above = count;
+    InFlightDiagnostic diag =
+        mlir::emitError(func.getLoc())
+        << "dist-pipeline: interleaved schedule needs microbatches to be a "
+           "multiple of the "
+        << static_cast<int64_t>(stages) << " pipeline ranks (got "
+        << static_cast<int64_t>(microbatches) << "): ";
+    if (!below && !above)
+      return diag << "no multiple of " << static_cast<int64_t>(stages)
+                  << " divides " << (dp > 1 ? "each replica's share of " : "")
+                  << "the batch of " << (*batch)->second
+                  << "; use schedule=1f1b";
+    diag << "use ";
+    if (below)
+      diag << *below << (above ? " or " : "");
+    if (above)
+      diag << *above;
+    diag << " microbatches";
+    if (share)
+      diag << (below && above ? " (they divide " : " (it divides ") << (dp > 1 ? "each replica's share of " : "")
+           << "the batch of " << (*batch)->second << ")";
+    return diag << ", or schedule=1f1b";
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     std::optional<schedule::ScheduleKind> kind =
@@ -649,19 +790,28 @@ struct DistPipelinePass
           << " shards over the data axis of each stage: it needs dp > 1";
       return signalPassFailure();
     }
-    // The schedule's own constraints first: they need no analysis.
+    // The counts against what they count, before anything is sized by
+    // them.
+    if (failed(checkCounts(module, *kind)))
+      return signalPassFailure();
+    FailureOr<func::FuncOp> step =
+        getSingleTrainingStep(module, "dist-pipeline");
+    if (failed(step) || failed(checkStepCounts(*step, *kind)))
+      return signalPassFailure();
+    func::FuncOp func = *step;
+    // An interleaved plan is compared with 1F1B on the same devices: a
+    // copy of the module to cut into one stage per device.
+    OwningOpRef<ModuleOp> copy;
+    if (*kind == schedule::ScheduleKind::Interleaved && virtualStages > 1)
+      copy = module.clone();
+    // The schedule's own constraints: they need no analysis.
     if (llvm::Expected<schedule::Schedule> check =
             schedule::buildSchedule(*kind, stages, virtualStages, microbatches);
         !check) {
-      emitOptionError(module, "dist-pipeline")
-          << llvm::toString(check.takeError());
+      mlir::emitError(func.getLoc())
+          << "dist-pipeline: " << llvm::toString(check.takeError());
       return signalPassFailure();
     }
-    FailureOr<func::FuncOp> step =
-        getSingleTrainingStep(module, "dist-pipeline");
-    if (failed(step))
-      return signalPassFailure();
-    func::FuncOp func = *step;
     SetAsideEvaluation evaluation(module, "dist-pipeline");
     PipelineBuilder pipeline(module, func, stages, virtualStages, microbatches,
                              *kind, dp, tp, zero);
@@ -670,6 +820,8 @@ struct DistPipelinePass
         failed(pipeline.analyzePhases()) || failed(pipeline.assignStages()) ||
         failed(pipeline.collectUnits()) || failed(pipeline.buildSchedule()))
       return signalPassFailure();
+    if (copy && pipeline.isAutoCut())
+      compareWithOneFOneB(*copy, func.getLoc(), pipeline.getBubble());
     if (failed(pipeline.createProgramMesh()) ||
         failed(pipeline.writePrograms()))
       return signalPassFailure();

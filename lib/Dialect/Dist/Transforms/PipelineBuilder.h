@@ -30,6 +30,8 @@ static constexpr llvm::StringLiteral kPipeMesh = "pipe", kPipeAxis = "pipe";
 /// The temporary mesh the step is partitioned over to find the sums over
 /// the batch (microbatches, a parameter server's workers).
 static constexpr llvm::StringLiteral kMicrobatchMesh = "pipeline_microbatches";
+/// That mesh's axis of the microbatches (the workers).
+static constexpr llvm::StringLiteral kMicrobatchAxis = "microbatch";
 
 /// The schedule library's unit kinds and the IR's (F, B, W; the update U
 /// is not scheduled by the library).
@@ -156,6 +158,11 @@ public:
   LogicalResult collectUnits();
   LogicalResult buildSchedule();
   LogicalResult writePrograms();
+  /// The simulated bubble of the schedule buildSchedule made.
+  double getBubble() const { return bubble; }
+  /// Whether the forward ops' stages were cut by the cost model (no
+  /// 'train.stage' annotation).
+  bool isAutoCut() const { return autoCut; }
 
 protected:
   /// What the batch is split into, in diagnostics: the pipeline's
@@ -237,6 +244,8 @@ protected:
 
   pipeline::Schedule plan;
   pipeline::UnitCosts costs;
+  double bubble = 0;
+  bool autoCut = false;
 
   /// Per device: its program, argument of each single-device argument,
   /// and the values it holds, by (single-device value, microbatch).

@@ -11,6 +11,8 @@
 
 #include "distopt/Dialect/Train/IR/TrainingStep.h"
 
+#include <set>
+
 using namespace mlir;
 using namespace mlir::dist;
 
@@ -145,6 +147,7 @@ LogicalResult PipelineBuilder::assignForwardStages() {
     return func.emitError() << "the step has " << forward.size()
                             << " forward ops on the batch, fewer than the "
                             << numStages << " pipeline stages";
+  autoCut = !annotated;
   if (!annotated) {
     autoForwardStages(forward);
     return success();
@@ -309,6 +312,47 @@ LogicalResult PipelineBuilder::assignStages() {
           unitKind[def] == UnitKind::backward)
         stage[op] = std::min(stage[op], stage[def]);
   }
+  // A backward op reading a parameter runs on a device that holds it: one
+  // whose forward ops read it. A tied parameter (an embedding and the LM
+  // head reading it, stages 0 and 2 of one device when interleaved) may
+  // have taken a stage of another device from the rules above: it moves to
+  // the parameter's first such stage at or after its own (none: the check
+  // below reports it).
+  for (Operation *op : mbOps) {
+    if (unitKind[op] != UnitKind::backward || isFree(op))
+      continue;
+    for (Value operand : op->getOperands()) {
+      auto arg = dyn_cast<BlockArgument>(operand);
+      if (!arg || (argRoles[arg.getArgNumber()] != train::Role::param &&
+                   argRoles[arg.getArgNumber()] != train::Role::opt_state))
+        continue;
+      std::set<int64_t> readers;
+      for (Operation *user : arg.getUsers())
+        if (isForwardBatch(user))
+          readers.insert(stage[user]);
+      if (readers.empty() || llvm::any_of(readers, [&](int64_t s) {
+            return rankOf(s) == rankOf(stage[op]);
+          }))
+        continue;
+      auto next = readers.lower_bound(stage[op]);
+      if (next == readers.end())
+        continue;
+      // The gradients it reads must come from that stage or later (they
+      // flow to earlier stages only): those made earlier (the partitioner's
+      // scaling of the loss gradient) move with it, and theirs.
+      SmallVector<Operation *> worklist = {op};
+      while (!worklist.empty()) {
+        Operation *user = worklist.pop_back_val();
+        stage[user] = *next;
+        for (Value v : user->getOperands())
+          if (Operation *def = v.getDefiningOp();
+              def && mbOps.contains(def) && !isFree(def) &&
+              unitKind[def] == UnitKind::backward && stage[def] < *next)
+            worklist.push_back(def);
+      }
+      break;
+    }
+  }
   // What is left: arguments only the backward or the update reads live
   // with their first user; updates only returned run where their operands
   // are; an accumulation only returned stays where it is made.
@@ -381,10 +425,12 @@ LogicalResult PipelineBuilder::checkParameters() {
     std::optional<train::Role> role = argRoles[arg.getArgNumber()];
     if (role != train::Role::param && role != train::Role::opt_state)
       continue;
-    std::map<int64_t, int64_t> stageOfRank;
+    // Where it is read, by device: the first reading op of each.
+    std::map<int64_t, std::pair<int64_t, Operation *>> stageOfRank;
     for (Operation *user : arg.getUsers())
       if (auto it = stage.find(user); it != stage.end())
-        stageOfRank.emplace(rankOf(it->second), it->second);
+        stageOfRank.emplace(rankOf(it->second),
+                            std::make_pair(it->second, user));
     if (stageOfRank.size() < 2)
       continue;
     auto first = stageOfRank.begin(), second = std::next(first);
@@ -392,14 +438,20 @@ LogicalResult PipelineBuilder::checkParameters() {
                           ? argAttrs[arg.getArgNumber()].getAs<StringAttr>(
                                 train::TrainDialect::kNameAttrName)
                           : nullptr;
-    return mlir::emitError(arg.getLoc())
-           << "parameter '" << (name ? name.getValue() : "?")
-           << "' is used on pipeline devices " << first->first << " (stage "
-           << first->second << ") and " << second->first << " (stage "
-           << second->second
-           << "): a parameter lives on one device; put the ops that use it "
-              "on stages of one device with 'train.stage' (a tied embedding "
-              "and LM head: untie them, or keep both on one device)";
+    InFlightDiagnostic diag =
+        mlir::emitError(arg.getLoc())
+        << "parameter '" << (name ? name.getValue() : "?")
+        << "' is used on pipeline devices " << first->first << " (stage "
+        << first->second.first << ") and " << second->first << " (stage "
+        << second->second.first
+        << "): a parameter lives on one device; put the ops that use it "
+           "on stages of one device with 'train.stage' (a tied embedding "
+           "and LM head: untie them, or keep both on one device)";
+    for (auto &[rank, use] : stageOfRank)
+      diag.attachNote(use.second->getLoc())
+          << "used here, on stage " << use.first << " (device " << rank
+          << ")";
+    return diag;
   }
   return success();
 }

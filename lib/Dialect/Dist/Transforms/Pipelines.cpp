@@ -5,6 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Strategies.h"
+
 #include "distopt/Dialect/Dist/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -169,6 +171,31 @@ void mlir::dist::registerStrategyPipelines() {
         if (options.pp < 1)
           return errorHandler("dist-hybrid: pp must be >= 1, got " +
                               Twine(options.pp));
+        if (options.hosts < 1 || options.dp < 1 || options.tp < 1)
+          return errorHandler("dist-hybrid: hosts, dp and tp must be >= 1, "
+                              "got hosts=" +
+                              Twine(options.hosts) + " dp=" +
+                              Twine(options.dp) + " tp=" + Twine(options.tp));
+        // The counts before anything is sized by them (the step's bounds,
+        // the batch and its ops, are checked by the passes).
+        std::string bound = getDeviceCountsError(
+            "dist-hybrid", {{"hosts", options.hosts},
+                            {"pp", options.pp},
+                            {"dp", options.dp},
+                            {"tp", options.tp}});
+        if (bound.empty() && options.microbatches > kMaxDevices)
+          bound = ("dist-hybrid: microbatches=" + Twine(options.microbatches) +
+                   " is more than " + Twine(kMaxDevices) +
+                   ", the most parts a batch may be split into")
+                      .str();
+        if (bound.empty() && options.virtualStages > kMaxDevices)
+          bound = ("dist-hybrid: virtual-stages=" +
+                   Twine(options.virtualStages) + " is more than " +
+                   Twine(kMaxDevices) +
+                   ", the most model chunks a device may take")
+                      .str();
+        if (!bound.empty())
+          return errorHandler(bound);
         if (options.hosts * options.pp * options.dp * options.tp == 1)
           return errorHandler("dist-hybrid: set pp, dp and/or tp (and hosts): "
                               "the mesh has one device");
@@ -199,7 +226,7 @@ void mlir::dist::registerStrategyPipelines() {
         addVerify(pm);
         return success();
       },
-      [](function_ref<void(const detail::PassOptions &)> optHandler) {
+      [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {
         optHandler(HybridPipelineOptions());
       });
 }

@@ -5,6 +5,7 @@
 #include "distopt/Interfaces/ShardingRuleOpInterface.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::dist;
@@ -20,6 +21,13 @@ FailureOr<MeshOp> mlir::dist::getOrCreateMesh(ModuleOp module, StringRef name,
       attrs.push_back(builder.getStringAttr(axis));
     return builder.getArrayAttr(attrs);
   };
+  // The generic bound, for strategies whose options reach here unchecked.
+  SmallVector<std::pair<StringRef, int64_t>> counts;
+  for (auto [axis, size] : llvm::zip(axes, shape))
+    counts.push_back({axis, size});
+  if (failed(checkDeviceCounts(module.getLoc(), ("mesh '@" + name + "'").str(),
+                               counts)))
+    return failure();
   ArrayAttr axesAttr = names(axes);
   ArrayAttr hostAxesAttr = hostAxes.empty() ? nullptr : names(hostAxes);
   if (auto mesh = module.lookupSymbol<MeshOp>(name)) {
@@ -77,11 +85,9 @@ LogicalResult mlir::dist::checkSingleDevice(ModuleOp module) {
   return failure(result.wasInterrupted());
 }
 
-/// The global batch size of `step`: the leading dim of its labels, else of
-/// its first input; none when it has neither. Labels that disagree are an
-/// error.
-static FailureOr<std::optional<int64_t>>
-getBatchSize(const train::TrainingStep &step) {
+FailureOr<std::optional<std::pair<const train::StepValue *, int64_t>>>
+mlir::dist::getStepBatch(const train::TrainingStep &step) {
+  using Batch = std::optional<std::pair<const train::StepValue *, int64_t>>;
   const train::StepValue *source = nullptr;
   for (train::Role role : {train::Role::label, train::Role::input}) {
     for (const train::StepValue &arg : step.arguments) {
@@ -106,10 +112,91 @@ getBatchSize(const train::TrainingStep &step) {
                << " has " << batch << ": labels must agree on the batch";
     }
     if (source)
-      return std::optional<int64_t>(
-          cast<RankedTensorType>(source->type).getDimSize(0));
+      return Batch({source, cast<RankedTensorType>(source->type).getDimSize(0)});
   }
-  return std::optional<int64_t>();
+  return Batch();
+}
+
+/// The global batch size of `step` (getStepBatch without the argument).
+static FailureOr<std::optional<int64_t>>
+getBatchSize(const train::TrainingStep &step) {
+  auto batch = getStepBatch(step);
+  if (failed(batch))
+    return failure();
+  if (!*batch)
+    return std::optional<int64_t>();
+  return std::optional<int64_t>((*batch)->second);
+}
+
+LogicalResult mlir::dist::checkCountBound(Location loc, StringRef pass,
+                                          StringRef option, int64_t value,
+                                          int64_t max, const Twine &what) {
+  if (value <= max)
+    return success();
+  return mlir::emitError(loc) << pass << ": " << option << "=" << value
+                              << " is more than " << max << ", " << what;
+}
+
+std::string mlir::dist::getDeviceCountsError(
+    StringRef pass, ArrayRef<std::pair<StringRef, int64_t>> counts) {
+  int64_t product = 1;
+  std::string names;
+  for (auto [option, value] : counts) {
+    if (value > kMaxDevices)
+      return llvm::formatv("{0}: {1}={2} is more than {3}, the most devices "
+                           "a mesh may have",
+                           pass, option, value, kMaxDevices)
+          .str();
+    // Both factors are at most kMaxDevices (2^16): no overflow.
+    product *= std::max<int64_t>(value, 1);
+    names += (names.empty() ? "" : " x ") + option.str() + "=" +
+             std::to_string(value);
+    if (product > kMaxDevices)
+      return llvm::formatv("{0}: {1} is {2} devices, more than {3}, the most "
+                           "devices a mesh may have",
+                           pass, names, product, kMaxDevices)
+          .str();
+  }
+  return "";
+}
+
+LogicalResult mlir::dist::checkDeviceCounts(
+    Location loc, StringRef pass,
+    ArrayRef<std::pair<StringRef, int64_t>> counts) {
+  std::string error = getDeviceCountsError(pass, counts);
+  if (error.empty())
+    return success();
+  return mlir::emitError(loc) << error;
+}
+
+LogicalResult mlir::dist::checkBatchBound(ModuleOp module, StringRef pass,
+                                          StringRef option, int64_t count,
+                                          StringRef part, int64_t replicas) {
+  bool failedAny = false;
+  module.walk([&](func::FuncOp func) {
+    if (failedAny || !train::TrainingStep::isTrainingStep(func))
+      return;
+    train::TrainingStep step = train::TrainingStep::get(func);
+    auto batch = getStepBatch(step);
+    if (failed(batch)) {
+      failedAny = true;
+      return;
+    }
+    if (!*batch)
+      return;
+    auto [arg, size] = **batch;
+    // Both counts are at most kMaxDevices (checked first): no overflow.
+    if (count * replicas <= size)
+      return;
+    InFlightDiagnostic diag = step.emitArgumentError(*arg);
+    diag << "has batch " << size << ": " << pass << "'s " << option << "="
+         << count << " is more than " << size / replicas << ", one sample per "
+         << part;
+    if (replicas > 1)
+      diag << " on each of dp=" << replicas << " replicas";
+    failedAny = true;
+  });
+  return failure(failedAny);
 }
 
 LogicalResult mlir::dist::annotateDataParallel(ModuleOp module, MeshOp mesh,

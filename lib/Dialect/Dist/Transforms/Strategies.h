@@ -30,6 +30,46 @@ FailureOr<MeshOp> getOrCreateMesh(ModuleOp module, StringRef name,
 /// (one line: the module itself is not printed).
 InFlightDiagnostic emitOptionError(ModuleOp module, StringRef pass);
 
+/// The most devices a strategy's mesh (or placed programs) may have, and
+/// so the most any device-count option may ask for: far above the clusters
+/// DistOpt runs on, low enough that the tables sized by a count stay small.
+inline constexpr int64_t kMaxDevices = 65536;
+
+/// Checks count option `option` (= `value`) of strategy pass `pass`
+/// against `max`, which `what` describes ("the most devices a mesh may
+/// have"): an error at `loc` naming the option, its value and the bound
+/// when it is larger. Checked before anything is sized by the count.
+LogicalResult checkCountBound(Location loc, StringRef pass, StringRef option,
+                              int64_t value, int64_t max, const Twine &what);
+
+/// Checks that each of `counts` (option name, value; all >= 1) is at most
+/// kMaxDevices and that their product is too, without overflowing: an
+/// error at `loc` naming the options otherwise.
+LogicalResult
+checkDeviceCounts(Location loc, StringRef pass,
+                  ArrayRef<std::pair<StringRef, int64_t>> counts);
+/// checkDeviceCounts's message, empty when the counts are in bounds (for
+/// pipeline builders, which report through an error handler).
+std::string
+getDeviceCountsError(StringRef pass,
+                     ArrayRef<std::pair<StringRef, int64_t>> counts);
+
+/// The global batch of `step` (see annotateDataParallel): the argument it
+/// is read from and its size; none when the step has no batch argument.
+/// Labels that disagree on it are an error.
+FailureOr<std::optional<std::pair<const train::StepValue *, int64_t>>>
+getStepBatch(const train::TrainingStep &step);
+
+/// Checks that option `option` of strategy pass `pass`, `count` parts of
+/// the batch (a `part` each: "microbatch", "worker", "replica"), leaves at
+/// least one sample per part, on each of `replicas` data-parallel replicas,
+/// in every training step of `module`: an error at the batch argument
+/// naming the option, its value and the bound otherwise. `count` and
+/// `replicas` must have passed checkDeviceCounts.
+LogicalResult checkBatchBound(ModuleOp module, StringRef pass,
+                              StringRef option, int64_t count, StringRef part,
+                              int64_t replicas = 1);
+
 /// Fails, naming the step, when a training step of `module` is already
 /// partitioned: strategies apply to single-device steps.
 LogicalResult checkSingleDevice(ModuleOp module);

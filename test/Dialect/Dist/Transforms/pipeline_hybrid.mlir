@@ -1,7 +1,7 @@
 // RUN: dist-opt %s --dist-pipeline="stages=2 microbatches=2 dp=2" 2>&1 | FileCheck %s --check-prefix=DP
 // RUN: dist-opt %s --dist-hybrid="pp=2 tp=2 microbatches=2" 2>&1 | FileCheck %s --check-prefix=TP
 // RUN: dist-opt %s --dist-hybrid="pp=2 dp=2 zero=1 microbatches=2" 2>&1 | FileCheck %s --check-prefix=ZERO
-// RUN: not dist-opt %s --dist-pipeline="stages=2 microbatches=4 dp=4" 2>&1 | FileCheck %s --check-prefix=SPLIT
+// RUN: not dist-opt %s --dist-pipeline="stages=2 microbatches=3 dp=2" 2>&1 | FileCheck %s --check-prefix=SPLIT
 // RUN: not dist-opt %s --dist-pipeline="stages=2 zero=1" 2>&1 | FileCheck %s --check-prefix=NODATA
 // RUN: not dist-opt %s --dist-hybrid="pp=2 hosts=2 dp=2" 2>&1 | FileCheck %s --check-prefix=HOSTS
 
@@ -66,7 +66,7 @@
 // ZERO: unit #dist.unit<U, stage = 1, microbatch = 0>
 // ZERO: dist.reduce_scatter %{{.*}}, %{{.*}} on @pipe axes = ["data"] scatter_dims = [0, 0] : tensor<4x8xf32>, tensor<4xf32>
 
-// SPLIT: error: argument #8 'x' (input) has batch 8, which does not split into 4 data-parallel replicas x 4 microbatches: use a microbatch count that divides its share
+// SPLIT: error: argument #8 'x' (input) has batch 8, which does not split into 2 data-parallel replicas x 3 microbatches: use a microbatch count that divides its share
 // NODATA: error: dist-pipeline: zero=1 shards over the data axis of each stage: it needs dp > 1
 // HOSTS: error: dist-hybrid: pp > 1 runs on one mesh of pp x dp x tp devices; hosts=2 (a hierarchical data axis inside each stage) is not supported with a pipeline: fold the hosts into dp
 

@@ -6,7 +6,7 @@
 
 // OPTIONS: error: dist-pipeline: needs stages >= 1, microbatches >= 1, virtual-stages >= 1, dp >= 1, tp >= 1, zero 0-3 and schedule=gpipe|1f1b|interleaved|zb-h1, got stages=0 microbatches=1 virtual-stages=1 dp=1 tp=1 zero=0 schedule=1f1b
 // KIND: error: dist-pipeline: needs {{.*}} schedule=pipedream
-// INTERLEAVED: error: dist-pipeline: interleaved schedule needs microbatches to be a multiple of the 2 pipeline ranks (got 3): use 2 or 4 microbatches, or schedule=1f1b
+// INTERLEAVED: pipeline_invalid.mlir:{{[1-9][0-9]*}}:1: error: dist-pipeline: interleaved schedule needs microbatches to be a multiple of the 2 pipeline ranks (got 3): use 2 or 4 microbatches (they divide the batch of 8), or schedule=1f1b
 // VIRTUAL: error: dist-pipeline: schedule=1f1b runs one stage per rank (got 2 virtual stages): use 1 virtual stage, or schedule=interleaved
 
 // Stages decrease along the forward computation.

@@ -1,5 +1,6 @@
 // RUN: dist-opt %s --dist-pipeline="stages=2 microbatches=2" -split-input-file -verify-diagnostics
 // RUN: dist-opt %s --dist-pipeline="stages=2 microbatches=1" -split-input-file 2>&1 | FileCheck %s --check-prefix=ONE
+// RUN: dist-opt %s --dist-hybrid="pp=2 dp=2 microbatches=1" -split-input-file 2>&1 | FileCheck %s --check-prefix=DP
 
 // What the pipeline reads from the step's structure: where the loss's
 // forward ops are, which sums are accumulations, which annotations count.
@@ -10,6 +11,13 @@
 // ONE-LABEL: func.func @bn_pipe0(
 // ONE: train.batch_norm {{.*}} : (tensor<8x4xf32>
 // ONE-LABEL: func.func @bn_pipe1(
+// With two data-parallel replicas per stage (what the refusal of two
+// microbatches suggests) the gather stays one over the data axis: it used
+// to go with the microbatch axis, and the batch norm read half the batch
+// into a result typed for all of it (invalid IR).
+// DP-LABEL: func.func @bn_pipe0(
+// DP: dist.all_gather %{{.*}} on @pipe axes = ["data"] gather_dim = 0 : tensor<4x4xf32> -> tensor<8x4xf32>
+// DP: train.batch_norm {{.*}} : (tensor<8x4xf32>
 func.func @bn(
     %w: tensor<4x4xf32> {train.role = #train.role<param>, train.name = "w"},
     %v: tensor<4x4xf32> {train.role = #train.role<param>, train.name = "v"},
