@@ -82,6 +82,20 @@ static const char *const kStrategies[] = {
     "train-derive-eval,dist-hybrid{dp=2 tp=2 zero=3}",
     "train-derive-eval,dist-hybrid{pp=2 dp=2 zero=1 microbatches=2}",
     "train-derive-eval,dist-parameter-server{ps=2 workers=2}",
+    // Whole-batch statistics under one microbatch with data parallelism,
+    // and on one parameter-server worker.
+    "dist-hybrid{pp=2 dp=2 microbatches=1}",
+    "dist-parameter-server{ps=2 workers=1}",
+    // Counts out of range: refused by the passes before anything is sized
+    // by them (these grew to gigabytes or ran out of memory).
+    "dist-pipeline{stages=2 microbatches=4294967297}",
+    "dist-pipeline{stages=4294967296 microbatches=1}",
+    "dist-pipeline{stages=2 microbatches=2 schedule=interleaved "
+    "virtual-stages=4294967296}",
+    "dist-mirrored{replicas=4294967296}",
+    "dist-multi-worker-mirrored{hosts=65536 devices=65536}",
+    "dist-parameter-server{ps=100000000 workers=1}",
+    "dist-parameter-server{ps=1 workers=4294967297}",
 };
 static constexpr unsigned kNumStrategies = std::size(kStrategies);
 
