@@ -13,6 +13,7 @@ well-conditioned and compared in float32 over a 3-step trajectory."""
 import copy
 import os
 import subprocess
+import stat
 import sys
 
 import numpy as np
@@ -251,6 +252,22 @@ def test_state_names_and_save(tmp_path):
     with np.load(out) as results:
         assert results["1.num_batches_tracked"] == 2
         assert results["loss"].shape == (2,)
+
+
+def test_save_refuses_non_regular_targets(tmp_path):
+    """save() replaces only regular files: a FIFO named state.npz stays a
+    FIFO, and nothing of the three files is written."""
+    model = nn.Linear(4, 3)
+    step = dt.export_train_step(model, torch.randn(5, 4),
+                                torch.randint(0, 3, (5,)),
+                                optimizer=("sgd", {"lr": 0.1}))
+    directory = tmp_path / "step"
+    directory.mkdir()
+    os.mkfifo(directory / "state.npz")
+    with pytest.raises(ValueError, match="state.npz.*a FIFO"):
+        step.save(directory)
+    assert stat.S_ISFIFO(os.stat(directory / "state.npz").st_mode)
+    assert sorted(p.name for p in directory.iterdir()) == ["state.npz"]
 
 
 def test_optimizer_with_state_continues():

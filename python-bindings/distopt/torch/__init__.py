@@ -17,6 +17,7 @@ and the module it came from. See docs/guides/pytorch.md.
 
 import inspect
 import os
+import tempfile
 import warnings
 
 import numpy as np
@@ -24,6 +25,7 @@ import torch
 import torch.nn.functional as F
 
 from .._distopt import DistOptError
+from ..datasets import check_output_target
 from ..module import Module
 from . import _aten
 from ._emit import Emitter, Value, attr_f64
@@ -58,10 +60,30 @@ class ExportedStep:
         os.makedirs(directory, exist_ok=True)
         paths = [os.path.join(directory, n)
                  for n in ("step.mlir", "state.npz", "batch.npz")]
-        with open(paths[0], "w") as f:
-            f.write(self.mlir)
-        np.savez(paths[1], **self.state)
-        np.savez(paths[2], **self.batch)
+        writers = (lambda f: f.write(self.mlir.encode()),
+                   lambda f: np.savez(f, **self.state),
+                   lambda f: np.savez(f, **self.batch))
+        # As every writer: each file under a temporary name beside it,
+        # renamed only over nothing or a regular file (never a FIFO, a
+        # device or a directory), checked before and right before.
+        for path in paths:
+            check_output_target(path)
+        partials = []
+        try:
+            for path, write in zip(paths, writers):
+                fd, partial = tempfile.mkstemp(
+                    prefix=f".{os.path.basename(path)}.", dir=directory)
+                partials.append(partial)
+                with os.fdopen(fd, "wb") as f:
+                    write(f)
+            for path in paths:
+                check_output_target(path)
+        except BaseException:
+            for partial in partials:
+                os.unlink(partial)
+            raise
+        for partial, path in zip(partials, paths):
+            os.replace(partial, path)
         return paths
 
 
