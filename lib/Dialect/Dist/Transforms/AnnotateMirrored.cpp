@@ -31,7 +31,8 @@ struct DistAnnotateMirroredPass
           << "needs replicas >= 1, got " << static_cast<int64_t>(replicas);
       return signalPassFailure();
     }
-    if (failed(checkDeviceCounts(module.getLoc(), "dist-annotate-mirrored",
+    if (failed(checkDeviceCounts(getOptionLocation(module),
+                                 "dist-annotate-mirrored",
                                  {{"replicas", replicas}})) ||
         failed(checkSingleDevice(module)) ||
         failed(checkBatchBound(module, "dist-annotate-mirrored", "replicas",
@@ -60,11 +61,11 @@ struct DistAnnotateMultiWorkerMirroredPass
       return signalPassFailure();
     }
     StringRef pass = "dist-annotate-multi-worker-mirrored";
-    if (failed(checkDeviceCounts(module.getLoc(), pass,
+    if (failed(checkDeviceCounts(getOptionLocation(module), pass,
                                  {{"hosts", hosts}, {"devices", devices}})) ||
         failed(checkSingleDevice(module)) ||
-        failed(checkBatchBound(module, pass, "hosts x devices",
-                               hosts * devices, "replica")))
+        failed(checkBatchBound(module, pass, "hosts x devices", hosts * devices,
+                               "replica")))
       return signalPassFailure();
     FailureOr<MeshOp> mesh = getOrCreateMesh(
         module, "mesh", {"hosts", "devices"}, {hosts, devices}, {"hosts"});
@@ -88,7 +89,8 @@ struct DistAnnotateZeroPass
           << static_cast<int64_t>(replicas);
       return signalPassFailure();
     }
-    if (failed(checkDeviceCounts(module.getLoc(), "dist-annotate-zero",
+    if (failed(checkDeviceCounts(getOptionLocation(module),
+                                 "dist-annotate-zero",
                                  {{"replicas", replicas}})) ||
         failed(checkSingleDevice(module)) ||
         failed(checkBatchBound(module, "dist-annotate-zero", "replicas",

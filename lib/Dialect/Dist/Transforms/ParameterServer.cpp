@@ -460,13 +460,14 @@ struct DistParameterServerPass
           << ": each server holds at most one shard of a variable";
       return signalPassFailure();
     }
-    if (failed(checkDeviceCounts(module.getLoc(), "dist-parameter-server",
-                                 {{"ps", ps}})) ||
-        failed(checkDeviceCounts(module.getLoc(), "dist-parameter-server",
+    if (failed(checkDeviceCounts(getOptionLocation(module),
+                                 "dist-parameter-server", {{"ps", ps}})) ||
+        failed(checkDeviceCounts(getOptionLocation(module),
+                                 "dist-parameter-server",
                                  {{"workers", workers}})) ||
-        failed(checkCountBound(module.getLoc(), "dist-parameter-server",
-                               "ps + workers", ps + workers, kMaxDevices,
-                               "the most devices a mesh may have")))
+        failed(checkCountBound(
+            getOptionLocation(module), "dist-parameter-server", "ps + workers",
+            ps + workers, kMaxDevices, "the most devices a mesh may have")))
       return signalPassFailure();
     FailureOr<func::FuncOp> step =
         getSingleTrainingStep(module, "dist-parameter-server");

@@ -683,7 +683,7 @@ struct DistPipelinePass
   /// The device counts and the microbatches against the most a mesh may
   /// have.
   LogicalResult checkCounts(ModuleOp module, schedule::ScheduleKind kind) {
-    Location loc = module.getLoc();
+    Location loc = getOptionLocation(module);
     StringRef pass = "dist-pipeline";
     return success(
         succeeded(checkDeviceCounts(

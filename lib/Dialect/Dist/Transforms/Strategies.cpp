@@ -25,8 +25,8 @@ FailureOr<MeshOp> mlir::dist::getOrCreateMesh(ModuleOp module, StringRef name,
   SmallVector<std::pair<StringRef, int64_t>> counts;
   for (auto [axis, size] : llvm::zip(axes, shape))
     counts.push_back({axis, size});
-  if (failed(checkDeviceCounts(module.getLoc(), ("mesh '@" + name + "'").str(),
-                               counts)))
+  if (failed(checkDeviceCounts(getOptionLocation(module),
+                               ("mesh '@" + name + "'").str(), counts)))
     return failure();
   ArrayAttr axesAttr = names(axes);
   ArrayAttr hostAxesAttr = hostAxes.empty() ? nullptr : names(hostAxes);
@@ -65,9 +65,20 @@ void StepShardings::setState(const train::StepValue &arg,
       update.setResult(result, sharding);
 }
 
+Location mlir::dist::getOptionLocation(ModuleOp module) {
+  Location loc = module.getLoc();
+  module.walk([&](func::FuncOp func) {
+    if (!train::TrainingStep::isTrainingStep(func))
+      return WalkResult::advance();
+    loc = func.getLoc();
+    return WalkResult::interrupt();
+  });
+  return loc;
+}
+
 InFlightDiagnostic mlir::dist::emitOptionError(ModuleOp module,
                                                StringRef pass) {
-  return mlir::emitError(module.getLoc()) << pass << ": ";
+  return mlir::emitError(getOptionLocation(module)) << pass << ": ";
 }
 
 LogicalResult mlir::dist::checkSingleDevice(ModuleOp module) {

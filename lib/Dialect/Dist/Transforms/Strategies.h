@@ -26,8 +26,14 @@ FailureOr<MeshOp> getOrCreateMesh(ModuleOp module, StringRef name,
                                   ArrayRef<int64_t> shape,
                                   ArrayRef<StringRef> hostAxes);
 
-/// Reports a bad option of strategy pass `pass` at the module's location
-/// (one line: the module itself is not printed).
+/// Where a bad option of a strategy is reported: the training step it
+/// would distribute (the first one), else the module. An option belongs to
+/// the command line, but the module's own location has no line ("FILE:0:0"
+/// told the user nothing).
+Location getOptionLocation(ModuleOp module);
+
+/// Reports a bad option of strategy pass `pass` at getOptionLocation (one
+/// line: the op itself is not printed).
 InFlightDiagnostic emitOptionError(ModuleOp module, StringRef pass);
 
 /// The most devices a strategy's mesh (or placed programs) may have, and

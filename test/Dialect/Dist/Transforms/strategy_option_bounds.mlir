@@ -5,7 +5,7 @@
 // ~14 GB in 20 s or aborted with "LLVM ERROR: out of memory").
 
 // RUN: %if !sanitizer %{ ulimit -v 4000000 && %} not timeout 60 dist-opt %s --dist-pipeline="stages=2 microbatches=4294967297" 2>&1 | FileCheck %s --check-prefix=MICRO
-// MICRO: error: dist-pipeline: microbatches=4294967297 is more than 65536, the most parts a batch may be split into
+// MICRO: strategy_option_bounds.mlir:[[# @LINE + 38]]:1: error: dist-pipeline: microbatches=4294967297 is more than 65536, the most parts a batch may be split into
 // RUN: %if !sanitizer %{ ulimit -v 4000000 && %} not timeout 60 dist-opt %s --dist-pipeline="stages=2 microbatches=16" 2>&1 | FileCheck %s --check-prefix=MICRO-BATCH
 // MICRO-BATCH: error: argument #1 'x' (input) has batch 8: dist-pipeline's microbatches=16 is more than 8, one sample per microbatch
 // RUN: %if !sanitizer %{ ulimit -v 4000000 && %} not timeout 60 dist-opt %s --dist-pipeline="stages=2 microbatches=8 dp=2" 2>&1 | FileCheck %s --check-prefix=MICRO-DP
@@ -23,7 +23,7 @@
 // RUN: %if !sanitizer %{ ulimit -v 4000000 && %} not timeout 60 dist-opt %s --dist-hybrid="hosts=-1 dp=2" 2>&1 | FileCheck %s --check-prefix=HYBRID-NEG
 // HYBRID-NEG: error: dist-hybrid: hosts, dp and tp must be >= 1, got hosts=-1 dp=2 tp=1
 // RUN: %if !sanitizer %{ ulimit -v 4000000 && %} not timeout 60 dist-opt %s --dist-mirrored="replicas=4294967296" 2>&1 | FileCheck %s --check-prefix=MIRRORED
-// MIRRORED: error: dist-annotate-mirrored: replicas=4294967296 is more than 65536, the most devices a mesh may have
+// MIRRORED: strategy_option_bounds.mlir:[[# @LINE + 20]]:1: error: dist-annotate-mirrored: replicas=4294967296 is more than 65536, the most devices a mesh may have
 // RUN: %if !sanitizer %{ ulimit -v 4000000 && %} not timeout 60 dist-opt %s --dist-mirrored="replicas=16" 2>&1 | FileCheck %s --check-prefix=MIRRORED-BATCH
 // MIRRORED-BATCH: error: argument #1 'x' (input) has batch 8: dist-annotate-mirrored's replicas=16 is more than 8, one sample per replica
 // RUN: %if !sanitizer %{ ulimit -v 4000000 && %} not timeout 60 dist-opt %s --dist-zero="stage=1 replicas=16" 2>&1 | FileCheck %s --check-prefix=ZERO
