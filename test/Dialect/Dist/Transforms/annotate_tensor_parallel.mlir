@@ -69,14 +69,14 @@
 // (b = 8, s = 128, h = 256). With the head split, also the head's input
 // gradient and 3 of b*s values for the loss: 2*(t-1)/t * (5*b*s*h +
 // 3*b*s) * 4 bytes, 5255168 for t = 2 and 7882752 for t = 4.
-// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel=size=2 --dist-cost-report=format=json -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=HEADCOST2
-// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel=size=4 --dist-cost-report=format=json -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=HEADCOST4
+// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel=size=2 --dist-cost-report=format=json -o %t.mlir 2>/dev/null | FileCheck %s --check-prefix=HEADCOST2
+// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel=size=4 --dist-cost-report=format=json -o %t.mlir 2>/dev/null | FileCheck %s --check-prefix=HEADCOST4
 // HEADCOST2: "collective_count": 4,
 // HEADCOST2: "comm_bytes_per_rank": 4194304,
 // HEADCOST4: "collective_count": 4,
 // HEADCOST4: "comm_bytes_per_rank": 6291456,
-// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=2 force-vocab-parallel=true" --dist-cost-report=format=json -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=COST2
-// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=4 force-vocab-parallel=true" --dist-cost-report=format=json -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=COST4
+// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=2 force-vocab-parallel=true" --dist-cost-report=format=json -o %t.mlir 2>/dev/null | FileCheck %s --check-prefix=COST2
+// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=4 force-vocab-parallel=true" --dist-cost-report=format=json -o %t.mlir 2>/dev/null | FileCheck %s --check-prefix=COST4
 // COST2: "collective_count": 7,
 // COST2: "comm_bytes_per_rank": 5255168,
 // COST4: "collective_count": 7,
@@ -116,7 +116,7 @@
 // NOPAIR: error: tensor parallelism finds nothing to split over 3 devices in training step 'train_step'
 
 // Bad options are errors.
-// RUN: not dist-opt %examples/mlp.mlir --dist-annotate-tensor-parallel=size=0 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADSIZE
+// RUN: not dist-opt %examples/mlp.mlir --dist-annotate-tensor-parallel=size=0 -o %t.mlir 2>&1 | FileCheck %s --check-prefix=BADSIZE
 // BADSIZE: error: dist-annotate-tensor-parallel: needs size >= 1, got 0
 
 // Sequence parallelism: per block, the forward pass runs each layer norm on
@@ -163,7 +163,7 @@
 
 // The bytes: tensor parallelism's (COST2 above) plus the all-reduce of the
 // four layer-norm parameter gradients, 2 * (T-1)/T * 4 * 256 * 4 = 4096.
-// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=2 sequence-parallel=true force-vocab-parallel=true" --dist-cost-report=format=json -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=SPCOST
+// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=2 sequence-parallel=true force-vocab-parallel=true" --dist-cost-report=format=json -o %t.mlir 2>/dev/null | FileCheck %s --check-prefix=SPCOST
 // SPCOST: "collective_count": 13,
 // SPCOST: "comm_bytes_per_rank": 5259264,
 
