@@ -54,8 +54,8 @@ distoptModuleVerify(MlirModule module, MlirStringCallback diagnostics,
 
 /* Runs textual pass pipeline `pipeline` on the module, as dist-opt's
  * --pass-pipeline does: "builtin.module(dist-mirrored{replicas=2})", or
- * the passes alone ("dist-mirrored{replicas=2},dist-lower-cpu"). A failure
- * leaves the module as the failing pass left it. */
+ * the passes alone ("dist-mirrored{replicas=2},dist-lower-cpu"). The
+ * passes run on a copy: a failure leaves the module unchanged. */
 MLIR_CAPI_EXPORTED MlirLogicalResult
 distoptModuleRunPipeline(MlirModule module, MlirStringRef pipeline,
                          MlirStringCallback diagnostics, void *userData);

@@ -118,7 +118,14 @@ MlirLogicalResult distoptModuleRunPipeline(MlirModule module,
         << "invalid pass pipeline '" << unwrap(pipeline) << "': " << error;
     return mlirLogicalResultFailure();
   }
-  return wrap(pm.run(op));
+  // On a clone, moved into the caller's module (whose handle stays valid)
+  // only on success: a failing pass leaves the module as it was.
+  OwningOpRef<ModuleOp> work(op.clone());
+  if (failed(pm.run(*work)))
+    return mlirLogicalResultFailure();
+  op.getBodyRegion().takeBody(work->getBodyRegion());
+  op->setAttrs(work.get()->getAttrDictionary());
+  return mlirLogicalResultSuccess();
 }
 
 void distoptModulePrint(MlirModule module, bool generic,

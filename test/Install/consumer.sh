@@ -42,6 +42,17 @@ if "$work/consumer/consumer-c" "$step" "dist-mirrored{replicas=0}" > "$work/c_ba
   echo "a bad strategy option succeeded"; exit 1
 fi
 grep "diagnostic:" "$work/c_bad.out" | head -1
+# A pipeline that fails after a pass rewrote the module leaves it unchanged.
+if "$work/consumer/consumer-c" "$step" \
+    "dist-mirrored{replicas=2},dist-zero{stage=1 replicas=2}" > "$work/c_half.out"; then
+  echo "distributing a distributed step succeeded"; exit 1
+fi
+grep -q "already distributed" "$work/c_half.out"
+grep -q "train.sgd" "$work/c_half.out"
+if grep -q "dist.all_reduce\|dist.mesh" "$work/c_half.out"; then
+  echo "a failed pipeline left the module half-rewritten"; exit 1
+fi
+echo "ok: C consumer: a failed pipeline leaves the module unchanged"
 
 # The installed tools run from the prefix alone.
 "$prefix/bin/dist-opt" "$step" --dist-mirrored=replicas=2 -o "$work/tool.mlir"

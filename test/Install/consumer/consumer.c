@@ -2,7 +2,7 @@
  *
  * consumer-c STEP.mlir PIPELINE: parses the step, runs the pipeline,
  * prints the module and its cost report as JSON; with a bad pipeline it
- * prints the diagnostic it got and exits 1.
+ * prints the diagnostic it got and the module (unchanged) and exits 1.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -46,6 +46,8 @@ int main(int argc, char **argv) {
       mlirLogicalResultIsFailure(distoptModuleRunPipeline(
           module, mlirStringRefCreate(argv[2], strlen(argv[2])), diagnostic,
           NULL))) {
+    /* The module as the failed pipeline left it: unchanged. */
+    distoptModulePrint(module, false, print, stdout);
     distoptModuleDestroy(module);
     distoptContextDestroy(context);
     return 1;
