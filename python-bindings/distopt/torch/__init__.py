@@ -17,7 +17,6 @@ and the module it came from. See docs/guides/pytorch.md.
 
 import inspect
 import os
-import tempfile
 import warnings
 
 import numpy as np
@@ -25,8 +24,7 @@ import torch
 import torch.nn.functional as F
 
 from .._distopt import DistOptError
-from ..datasets import check_output_target
-from ..module import Module
+from .._exported import ExportedStep
 from . import _aten
 from ._emit import Emitter, Value, attr_f64
 
@@ -40,51 +38,6 @@ class UnsupportedOpError(DistOptError):
     def __init__(self, message, op, module_path):
         super().__init__(message)
         self.op, self.module_path = op, module_path
-
-
-class ExportedStep:
-    """The exported step: `mlir` (train-dialect text), `module` (parsed and
-    verified), `state` (parameters, optimizer and batch-norm state and the
-    hyper-parameters: dist-run's --state) and `batch` (inputs and labels:
-    --data), name -> NumPy array, and `param_names` (the trainable
-    parameters, as `named_parameters()` names them)."""
-
-    def __init__(self, mlir, state, batch, param_names):
-        self.mlir = mlir
-        self.module = Module.parse(mlir)
-        self.state, self.batch, self.param_names = state, batch, param_names
-
-    def save(self, directory):
-        """Writes step.mlir, state.npz and batch.npz (for `dist-run STEP
-        --state=state.npz --data=batch.npz`); returns the three paths."""
-        os.makedirs(directory, exist_ok=True)
-        paths = [os.path.join(directory, n)
-                 for n in ("step.mlir", "state.npz", "batch.npz")]
-        writers = (lambda f: f.write(self.mlir.encode()),
-                   lambda f: np.savez(f, **self.state),
-                   lambda f: np.savez(f, **self.batch))
-        # As every writer: each file under a temporary name beside it,
-        # renamed only over nothing or a regular file (never a FIFO, a
-        # device or a directory), checked before and right before.
-        for path in paths:
-            check_output_target(path)
-        partials = []
-        try:
-            for path, write in zip(paths, writers):
-                fd, partial = tempfile.mkstemp(
-                    prefix=f".{os.path.basename(path)}.", dir=directory)
-                partials.append(partial)
-                with os.fdopen(fd, "wb") as f:
-                    write(f)
-            for path in paths:
-                check_output_target(path)
-        except BaseException:
-            for partial in partials:
-                os.unlink(partial)
-            raise
-        for partial, path in zip(partials, paths):
-            os.replace(partial, path)
-        return paths
 
 
 # -- losses and optimizers ------------------------------------------------------

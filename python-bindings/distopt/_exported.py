@@ -1,0 +1,59 @@
+"""The exported step every front end returns (PyTorch, JAX, Keras): the
+train-dialect text, its parsed module, the state and the batch as NumPy
+arrays, and `save(dir)` for dist-opt / dist-run."""
+
+import os
+import tempfile
+
+import numpy as np
+
+from .datasets import check_output_target
+from .module import Module
+
+__all__ = ["ExportedStep"]
+
+
+class ExportedStep:
+    """The exported step: `mlir` (train-dialect text), `module` (parsed and
+    verified), `state` (parameters, optimizer and batch-norm state and the
+    hyper-parameters: dist-run's --state) and `batch` (inputs and labels:
+    --data), name -> NumPy array, and `param_names` (the trainable
+    parameters, as the framework names them: `named_parameters()`,
+    a JAX pytree path, a Keras variable path)."""
+
+    def __init__(self, mlir, state, batch, param_names):
+        self.mlir = mlir
+        self.module = Module.parse(mlir)
+        self.state, self.batch, self.param_names = state, batch, param_names
+
+    def save(self, directory):
+        """Writes step.mlir, state.npz and batch.npz (for `dist-run STEP
+        --state=state.npz --data=batch.npz`); returns the three paths."""
+        os.makedirs(directory, exist_ok=True)
+        paths = [os.path.join(directory, n)
+                 for n in ("step.mlir", "state.npz", "batch.npz")]
+        writers = (lambda f: f.write(self.mlir.encode()),
+                   lambda f: np.savez(f, **self.state),
+                   lambda f: np.savez(f, **self.batch))
+        # As every writer: each file under a temporary name beside it,
+        # renamed only over nothing or a regular file (never a FIFO, a
+        # device or a directory), checked before and right before.
+        for path in paths:
+            check_output_target(path)
+        partials = []
+        try:
+            for path, write in zip(paths, writers):
+                fd, partial = tempfile.mkstemp(
+                    prefix=f".{os.path.basename(path)}.", dir=directory)
+                partials.append(partial)
+                with os.fdopen(fd, "wb") as f:
+                    write(f)
+            for path in paths:
+                check_output_target(path)
+        except BaseException:
+            for partial in partials:
+                os.unlink(partial)
+            raise
+        for partial, path in zip(partials, paths):
+            os.replace(partial, path)
+        return paths
