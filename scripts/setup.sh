@@ -49,27 +49,31 @@ fi
 echo "== building"
 cmake --build "$build" -j "$jobs"
 
-# --- PyTorch for the importer (distopt.torch) -------------------------------
+# --- Python front ends: PyTorch, JAX, Keras 3 -------------------------------
 # A current torch from PyPI in the set-up's venv (Debian's 1.13 lacks
-# torch.export / AOTAutograd's joint export); wheels cached outside the
-# repository, so a fresh clone on the same machine installs from the cache.
+# torch.export / AOTAutograd's joint export), and jax / optax / keras (the
+# JAX and Keras front ends), timm / transformers (the model zoo) and tqdm;
+# wheels cached outside the repository, so a fresh clone on the same machine
+# installs from the cache.
 venv=$build/venv
-if [ -x "$venv/bin/python" ] && ! "$venv/bin/python" -c \
-    "import torch, torchvision; assert torch.__version__.startswith('2.15.0')" \
-    2>/dev/null; then
-  echo "== pip install torch, torchvision into $venv (python-bindings/requirements-torch.txt)"
+if [ -x "$venv/bin/python" ] && ! KERAS_BACKEND=jax "$venv/bin/python" -c \
+    "import torch, torchvision, jax, optax, keras, timm, transformers, tqdm, sklearn
+assert torch.__version__.startswith('2.15.0') and jax.__version__ == '0.10.2'
+assert keras.__version__ == '3.15.1'" 2>/dev/null; then
+  echo "== pip install the front ends' packages into $venv (python-bindings/requirements-*.txt)"
   # (pip's own cache keeps nothing behind this machine's proxy: keep the
   # wheels themselves, and install from them without the network.)
   wheels=${XDG_CACHE_HOME:-$HOME/.cache}/distopt-wheels
-  requirements=$root/python-bindings/requirements-torch.txt
+  requirements=(-r "$root/python-bindings/requirements-torch.txt"
+                -r "$root/python-bindings/requirements-frontends.txt")
   start=$(date +%s)
   if ! "$venv/bin/python" -m pip install --quiet --no-index \
-      --find-links "$wheels" -r "$requirements" 2>/dev/null; then
-    "$venv/bin/python" -m pip download --quiet -d "$wheels" -r "$requirements"
+      --find-links "$wheels" "${requirements[@]}" 2>/dev/null; then
+    "$venv/bin/python" -m pip download --quiet -d "$wheels" "${requirements[@]}"
     "$venv/bin/python" -m pip install --quiet --no-index \
-      --find-links "$wheels" -r "$requirements"
+      --find-links "$wheels" "${requirements[@]}"
   fi
-  echo "== torch installed in $(( $(date +%s) - start )) s (wheels: $wheels)"
+  echo "== front-end packages installed in $(( $(date +%s) - start )) s (wheels: $wheels)"
 fi
 
 # --- the job ----------------------------------------------------------------
