@@ -1,0 +1,335 @@
+"""Import a JAX training step: `loss_fn(params, batch) -> loss` + an optax
+optimizer -> a train-dialect step, its state and a batch.
+
+    import jax, jax.numpy as jnp, optax, distopt.jax
+    def loss_fn(params, batch):
+        logits = jnp.tanh(batch["x"] @ params["w1"]) @ params["w2"]
+        labels = jax.nn.one_hot(batch["y"], 10)
+        return -jnp.mean(jnp.sum(labels * jax.nn.log_softmax(logits), -1))
+    step = distopt.jax.export_train_step(loss_fn, params, batch,
+                                         optimizer=optax.sgd(0.1, momentum=0.9))
+    step.save("mlp")              # step.mlir, state.npz, batch.npz for dist-run
+
+The whole step (`jax.value_and_grad(loss_fn)`, then the optimizer's own
+`update` and `optax.apply_updates`) is traced to a jaxpr and every
+primitive is translated to train ops, so the exported step computes what
+the jitted JAX step computes, optimizer included; a primitive without a
+mapping raises `UnsupportedOpError` naming it and the line of the user's
+code it came from. See docs/guides/jax-keras.md.
+"""
+
+import jax
+import numpy as np
+
+from .._distopt import DistOptError
+from .._emit import Emitter, Value
+from .._exported import ExportedStep
+from . import _lax
+
+__all__ = ["export_train_step", "params_from_state", "opt_state_from_state",
+           "UnsupportedOpError", "OPT_PREFIX"]
+
+# Optimizer state is named by its optax path under this prefix:
+# "opt.0.trace.dense1.kernel" (a momentum buffer), "opt.0.count".
+OPT_PREFIX = "opt"
+
+
+class UnsupportedOpError(DistOptError):
+    """A primitive of the traced step has no train-dialect mapping.
+    `op` is the primitive's name, `where` the user's source line and
+    `scope` the name scope (a Keras layer) it came from, when known."""
+
+    def __init__(self, message, op, where=None, scope=None):
+        super().__init__(message)
+        self.op, self.where, self.scope = op, where, scope
+
+
+# -- names ----------------------------------------------------------------------
+
+def _key_name(key):
+    for attribute in ("key", "idx", "name"):
+        if hasattr(key, attribute):
+            return str(getattr(key, attribute))
+    return str(key)
+
+
+def path_name(path, prefix=None):
+    """A pytree path as a dotted name: ['dense1']['kernel'] -> dense1.kernel,
+    .layers[0].w -> layers.0.w."""
+    parts = ([prefix] if prefix else []) + [_key_name(k) for k in path]
+    return ".".join(parts) if parts else (prefix or "value")
+
+
+def _named_leaves(tree, prefix=None):
+    leaves, treedef = jax.tree_util.tree_flatten_with_path(tree)
+    return [(path_name(p, prefix), leaf) for p, leaf in leaves], treedef
+
+
+def _as_array(name, leaf):
+    try:
+        array = np.asarray(leaf)
+    except Exception as error:
+        raise TypeError(f"{name}: not an array ({type(leaf).__name__}): "
+                        f"{error}") from None
+    if array.dtype == object:
+        raise TypeError(f"{name}: not an array ({type(leaf).__name__})")
+    return array
+
+
+# -- where an unsupported primitive came from -------------------------------------
+
+_LIBRARY_DIRS = ("/jax/", "/jaxlib/", "/optax/", "/keras/", "/flax/",
+                 "/distopt/", "/site-packages/ml_dtypes/")
+
+
+def _where(eqn):
+    """The user's source line ("file:line (function)") of an equation."""
+    try:
+        frames = list(jax._src.source_info_util.user_frames(
+            eqn.source_info.traceback))
+    except Exception:
+        frames = []
+    for frame in frames:
+        if not any(d in frame.file_name for d in _LIBRARY_DIRS):
+            return f"{frame.file_name}:{frame.start_line} ({frame.function_name})"
+    if frames:
+        f = frames[0]
+        return f"{f.file_name}:{f.start_line} ({f.function_name})"
+    return None
+
+
+def _scope(translator, eqn):
+    stack = [str(s) for s in translator.name_stack] + \
+        [str(eqn.source_info.name_stack)]
+    return "/".join(s for s in stack if s) or None
+
+
+def unsupported_error(translator, error, what):
+    eqn = error.eqn
+    where, scope = _where(eqn), _scope(translator, eqn)
+    parts = [f"cannot export the {what}: JAX primitive "
+             f"'{eqn.primitive.name}'"]
+    if scope:
+        parts.append(f" in {scope}")
+    if where:
+        parts.append(f" at {where}")
+    reason = error.reason if error.reason != "no train-dialect mapping" else ""
+    parts.append(" has no train-dialect mapping" + (f": {reason}" if reason
+                                                     else ""))
+    return UnsupportedOpError("".join(parts), eqn.primitive.name, where, scope)
+
+
+# -- the export, shared with distopt.keras ----------------------------------------
+
+def export_flat(flat_step, leaves, state_count, name, what, dtype_check=True):
+    """Traces `flat_step(*arrays) -> [loss] + new state leaves` and writes
+    the step. `leaves` is a list of (name, role, array) with the state
+    leaves (roles param / opt_state) first, `state_count` of them, then
+    the batch (input / label). A state leaf the step returns as it got it
+    (a learning rate) becomes a hyper-parameter: an argument, no result."""
+    arrays = [a for _, _, a in leaves]
+    try:
+        closed = jax.make_jaxpr(flat_step)(*arrays)
+    except DistOptError:
+        raise
+    except Exception as error:
+        raise DistOptError(f"cannot trace the {what}: {type(error).__name__}: "
+                           f"{error}") from error
+    jaxpr = closed.jaxpr
+    outs = jaxpr.outvars
+    if len(outs) != 1 + state_count:
+        raise DistOptError(f"the {what} returns {len(outs) - 1} state values "
+                           f"for {state_count} inputs")
+    loss_aval = outs[0].aval
+    if loss_aval.shape != () or not np.issubdtype(loss_aval.dtype, np.floating):
+        raise DistOptError(f"the loss must be a float scalar, not "
+                           f"{loss_aval.dtype}{list(loss_aval.shape)}")
+
+    e = Emitter()
+    translator = _lax.Translator(e)
+    arguments, results, state, batch = [], [], {}, {}
+    roles = []
+    for index, ((leaf_name, role, array), var) in enumerate(
+            zip(leaves, jaxpr.invars)):
+        if index < state_count and role == "opt_state" and \
+                outs[1 + index] is var:
+            role = "hyper"
+        roles.append(role)
+        v = Value(f"%a{len(arguments)}", array.shape, np.dtype(array.dtype))
+        arguments.append((v, role, leaf_name))
+        (state if index < state_count else batch)[leaf_name] = array
+    seen = set()
+    for _, _, leaf_name in arguments:
+        if leaf_name in seen:
+            raise DistOptError(f"two values of the {what} are named "
+                               f"{leaf_name!r}")
+        seen.add(leaf_name)
+    try:
+        values = translator.closed(closed, [v for v, _, _ in arguments])
+    except _lax.UnsupportedPrimitive as error:
+        raise unsupported_error(translator, error, what) from None
+    for index in range(state_count):
+        v, role, leaf_name = arguments[index]
+        if role == "hyper":
+            continue
+        new = values[1 + index]
+        if new.shape != v.shape or new.dtype != v.dtype:
+            raise DistOptError(f"the {what} changes the type of {leaf_name} "
+                               f"from {v.type} to {new.type}")
+        if new is v:        # unchanged: still a result, as its role says
+            new = e.op("add", [v, e.constant(0, v.dtype)], [(v.shape, v.dtype)])
+        results.append((new, role, leaf_name))
+    results.append((values[0], "loss", "loss"))
+
+    mlir = _function(name, arguments, results,
+                     e.body([v.name for v, _, _ in results]))
+    names = [n for n, r, _ in leaves if r == "param"]
+    return ExportedStep(mlir, state, batch, names)
+
+
+def _role(role, arg_name):
+    return (f'{{train.role = #train.role<{role}>, train.name = '
+            f'"{arg_name}"}}')
+
+
+def _function(name, arguments, results, body):
+    args = ",\n    ".join(f"{v.name}: {v.type} {_role(r, n)}"
+                          for v, r, n in arguments)
+    rets = ",\n        ".join(f"{v.type} {_role(r, n)}" for v, r, n in results)
+    lines = [f"func.func @{name}(\n    {args})\n    -> ({rets}) {{"]
+    lines += [f"  {line}" for line in body]
+    lines.append("  return " + ", ".join(v.name for v, _, _ in results) +
+                 " : " + ", ".join(v.type for v, _, _ in results))
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+# -- optax ----------------------------------------------------------------------
+
+_SHORT = ("sgd", "adam", "adamw")
+
+
+def _optimizer(optimizer):
+    """An optax GradientTransformation: the one given, or the short form
+    ("sgd"|"adam"|"adamw", {options}) built with its learning rate (and
+    the other numeric options) injected, so that they are the step's
+    hyper-parameters rather than constants."""
+    import optax
+    if isinstance(optimizer, tuple) and not hasattr(optimizer, "update"):
+        if len(optimizer) != 2 or not isinstance(optimizer[1], dict):
+            raise TypeError("optimizer must be an optax transformation or "
+                            "(\"sgd\"|\"adam\"|\"adamw\", {options})")
+        kind, options = optimizer
+        if kind not in _SHORT:
+            raise ValueError(f"unknown optimizer {kind!r} (one of "
+                             f"{', '.join(_SHORT)})")
+        options = dict(options)
+        if "lr" in options:
+            options["learning_rate"] = options.pop("lr")
+        try:
+            return optax.inject_hyperparams(getattr(optax, kind))(**options)
+        except TypeError as error:
+            raise TypeError(f"optax.{kind}: {error}") from None
+    if not (hasattr(optimizer, "init") and hasattr(optimizer, "update")):
+        raise TypeError("optimizer must be an optax GradientTransformation "
+                        "(optax.sgd(...), optax.inject_hyperparams(optax.adam)"
+                        "(...), a chain) or (\"sgd\"|\"adam\"|\"adamw\", "
+                        f"{{options}}), not {type(optimizer).__name__}")
+    return optimizer
+
+
+def export_train_step(loss_fn, params, batch, optimizer=("sgd", {"lr": 0.1}),
+                      *, opt_state=None, labels=None, name="train_step"):
+    """Exports one training step: `loss, grads = jax.value_and_grad(loss_fn)
+    (params, batch)`, then `optimizer.update(grads, opt_state, params)` and
+    `optax.apply_updates`. `params` and `batch` are pytrees of arrays (their
+    shapes and dtypes are the step's; their values the state and the batch);
+    `optimizer` an optax GradientTransformation or ("sgd"|"adam"|"adamw",
+    {options}) (optax's option names; "lr" is accepted for learning_rate);
+    `opt_state` the optimizer's state to start from (default: its init).
+
+    State names: parameters by their pytree path joined with '.'
+    (`dense1.kernel`, `layers.0.w`), optimizer state by its optax path under
+    "opt." (`opt.0.trace.dense1.kernel`, `opt.hyperparams.learning_rate`);
+    batch leaves by their path (`x`, `y`; a tuple's leaves `0`, `1`).
+    `labels` names the batch leaves that are labels (default: the last)."""
+    import optax
+    if not callable(loss_fn):
+        raise TypeError(f"loss_fn must be a function (params, batch) -> loss, "
+                        f"not {type(loss_fn).__name__}")
+    tx = _optimizer(optimizer)
+    param_leaves, param_def = _named_leaves(params)
+    if not param_leaves:
+        raise ValueError("params has no arrays")
+    param_arrays = [(n, _as_array(n, leaf)) for n, leaf in param_leaves]
+    for n, a in param_arrays:
+        if not np.issubdtype(a.dtype, np.floating):
+            raise TypeError(f"parameter {n} is {a.dtype}, not a float array")
+    if opt_state is None:
+        try:
+            opt_state = tx.init(params)
+        except Exception as error:
+            raise DistOptError(f"optimizer.init(params) failed: "
+                               f"{type(error).__name__}: {error}") from error
+    opt_leaves, opt_def = _named_leaves(opt_state, OPT_PREFIX)
+    batch_leaves, batch_def = _named_leaves(batch)
+    if not batch_leaves:
+        raise ValueError("batch has no arrays")
+    batch_names = [n for n, _ in batch_leaves]
+    label_names = set(labels if labels is not None else batch_names[-1:])
+    unknown = label_names - set(batch_names)
+    if unknown:
+        raise ValueError(f"labels {sorted(unknown)} are not batch leaves "
+                         f"({', '.join(batch_names)})")
+    leaves = [(n, "param", a) for n, a in param_arrays]
+    leaves += [(n, "opt_state", _as_array(n, leaf)) for n, leaf in opt_leaves]
+    leaves += [(n, "label" if n in label_names else "input", _as_array(n, leaf))
+               for n, leaf in batch_leaves]
+    counts = (len(param_leaves), len(opt_leaves))
+
+    def flat_step(*arrays):
+        p = jax.tree_util.tree_unflatten(param_def, arrays[:counts[0]])
+        s = jax.tree_util.tree_unflatten(
+            opt_def, arrays[counts[0]:sum(counts)])
+        b = jax.tree_util.tree_unflatten(batch_def, arrays[sum(counts):])
+        loss, grads = jax.value_and_grad(loss_fn)(p, b)
+        updates, new_s = tx.update(grads, s, p)
+        new_p = optax.apply_updates(p, updates)
+        new_p_leaves, new_p_def = jax.tree_util.tree_flatten(new_p)
+        new_s_leaves, new_s_def = jax.tree_util.tree_flatten(new_s)
+        if new_p_def != param_def or new_s_def != opt_def:
+            raise DistOptError("the optimizer changes the structure of the "
+                               "parameters or of its state")
+        return [loss] + new_p_leaves + new_s_leaves
+
+    return export_flat(flat_step, leaves, sum(counts), name, "JAX step")
+
+
+# -- results back into the pytrees ------------------------------------------------
+
+def params_from_state(state, params):
+    """The pytree `params` with every leaf replaced by `state`'s array of
+    its name (a RunResult's state, a checkpoint, step.state)."""
+    leaves, treedef = _named_leaves(params)
+    return jax.tree_util.tree_unflatten(
+        treedef, [_take(state, n, leaf) for n, leaf in leaves])
+
+
+def opt_state_from_state(state, opt_state):
+    """The optax state `opt_state` (its structure: tx.init(params)) with
+    every leaf replaced by `state`'s array of its name."""
+    leaves, treedef = _named_leaves(opt_state, OPT_PREFIX)
+    return jax.tree_util.tree_unflatten(
+        treedef, [_take(state, n, leaf) for n, leaf in leaves])
+
+
+def _take(state, name, like):
+    if name not in state:
+        raise KeyError(f"{name} is not in the state "
+                       f"({len(state)} arrays; a state of another step?)")
+    array = np.asarray(state[name])
+    like = np.asarray(like)
+    if array.shape != like.shape:
+        raise ValueError(f"{name}: shape {array.shape} in the state, "
+                         f"{like.shape} in the pytree")
+    return jax.numpy.asarray(array.astype(like.dtype, copy=False))

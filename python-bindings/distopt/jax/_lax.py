@@ -1,0 +1,470 @@
+"""JAX primitives (a traced step's jaxpr) to train ops.
+
+Every equation goes through `Translator.eqn`; a primitive without a handler
+raises `UnsupportedPrimitive`, never passes through. Call-like primitives
+(jit, custom_jvp_call, custom_vjp_call, checkpoint, closed_call) are
+inlined: their inner jaxprs are translated in place."""
+
+import numpy as np
+from jax import core as _core
+
+from .._emit import Value, attr_array, attr_f64, is_floating
+
+try:                                    # jax >= 0.4.36
+    from jax.extend.core import Literal
+except ImportError:                     # pragma: no cover
+    Literal = _core.Literal
+
+
+class UnsupportedPrimitive(Exception):
+    """A primitive (or a parameter of one) the train dialect cannot express."""
+
+    def __init__(self, eqn, reason=""):
+        self.eqn, self.reason = eqn, reason
+        super().__init__(f"{eqn.primitive.name}{': ' + reason if reason else ''}")
+
+
+_HANDLERS = {}
+_CALLS = ("jit", "pjit", "closed_call", "core_call", "custom_jvp_call",
+          "custom_vjp_call", "custom_vjp_call_jaxpr", "checkpoint", "remat",
+          "custom_lin")
+
+
+def handles(*names):
+    def register(function):
+        for name in names:
+            _HANDLERS[name] = function
+        return function
+    return register
+
+
+def _aval(var):
+    return tuple(int(d) for d in var.aval.shape), np.dtype(var.aval.dtype)
+
+
+def _prod(shape):
+    return int(np.prod(shape, dtype=np.int64)) if shape else 1
+
+
+class Translator:
+    """Maps jaxpr variables to Values through an Emitter."""
+
+    def __init__(self, emitter):
+        self.e = emitter
+        self.env = {}
+        self.name_stack = []            # the enclosing calls' name stacks
+
+    # -- operands ---------------------------------------------------------------
+    def read(self, atom):
+        if isinstance(atom, Literal):
+            shape, dtype = _aval(atom)
+            value = np.asarray(atom.val, dtype)
+            if value.ndim == 0:
+                return self.e.constant(value.item(), dtype)
+            return self.e.dense(value)
+        return self.env[atom]
+
+    def constant(self, value, like):
+        return self.e.constant(value, like.dtype)
+
+    def convert(self, v, dtype):
+        dtype = np.dtype(dtype)
+        if v.dtype == dtype:
+            return v
+        if v.dtype == np.bool_:         # 0/1 in the wider type
+            return self.e.op("select", [v, self.e.constant(1, dtype),
+                                        self.e.constant(0, dtype)],
+                             [(v.shape, dtype)])
+        if dtype == np.bool_:
+            return self.e.op("compare", [v, self.e.constant(0, v.dtype)],
+                             [(v.shape, dtype)],
+                             {"direction": "#train.compare_direction<ne>"})
+        return self.e.op("convert", [v], [(v.shape, dtype)])
+
+    def reshape(self, v, shape):
+        shape = tuple(shape)
+        if v.shape == shape:
+            return v
+        return self.e.op("reshape", [v], [(shape, v.dtype)])
+
+    def transpose(self, v, perm):
+        perm = list(perm)
+        if perm == list(range(v.rank)):
+            return v
+        return self.e.op("transpose", [v], [(tuple(v.shape[p] for p in perm),
+                                             v.dtype)],
+                         {"permutation": attr_array(perm)})
+
+    def broadcast(self, v, shape, dims):
+        shape = tuple(shape)
+        if v.shape == shape:
+            return v
+        return self.e.op("broadcast", [v], [(shape, v.dtype)],
+                         {"dims": attr_array(dims)})
+
+    # -- equations --------------------------------------------------------------
+    def jaxpr(self, jaxpr, consts, args):
+        """Translates `jaxpr` (open) with `consts` and `args` (Values);
+        returns the Values of its outputs."""
+        for var, value in zip(jaxpr.constvars, consts):
+            self.env[var] = value
+        for var, value in zip(jaxpr.invars, args):
+            self.env[var] = value
+        for eqn in jaxpr.eqns:
+            self.eqn(eqn)
+        return [self.read(v) for v in jaxpr.outvars]
+
+    def closed(self, closed_jaxpr, args):
+        consts = [self.e.dense(np.asarray(c)) if np.ndim(c) else
+                  self.e.constant(np.asarray(c).item(), np.asarray(c).dtype)
+                  for c in closed_jaxpr.consts]
+        return self.jaxpr(closed_jaxpr.jaxpr, consts, args)
+
+    def eqn(self, eqn):
+        name = eqn.primitive.name
+        invals = [self.read(v) for v in eqn.invars]
+        if name in _CALLS:
+            inner = next((eqn.params[k] for k in ("jaxpr", "call_jaxpr",
+                                                   "fun_jaxpr")
+                          if k in eqn.params), None)
+            if inner is None:
+                raise UnsupportedPrimitive(eqn, "a call without a jaxpr")
+            self.name_stack.append(eqn.source_info.name_stack)
+            try:
+                if hasattr(inner, "consts"):
+                    outs = self.closed(inner, invals)
+                else:
+                    outs = self.jaxpr(inner, [], invals)
+            finally:
+                self.name_stack.pop()
+        else:
+            handler = _HANDLERS.get(name)
+            if handler is None:
+                raise UnsupportedPrimitive(eqn, "no train-dialect mapping")
+            outs = handler(self, eqn, *invals, **eqn.params)
+            if isinstance(outs, Value):
+                outs = [outs]
+        for var, value in zip(eqn.outvars, outs):
+            if type(var).__name__ != "DropVar":
+                shape, dtype = _aval(var)
+                if value.shape != shape or value.dtype != dtype:
+                    raise UnsupportedPrimitive(
+                        eqn, f"translated to {value.type}, expected "
+                             f"{shape} {dtype}")
+                self.env[var] = value
+
+
+def _out(eqn, index=0):
+    return _aval(eqn.outvars[index])
+
+
+# -- elementwise ----------------------------------------------------------------
+
+def _binary(op):
+    def handler(t, eqn, a, b, **_):
+        shape, dtype = _out(eqn)
+        return t.e.op(op, [a, b], [(shape, dtype)])
+    return handler
+
+
+for _prim, _op in {"add": "add", "add_any": "add", "sub": "sub", "mul": "mul",
+                   "div": "div", "max": "max", "min": "min",
+                   "pow": "pow"}.items():
+    handles(_prim)(_binary(_op))
+
+
+def _unary(op):
+    def handler(t, eqn, x, **_):
+        shape, dtype = _out(eqn)
+        return t.e.op(op, [x], [(shape, dtype)])
+    return handler
+
+
+for _prim, _op in {"neg": "neg", "abs": "abs", "exp": "exp", "log": "log",
+                   "sqrt": "sqrt", "rsqrt": "rsqrt", "tanh": "tanh",
+                   "logistic": "sigmoid", "erf": "erf", "log1p": "log1p",
+                   "expm1": "expm1"}.items():
+    handles(_prim)(_unary(_op))
+
+
+@handles("copy", "copy_p", "reduce_precision", "optimization_barrier",
+         "stop_gradient")
+def _identity(t, eqn, *xs, **_):
+    for x, var in zip(xs, eqn.outvars):
+        if x.dtype != _aval(var)[1]:
+            raise UnsupportedPrimitive(eqn, "changes the element type")
+    return list(xs)
+
+
+@handles("square")
+def _square(t, eqn, x, **_):
+    return t.e.op("mul", [x, x], [_out(eqn)])
+
+
+@handles("integer_pow")
+def _integer_pow(t, eqn, x, y, **_):
+    shape, dtype = _out(eqn)
+    if y == 1:
+        return x
+    if y == 2:
+        return t.e.op("mul", [x, x], [(shape, dtype)])
+    if y == -1:
+        return t.e.op("div", [t.constant(1, x), x], [(shape, dtype)])
+    if not is_floating(dtype):
+        raise UnsupportedPrimitive(eqn, "an integer power of an integer tensor")
+    return t.e.op("pow", [x, t.constant(float(y), x)], [(shape, dtype)])
+
+
+@handles("exp2")
+def _exp2(t, eqn, x, **_):
+    shape, dtype = _out(eqn)
+    scaled = t.e.op("mul", [x, t.constant(float(np.log(2.0)), x)],
+                    [(shape, dtype)])
+    return t.e.op("exp", [scaled], [(shape, dtype)])
+
+
+@handles("sign")
+def _sign(t, eqn, x, **_):
+    shape, dtype = _out(eqn)
+    zero = t.constant(0, x)
+    positive = t.e.op("compare", [x, zero], [(shape, np.dtype(bool))],
+                      {"direction": "#train.compare_direction<gt>"})
+    negative = t.e.op("compare", [x, zero], [(shape, np.dtype(bool))],
+                      {"direction": "#train.compare_direction<lt>"})
+    inner = t.e.op("select", [negative, t.constant(-1, x), zero],
+                   [(shape, dtype)])
+    return t.e.op("select", [positive, t.constant(1, x), inner],
+                  [(shape, dtype)])
+
+
+for _prim in ("eq", "ne", "lt", "le", "gt", "ge"):
+    def _compare(t, eqn, a, b, _direction=_prim, **_):
+        return t.e.op("compare", [a, b], [_out(eqn)],
+                      {"direction": f"#train.compare_direction<{_direction}>"})
+    handles(_prim)(_compare)
+
+
+@handles("not")
+def _not(t, eqn, x, **_):
+    if x.dtype != np.bool_:
+        raise UnsupportedPrimitive(eqn, "bitwise not of an integer tensor")
+    return t.e.op("compare", [x, t.constant(False, x)], [_out(eqn)],
+                  {"direction": "#train.compare_direction<eq>"})
+
+
+@handles("and", "or")
+def _logical(t, eqn, a, b, **_):
+    if a.dtype != np.bool_:
+        raise UnsupportedPrimitive(eqn, "bitwise logic on integer tensors")
+    shape, dtype = _out(eqn)
+    if eqn.primitive.name == "and":
+        return t.e.op("select", [a, b, t.constant(False, a)], [(shape, dtype)])
+    return t.e.op("select", [a, t.constant(True, a), b], [(shape, dtype)])
+
+
+@handles("select_n")
+def _select_n(t, eqn, which, *cases, **_):
+    shape, dtype = _out(eqn)
+    if len(cases) == 1:
+        return cases[0]
+    if len(cases) != 2:
+        raise UnsupportedPrimitive(eqn, f"select_n of {len(cases)} cases")
+    condition = t.convert(which, np.bool_)
+    return t.e.op("select", [condition, cases[1], cases[0]], [(shape, dtype)])
+
+
+@handles("clamp")
+def _clamp(t, eqn, low, x, high, **_):
+    shape, dtype = _out(eqn)
+    v = t.e.op("max", [x, low], [(shape, dtype)])
+    return t.e.op("min", [v, high], [(shape, dtype)])
+
+
+@handles("convert_element_type")
+def _convert(t, eqn, x, new_dtype=None, **_):
+    return t.convert(x, _out(eqn)[1])
+
+
+# -- shapes ---------------------------------------------------------------------
+
+@handles("broadcast_in_dim")
+def _broadcast_in_dim(t, eqn, x, *dynamic, shape, broadcast_dimensions, **_):
+    if dynamic:
+        raise UnsupportedPrimitive(eqn, "a dynamic shape")
+    return t.broadcast(x, shape, list(broadcast_dimensions))
+
+
+@handles("reshape", "squeeze", "expand_dims")
+def _reshape(t, eqn, x, *dynamic, dimensions=None, **_):
+    if dynamic:
+        raise UnsupportedPrimitive(eqn, "a dynamic shape")
+    if eqn.primitive.name == "reshape" and dimensions not in (None, ()):
+        x = t.transpose(x, dimensions)
+    return t.reshape(x, _out(eqn)[0])
+
+
+@handles("transpose")
+def _transpose(t, eqn, x, permutation, **_):
+    return t.transpose(x, permutation)
+
+
+@handles("reduce_sum", "reduce_max", "reduce_min")
+def _reduce(t, eqn, x, axes, **_):
+    if not axes:
+        return x
+    kind = eqn.primitive.name[len("reduce_"):]
+    return t.e.op("reduce", [x], [_out(eqn)],
+                  {"dims": attr_array(sorted(axes)),
+                   "kind": f"#train.reduce_kind<{kind}>"})
+
+
+@handles("iota")
+def _iota(t, eqn, dtype, shape, dimension, **_):
+    shape, dtype = _out(eqn)
+    return t.e.op("iota", [], [(shape, dtype)],
+                  {"dim": f"{int(dimension)} : i64"})
+
+
+@handles("slice")
+def _slice(t, eqn, x, start_indices, limit_indices, strides=None, **_):
+    attrs = {"start": attr_array(start_indices),
+             "limit": attr_array(limit_indices)}
+    if strides is not None and any(s != 1 for s in strides):
+        attrs["strides"] = attr_array(strides)
+    return t.e.op("slice", [x], [_out(eqn)], attrs)
+
+
+@handles("split")
+def _split(t, eqn, x, sizes, axis, **_):
+    outs, start = [], 0
+    for index, size in enumerate(sizes):
+        begin = [0] * x.rank
+        end = list(x.shape)
+        begin[axis], end[axis] = start, start + size
+        outs.append(t.e.op("slice", [x], [_out(eqn, index)],
+                           {"start": attr_array(begin),
+                            "limit": attr_array(end)}))
+        start += size
+    return outs
+
+
+@handles("concatenate")
+def _concatenate(t, eqn, *xs, dimension, **_):
+    return t.e.op("concat", list(xs), [_out(eqn)],
+                  {"dim": f"{int(dimension)} : i64"})
+
+
+@handles("pad")
+def _pad(t, eqn, x, value, padding_config, **_):
+    if any(interior for _, _, interior in padding_config):
+        raise UnsupportedPrimitive(eqn, "interior padding")
+    pad_literal = eqn.invars[1]
+    if not isinstance(pad_literal, Literal):
+        raise UnsupportedPrimitive(eqn, "a padding value computed in the step")
+    # Negative padding crops: a slice first, then the non-negative pad.
+    start = [max(0, -lo) for lo, _, _ in padding_config]
+    limit = [size - max(0, -hi)
+             for size, (_, hi, _) in zip(x.shape, padding_config)]
+    if any(start) or list(limit) != list(x.shape):
+        x = t.e.op("slice", [x], [(tuple(b - a for a, b in zip(start, limit)),
+                                   x.dtype)],
+                   {"start": attr_array(start), "limit": attr_array(limit)})
+    low = [max(0, lo) for lo, _, _ in padding_config]
+    high = [max(0, hi) for _, hi, _ in padding_config]
+    if not any(low) and not any(high):
+        return x
+    return t.e.op("pad", [x], [_out(eqn)],
+                  {"low": attr_array(low), "high": attr_array(high),
+                   "value": attr_f64(float(np.asarray(pad_literal.val)))})
+
+
+# -- contractions ---------------------------------------------------------------
+
+@handles("dot_general")
+def _dot_general(t, eqn, lhs, rhs, dimension_numbers, preferred_element_type=None,
+                 **_):
+    (lc, rc), (lb, rb) = [[list(map(int, d)) for d in pair]
+                          for pair in dimension_numbers]
+    out_shape, out_dtype = _out(eqn)
+    if lhs.dtype != rhs.dtype:
+        raise UnsupportedPrimitive(eqn, "operands of different element types")
+    lf = [d for d in range(lhs.rank) if d not in lc and d not in lb]
+    rf = [d for d in range(rhs.rank) if d not in rc and d not in rb]
+    batch = [lhs.shape[d] for d in lb]
+    k = _prod([lhs.shape[d] for d in lc])
+    m = _prod([lhs.shape[d] for d in lf])
+    n = _prod([rhs.shape[d] for d in rf])
+    attrs = {}
+    if not lb and len(rf) == 1 and len(rc) == 1 and lc == [lhs.rank - 1] \
+            and lhs.rank >= 2:
+        # [..., m, k] x [k, n] / [n, k]: the leading dims stay (a linear
+        # layer on a sequence), the weight is shared.
+        a = lhs
+        b = rhs
+        if rc == [1]:
+            attrs["transpose_rhs"] = None
+        mm_shape = lhs.shape[:-1] + (n,)
+    else:
+        # [batch..., m, k] x [batch..., k, n], transposing where needed.
+        if lc + lf == list(range(lhs.rank))[len(lb):] and lb == list(
+                range(len(lb))) and lf and lc:
+            a = t.reshape(lhs, batch + [k, m])
+            attrs["transpose_lhs"] = None
+        else:
+            a = t.reshape(t.transpose(lhs, lb + lf + lc), batch + [m, k])
+        if rf + rc == list(range(rhs.rank))[len(rb):] and rb == list(
+                range(len(rb))) and rf and rc:
+            b = t.reshape(rhs, batch + [n, k])
+            attrs["transpose_rhs"] = None
+        else:
+            b = t.reshape(t.transpose(rhs, rb + rc + rf), batch + [k, n])
+        mm_shape = tuple(batch) + (m, n)
+    product = t.e.op("matmul", [a, b], [(mm_shape, lhs.dtype)], attrs or None)
+    return t.convert(t.reshape(product, out_shape), out_dtype)
+
+
+# -- embeddings -----------------------------------------------------------------
+
+def _row_lookup(eqn, operand, dimension_numbers, slice_sizes, index_rank):
+    """True when a gather/scatter takes whole rows of `operand` by one index
+    per lookup (an embedding): the indices end in a dim of size 1 naming
+    operand dim 0."""
+    dn = dimension_numbers
+    start_map = tuple(getattr(dn, "start_index_map",
+                              getattr(dn, "scatter_dims_to_operand_dims", ())))
+    collapsed = tuple(getattr(dn, "collapsed_slice_dims",
+                              getattr(dn, "inserted_window_dims", ())))
+    batching = tuple(getattr(dn, "operand_batching_dims", ()))
+    return (start_map == (0,) and collapsed == (0,) and not batching and
+            (slice_sizes is None or
+             tuple(slice_sizes) == (1,) + tuple(operand.shape[1:])))
+
+
+@handles("gather")
+def _gather(t, eqn, operand, indices, dimension_numbers, slice_sizes, mode=None,
+            **_):
+    shape, dtype = _out(eqn)
+    if not _row_lookup(eqn, operand, dimension_numbers, slice_sizes,
+                       indices.rank) or indices.shape[-1:] != (1,):
+        raise UnsupportedPrimitive(
+            eqn, "only row lookups (an embedding: table[ids]) are supported")
+    offsets = tuple(dimension_numbers.offset_dims)
+    expected = tuple(range(indices.rank - 1, indices.rank - 1 + operand.rank - 1))
+    if offsets != expected:
+        raise UnsupportedPrimitive(eqn, "a gather whose row dims are not last")
+    ids = t.reshape(indices, indices.shape[:-1])
+    return t.e.op("gather", [operand, ids], [(shape, dtype)])
+
+
+@handles("scatter-add", "scatter_add")
+def _scatter_add(t, eqn, operand, indices, updates, dimension_numbers, **_):
+    shape, dtype = _out(eqn)
+    if not _row_lookup(eqn, operand, dimension_numbers, None, indices.rank) \
+            or indices.shape[-1:] != (1,):
+        raise UnsupportedPrimitive(
+            eqn, "only row scatters (an embedding's gradient) are supported")
+    window = tuple(dimension_numbers.update_window_dims)
+    if window != tuple(range(indices.rank - 1, updates.rank)):
+        raise UnsupportedPrimitive(eqn, "a scatter whose row dims are not last")
+    ids = t.reshape(indices, indices.shape[:-1])
+    return t.e.op("scatter_add", [operand, ids, updates], [(shape, dtype)])
