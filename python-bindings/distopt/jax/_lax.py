@@ -42,6 +42,9 @@ def _aval(var):
     return tuple(int(d) for d in var.aval.shape), np.dtype(var.aval.dtype)
 
 
+_FOLD_LIMIT = 1024      # elements: larger constants are computed in the step
+
+
 def _prod(shape):
     return int(np.prod(shape, dtype=np.int64)) if shape else 1
 
@@ -53,6 +56,7 @@ class Translator:
         self.e = emitter
         self.env = {}
         self.name_stack = []            # the enclosing calls' name stacks
+        self.known = {}                 # var -> its value, when a constant
 
     # -- operands ---------------------------------------------------------------
     def read(self, atom):
@@ -118,10 +122,42 @@ class Translator:
         consts = [self.e.dense(np.asarray(c)) if np.ndim(c) else
                   self.e.constant(np.asarray(c).item(), np.asarray(c).dtype)
                   for c in closed_jaxpr.consts]
+        for var, c in zip(closed_jaxpr.jaxpr.constvars, closed_jaxpr.consts):
+            if np.size(c) <= _FOLD_LIMIT:
+                self.known[var] = np.asarray(c)
         return self.jaxpr(closed_jaxpr.jaxpr, consts, args)
+
+    def known_value(self, atom):
+        if isinstance(atom, Literal):
+            return np.asarray(atom.val, _aval(atom)[1])
+        return self.known.get(atom)
+
+    def fold(self, eqn):
+        """Evaluates an equation of constants (a shape computation: the
+        element count a mean divides by) with JAX itself; True if done."""
+        if eqn.primitive.name in _CALLS or eqn.effects or any(
+                _prod(_aval(v)[0]) > _FOLD_LIMIT for v in eqn.outvars):
+            return False
+        values = [self.known_value(v) for v in eqn.invars]
+        if any(v is None for v in values):
+            return False
+        try:
+            outs = eqn.primitive.bind(*values, **eqn.params)
+        except Exception:
+            return False
+        if not eqn.primitive.multiple_results:
+            outs = [outs]
+        for var, value in zip(eqn.outvars, outs):
+            value = np.asarray(value)
+            self.known[var] = value
+            self.env[var] = (self.e.dense(value) if value.ndim else
+                             self.e.constant(value.item(), value.dtype))
+        return True
 
     def eqn(self, eqn):
         name = eqn.primitive.name
+        if eqn.invars and self.fold(eqn):
+            return
         invals = [self.read(v) for v in eqn.invars]
         if name in _CALLS:
             inner = next((eqn.params[k] for k in ("jaxpr", "call_jaxpr",
