@@ -300,15 +300,14 @@ def test_dropout_is_distributed_like_the_single_device_step():
         assert close(mirrored.state[name], want), name
 
 
-class ErfGelu(nn.Module):
+class Transposed(nn.Module):
     def __init__(self):
         super().__init__()
-        self.fc = nn.Linear(4, 8)
-        self.act = nn.GELU()
-        self.out = nn.Linear(8, 3)
+        self.up = nn.ConvTranspose2d(1, 2, 2)
+        self.out = nn.Linear(2 * 3 * 3, 3)
 
     def forward(self, x):
-        return self.out(self.act(self.fc(x)))
+        return self.out(self.up(x).flatten(1))
 
 
 class Cumulative(nn.Module):
@@ -322,11 +321,12 @@ class Cumulative(nn.Module):
 
 def test_unsupported_op_names_op_and_module():
     with pytest.raises(dt.UnsupportedOpError) as error:
-        dt.export_train_step(ErfGelu(), torch.randn(2, 4),
+        dt.export_train_step(Transposed(), torch.randn(2, 1, 2, 2),
                              torch.randint(0, 3, (2,)))
-    assert error.value.op == "aten.gelu.default"
-    assert error.value.module_path == "act (GELU)"
-    assert "approximate='tanh'" in str(error.value)
+    assert error.value.op == "aten.convolution.default"
+    assert error.value.module_path == "up (ConvTranspose2d)"
+    assert "transposed convolution" in str(error.value)
+    assert "test_torch.py" in error.value.line and "self.up(x)" in str(error.value)
     with pytest.raises(dt.UnsupportedOpError) as error:
         dt.export_train_step(Cumulative(), torch.randn(2, 4),
                              torch.randint(0, 3, (2,)))

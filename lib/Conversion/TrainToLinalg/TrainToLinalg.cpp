@@ -126,6 +126,18 @@ static void populateElementwisePatterns(RewritePatternSet &patterns) {
                                       ValueRange a) -> Value {
     return math::TanhOp::create(b, l, a[0]);
   });
+  addElementwise<ErfOp>(patterns, [](OpBuilder &b, Location l, ErfOp,
+                                     ValueRange a) -> Value {
+    return math::ErfOp::create(b, l, a[0]);
+  });
+  addElementwise<Log1pOp>(patterns, [](OpBuilder &b, Location l, Log1pOp,
+                                       ValueRange a) -> Value {
+    return math::Log1pOp::create(b, l, a[0]);
+  });
+  addElementwise<Expm1Op>(patterns, [](OpBuilder &b, Location l, Expm1Op,
+                                       ValueRange a) -> Value {
+    return math::ExpM1Op::create(b, l, a[0]);
+  });
   addElementwise<SigmoidOp>(patterns, [](OpBuilder &b, Location l, SigmoidOp,
                                          ValueRange a) -> Value {
     Type t = a[0].getType();

@@ -16,7 +16,6 @@ and the module it came from. See docs/guides/pytorch.md.
 """
 
 import inspect
-import os
 import warnings
 
 import numpy as np
@@ -25,7 +24,7 @@ import torch.nn.functional as F
 
 from .._distopt import DistOptError
 from .._exported import ExportedStep
-from . import _aten
+from . import _aten, _aten_where
 from ._emit import Emitter, Value, attr_f64
 
 __all__ = ["export_train_step", "ExportedStep", "UnsupportedOpError"]
@@ -33,24 +32,36 @@ __all__ = ["export_train_step", "ExportedStep", "UnsupportedOpError"]
 
 class UnsupportedOpError(DistOptError):
     """An ATen op of the model has no train-dialect mapping. `op` is the
-    op's name, `module_path` the module that called it (None when unknown)."""
+    op's name, `module_path` the module that called it and `line` the
+    model's source line ('file:line: code') that did (None when unknown)."""
 
-    def __init__(self, message, op, module_path):
+    def __init__(self, message, op, module_path, line=None):
         super().__init__(message)
-        self.op, self.module_path = op, module_path
+        self.op, self.module_path, self.line = op, module_path, line
 
 
 # -- losses and optimizers ------------------------------------------------------
 
-_LOSSES = {"cross_entropy": F.cross_entropy, "mse": F.mse_loss}
+def _nll(output, labels):
+    """NLL of a model whose output is already log-probabilities."""
+    return F.nll_loss(output, labels)
+
+
+_LOSSES = {"cross_entropy": F.cross_entropy, "mse": F.mse_loss,
+           "l1": F.l1_loss, "smooth_l1": F.smooth_l1_loss,
+           "huber": F.huber_loss,
+           "bce_with_logits": F.binary_cross_entropy_with_logits,
+           "nll": _nll}
 
 
 def _loss_function(loss):
     if callable(loss):
         return loss
     if loss not in _LOSSES:
-        raise ValueError(f"unknown loss {loss!r} (one of {sorted(_LOSSES)} "
-                         "or a callable (output, labels) -> scalar)")
+        raise ValueError(f"unknown loss {loss!r} (one of {sorted(_LOSSES)}, "
+                         "a torch.nn loss module such as "
+                         "nn.CrossEntropyLoss(label_smoothing=0.1), or a "
+                         "callable (output, labels) -> scalar)")
     return _LOSSES[loss]
 
 
@@ -196,10 +207,33 @@ def export_train_step(model, example_inputs, labels, loss="cross_entropy",
         raise TypeError("model must be a torch.nn.Module")
     inputs = tuple(example_inputs) if isinstance(example_inputs, (tuple, list)) \
         else (example_inputs,)
-    model.train()
     opt = _Optimizer(optimizer, model)
     wrapped = _WithLoss(model, _loss_function(loss))
-    graph_module, signature = _trace(wrapped, inputs + (labels,))
+    # The model comes back as it was, exported or not: values, gradients,
+    # training flags and the random state (in place: `_metadata` and every
+    # module's own state-dict handling stay out of it).
+    snapshot = _aten_where.Snapshot(model)
+    try:
+        model.train()
+        return _export(model, wrapped, inputs, labels, opt, dropout_seed,
+                       name)
+    finally:
+        snapshot.restore()
+
+
+def _export(model, wrapped, inputs, labels, opt, dropout_seed, name):
+    try:
+        # Without oneDNN PyTorch's RNN decompositions unroll the sequence
+        # into matrix products and pointwise ops; with it an LSTM is one
+        # mkldnn_rnn_layer whose backward gives both biases one gradient
+        # node, which AOTAutograd's signature cannot name (an
+        # AssertionError).
+        with torch.backends.mkldnn.flags(enabled=False):
+            graph_module, signature = _trace(wrapped, inputs + (labels,))
+    except DistOptError:
+        raise
+    except Exception as error:
+        raise DistOptError(_aten_where.trace_failure(model, error)) from error
     graph = graph_module.graph
 
     e = Emitter()
@@ -281,8 +315,8 @@ def export_train_step(model, example_inputs, labels, loss="cross_entropy",
     lrs = [argument((), lr_dtype, "hyper", lr_name,
                     np.asarray(value, _np_dtype(lr_dtype)))
            for lr_name, value in zip(opt.lr_names, opt.lr_values)]
-    if any(n.target is torch.ops.aten.native_dropout.default
-           for n in graph.nodes):
+    if any(n.target is torch.ops.aten.native_dropout.default or
+           n.target in _aten.RANDOM for n in graph.nodes):
         translator.seed = argument((), torch.int64, "hyper", "dropout_seed",
                                    np.int64(dropout_seed))
 
@@ -294,6 +328,16 @@ def export_train_step(model, example_inputs, labels, loss="cross_entropy",
             except _aten.UnsupportedOp as error:
                 raise _unsupported(model, wrapped, inputs, labels,
                                    error) from None
+            except DistOptError:
+                raise
+            except Exception as error:    # a handler's own failure
+                path, line = _aten_where.find(model, wrapped, inputs, labels,
+                                              node)
+                raise DistOptError(
+                    f"cannot export the training step: translating ATen op "
+                    f"{node.target}{f' (in {path})' if path else ''} failed "
+                    f"with {type(error).__name__}: {error}"
+                    + (f"\n  at {line}" if line else "")) from error
         elif node.op == "get_attr":
             translator.env[node] = e.dense(getattr(graph_module, node.target))
     outputs = {n.name: n for n in next(n for n in graph.nodes
@@ -358,65 +402,16 @@ def _function(name, arguments, results, body):
 # -- where an unsupported op came from --------------------------------------------
 
 def _unsupported(model, wrapped, inputs, labels, error):
-    """Re-runs the step eagerly under a dispatch mode that applies the same
-    decompositions, recording the module (forward or backward) active when
-    the op ran, and names it in the error."""
-    target = error.node.target
-    path = _find_module(model, wrapped, inputs, labels, target)
+    """The refusal, naming the op, the module that called it and the line
+    of the model's source (found by re-running the step eagerly up to the
+    op)."""
+    node = error.node
+    target = node.target
+    path, line = _aten_where.find(model, wrapped, inputs, labels, node)
     where = f" (in {path})" if path else ""
+    reason = error.reason if error.reason and \
+        error.reason != "no train-dialect mapping" else ""
     message = (f"cannot export the training step: ATen op {target}{where} "
-               f"has no train-dialect mapping"
-               f"{': ' + error.reason if error.reason and error.reason != 'no train-dialect mapping' else ''}")
-    return UnsupportedOpError(message, str(target), path)
-
-
-def _find_module(model, wrapped, inputs, labels, target):
-    from torch.utils._python_dispatch import TorchDispatchMode
-    names = {id(m): (n or "<model>", type(m).__name__)
-             for n, m in model.named_modules()}
-    stack, found = [], []
-    table = _aten.decompositions()
-
-    class Record(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            kwargs = kwargs or {}
-            if func is target or getattr(func, "overloadpacket", None) is target:
-                if stack and not found:
-                    found.append(stack[-1])
-            if func in table:
-                result = table[func](*args, **kwargs)
-                if result is not NotImplemented:
-                    return result
-            return func(*args, **kwargs)
-
-    def push(kind):
-        def hook(module, *_):
-            if id(module) in names:
-                name, type_name = names[id(module)]
-                stack.append(f"{name} ({type_name}{', backward' if kind else ''})")
-        return hook
-
-    def pop(module, *_):
-        if id(module) in names and stack:
-            stack.pop()
-
-    nn = torch.nn.modules.module
-    handles = [nn.register_module_forward_pre_hook(push(False)),
-               nn.register_module_forward_hook(pop),
-               nn.register_module_full_backward_pre_hook(push(True)),
-               nn.register_module_full_backward_hook(pop)]
-    try:
-        copy = {n: p.detach().clone() for n, p in wrapped.state_dict().items()}
-        with Record(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")     # backward hooks' notes
-            (loss,) = wrapped(*inputs, labels)
-            loss.backward()
-    except Exception:
-        pass
-    finally:
-        for h in handles:
-            h.remove()
-        wrapped.load_state_dict(copy)
-        for p in wrapped.parameters():
-            p.grad = None
-    return found[0] if found else None
+               f"has no train-dialect mapping{': ' + reason if reason else ''}"
+               + (f"\n  at {line}" if line else ""))
+    return UnsupportedOpError(message, str(target), path, line)

@@ -73,6 +73,10 @@ class Translator:
         if isinstance(arg, torch.fx.Node):
             v = self.env[arg]
             if not isinstance(v, Value):
+                if hasattr(v, "node") and hasattr(v, "shape"):
+                    raise UnsupportedOp(arg, "an uninitialized tensor "
+                                        "(only a shape template) whose values "
+                                        "are read before they are written")
                 raise UnsupportedOp(arg, "a tuple where a tensor is expected")
         else:
             if dtype is None:
@@ -190,15 +194,6 @@ def _reciprocal(t, node, x):
     dtype = _dtype(node)
     return t.binary("div", t.value(1.0, dtype), t.value(x, dtype),
                     _shape(node), dtype)
-
-
-@handles(aten.gelu.default)
-def _gelu(t, node, x, approximate="none"):
-    if approximate != "tanh":
-        raise UnsupportedOp(node, "GELU with approximate='none' (the erf "
-                            "form): train.gelu is the tanh approximation; "
-                            "build the model with approximate='tanh'")
-    return _unary("gelu")(t, node, x)
 
 
 @handles(aten.clamp.default, aten.hardtanh.default, aten.clamp_min.default,
@@ -627,7 +622,8 @@ def _nll_loss_backward(t, node, grad, log_probs, labels, weight, reduction,
                              t.e.constant(0.0, dtype)], [(shape, dtype)])
 
 
-from . import _aten_nn  # noqa: E402,F401  (registers its handlers)
+from . import _aten_nn, _aten_act, _aten_pool, _aten_shape  # noqa: E402,F401  (register handlers)
+from ._aten_shape import RANDOM  # noqa: E402,F401
 
 
 KEPT_WHOLE = [
@@ -639,6 +635,8 @@ KEPT_WHOLE = [
     aten.embedding_dense_backward, aten.native_dropout,
     aten.native_dropout_backward, aten.avg_pool2d_backward,
     aten.max_pool2d_with_indices_backward, aten.gelu,
+    aten._adaptive_avg_pool2d, aten._adaptive_avg_pool2d_backward,
+    aten.adaptive_max_pool2d, aten.adaptive_max_pool2d_backward,
 ]
 
 

@@ -1,10 +1,10 @@
 """Core-ATen ops with a train op of their own: normalizations,
-convolutions and pooling, embeddings, dropout (the handlers register in
+convolutions (1-D and 2-D), embeddings, dropout (the handlers register in
 _aten's table)."""
 
 import torch
 
-from ._aten import (UnsupportedOp, Value, _meta, _shape, aten, attr_array,
+from ._aten import (UnsupportedOp, Value, _shape, aten, attr_array,
                     attr_f64, attr_i64, handles)
 
 
@@ -113,7 +113,7 @@ def _batch_norm_backward(t, node, grad, x, weight, running_mean, running_var,
     return tuple(r if m else None for r, m in zip((gi, gw, gb), mask))
 
 
-# -- convolution and pooling ----------------------------------------------------
+# -- convolution ----------------------------------------------------------------
 
 def _pair(values, default):
     values = list(values) if values else list(default)
@@ -122,10 +122,15 @@ def _pair(values, default):
 
 def _conv_attrs(node, stride, padding, dilation, transposed, output_padding,
                 groups, rank):
+    """conv2d's attributes; a 1-D convolution is a 2-D one of height 1."""
     if transposed:
-        raise UnsupportedOp(node, "transposed convolution")
-    if rank != 4:
-        raise UnsupportedOp(node, f"{rank - 2}-D convolution (train.conv2d is 2-D)")
+        raise UnsupportedOp(node, "transposed convolution (ConvTranspose)")
+    if rank not in (3, 4):
+        raise UnsupportedOp(node, f"{rank - 2}-D convolution (train.conv2d "
+                            "is 2-D; 1-D convolutions map to it with height 1)")
+    if rank == 3:
+        stride, padding, dilation = ([d[0]] + list(_pair(a, d))[:1] for a, d in (
+            (stride, (1,)), (padding, (0,)), (dilation, (1,))))
     ph, pw = _pair(padding, (0, 0))
     return {"strides": attr_array(_pair(stride, (1, 1))),
             "padding": attr_array([ph, ph, pw, pw]),
@@ -133,12 +138,21 @@ def _conv_attrs(node, stride, padding, dilation, transposed, output_padding,
             "groups": attr_i64(groups)}
 
 
+def _as_2d(t, v):
+    """A 1-D convolution's [N, C, L] operand as [N, C, 1, L]."""
+    return t.reshape(v, v.shape[:2] + (1,) + v.shape[2:]) if v.rank == 3 else v
+
+
 @handles(aten.convolution.default)
 def _convolution(t, node, x, weight, bias, *conv):
     v, w = t.value(x), t.value(weight)
     attrs = _conv_attrs(node, *conv, v.rank)
     shape = _shape(node)
-    y = t.e.op("conv2d", [v, w], [(shape, v.dtype)], attrs)
+    v, w = _as_2d(t, v), _as_2d(t, w)
+    y = t.e.op("conv2d", [v, w], [(shape[:2] + (1,) + shape[2:]
+                                   if len(shape) == 3 else shape, v.dtype)],
+               attrs)
+    y = t.reshape(y, shape)
     if bias is not None:
         y = t.binary("add", y, t.broadcast(t.value(bias), shape, [1]),
                      shape, v.dtype)
@@ -150,86 +164,22 @@ def _convolution_backward(t, node, grad, x, weight, bias_sizes, *rest):
     *conv, mask = rest
     g, v, w = t.value(grad), t.value(x), t.value(weight)
     attrs = _conv_attrs(node, *conv, v.rank)
+    g2, v2, w2 = _as_2d(t, g), _as_2d(t, v), _as_2d(t, w)
     results = [None, None, None]
     if mask[0]:
-        results[0] = t.e.op("conv2d_backward_input", [g, w], [(v.shape, v.dtype)],
-                            {**attrs, "input_size": attr_array(v.shape[2:])})
+        gi = t.e.op("conv2d_backward_input", [g2, w2], [(v2.shape, v.dtype)],
+                    {**attrs, "input_size": attr_array(v2.shape[2:])})
+        results[0] = t.reshape(gi, v.shape)
     if mask[1]:
-        results[1] = t.e.op("conv2d_backward_filter", [v, g],
-                            [(w.shape, w.dtype)],
-                            {**attrs, "kernel_size": attr_array(w.shape[2:])})
+        gw = t.e.op("conv2d_backward_filter", [v2, g2], [(w2.shape, w.dtype)],
+                    {**attrs, "kernel_size": attr_array(w2.shape[2:])})
+        results[1] = t.reshape(gw, w.shape)
     if mask[2]:
         results[2] = t.e.op("reduce", [g], [((g.shape[1],), g.dtype)],
                             {"kind": "#train.reduce_kind<sum>",
-                             "dims": attr_array([0, 2, 3])})
+                             "dims": attr_array(list(range(g.rank))[:1] +
+                                                list(range(2, g.rank)))})
     return tuple(results)
-
-
-def _pool_attrs(node, v, kernel, stride, padding, dilation=(1,),
-                ceil_mode=False):
-    kernel = _pair(kernel, ())
-    stride = _pair(stride, kernel)
-    ph, pw = _pair(padding, (0, 0))
-    if any(d != 1 for d in _pair(dilation, (1, 1))):
-        raise UnsupportedOp(node, "dilated pooling")
-    if ceil_mode:
-        floor = tuple((v.shape[2 + i] + 2 * p - kernel[i]) // stride[i] + 1
-                      for i, p in enumerate((ph, pw)))
-        out = _shape(node, 0) if isinstance(_meta(node), (tuple, list)) \
-            else _shape(node)
-        if tuple(out[2:]) != floor:
-            raise UnsupportedOp(node, "ceil_mode pooling with a partial window")
-    return {"kernel_size": attr_array(kernel), "strides": attr_array(stride),
-            "padding": attr_array([ph, ph, pw, pw])}
-
-
-class _PoolIndices:
-    """max_pool2d's indices: only its backward op reads them."""
-
-
-@handles(aten.max_pool2d_with_indices.default)
-def _max_pool(t, node, x, kernel, stride=(), padding=(0,), dilation=(1,),
-              ceil_mode=False):
-    v = t.value(x)
-    y = t.e.op("max_pool2d", [v], [(_shape(node, 0), v.dtype)],
-               _pool_attrs(node, v, kernel, stride, padding, dilation, ceil_mode))
-    return y, _PoolIndices()
-
-
-@handles(aten.max_pool2d_with_indices_backward.default)
-def _max_pool_backward(t, node, grad, x, kernel, stride, padding, dilation,
-                       ceil_mode, indices):
-    v = t.value(x)
-    return t.e.op("max_pool2d_backward", [t.value(grad), v], [(v.shape, v.dtype)],
-                  _pool_attrs(node, v, kernel, stride, padding, dilation,
-                              ceil_mode))
-
-
-def _avg_attrs(node, v, kernel, stride, padding, ceil_mode, count_include_pad,
-               divisor_override):
-    if divisor_override is not None:
-        raise UnsupportedOp(node, "avg_pool2d with divisor_override")
-    attrs = _pool_attrs(node, v, kernel, stride, padding, (1,), ceil_mode)
-    attrs["count_include_pad"] = "true" if count_include_pad else "false"
-    return attrs
-
-
-@handles(aten.avg_pool2d.default)
-def _avg_pool(t, node, x, kernel, stride=(), padding=(0,), ceil_mode=False,
-              count_include_pad=True, divisor_override=None):
-    v = t.value(x)
-    return t.e.op("avg_pool2d", [v], [(_shape(node), v.dtype)],
-                  _avg_attrs(node, v, kernel, stride, padding, ceil_mode,
-                             count_include_pad, divisor_override))
-
-
-@handles(aten.avg_pool2d_backward.default)
-def _avg_pool_backward(t, node, grad, x, kernel, stride, padding, ceil_mode,
-                       count_include_pad, divisor_override):
-    v = t.value(x)
-    return t.e.op("avg_pool2d_backward", [t.value(grad), v], [(v.shape, v.dtype)],
-                  _avg_attrs(node, v, kernel, stride, padding, ceil_mode,
-                             count_include_pad, divisor_override))
 
 
 # -- embeddings -----------------------------------------------------------------

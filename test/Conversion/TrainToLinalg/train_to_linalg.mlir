@@ -113,6 +113,25 @@ func.func @gelu(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
+// erf, log1p and expm1: one elementwise generic each with the math op
+// (the CPU lowering calls libm for them).
+// CHECK-LABEL: func.func @erf_log1p_expm1
+func.func @erf_log1p_expm1(%x: tensor<4x8xf64>) -> tensor<4x8xf64> {
+  // CHECK: linalg.generic
+  // CHECK: math.erf
+  // CHECK: linalg.generic
+  // CHECK: math.log1p
+  // CHECK: linalg.generic
+  // CHECK: math.expm1
+  // CHECK-NOT: train.
+  %e = train.erf %x : (tensor<4x8xf64>) -> tensor<4x8xf64>
+  %l = train.log1p %e : (tensor<4x8xf64>) -> tensor<4x8xf64>
+  %m = train.expm1 %l : (tensor<4x8xf64>) -> tensor<4x8xf64>
+  return %m : tensor<4x8xf64>
+}
+
+// -----
+
 // convert: f32 -> bf16 truncates, i32 -> f32 is a signed conversion.
 // CHECK-LABEL: func.func @convert
 func.func @convert(%x: tensor<4xf32>, %i: tensor<4xi32>) -> (tensor<4xbf16>, tensor<4xf32>) {

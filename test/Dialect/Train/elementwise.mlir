@@ -341,3 +341,19 @@ func.func @convert_identity(%x: tensor<3xf64>) -> tensor<3xf64> {
   %r = train.convert %x : (tensor<3xf64>) -> tensor<3xf64>
   return %r : tensor<3xf64>
 }
+
+// -----
+
+// erf, log1p and expm1 (exact GELU, softplus, ELU) keep the operand's type.
+// CHECK-LABEL: func.func @erf_log1p_expm1
+// CHECK-SAME: (%[[X:.*]]: tensor<8x4xf32>, %[[D:.*]]: tensor<3xf64>)
+// CHECK: %[[E:.*]] = train.erf %[[X]] : (tensor<8x4xf32>) -> tensor<8x4xf32>
+// CHECK: %[[L:.*]] = train.log1p %[[E]] : (tensor<8x4xf32>) -> tensor<8x4xf32>
+// CHECK: %[[M:.*]] = train.expm1 %[[D]] : (tensor<3xf64>) -> tensor<3xf64>
+// CHECK: return %[[L]], %[[M]]
+func.func @erf_log1p_expm1(%x: tensor<8x4xf32>, %d: tensor<3xf64>) -> (tensor<8x4xf32>, tensor<3xf64>) {
+  %e = train.erf %x : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %l = train.log1p %e : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %m = train.expm1 %d : (tensor<3xf64>) -> tensor<3xf64>
+  return %l, %m : tensor<8x4xf32>, tensor<3xf64>
+}

@@ -347,3 +347,30 @@ func.func @convert_to_unsigned(%a: tensor<8x4xf32>) {
   %r = train.convert %a : (tensor<8x4xf32>) -> tensor<8x4xui8>
   return
 }
+
+// -----
+
+// erf is float-only.
+func.func @erf_integer(%a: tensor<4xi32>) {
+  // expected-error @+1 {{'train.erf' op operand #0 must be statically shaped tensor of float values, but got 'tensor<4xi32>'}}
+  %r = train.erf %a : (tensor<4xi32>) -> tensor<4xi32>
+  return
+}
+
+// -----
+
+// log1p's result has the operand's type.
+func.func @log1p_result_type(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'train.log1p' op}}
+  %r = train.log1p %a : (tensor<4xf32>) -> tensor<4xf64>
+  return
+}
+
+// -----
+
+// expm1 takes a statically shaped tensor.
+func.func @expm1_dynamic(%a: tensor<?xf32>) {
+  // expected-error @+1 {{'train.expm1' op operand #0 must be statically shaped tensor of float values, but got 'tensor<?xf32>'}}
+  %r = train.expm1 %a : (tensor<?xf32>) -> tensor<?xf32>
+  return
+}

@@ -115,7 +115,8 @@ ParameterServerBuilder::placeVariables(const PartitionPolicy &policy) {
              train::MaxOp, train::MinOp, train::PowOp, train::NegOp,
              train::AbsOp, train::ExpOp, train::LogOp, train::SqrtOp,
              train::RsqrtOp, train::TanhOp, train::SigmoidOp, train::ReluOp,
-             train::GeluOp, train::SelectOp, train::CompareOp,
+             train::GeluOp, train::ErfOp, train::Log1pOp, train::Expm1Op,
+             train::SelectOp, train::CompareOp,
              train::ConvertOp>(op))
       return false;
     if (op->getNumResults() != 1)

@@ -124,6 +124,12 @@ def Train_SigmoidOp : Train_UnaryOp<"sigmoid", 3, Train_FloatTensor,
 def Train_ReluOp : Train_UnaryOp<"relu", 1, Train_Tensor, "max(x, 0)">;
 def Train_GeluOp : Train_UnaryOp<"gelu", 8, Train_FloatTensor,
                                  "x * 0.5 * (1 + tanh(0.79788456 * (x + 0.044715 * x^3)))">;
+def Train_ErfOp : Train_UnaryOp<"erf", 8, Train_FloatTensor,
+                                "erf(x) = 2 / sqrt(pi) * integral of e^-t^2 from 0 to x">;
+def Train_Log1pOp : Train_UnaryOp<"log1p", 2, Train_FloatTensor,
+                                  "ln(1 + x), exact near 0">;
+def Train_Expm1Op : Train_UnaryOp<"expm1", 2, Train_FloatTensor,
+                                  "e^x - 1, exact near 0">;
 
 def Train_CompareOp : Train_PointwiseOp<"compare", 1, [InferTypeOpAdaptor]> {
   let summary = "elementwise comparison with broadcasting";

@@ -1,0 +1,182 @@
+"""Where an op of the exported graph came from (the module and the line
+of the model's source that called it), and the model's state kept
+exactly across an export that fails."""
+
+import os
+import sys
+import traceback
+import warnings
+
+import torch
+
+from . import _aten
+
+_SKIP = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
+              for m in (torch, sys.modules[__package__.rpartition(".")[0]]))
+_SKIP += (os.path.dirname(os.__file__) + os.sep,)
+
+
+def user_frame(frames):
+    """'file:line: code' of the innermost frame outside torch, distopt and
+    the standard library (the model's own source), or None. `frames` are
+    traceback.FrameSummary objects, innermost last."""
+    for frame in reversed(frames):
+        path = os.path.abspath(frame.filename)
+        if frame.filename.startswith("<") or (
+                path.startswith(_SKIP) and "site-packages" not in
+                path[len(next(s for s in _SKIP if path.startswith(s))):]):
+            continue
+        code = (frame.line or "").strip()
+        return f"{frame.filename}:{frame.lineno}" + (f": {code}" if code else "")
+    return None
+
+
+def _frames_of_text(lines):
+    """FrameSummary objects from formatted traceback lines (what autograd's
+    anomaly mode keeps of a backward node's forward call)."""
+    frames = []
+    for entry in lines or ():
+        head, _, code = entry.strip().partition("\n")
+        try:
+            filename = head.split('"')[1]
+            lineno = int(head.split("line ")[1].split(",")[0])
+        except (IndexError, ValueError):
+            continue
+        frames.append(traceback.FrameSummary(filename, lineno, "",
+                                             line=code.strip()))
+    return frames
+
+
+class Snapshot:
+    """Parameters and buffers (values, in place: a module's
+    `_load_from_state_dict` never runs), their gradients, every module's
+    training flag and the random number generator's state; `restore()`
+    puts them all back."""
+
+    def __init__(self, model):
+        self.tensors = [(t, t.detach().clone()) for t in
+                        list(model.parameters()) + list(model.buffers())]
+        self.grads = [(p, p.grad) for p in model.parameters()]
+        self.modes = [(m, m.training) for m in model.modules()]
+        self.rng = torch.random.get_rng_state()
+
+    def restore(self):
+        with torch.no_grad():
+            for tensor, saved in self.tensors:
+                if tensor.shape == saved.shape:
+                    tensor.copy_(saved)
+                else:           # a lazy or resized buffer: its old value
+                    tensor.data = saved
+        for p, grad in self.grads:
+            p.grad = grad
+        for m, training in self.modes:
+            m.training = training
+        torch.random.set_rng_state(self.rng)
+
+
+class _Found(Exception):
+    pass
+
+
+def _stem(name):
+    """An op's name without its in-place or out suffix (bernoulli_ ->
+    bernoulli): the graph has the functional op the model ran in place."""
+    return name.split("::")[-1].rstrip("_")
+
+
+def _signature(args, of_node):
+    """The shapes of an op's tensor arguments (fx nodes: their metadata)."""
+    result = []
+    for a in args:
+        if of_node and isinstance(a, torch.fx.Node):
+            a = a.meta.get("val")
+        if isinstance(a, torch.Tensor):
+            result.append(tuple(a.shape))
+        elif isinstance(a, (list, tuple)):
+            result.append(tuple(_signature(a, of_node)))
+    return tuple(result)
+
+
+def find(model, wrapped, inputs, labels, node):
+    """Re-runs the step eagerly (same decompositions, autograd's anomaly
+    mode keeping each backward node's forward line) until the op of `node`
+    runs with the node's argument shapes; returns (module, source line),
+    either None when unknown. Stops at the op: a refusal costs at most one
+    eager step."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+    target = node.target
+    stem = _stem(target.name() if hasattr(target, "name") else str(target))
+    wanted = _signature(node.args, True)
+    names = {id(m): (n or "<model>", type(m).__name__)
+             for n, m in model.named_modules()}
+    stack, found = [], []
+    table = _aten.decompositions()
+
+    def where(backward):
+        if backward:
+            autograd_node = torch._C._current_autograd_node()
+            lines = autograd_node.metadata.get("traceback_") \
+                if autograd_node is not None else None
+            frames = _frames_of_text(lines)
+        else:
+            frames = traceback.extract_stack()
+        return (stack[-1] if stack else None, user_frame(frames))
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if _stem(func.name()) == stem:
+                backward = torch._C._current_autograd_node() is not None
+                here = where(backward)
+                if _signature(args, False) == wanted:
+                    found.insert(0, here)
+                    raise _Found()
+                found.append(here)
+            if func in table:
+                result = table[func](*args, **kwargs)
+                if result is not NotImplemented:
+                    return result
+            return func(*args, **kwargs)
+
+    def push(kind):
+        def hook(module, *_):
+            if id(module) in names:
+                name, type_name = names[id(module)]
+                stack.append(f"{name} ({type_name}{', backward' if kind else ''})")
+        return hook
+
+    def pop(module, *_):
+        if id(module) in names and stack:
+            stack.pop()
+
+    nn = torch.nn.modules.module
+    handles = [nn.register_module_forward_pre_hook(push(False)),
+               nn.register_module_forward_hook(pop),
+               nn.register_module_full_backward_pre_hook(push(True)),
+               nn.register_module_full_backward_hook(pop)]
+    snapshot = Snapshot(wrapped)
+    try:
+        with Record(), warnings.catch_warnings(), \
+                torch.autograd.set_detect_anomaly(True, check_nan=False):
+            warnings.simplefilter("ignore")     # backward hooks' notes
+            (loss,) = wrapped(*inputs, labels)
+            loss.backward()
+    except Exception:   # _Found, or the model failing eagerly as it traced
+        pass
+    finally:
+        for h in handles:
+            h.remove()
+        snapshot.restore()
+    return found[0] if found else (None, None)
+
+
+def trace_failure(model, error):
+    """The message for PyTorch failing to trace the step: what was being
+    exported and the model's line the failure came from."""
+    line = user_frame(traceback.extract_tb(error.__traceback__))
+    kind = type(error).__name__
+    text = str(error).strip().splitlines()
+    detail = f"{kind}: {text[0]}" if text else kind
+    return (f"cannot export the training step of {type(model).__name__}: "
+            f"PyTorch's AOTAutograd trace (aot_export_module) failed with "
+            f"{detail}" + (f" (at {line})" if line else ""))
