@@ -504,3 +504,129 @@ def _scatter_add(t, eqn, operand, indices, updates, dimension_numbers, **_):
         raise UnsupportedPrimitive(eqn, "a scatter whose row dims are not last")
     ids = t.reshape(indices, indices.shape[:-1])
     return t.e.op("scatter_add", [operand, ids, updates], [(shape, dtype)])
+
+
+# -- convolutions ---------------------------------------------------------------
+
+@handles("rev")
+def _rev(t, eqn, x, dimensions, **_):
+    """Reverses `dimensions` (a gather of reversed row indices per dim);
+    remembers its source, so that a convolution of a reversed filter (an
+    input gradient) uses the filter itself."""
+    v = x
+    for d in dimensions:
+        perm = [d] + [i for i in range(x.rank) if i != d]
+        moved = t.transpose(v, perm)
+        ids = t.e.dense(np.arange(x.shape[d] - 1, -1, -1, dtype=np.int32))
+        gathered = t.e.op("gather", [moved, ids], [(moved.shape, x.dtype)])
+        v = t.transpose(gathered, list(np.argsort(perm)))
+    v.info = ("rev", x, tuple(dimensions))
+    return v
+
+
+def _to_nchw(t, v, spec):
+    """`v` with the dims `spec` names (batch, feature, spatial...) first,
+    as [n, c, h, w] (one spatial dim gets height 1)."""
+    v = t.transpose(v, list(spec))
+    if v.rank == 3:
+        v = t.reshape(v, v.shape[:2] + (1,) + v.shape[2:])
+    return v
+
+
+def _from_nchw(t, v, spec, shape):
+    """The [n, c, h, w] result in the layout `spec` names."""
+    logical = tuple(shape[d] for d in spec)
+    v = t.reshape(v, logical)
+    return t.transpose(v, list(np.argsort(spec)))
+
+
+@handles("conv_general_dilated")
+def _conv(t, eqn, lhs, rhs, window_strides, padding, lhs_dilation,
+          rhs_dilation, dimension_numbers, feature_group_count,
+          batch_group_count, **_):
+    shape, dtype = _out(eqn)
+    spatial = len(window_strides)
+    if spatial not in (1, 2):
+        raise UnsupportedPrimitive(eqn, f"{spatial}-D convolution (train.conv2d "
+                                        "covers 1-D and 2-D)")
+    if batch_group_count != 1:
+        raise UnsupportedPrimitive(eqn, "batch_group_count > 1 (the filter "
+                                        "gradient of a grouped convolution)")
+    dn = dimension_numbers
+    lhs_spec, rhs_spec, out_spec = (tuple(dn.lhs_spec), tuple(dn.rhs_spec),
+                                    tuple(dn.out_spec))
+
+    def pair(values, fill):
+        values = list(values)
+        return [fill] + values if spatial == 1 else values
+
+    pads = [(int(lo), int(hi)) for lo, hi in padding]
+    pads = ([(0, 0)] if spatial == 1 else []) + pads
+    kernel = [rhs.shape[d] for d in rhs_spec[2:]]
+    kernel = pair(kernel, 1)
+    out_nchw = tuple(shape[d] for d in out_spec)
+    out_nchw = out_nchw[:2] + (1,) * (spatial == 1) + out_nchw[2:]
+    if all(d == 1 for d in lhs_dilation):
+        attrs = {"strides": attr_array(pair(window_strides, 1)),
+                 "padding": attr_array([pads[0][0], pads[0][1],
+                                        pads[1][0], pads[1][1]]),
+                 "dilations": attr_array(pair(rhs_dilation, 1)),
+                 "groups": f"{int(feature_group_count)} : i64"}
+        x = _to_nchw(t, lhs, lhs_spec)
+        if any(lo < 0 or hi < 0 for lo, hi in pads):
+            # Negative padding crops the input (a filter gradient's).
+            start = [0, 0] + [max(0, -lo) for lo, _ in pads]
+            limit = list(x.shape[:2]) + [size - max(0, -hi) for size, (_, hi)
+                                         in zip(x.shape[2:], pads)]
+            x = t.e.op("slice", [x], [(tuple(b - a for a, b in
+                                             zip(start, limit)), x.dtype)],
+                       {"start": attr_array(start),
+                        "limit": attr_array(limit)})
+            pads = [(max(0, lo), max(0, hi)) for lo, hi in pads]
+            attrs["padding"] = attr_array([pads[0][0], pads[0][1],
+                                           pads[1][0], pads[1][1]])
+        y = t.e.op("conv2d", [x, _to_nchw(t, rhs, rhs_spec)],
+                   [(out_nchw, dtype)], attrs)
+        return _from_nchw(t, y, out_spec, shape)
+    if any(lo < 0 or hi < 0 for lo, hi in pads):
+        raise UnsupportedPrimitive(eqn, "negative padding of a dilated input")
+    # An input gradient: the output gradient, dilated by the forward
+    # strides, convolved with the reversed filter (in and out swapped).
+    info = rhs.info
+    if not (info and info[0] == "rev" and
+            set(info[2]) == set(rhs_spec[2:])) or feature_group_count != 1 \
+            or any(d != 1 for d in window_strides):
+        raise UnsupportedPrimitive(
+            eqn, "a dilated input that is not a convolution's input gradient")
+    filter_ = info[1]
+    forward_spec = (rhs_spec[1], rhs_spec[0]) + rhs_spec[2:]
+    strides = pair(lhs_dilation, 1)
+    dilations = pair(rhs_dilation, 1)
+    forward_pads = []
+    grad_size = [lhs.shape[d] for d in lhs_spec[2:]]
+    grad_size = pair(grad_size, 1)
+    for (lo, hi), k, d, s_, n, o in zip(pads, kernel, dilations, strides,
+                                        out_nchw[2:], grad_size):
+        # JAX pads the dilated gradient by (extent - lo, extent - hi + r),
+        # r the rows the forward floor dropped; those get no gradient.
+        extent = (k - 1) * d
+        low, high = extent - lo, max(0, extent - hi)
+        if low < 0 or (n + low + high - extent - 1) // s_ + 1 != o:
+            raise UnsupportedPrimitive(eqn, "a dilated input that is not a "
+                                            "convolution's input gradient")
+        forward_pads += [low, high]
+    attrs = {"input_size": attr_array(out_nchw[2:]),
+             "strides": attr_array(strides),
+             "padding": attr_array(forward_pads),
+             "dilations": attr_array(dilations)}
+    y = t.e.op("conv2d_backward_input",
+               [_to_nchw(t, lhs, lhs_spec), _to_nchw(t, filter_, forward_spec)],
+               [(out_nchw, dtype)], attrs)
+    return _from_nchw(t, y, out_spec, shape)
+
+
+@handles("erfc")
+def _erfc(t, eqn, x, **_):
+    shape, dtype = _out(eqn)
+    erf = t.e.op("erf", [x], [(shape, dtype)])
+    return t.e.op("sub", [t.constant(1, x), erf], [(shape, dtype)])
