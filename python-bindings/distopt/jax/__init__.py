@@ -82,31 +82,35 @@ _LIBRARY_DIRS = ("/jax/", "/jaxlib/", "/optax/", "/keras/", "/flax/",
                  "/distopt/", "/site-packages/ml_dtypes/")
 
 
-def _where(eqn):
-    """The user's source line ("file:line (function)") of an equation."""
-    try:
-        frames = list(jax._src.source_info_util.user_frames(
-            eqn.source_info.traceback))
-    except Exception:
-        frames = []
-    for frame in frames:
-        if not any(d in frame.file_name for d in _LIBRARY_DIRS):
-            return f"{frame.file_name}:{frame.start_line} ({frame.function_name})"
-    if frames:
-        f = frames[0]
-        return f"{f.file_name}:{f.start_line} ({f.function_name})"
-    return None
+def _where(eqns):
+    """The user's source line ("file:line (function)") of the innermost of
+    `eqns` (an equation, then the calls it is in, outward) that has one;
+    else the innermost line known."""
+    first = None
+    for eqn in eqns:
+        try:
+            frames = list(jax._src.source_info_util.user_frames(
+                eqn.source_info.traceback))
+        except Exception:
+            frames = []
+        for frame in frames:
+            line = f"{frame.file_name}:{frame.start_line} ({frame.function_name})"
+            if not any(d in frame.file_name for d in _LIBRARY_DIRS):
+                return line
+            first = first or line
+    return first
 
 
-def _scope(translator, eqn):
-    stack = [str(s) for s in translator.name_stack] + \
+def _scope(calls, eqn):
+    stack = [str(c.source_info.name_stack) for c in calls] + \
         [str(eqn.source_info.name_stack)]
     return "/".join(s for s in stack if s) or None
 
 
 def unsupported_error(translator, error, what):
     eqn = error.eqn
-    where, scope = _where(eqn), _scope(translator, eqn)
+    where = _where([eqn] + error.calls[::-1])
+    scope = _scope(error.calls, eqn)
     parts = [f"cannot export the {what}: JAX primitive "
              f"'{eqn.primitive.name}'"]
     if scope:
@@ -286,6 +290,17 @@ def export_train_step(loss_fn, params, batch, optimizer=("sgd", {"lr": 0.1}),
     leaves += [(n, "label" if n in label_names else "input", _as_array(n, leaf))
                for n, leaf in batch_leaves]
     counts = (len(param_leaves), len(opt_leaves))
+    try:
+        loss_shape = jax.eval_shape(loss_fn, params, batch)
+    except Exception as error:
+        raise DistOptError(f"loss_fn(params, batch) failed: "
+                           f"{type(error).__name__}: {error}") from error
+    if not hasattr(loss_shape, "shape") or loss_shape.shape != () or \
+            not np.issubdtype(loss_shape.dtype, np.floating):
+        raise DistOptError("the loss must be a float scalar, not "
+                           f"{getattr(loss_shape, 'dtype', '')}"
+                           f"{list(getattr(loss_shape, 'shape', ['?']))} "
+                           "(loss_fn(params, batch) returns it)")
 
     def flat_step(*arrays):
         p = jax.tree_util.tree_unflatten(param_def, arrays[:counts[0]])

@@ -21,6 +21,7 @@ class UnsupportedPrimitive(Exception):
 
     def __init__(self, eqn, reason=""):
         self.eqn, self.reason = eqn, reason
+        self.calls = []             # the calls it is inside, outermost first
         super().__init__(f"{eqn.primitive.name}{': ' + reason if reason else ''}")
 
 
@@ -56,6 +57,7 @@ class Translator:
         self.e = emitter
         self.env = {}
         self.name_stack = []            # the enclosing calls' name stacks
+        self.calls = []                 # the enclosing call equations
         self.known = {}                 # var -> its value, when a constant
 
     # -- operands ---------------------------------------------------------------
@@ -166,6 +168,7 @@ class Translator:
             if inner is None:
                 raise UnsupportedPrimitive(eqn, "a call without a jaxpr")
             self.name_stack.append(eqn.source_info.name_stack)
+            self.calls.append(eqn)
             try:
                 if hasattr(inner, "consts"):
                     outs = self.closed(inner, invals)
@@ -173,11 +176,17 @@ class Translator:
                     outs = self.jaxpr(inner, [], invals)
             finally:
                 self.name_stack.pop()
+                self.calls.pop()
         else:
             handler = _HANDLERS.get(name)
-            if handler is None:
-                raise UnsupportedPrimitive(eqn, "no train-dialect mapping")
-            outs = handler(self, eqn, *invals, **eqn.params)
+            try:
+                if handler is None:
+                    raise UnsupportedPrimitive(eqn, "no train-dialect mapping")
+                outs = handler(self, eqn, *invals, **eqn.params)
+            except UnsupportedPrimitive as error:
+                if not error.calls:
+                    error.calls = list(self.calls)
+                raise
             if isinstance(outs, Value):
                 outs = [outs]
         for var, value in zip(eqn.outvars, outs):
@@ -204,9 +213,17 @@ def _binary(op):
 
 
 for _prim, _op in {"add": "add", "add_any": "add", "sub": "sub", "mul": "mul",
-                   "div": "div", "max": "max", "min": "min",
-                   "pow": "pow"}.items():
+                   "div": "div", "max": "max", "min": "min"}.items():
     handles(_prim)(_binary(_op))
+
+
+@handles("pow")
+def _pow(t, eqn, x, y, **_):
+    shape, dtype = _out(eqn)
+    if not is_floating(dtype):
+        raise UnsupportedPrimitive(eqn, "a power of an integer tensor")
+    # An integer exponent (optax's bias correction: b1 ** count).
+    return t.e.op("pow", [x, t.convert(y, dtype)], [(shape, dtype)])
 
 
 def _unary(op):
