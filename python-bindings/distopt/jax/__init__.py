@@ -125,12 +125,14 @@ def unsupported_error(translator, error, what):
 
 # -- the export, shared with distopt.keras ----------------------------------------
 
-def export_flat(flat_step, leaves, state_count, name, what, dtype_check=True):
+def export_flat(flat_step, leaves, state_count, name, what, owners=None):
     """Traces `flat_step(*arrays) -> [loss] + new state leaves` and writes
     the step. `leaves` is a list of (name, role, array) with the state
     leaves (roles param / opt_state) first, `state_count` of them, then
     the batch (input / label). A state leaf the step returns as it got it
-    (a learning rate) becomes a hyper-parameter: an argument, no result."""
+    (a learning rate) becomes a hyper-parameter: an argument, no result.
+    `owners` names what a leaf belongs to (a Keras layer), for errors."""
+    owners = owners or {}
     arrays = [a for _, _, a in leaves]
     try:
         closed = jax.make_jaxpr(flat_step)(*arrays)
@@ -152,6 +154,19 @@ def export_flat(flat_step, leaves, state_count, name, what, dtype_check=True):
     e = Emitter()
     translator = _lax.Translator(e)
     arguments, results, state, batch = [], [], {}, {}
+    from .._emit import element_type
+    for leaf_name, role, array in leaves:
+        try:
+            element_type(array.dtype)
+        except TypeError:
+            owner = owners.get(leaf_name)
+            raise UnsupportedOpError(
+                f"cannot export the {what}: "
+                f"{owner + ' has ' if owner else ''}{leaf_name}, "
+                f"{array.dtype}, which the train dialect has no element type for (float32/64, "
+                "float16, bfloat16, int32/64, bool; a random layer's seed "
+                "state is uint32: random ops are not supported)",
+                "argument", None, owner or leaf_name) from None
     roles = []
     for index, ((leaf_name, role, array), var) in enumerate(
             zip(leaves, jaxpr.invars)):

@@ -157,6 +157,12 @@ class Translator:
         return True
 
     def eqn(self, eqn):
+        try:
+            self._eqn(eqn)
+        except TypeError as error:      # an element type the dialect lacks
+            raise UnsupportedPrimitive(eqn, str(error)) from None
+
+    def _eqn(self, eqn):
         name = eqn.primitive.name
         if eqn.invars and self.fold(eqn):
             return

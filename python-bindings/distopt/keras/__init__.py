@@ -159,26 +159,33 @@ def export_train_step(model, x, y, loss=None, optimizer=None, *,
         new_t, new_ov = optimizer.stateless_apply(ov, grads, t)
         return [unscaled_loss] + list(new_t) + list(new_nt) + list(new_ov)
 
+    owners = {}
+    for layer in model._flatten_layers(include_self=False, recursive=True):
+        for v in layer.variables:       # the innermost layer wins
+            owners[v.path] = f"layer {layer.name!r} ({type(layer).__name__})"
     return export_flat(flat_step, leaves, sum(counts), name,
-                       f"training step of Keras model {model.name!r}")
+                       f"training step of Keras model {model.name!r}", owners)
 
 
 def load_into(model, state, optimizer=None):
-    """Assigns `state`'s arrays (a RunResult's state, a checkpoint,
-    step.state) to the model's variables (and to `optimizer`'s, default the
-    model's optimizer), matched by Keras path. Returns the paths set;
-    raises when a variable of the model is missing or has another shape."""
+    """Assigns `state`'s arrays (a RunResult's state merged over
+    step.state, a checkpoint) to the model's variables and to `optimizer`'s
+    (default: the model's), matched by Keras path. Every variable of the
+    model must be in `state` with its shape (metrics' need not); the
+    optimizer's that are there are set. Checks everything before it assigns
+    anything. Returns the paths set."""
+    if not isinstance(model, keras.Model):
+        raise TypeError(f"model must be a keras.Model, not "
+                        f"{type(model).__name__}")
     if optimizer is None:
         optimizer = getattr(model, "optimizer", None)
-    variables = list(model.variables)
-    if optimizer is not None:
-        variables += list(optimizer.variables)
-    assigned = []
-    for v in variables:
+    metrics = {id(v) for v in model.metrics_variables}
+    required = [v for v in model.variables if id(v) not in metrics]
+    optional = list(optimizer.variables) if optimizer is not None else []
+    plan = []
+    for v in required + optional:
         if v.path not in state:
-            if v in model.metrics_variables:
-                continue
-            if v.trainable or v in model.variables:
+            if any(v is r for r in required):
                 raise KeyError(f"{v.path} is not in the state (a state of "
                                "another model?)")
             continue
@@ -186,6 +193,7 @@ def load_into(model, state, optimizer=None):
         if tuple(array.shape) != tuple(v.shape):
             raise ValueError(f"{v.path}: shape {array.shape} in the state, "
                              f"{tuple(v.shape)} in the model")
+        plan.append((v, array))
+    for v, array in plan:
         v.assign(array.astype(v.dtype))
-        assigned.append(v.path)
-    return assigned
+    return [v.path for v, _ in plan]
