@@ -195,6 +195,11 @@ def _trace(wrapped, args):
                                  decompositions=_aten.decompositions())
 
 
+def _exporting():
+    from torch._export.utils import _compiling_state_context
+    return _compiling_state_context()
+
+
 def export_train_step(model, example_inputs, labels, loss="cross_entropy",
                       optimizer=("sgd", {"lr": 0.1}), *, dropout_seed=0,
                       name="train_step"):
@@ -228,7 +233,11 @@ def _export(model, wrapped, inputs, labels, opt, dropout_seed, name):
         # mkldnn_rnn_layer whose backward gives both biases one gradient
         # node, which AOTAutograd's signature cannot name (an
         # AssertionError).
-        with torch.backends.mkldnn.flags(enabled=False):
+        # As torch.export, the trace tells the model it is being exported
+        # (torch.compiler.is_compiling / is_exporting): models then skip
+        # their data-dependent eager-only checks (transformers' packed-
+        # sequence test).
+        with torch.backends.mkldnn.flags(enabled=False), _exporting():
             graph_module, signature = _trace(wrapped, inputs + (labels,))
     except DistOptError:
         raise
@@ -281,6 +290,7 @@ def _export(model, wrapped, inputs, labels, opt, dropout_seed, name):
                              buffers[full].detach().cpu().numpy())
             else:                   # a buffer the step never changes
                 v = e.dense(buffers[full])
+                translator.constants[node] = buffers[full].detach()
         else:
             next(user_inputs)
             index = len(user_values)
@@ -339,7 +349,9 @@ def _export(model, wrapped, inputs, labels, opt, dropout_seed, name):
                     f"with {type(error).__name__}: {error}"
                     + (f"\n  at {line}" if line else "")) from error
         elif node.op == "get_attr":
-            translator.env[node] = e.dense(getattr(graph_module, node.target))
+            constant = getattr(graph_module, node.target)
+            translator.env[node] = e.dense(constant)
+            translator.constants[node] = constant.detach()
     outputs = {n.name: n for n in next(n for n in graph.nodes
                                        if n.op == "output").args[0]
                if isinstance(n, torch.fx.Node)}

@@ -65,6 +65,7 @@ class Translator:
         self.env = {}
         self.seed = seed            # the dropout seed argument (Value)
         self.dropouts = 0
+        self.constants = {}         # node -> its value (a torch tensor)
 
     # -- operands -------------------------------------------------------------
     def value(self, arg, dtype=None, like=None):
@@ -118,6 +119,7 @@ class Translator:
 
     # -- nodes ----------------------------------------------------------------
     def node(self, node):
+        self._fold(node)
         if node.target is operator.getitem:
             source, index = node.args
             self.env[node] = self.env[source][index]
@@ -125,9 +127,58 @@ class Translator:
         handler = _HANDLERS.get(node.target)
         if handler is None:
             handler = _HANDLERS.get(getattr(node.target, "overloadpacket", None))
-        if handler is None:
-            raise UnsupportedOp(node, "no train-dialect mapping")
-        self.env[node] = handler(self, node, *node.args, **node.kwargs)
+        try:
+            if handler is None:
+                raise UnsupportedOp(node, "no train-dialect mapping")
+            self.env[node] = handler(self, node, *node.args, **node.kwargs)
+        except UnsupportedOp:
+            if node not in self.constants:
+                raise
+            # Computed from constants only (position ids, masks, rotary
+            # tables): its value, computed here.
+            value = self.constants[node]
+            self.env[node] = tuple(self.e.dense(v) for v in value) \
+                if isinstance(value, tuple) else self.e.dense(value)
+
+    # -- constants ------------------------------------------------------------
+    FOLD_LIMIT = 1 << 22        # elements: larger results are not kept
+
+    def _fold(self, node):
+        """Records `node`'s value when every tensor it reads is a constant
+        (`constants`: unchanged buffers, lifted constants and what is
+        computed from them alone), so that an op without a mapping on
+        constants only becomes a constant. Random ops never fold."""
+        if node.target is operator.getitem:
+            source, index = node.args
+            if source in self.constants:
+                self.constants[node] = self.constants[source][index]
+            return
+        tags = getattr(node.target, "tags", ())
+        if torch.Tag.nondeterministic_seeded in tags:
+            return
+        readable = True
+
+        def concrete(a):
+            nonlocal readable
+            if isinstance(a, torch.fx.Node):
+                if a not in self.constants:
+                    readable = False
+                    return None
+                return self.constants[a]
+            return a
+        args = torch.fx.node.map_aggregate(node.args, concrete)
+        kwargs = torch.fx.node.map_aggregate(node.kwargs, concrete)
+        if not readable:
+            return
+        try:
+            value = node.target(*args, **kwargs)
+        except Exception:   # noqa: BLE001 (an op that needs more than values)
+            return
+        values = value if isinstance(value, (tuple, list)) else (value,)
+        if all(isinstance(v, torch.Tensor) and v.numel() <= self.FOLD_LIMIT
+               for v in values):
+            self.constants[node] = tuple(values) \
+                if isinstance(value, (tuple, list)) else value
 
 
 # -- elementwise --------------------------------------------------------------
@@ -433,8 +484,13 @@ def _pad(t, node, x, pad, value=0):
     low, high = [0] * v.rank, [0] * v.rank
     for i in range(len(pad) // 2):
         low[v.rank - 1 - i], high[v.rank - 1 - i] = pad[2 * i], pad[2 * i + 1]
-    if min(low + high) < 0:
-        raise UnsupportedOp(node, "negative padding (a crop)")
+    for dim in range(v.rank):       # negative padding crops: a slice
+        if low[dim] < 0 or high[dim] < 0:
+            start, end = max(0, -low[dim]), v.shape[dim] - max(0, -high[dim])
+            v = _slice(t, v, dim, start, end, 1)
+            low[dim], high[dim] = max(0, low[dim]), max(0, high[dim])
+    if not any(low + high):
+        return v
     return t.e.op("pad", [v], [(_shape(node), v.dtype)],
                   {"low": attr_array(low), "high": attr_array(high),
                    "value": attr_f64(value)})

@@ -5,8 +5,8 @@ table)."""
 
 import torch
 
-from ._aten import (UnsupportedOp, _dtype, _meta, _shape, _slice, aten,
-                    attr_array, attr_f64, attr_i64, handles)
+from ._aten import (UnsupportedOp, _dtype, _meta, _shape, _slice, _transposed,
+                    aten, attr_array, attr_f64, attr_i64, handles)
 
 
 # -- shape templates ------------------------------------------------------------
@@ -181,3 +181,148 @@ def _select_scatter(t, node, base, source, dim, index):
     shape = _shape(node)[:dim] + (1,) + _shape(node)[dim + 1:]
     return _scatter_slice(t, node, base, t.reshape(t.value(source), shape),
                           dim, index, index + 1, 1)
+
+
+# -- no-ops and restrides ---------------------------------------------------------
+
+@handles(aten._assert_tensor_metadata.default)
+def _assert_metadata(t, node, *_, **__):
+    return None     # a trace-time check of dtype and shape, nothing to run
+
+
+def _contiguous_strides(shape):
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.append(step)
+        step *= d
+    return list(reversed(strides))
+
+
+def _same_layout(shape, strides):
+    """Whether `strides` are the contiguous ones of `shape` (dims of size 1
+    may have any stride)."""
+    return all(s == c or d == 1
+               for d, s, c in zip(shape, strides, _contiguous_strides(shape)))
+
+
+@handles(aten.as_strided.default, aten.as_strided_copy.default)
+def _as_strided(t, node, x, size, stride, storage_offset=0):
+    """A view of x's contiguous storage that is a reshape of it (what
+    functionalization makes of a memory-format change); any other view
+    (overlapping, skipping or offset) is refused."""
+    v = t.value(x)
+    numel = 1
+    for d in v.shape:
+        numel *= d
+    count = 1
+    for d in size:
+        count *= d
+    if (storage_offset or 0) == 0 and count == numel and \
+            _same_layout(tuple(size), list(stride)):
+        return t.reshape(v, _shape(node))
+    raise UnsupportedOp(node, f"as_strided of a {list(v.shape)} tensor to size "
+                        f"{list(size)}, strides {list(stride)}, offset "
+                        f"{storage_offset or 0} (only a reshape of contiguous "
+                        "storage maps)")
+
+
+@handles(aten.as_strided_scatter.default)
+def _as_strided_scatter(t, node, base, source, size, stride, storage_offset=0):
+    b, src = _meta(base), t.value(source, _dtype(node))
+    if (storage_offset or 0) == 0 and src.shape and \
+            tuple(size) == src.shape and b.numel() == _count(src.shape) and \
+            _same_layout(tuple(size), list(stride)):
+        return t.reshape(src, _shape(node))     # it covers all of base
+    raise UnsupportedOp(node, f"as_strided_scatter into {list(b.shape)} of "
+                        f"size {list(size)}, strides {list(stride)} (only one "
+                        "covering the whole contiguous base maps)")
+
+
+def _count(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+# -- indexing -----------------------------------------------------------------------
+
+def _moved(t, v, dim):
+    """v with `dim` moved to the front (and the permutation back)."""
+    order = [dim] + [d for d in range(v.rank) if d != dim]
+    back = [order.index(d) for d in range(v.rank)]
+    return _transposed(t, v, order), back
+
+
+def _gather_along(t, node, v, dim, index):
+    """v[..., index, ...] along `dim` (index: a Value of any rank, whose
+    dims replace `dim`)."""
+    if dim == 0:
+        return t.e.op("gather", [v, index],
+                      [(index.shape + v.shape[1:], v.dtype)])
+    moved, _ = _moved(t, v, dim)
+    g = t.e.op("gather", [moved, index],
+               [(index.shape + moved.shape[1:], v.dtype)])
+    k = index.rank
+    # [index..., others...] -> [others before dim, index..., others after]
+    order = list(range(k, k + dim)) + list(range(k)) + \
+        list(range(k + dim, g.rank))
+    return _transposed(t, g, order)
+
+
+@handles(aten.index.Tensor)
+def _index(t, node, x, indices):
+    """x[..., idx, ...] with one index tensor (an embedding-like lookup)."""
+    present = [i for i, idx in enumerate(indices) if idx is not None]
+    if len(present) != 1:
+        raise UnsupportedOp(node, "indexing with several index tensors "
+                            "(advanced indexing maps for one)")
+    idx = t.value(indices[present[0]])
+    if idx.dtype == torch.bool:
+        raise UnsupportedOp(node, "indexing with a boolean mask (its result's "
+                            "shape depends on the values)")
+    return _gather_along(t, node, t.value(x), present[0], idx)
+
+
+@handles(aten.index_select.default)
+def _index_select(t, node, x, dim, index):
+    v = t.value(x)
+    dim %= v.rank
+    if index in t.constants:            # a permutation known here: slices
+        runs, values = [], [int(i) % v.shape[dim]
+                            for i in t.constants[index].reshape(-1)]
+        for i in values:
+            if runs and runs[-1][1] == i:
+                runs[-1][1] += 1
+            else:
+                runs.append([i, i + 1])
+        pieces = [_slice(t, v, dim, a, b, 1) for a, b in runs]
+        if len(pieces) == 1:
+            return pieces[0]
+        return t.e.op("concat", pieces, [(_shape(node), v.dtype)],
+                      {"dim": attr_i64(dim)})
+    return _gather_along(t, node, v, dim, t.value(index))
+
+
+@handles(aten.index_put.default, aten._unsafe_index_put.default)
+def _index_put(t, node, base, indices, values, accumulate=False):
+    """base[idx] += values along dim 0 (the backward of a lookup)."""
+    present = [i for i, idx in enumerate(indices) if idx is not None]
+    if not accumulate or present != [0]:
+        raise UnsupportedOp(node, "index_put without accumulate or off the "
+                            "first dim (only base[idx] += values maps)")
+    b = t.value(base, _dtype(node))
+    return t.e.op("scatter_add", [b, t.value(indices[0]),
+                                  t.value(values, _dtype(node))],
+                  [(b.shape, b.dtype)])
+
+
+@handles(aten.index_add.default)
+def _index_add(t, node, base, dim, index, source, alpha=1):
+    b = t.value(base, _dtype(node))
+    dim %= b.rank
+    if dim != 0 or alpha != 1:
+        raise UnsupportedOp(node, "index_add off the first dim or with alpha")
+    return t.e.op("scatter_add", [b, t.value(index),
+                                  t.value(source, _dtype(node))],
+                  [(b.shape, b.dtype)])
