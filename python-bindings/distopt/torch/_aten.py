@@ -693,6 +693,7 @@ KEPT_WHOLE = [
     aten.max_pool2d_with_indices_backward, aten.gelu,
     aten._adaptive_avg_pool2d, aten._adaptive_avg_pool2d_backward,
     aten.adaptive_max_pool2d, aten.adaptive_max_pool2d_backward,
+    aten.native_group_norm, aten.native_group_norm_backward,
 ]
 
 

@@ -244,3 +244,77 @@ def _dropout_backward(t, node, grad, mask, scale):
     kept = t.binary("mul", g, t.convert(m, g.dtype), g.shape, g.dtype)
     return t.binary("mul", kept, t.e.constant(float(scale), g.dtype), g.shape,
                     g.dtype)
+
+
+# -- group normalization (as layer normalization over each group) ---------------
+
+def _grouped(t, v, groups):
+    n = v.shape[0]
+    return t.reshape(v, (n, groups, _size(v) // (n * groups)))
+
+
+def _size(v):
+    count = 1
+    for d in v.shape:
+        count *= d
+    return count
+
+
+def _per_channel(t, w, shape):
+    return t.broadcast(t.value(w), shape, [1])
+
+
+@handles(aten.native_group_norm.default)
+def _group_norm(t, node, x, weight, bias, n, c, hw, groups, eps):
+    v = t.value(x)
+    r = _grouped(t, v, groups)
+    k = r.shape[2]
+    y, mean, rstd = t.e.op(
+        "layer_norm", [r, t.e.constant(1.0, v.dtype, (k,)),
+                       t.e.constant(0.0, v.dtype, (k,))],
+        [(r.shape, v.dtype), (r.shape[:2], v.dtype), (r.shape[:2], v.dtype)],
+        {"axis": attr_i64(2), "epsilon": attr_f64(eps)})
+    y = t.reshape(y, v.shape)
+    if weight is not None:
+        y = t.binary("mul", y, _per_channel(t, weight, v.shape), v.shape, v.dtype)
+    if bias is not None:
+        y = t.binary("add", y, _per_channel(t, bias, v.shape), v.shape, v.dtype)
+    return y, mean, rstd
+
+
+@handles(aten.native_group_norm_backward.default)
+def _group_norm_backward(t, node, grad, x, mean, rstd, weight, n, c, hw,
+                         groups, mask):
+    g, v = t.value(grad), t.value(x)
+    m, s = t.value(mean), t.value(rstd)
+    r = _grouped(t, v, groups)
+    k = r.shape[2]
+    channel_dims = [0] + list(range(2, v.rank))
+    results = [None, None, None]
+    if mask[0]:
+        scaled = g if weight is None else t.binary(
+            "mul", g, _per_channel(t, weight, v.shape), v.shape, v.dtype)
+        gi, _, _ = t.e.op(
+            "layer_norm_backward",
+            [_grouped(t, scaled, groups), r, m, s,
+             t.e.constant(1.0, v.dtype, (k,))],
+            [(r.shape, v.dtype), ((k,), v.dtype), ((k,), v.dtype)],
+            {"axis": attr_i64(2)})
+        results[0] = t.reshape(gi, v.shape)
+    if mask[1]:
+        stats = r.shape[:2] + (1,)
+        centered = t.binary("sub", r, t.broadcast(t.reshape(m, stats), r.shape),
+                            r.shape, v.dtype)
+        normalized = t.binary("mul", centered,
+                              t.broadcast(t.reshape(s, stats), r.shape),
+                              r.shape, v.dtype)
+        product = t.binary("mul", g, t.reshape(normalized, v.shape), v.shape,
+                           v.dtype)
+        results[1] = t.e.op("reduce", [product], [((v.shape[1],), v.dtype)],
+                            {"kind": "#train.reduce_kind<sum>",
+                             "dims": attr_array(channel_dims)})
+    if mask[2]:
+        results[2] = t.e.op("reduce", [g], [((v.shape[1],), v.dtype)],
+                            {"kind": "#train.reduce_kind<sum>",
+                             "dims": attr_array(channel_dims)})
+    return tuple(results)

@@ -115,12 +115,13 @@ def find(model, wrapped, inputs, labels, node):
     def where(backward):
         if backward:
             autograd_node = torch._C._current_autograd_node()
-            lines = autograd_node.metadata.get("traceback_") \
-                if autograd_node is not None else None
-            frames = _frames_of_text(lines)
-        else:
-            frames = traceback.extract_stack()
-        return (stack[-1] if stack else None, user_frame(frames))
+            metadata = autograd_node.metadata if autograd_node is not None \
+                else {}
+            module = metadata.get(_TAG)
+            return (f"{module[:-1]}, backward)" if module else None,
+                    user_frame(_frames_of_text(metadata.get("traceback_"))))
+        return (stack[-1] if stack else None,
+                user_frame(traceback.extract_stack()))
 
     class Record(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -138,27 +139,27 @@ def find(model, wrapped, inputs, labels, node):
                     return result
             return func(*args, **kwargs)
 
-    def push(kind):
-        def hook(module, *_):
-            if id(module) in names:
-                name, type_name = names[id(module)]
-                stack.append(f"{name} ({type_name}{', backward' if kind else ''})")
-        return hook
+    # Forward hooks only (full backward hooks break in-place ops such as
+    # SiLU(inplace=True)): the autograd nodes a module's forward made carry
+    # its name, which names the module of a backward op.
+    def push(module, args):
+        if id(module) in names:
+            _tag(args, stack[-1] if stack else None)
+            name, type_name = names[id(module)]
+            stack.append(f"{name} ({type_name})")
 
-    def pop(module, *_):
+    def pop(module, args, output):
         if id(module) in names and stack:
-            stack.pop()
+            _tag(output, stack.pop())
 
     nn = torch.nn.modules.module
-    handles = [nn.register_module_forward_pre_hook(push(False)),
-               nn.register_module_forward_hook(pop),
-               nn.register_module_full_backward_pre_hook(push(True)),
-               nn.register_module_full_backward_hook(pop)]
+    handles = [nn.register_module_forward_pre_hook(push),
+               nn.register_module_forward_hook(pop)]
     snapshot = Snapshot(wrapped)
     try:
         with Record(), warnings.catch_warnings(), \
                 torch.autograd.set_detect_anomaly(True, check_nan=False):
-            warnings.simplefilter("ignore")     # backward hooks' notes
+            warnings.simplefilter("ignore")
             (loss,) = wrapped(*inputs, labels)
             loss.backward()
     except Exception:   # _Found, or the model failing eagerly as it traced
@@ -168,6 +169,24 @@ def find(model, wrapped, inputs, labels, node):
             h.remove()
         snapshot.restore()
     return found[0] if found else (None, None)
+
+
+_TAG = "distopt_module"
+
+
+def _tag(values, path):
+    """Names `path` on the autograd nodes behind `values` that no module
+    named yet (a module's inputs: its caller's; its outputs: its own)."""
+    pending = []
+    for v in torch.utils._pytree.tree_leaves(values):
+        if isinstance(v, torch.Tensor) and v.grad_fn is not None:
+            pending.append(v.grad_fn)
+    while pending:
+        fn = pending.pop()
+        if fn is None or _TAG in fn.metadata:
+            continue
+        fn.metadata[_TAG] = path
+        pending.extend(next_fn for next_fn, _ in fn.next_functions)
 
 
 def trace_failure(model, error):
