@@ -85,7 +85,8 @@ def mlp():
 
 def cnn():
     """Two convolutions (NHWC, one strided), batch norm over the batch's
-    statistics, global average pooling and a linear head."""
+    statistics, 2x2 max pooling (stride 1) and average pooling (stride 2), global average pooling and a
+    linear head."""
     rng = np.random.default_rng(1)
     params = {"conv1": {"w": rng.normal(0, 0.3, (3, 3, 3, 4)).astype("f4")},
               "bn1": {"scale": np.ones(4, "f4"), "bias": np.zeros(4, "f4")},
@@ -106,7 +107,12 @@ def cnn():
         var = jnp.var(h, axis=(0, 1, 2))
         h = (h - mean) * jax.lax.rsqrt(var + 1e-5) * p["bn1"]["scale"] + \
             p["bn1"]["bias"]
-        h = conv(jax.nn.relu(h), p["conv2"]["w"], 2, "VALID")
+        h = jax.lax.reduce_window(jax.nn.relu(h), -jnp.inf, jax.lax.max,
+                                  (1, 2, 2, 1), (1, 1, 1, 1), "SAME")
+        # Strided: its gradient pads with interior zeros.
+        h = jax.lax.reduce_window(h, 0.0, jax.lax.add, (1, 2, 2, 1),
+                                  (1, 2, 2, 1), "VALID") / 4
+        h = conv(h, p["conv2"]["w"], 2, "VALID")
         return cross_entropy(jnp.mean(h, axis=(1, 2)) @ p["head"]["w"], y)
     return loss_fn, params, batch
 
@@ -199,7 +205,8 @@ def test_cnn_equals_jax():
     loss_fn, params, batch = cnn()
     tx = optax.sgd(0.1, momentum=0.9)
     step = dj.export_train_step(loss_fn, params, batch, optimizer=tx)
-    assert '"train.conv2d_backward_input"' in step.mlir
+    for op in ("conv2d_backward_input", "max_pool2d_backward", "avg_pool2d"):
+        assert f'"train.{op}"' in step.mlir, op
     result = distopt.run(step.module, step.state, step.batch, steps=STEPS,
                          extra_args=FAST_COMPILE)
     assert_equal_to_jax(step, result, loss_fn, tx, params, batch)

@@ -413,28 +413,142 @@ def _concatenate(t, eqn, *xs, dimension, **_):
                   {"dim": f"{int(dimension)} : i64"})
 
 
+def _interior(t, x, dim, gap):
+    """`x` with `gap` zeros between neighbours along `dim`: each element
+    and its zeros side by side in a new dim, flattened, the trailing zeros
+    cut."""
+    n = x.shape[dim]
+    if gap == 0 or n <= 1:
+        return x
+    column = t.reshape(x, x.shape[:dim + 1] + (1,) + x.shape[dim + 1:])
+    zeros = t.e.op("broadcast", [t.e.constant(0, x.dtype)],
+                   [(x.shape[:dim + 1] + (gap,) + x.shape[dim + 1:], x.dtype)],
+                   {"dims": attr_array([])})
+    spread = t.e.op("concat", [column, zeros],
+                    [(x.shape[:dim + 1] + (gap + 1,) + x.shape[dim + 1:],
+                      x.dtype)], {"dim": f"{dim + 1} : i64"})
+    flat = t.reshape(spread, x.shape[:dim] + (n * (gap + 1),) +
+                     x.shape[dim + 1:])
+    limit = list(flat.shape)
+    limit[dim] = n + (n - 1) * gap
+    return t.e.op("slice", [flat], [(tuple(limit), x.dtype)],
+                  {"start": attr_array([0] * x.rank),
+                   "limit": attr_array(limit)})
+
+
 @handles("pad")
 def _pad(t, eqn, x, value, padding_config, **_):
-    if any(interior for _, _, interior in padding_config):
-        raise UnsupportedPrimitive(eqn, "interior padding")
     pad_literal = eqn.invars[1]
-    if not isinstance(pad_literal, Literal):
+    pad_value = t.known_value(pad_literal)
+    if pad_value is None:
         raise UnsupportedPrimitive(eqn, "a padding value computed in the step")
+    interior = [int(i) for _, _, i in padding_config]
+    if any(interior) and float(pad_value) != 0:
+        raise UnsupportedPrimitive(eqn, "interior padding with a value other "
+                                        "than zero")
+    for dim, gap in enumerate(interior):
+        x = _interior(t, x, dim, gap)
     # Negative padding crops: a slice first, then the non-negative pad.
-    start = [max(0, -lo) for lo, _, _ in padding_config]
-    limit = [size - max(0, -hi)
+    start = [max(0, -int(lo)) for lo, _, _ in padding_config]
+    limit = [size - max(0, -int(hi))
              for size, (_, hi, _) in zip(x.shape, padding_config)]
     if any(start) or list(limit) != list(x.shape):
         x = t.e.op("slice", [x], [(tuple(b - a for a, b in zip(start, limit)),
                                    x.dtype)],
                    {"start": attr_array(start), "limit": attr_array(limit)})
-    low = [max(0, lo) for lo, _, _ in padding_config]
-    high = [max(0, hi) for _, hi, _ in padding_config]
+    low = [max(0, int(lo)) for lo, _, _ in padding_config]
+    high = [max(0, int(hi)) for _, hi, _ in padding_config]
     if not any(low) and not any(high):
         return x
     return t.e.op("pad", [x], [_out(eqn)],
                   {"low": attr_array(low), "high": attr_array(high),
-                   "value": attr_f64(float(np.asarray(pad_literal.val)))})
+                   "value": attr_f64(float(pad_value))})
+
+
+# -- pooling --------------------------------------------------------------------
+
+class _Window:
+    """A reduce_window's pooled dims (at most two: train's pools are 2-D)
+    and the transposes to and from [rest, 1, h, w]."""
+
+    def __init__(self, eqn, rank, window_dimensions, window_strides, padding,
+                 base_dilation=None, window_dilation=None):
+        if any(d != 1 for d in (base_dilation or ())) or \
+                any(d != 1 for d in (window_dilation or ())):
+            raise UnsupportedPrimitive(eqn, "a dilated window")
+        self.active = [d for d in range(rank)
+                       if window_dimensions[d] != 1 or window_strides[d] != 1
+                       or tuple(padding[d]) != (0, 0)]
+        if len(self.active) > 2:
+            raise UnsupportedPrimitive(eqn, f"a window over {len(self.active)}"
+                                            " dims (train pools are 2-D)")
+        self.passive = [d for d in range(rank) if d not in self.active]
+        fill = [1] * (2 - len(self.active))
+        self.kernel = fill + [int(window_dimensions[d]) for d in self.active]
+        self.strides = fill + [int(window_strides[d]) for d in self.active]
+        pads = [(0, 0)] * len(fill) + [tuple(map(int, padding[d]))
+                                       for d in self.active]
+        self.padding = [pads[0][0], pads[0][1], pads[1][0], pads[1][1]]
+        self.attrs = {"kernel_size": attr_array(self.kernel),
+                      "strides": attr_array(self.strides),
+                      "padding": attr_array(self.padding)}
+
+    def to_pool(self, t, x):
+        v = t.transpose(x, self.passive + self.active)
+        rest = _prod([x.shape[d] for d in self.passive])
+        spatial = [x.shape[d] for d in self.active]
+        return t.reshape(v, (rest, 1) + (1,) * (2 - len(spatial)) +
+                         tuple(spatial))
+
+    def from_pool(self, t, v, shape):
+        ordered = tuple(shape[d] for d in self.passive + self.active)
+        v = t.reshape(v, ordered)
+        return t.transpose(v, list(np.argsort(self.passive + self.active)))
+
+    def pooled_shape(self, shape):
+        rest = _prod([shape[d] for d in self.passive])
+        spatial = [shape[d] for d in self.active]
+        return (rest, 1) + (1,) * (2 - len(spatial)) + tuple(spatial)
+
+
+@handles("reduce_window_max", "reduce_window_sum")
+def _reduce_window(t, eqn, x, window_dimensions, window_strides, padding,
+                   base_dilation=None, window_dilation=None, **_):
+    shape, dtype = _out(eqn)
+    if not is_floating(dtype):
+        raise UnsupportedPrimitive(eqn, "pooling an integer tensor")
+    w = _Window(eqn, x.rank, window_dimensions, window_strides, padding,
+                base_dilation, window_dilation)
+    if eqn.primitive.name == "reduce_window_max":
+        if any(p * 2 > k for p, k in zip(w.padding, w.kernel * 2)):
+            raise UnsupportedPrimitive(eqn, "max pooling padded by more than "
+                                            "half the window")
+        y = t.e.op("max_pool2d", [w.to_pool(t, x)],
+                   [(w.pooled_shape(shape), dtype)], w.attrs)
+    else:
+        # A windowed sum: the average counting padded zeros, times the
+        # window's size.
+        attrs = dict(w.attrs, count_include_pad="true")
+        avg = t.e.op("avg_pool2d", [w.to_pool(t, x)],
+                     [(w.pooled_shape(shape), dtype)], attrs)
+        y = t.e.op("mul", [avg, t.e.constant(float(_prod(w.kernel)), dtype)],
+                   [(avg.shape, dtype)])
+    return w.from_pool(t, y, shape)
+
+
+@handles("select_and_scatter_add")
+def _select_and_scatter_add(t, eqn, source, operand, select_prim,
+                            window_dimensions, window_strides, padding, **_):
+    shape, dtype = _out(eqn)
+    if select_prim.name != "ge":
+        raise UnsupportedPrimitive(eqn, f"a window selection by "
+                                        f"{select_prim.name} (max pooling "
+                                        "selects by ge)")
+    w = _Window(eqn, operand.rank, window_dimensions, window_strides, padding)
+    g = t.e.op("max_pool2d_backward",
+               [w.to_pool(t, source), w.to_pool(t, operand)],
+               [(w.pooled_shape(shape), dtype)], w.attrs)
+    return w.from_pool(t, g, shape)
 
 
 # -- contractions ---------------------------------------------------------------
