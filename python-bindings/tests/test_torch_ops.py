@@ -495,3 +495,27 @@ def test_group_norm(affine):
     model = nn.Sequential(nn.Conv2d(2, 6, 3), nn.GroupNorm(3, 6, affine=affine),
                           nn.SiLU(), nn.Flatten(), nn.Linear(6 * 2 * 2, 3))
     compare(model, torch.randn(2, 2, 4, 4), labels())
+
+
+class Attention(nn.Module):
+    """RMSNorm, causal scaled_dot_product_attention, PReLU, GLU."""
+
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.RMSNorm(8)
+        self.qkv = nn.Linear(8, 24)
+        self.act = nn.PReLU()
+        self.glu = nn.GLU()
+        self.out = nn.Linear(4 * 5, 3)
+
+    def forward(self, x):
+        q, k, v = self.qkv(self.norm(x)).reshape(2, 5, 3, 2, 4).unbind(2)
+        y = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2),
+                                           v.transpose(1, 2), is_causal=True)
+        y = self.glu(self.act(y.transpose(1, 2).reshape(2, 5, 8)))
+        return self.out(y.flatten(1))
+
+
+def test_rms_norm_causal_attention_prelu_glu():
+    torch.manual_seed(10)
+    compare(Attention(), torch.randn(2, 5, 8), labels())
