@@ -156,6 +156,10 @@ class Translator:
         tags = getattr(node.target, "tags", ())
         if torch.Tag.nondeterministic_seeded in tags:
             return
+        meta = node.meta.get("val")
+        if any(isinstance(m, torch.Tensor) and m.numel() > self.FOLD_LIMIT
+               for m in (meta if isinstance(meta, (tuple, list)) else (meta,))):
+            return
         readable = True
 
         def concrete(a):
