@@ -519,3 +519,18 @@ class Attention(nn.Module):
 def test_rms_norm_causal_attention_prelu_glu():
     torch.manual_seed(10)
     compare(Attention(), torch.randn(2, 5, 8), labels())
+
+
+def test_op_made_by_the_trace_is_named_by_its_input(monkeypatch):
+    # as_strided comes from functionalizing a view (ConvNeXt's pooled
+    # features): it never runs eagerly, so the refusal named no module.
+    from distopt.torch import _aten
+    from torchvision.models.convnext import CNBlockConfig, ConvNeXt
+    monkeypatch.delitem(_aten._HANDLERS, torch.ops.aten.as_strided.default)
+    model = ConvNeXt([CNBlockConfig(8, 16, 1), CNBlockConfig(16, None, 1)],
+                     num_classes=3)
+    with pytest.raises(dt.UnsupportedOpError) as error:
+        dt.export_train_step(model, torch.randn(2, 3, 16, 16), labels())
+    assert error.value.op == "aten.as_strided.default"
+    assert error.value.module_path == "avgpool (AdaptiveAvgPool2d)"
+    assert "convnext.py" in error.value.line

@@ -15,6 +15,7 @@ to train ops or the export fails with `UnsupportedOpError` naming the op
 and the module it came from. See docs/guides/pytorch.md.
 """
 
+import contextlib
 import inspect
 import warnings
 
@@ -195,9 +196,17 @@ def _trace(wrapped, args):
                                  decompositions=_aten.decompositions())
 
 
+@contextlib.contextmanager
 def _exporting():
-    from torch._export.utils import _compiling_state_context
-    return _compiling_state_context()
+    """torch.compiler.is_compiling() and is_exporting() true, as
+    torch.export's non-strict trace sets them."""
+    compiler = torch.compiler
+    old = (compiler._is_compiling_flag, compiler._is_exporting_flag)
+    compiler._is_compiling_flag = compiler._is_exporting_flag = True
+    try:
+        yield
+    finally:
+        compiler._is_compiling_flag, compiler._is_exporting_flag = old
 
 
 def export_train_step(model, example_inputs, labels, loss="cross_entropy",

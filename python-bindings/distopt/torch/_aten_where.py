@@ -97,19 +97,36 @@ def _signature(args, of_node):
     return tuple(result)
 
 
+def _candidates(node, count=6):
+    """`node`, then the ops it reads from, nearest first: an op PyTorch
+    makes while tracing (as_strided of a functionalized view) never runs
+    eagerly, the op that made its input does."""
+    result, queue = [], [node]
+    while queue and len(result) < count:
+        n = queue.pop(0)
+        if n.op != "call_function" or n in result:
+            continue
+        result.append(n)
+        queue.extend(a for a in n.all_input_nodes)
+    return [(_stem(n.target.name() if hasattr(n.target, "name")
+                   else str(n.target)), _signature(n.args, True))
+            for n in result]
+
+
 def find(model, wrapped, inputs, labels, node):
     """Re-runs the step eagerly (same decompositions, autograd's anomaly
     mode keeping each backward node's forward line) until the op of `node`
     runs with the node's argument shapes; returns (module, source line),
     either None when unknown. Stops at the op: a refusal costs at most one
-    eager step."""
+    eager step. An op that never runs eagerly takes the place of the
+    nearest op it reads from that does."""
     from torch.utils._python_dispatch import TorchDispatchMode
-    target = node.target
-    stem = _stem(target.name() if hasattr(target, "name") else str(target))
-    wanted = _signature(node.args, True)
+    candidates = _candidates(node)
+    stems = {stem for stem, _ in candidates}
     names = {id(m): (n or "<model>", type(m).__name__)
              for n, m in model.named_modules()}
-    stack, found = [], []
+    stack = []
+    found = {}      # candidate rank -> (module, line); -1: name only
     table = _aten.decompositions()
 
     def where(backward):
@@ -126,13 +143,17 @@ def find(model, wrapped, inputs, labels, node):
     class Record(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
-            if _stem(func.name()) == stem:
+            stem = _stem(func.name())
+            if stem in stems:
                 backward = torch._C._current_autograd_node() is not None
-                here = where(backward)
-                if _signature(args, False) == wanted:
-                    found.insert(0, here)
+                signature = _signature(args, False)
+                for rank, candidate in enumerate(candidates):
+                    if candidate == (stem, signature) and rank not in found:
+                        found[rank] = where(backward)
+                if stem == candidates[0][0] and -1 not in found:
+                    found[-1] = where(backward)
+                if 0 in found:
                     raise _Found()
-                found.append(here)
             if func in table:
                 result = table[func](*args, **kwargs)
                 if result is not NotImplemented:
@@ -168,7 +189,11 @@ def find(model, wrapped, inputs, labels, node):
         for h in handles:
             h.remove()
         snapshot.restore()
-    return found[0] if found else (None, None)
+    if 0 in found:
+        return found[0]
+    # The nearest op it reads from, else the first op of its name.
+    ranks = sorted(r for r in found if r > 0) + ([-1] if -1 in found else [])
+    return found[ranks[0]] if ranks else (None, None)
 
 
 _TAG = "distopt_module"
