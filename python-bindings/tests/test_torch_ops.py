@@ -146,6 +146,26 @@ def test_stochastic_depth_masks_rows():
     assert 1800 < kept < 2200, kept
 
 
+class Filled(nn.Module):
+    """An empty tensor filled piecewise (slice_scatter into new_empty)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 6)
+        self.out = nn.Linear(6, 3)
+
+    def forward(self, x):
+        h = self.fc(x)
+        filled = h.new_empty(h.shape)
+        filled[:, :2] = torch.tanh(h[:, :2])
+        filled[:, 2:] = h[:, 2:] * 2
+        return self.out(filled)
+
+
+def test_empty_filled_piecewise():
+    compare(Filled(), torch.randn(2, 4), labels())
+
+
 # -- split, chunk, unbind -----------------------------------------------------------
 
 class Pieces(nn.Module):

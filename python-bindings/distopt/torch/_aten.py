@@ -75,10 +75,12 @@ class Translator:
             v = self.env[arg]
             if not isinstance(v, Value):
                 if hasattr(v, "node") and hasattr(v, "shape"):
-                    raise UnsupportedOp(arg, "an uninitialized tensor "
-                                        "(only a shape template) whose values "
-                                        "are read before they are written")
-                raise UnsupportedOp(arg, "a tuple where a tensor is expected")
+                    # An allocation read (filled piecewise, say): its values
+                    # are undefined in PyTorch; here zeros.
+                    v = self.e.constant(0, v.dtype, v.shape)
+                else:
+                    raise UnsupportedOp(arg, "a tuple where a tensor is "
+                                        "expected")
         else:
             if dtype is None:
                 dtype = like.dtype if like is not None else (

@@ -13,8 +13,9 @@ from ._aten import (UnsupportedOp, _dtype, _meta, _shape, _slice, _transposed,
 
 class ShapeTemplate:
     """An allocation whose values are undefined (aten.empty and kin): ops
-    that only take its shape (full_like, bernoulli.p, copy into it) accept
-    it; reading its values is refused (`Translator.value`)."""
+    that only take its shape (full_like, bernoulli.p, copy into it) take
+    only that; an op that reads it (a slice scattered into it) reads zeros
+    (`Translator.value`)."""
 
     def __init__(self, node):
         self.node = node
