@@ -303,8 +303,8 @@ def test_dropout_is_distributed_like_the_single_device_step():
 class Transposed(nn.Module):
     def __init__(self):
         super().__init__()
-        self.up = nn.ConvTranspose2d(1, 2, 2)
-        self.out = nn.Linear(2 * 3 * 3, 3)
+        self.up = nn.ConvTranspose3d(1, 2, 2)
+        self.out = nn.Linear(2 * 3 * 3 * 3, 3)
 
     def forward(self, x):
         return self.out(self.up(x).flatten(1))
@@ -321,11 +321,11 @@ class Cumulative(nn.Module):
 
 def test_unsupported_op_names_op_and_module():
     with pytest.raises(dt.UnsupportedOpError) as error:
-        dt.export_train_step(Transposed(), torch.randn(2, 1, 2, 2),
+        dt.export_train_step(Transposed(), torch.randn(2, 1, 2, 2, 2),
                              torch.randint(0, 3, (2,)))
     assert error.value.op == "aten.convolution.default"
-    assert error.value.module_path == "up (ConvTranspose2d)"
-    assert "transposed convolution" in str(error.value)
+    assert error.value.module_path == "up (ConvTranspose3d)"
+    assert "3-D convolution" in str(error.value)
     assert "test_torch.py" in error.value.line and "self.up(x)" in str(error.value)
     with pytest.raises(dt.UnsupportedOpError) as error:
         dt.export_train_step(Cumulative(), torch.randn(2, 4),

@@ -252,6 +252,25 @@ def test_conv_pool_1d(pool):
     assert "train.conv2d" in step.mlir
 
 
+@pytest.mark.parametrize("case", ["2d", "2d_strided_padded_groups", "1d"])
+def test_transposed_convolution(case):
+    torch.manual_seed(11)
+    if case == "1d":
+        up, x = nn.ConvTranspose1d(2, 3, 3, stride=2, padding=1,
+                                   output_padding=1), torch.randn(2, 2, 4)
+    elif case == "2d":
+        up, x = nn.ConvTranspose2d(2, 3, 2, stride=2), torch.randn(2, 2, 3, 3)
+    else:
+        up, x = nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1,
+                                   output_padding=1, groups=2, dilation=1), \
+            torch.randn(2, 4, 3, 3)
+    model = nn.Sequential(nn.Conv1d(x.shape[1], x.shape[1], 1) if x.dim() == 3
+                          else nn.Conv2d(x.shape[1], x.shape[1], 1),
+                          up, nn.Tanh(), nn.Flatten(), nn.LazyLinear(3))
+    model(x)
+    compare(model, x, labels())
+
+
 def test_conv3d_is_refused_with_module_and_line():
     model = nn.Sequential(nn.Conv3d(1, 2, 2), nn.Flatten(), nn.LazyLinear(3))
     x = torch.randn(2, 1, 3, 3, 3)

@@ -1,5 +1,5 @@
 """Core-ATen ops with a train op of their own: normalizations,
-convolutions (1-D and 2-D), embeddings, dropout (the handlers register in
+convolutions (1-D and 2-D, transposed too), embeddings, dropout (the handlers register in
 _aten's table)."""
 
 import torch
@@ -123,8 +123,6 @@ def _pair(values, default):
 def _conv_attrs(node, stride, padding, dilation, transposed, output_padding,
                 groups, rank):
     """conv2d's attributes; a 1-D convolution is a 2-D one of height 1."""
-    if transposed:
-        raise UnsupportedOp(node, "transposed convolution (ConvTranspose)")
     if rank not in (3, 4):
         raise UnsupportedOp(node, f"{rank - 2}-D convolution (train.conv2d "
                             "is 2-D; 1-D convolutions map to it with height 1)")
@@ -143,15 +141,32 @@ def _as_2d(t, v):
     return t.reshape(v, v.shape[:2] + (1,) + v.shape[2:]) if v.rank == 3 else v
 
 
+def _conv_input_grad(t, g, w, attrs, shape, dtype):
+    """The gradient of conv2d's input of `shape` (2-D): a transposed
+    convolution of g."""
+    return t.e.op("conv2d_backward_input", [g, w], [(shape, dtype)],
+                  {**attrs, "input_size": attr_array(shape[2:])})
+
+
+def _conv_filter_grad(t, a, g, w, attrs):
+    return t.e.op("conv2d_backward_filter", [a, g], [(w.shape, w.dtype)],
+                  {**attrs, "kernel_size": attr_array(w.shape[2:])})
+
+
 @handles(aten.convolution.default)
 def _convolution(t, node, x, weight, bias, *conv):
+    """A convolution, or a transposed one (ConvTranspose: the gradient of
+    the convolution whose filter it has, `[in, out / groups, kh, kw]`)."""
     v, w = t.value(x), t.value(weight)
     attrs = _conv_attrs(node, *conv, v.rank)
+    transposed = conv[3]
     shape = _shape(node)
+    shape2 = shape[:2] + (1,) + shape[2:] if len(shape) == 3 else shape
     v, w = _as_2d(t, v), _as_2d(t, w)
-    y = t.e.op("conv2d", [v, w], [(shape[:2] + (1,) + shape[2:]
-                                   if len(shape) == 3 else shape, v.dtype)],
-               attrs)
+    if transposed:
+        y = _conv_input_grad(t, v, w, attrs, shape2, v.dtype)
+    else:
+        y = t.e.op("conv2d", [v, w], [(shape2, v.dtype)], attrs)
     y = t.reshape(y, shape)
     if bias is not None:
         y = t.binary("add", y, t.broadcast(t.value(bias), shape, [1]),
@@ -164,15 +179,17 @@ def _convolution_backward(t, node, grad, x, weight, bias_sizes, *rest):
     *conv, mask = rest
     g, v, w = t.value(grad), t.value(x), t.value(weight)
     attrs = _conv_attrs(node, *conv, v.rank)
+    transposed = conv[3]
     g2, v2, w2 = _as_2d(t, g), _as_2d(t, v), _as_2d(t, w)
     results = [None, None, None]
     if mask[0]:
-        gi = t.e.op("conv2d_backward_input", [g2, w2], [(v2.shape, v.dtype)],
-                    {**attrs, "input_size": attr_array(v2.shape[2:])})
+        gi = t.e.op("conv2d", [g2, w2], [(v2.shape, v.dtype)], attrs) \
+            if transposed else \
+            _conv_input_grad(t, g2, w2, attrs, v2.shape, v.dtype)
         results[0] = t.reshape(gi, v.shape)
     if mask[1]:
-        gw = t.e.op("conv2d_backward_filter", [v2, g2], [(w2.shape, w.dtype)],
-                    {**attrs, "kernel_size": attr_array(w2.shape[2:])})
+        gw = _conv_filter_grad(t, g2, v2, w2, attrs) if transposed else \
+            _conv_filter_grad(t, v2, g2, w2, attrs)
         results[1] = t.reshape(gw, w.shape)
     if mask[2]:
         results[2] = t.e.op("reduce", [g], [((g.shape[1],), g.dtype)],
