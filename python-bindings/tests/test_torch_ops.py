@@ -406,6 +406,17 @@ def test_failed_export_leaves_the_model_exactly_as_it_was():
     assert "torch.cumsum(x, dim=1)" in str(error.value)
 
 
+def test_export_leaves_the_model_as_it_was():
+    model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4), nn.Dropout(0.5),
+                          nn.Linear(4, 3)).eval()
+    before = {n: t.clone() for n, t in model.state_dict().items()}
+    step = dt.export_train_step(model, torch.randn(3, 4), labels(3))
+    assert "train.batch_norm" in step.mlir     # exported in train mode
+    assert not any(m.training for m in model.modules())
+    for name, tensor in model.state_dict().items():
+        assert torch.equal(tensor, before[name]), name
+
+
 def test_trace_failure_is_a_distopt_error():
     class Bad(nn.Module):
         def __init__(self):

@@ -226,7 +226,7 @@ def export_train_step(model, example_inputs, labels, loss="cross_entropy",
     # The model comes back as it was, exported or not: values, gradients,
     # training flags and the random state (in place: `_metadata` and every
     # module's own state-dict handling stay out of it).
-    snapshot = _aten_where.Snapshot(model)
+    snapshot = _aten_where.Snapshot(model, parameters=False)
     try:
         model.train()
         return _export(model, wrapped, inputs, labels, opt, dropout_seed,

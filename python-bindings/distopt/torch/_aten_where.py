@@ -53,9 +53,12 @@ class Snapshot:
     training flag and the random number generator's state; `restore()`
     puts them all back."""
 
-    def __init__(self, model):
+    def __init__(self, model, parameters=True):
+        """`parameters=False` leaves parameter values out (a trace never
+        changes them; an eager step's backward only sets their .grad)."""
         self.tensors = [(t, t.detach().clone()) for t in
-                        list(model.parameters()) + list(model.buffers())]
+                        (list(model.parameters()) if parameters else []) +
+                        list(model.buffers())]
         self.grads = [(p, p.grad) for p in model.parameters()]
         self.modes = [(m, m.training) for m in model.modules()]
         self.rng = torch.random.get_rng_state()
