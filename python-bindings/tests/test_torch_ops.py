@@ -344,6 +344,15 @@ def test_cross_entropy_with_label_smoothing():
             loss_fn=loss)
 
 
+def test_ignored_labels_are_refused():
+    model = nn.Linear(4, 3)
+    with pytest.raises(ValueError, match="-100 is negative"):
+        dt.export_train_step(model, torch.randn(2, 4), torch.tensor([1, -100]))
+    with pytest.raises(dt.UnsupportedOpError, match="ignore_index=0, a class"):
+        dt.export_train_step(model, torch.randn(2, 4), labels(),
+                             loss=nn.CrossEntropyLoss(ignore_index=0))
+
+
 def test_unknown_loss_lists_the_names():
     with pytest.raises(ValueError, match="bce_with_logits.*huber.*l1.*mse.*nll"):
         dt.export_train_step(nn.Linear(2, 2), torch.randn(1, 2), labels(1),

@@ -221,6 +221,12 @@ def export_train_step(model, example_inputs, labels, loss="cross_entropy",
         raise TypeError("model must be a torch.nn.Module")
     inputs = tuple(example_inputs) if isinstance(example_inputs, (tuple, list)) \
         else (example_inputs,)
+    if loss in ("cross_entropy", "nll") and isinstance(labels, torch.Tensor) \
+            and not labels.is_floating_point() and labels.numel() and \
+            int(labels.min()) < 0:
+        raise ValueError(f"labels must be class indices: {int(labels.min())} "
+                         "is negative (PyTorch's ignore_index entries are not "
+                         "skipped by the step)")
     opt = _Optimizer(optimizer, model)
     wrapped = _WithLoss(model, _loss_function(loss))
     # The model comes back as it was, exported or not: values, gradients,

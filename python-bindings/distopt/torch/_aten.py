@@ -623,11 +623,14 @@ def _logits_of(t, log_probs):
     return None
 
 
-def _check_nll(node, weight, log_probs_value):
+def _check_nll(node, weight, log_probs_value, ignore_index=-100):
     if weight is not None:
         raise UnsupportedOp(node, "class weights")
     if log_probs_value.rank != 2:
         raise UnsupportedOp(node, "only [batch, classes] inputs")
+    if 0 <= ignore_index < log_probs_value.shape[1]:
+        raise UnsupportedOp(node, f"ignore_index={ignore_index}, a class: "
+                            "every label counts (labels must be classes)")
 
 
 def _one_hot(t, labels, shape):
@@ -640,7 +643,7 @@ def _one_hot(t, labels, shape):
 @handles(aten.nll_loss_forward.default)
 def _nll_loss(t, node, log_probs, labels, weight, reduction, ignore_index):
     logp = t.value(log_probs)
-    _check_nll(node, weight, logp)
+    _check_nll(node, weight, logp, ignore_index)
     y = t.value(labels)
     dtype, batch = logp.dtype, logp.shape[0]
     total = t.e.constant(float(batch), _dtype(node, 1))
@@ -666,7 +669,7 @@ def _nll_loss(t, node, log_probs, labels, weight, reduction, ignore_index):
 def _nll_loss_backward(t, node, grad, log_probs, labels, weight, reduction,
                        ignore_index, total_weight):
     logp = t.value(log_probs)
-    _check_nll(node, weight, logp)
+    _check_nll(node, weight, logp, ignore_index)
     g, y = t.value(grad), t.value(labels)
     logits = _logits_of(t, log_probs)
     users = list(node.users)
