@@ -325,7 +325,7 @@ def test_unsupported_op_names_op_and_module():
                              torch.randint(0, 3, (2,)))
     assert error.value.op == "aten.convolution.default"
     assert error.value.module_path == "up (ConvTranspose3d)"
-    assert "3-D convolution" in str(error.value)
+    assert "3-D transposed convolution" in str(error.value)
     assert "test_torch.py" in error.value.line and "self.up(x)" in str(error.value)
     with pytest.raises(dt.UnsupportedOpError) as error:
         dt.export_train_step(Cumulative(), torch.randn(2, 4),

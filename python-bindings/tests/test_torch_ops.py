@@ -271,15 +271,29 @@ def test_transposed_convolution(case):
     compare(model, x, labels())
 
 
-def test_conv3d_is_refused_with_module_and_line():
-    model = nn.Sequential(nn.Conv3d(1, 2, 2), nn.Flatten(), nn.LazyLinear(3))
+@pytest.mark.parametrize("case", ["plain", "strided_padded_dilated_groups"])
+def test_conv3d(case):
+    torch.manual_seed(12)
+    conv = nn.Conv3d(2, 3, 2) if case == "plain" else \
+        nn.Conv3d(2, 4, (3, 2, 2), stride=(2, 1, 2), padding=(1, 1, 0),
+                  dilation=(2, 1, 1), groups=2)
+    model = nn.Sequential(nn.Conv3d(2, 2, 1), conv, nn.Tanh(), nn.Flatten(),
+                          nn.LazyLinear(3))
+    x = torch.randn(2, 2, 5, 4, 4)
+    model(x)
+    compare(model, x, labels())
+
+
+def test_conv3d_transposed_is_refused_with_module_and_line():
+    model = nn.Sequential(nn.ConvTranspose3d(1, 2, 2), nn.Flatten(),
+                          nn.LazyLinear(3))
     x = torch.randn(2, 1, 3, 3, 3)
     model(x)
     with pytest.raises(dt.UnsupportedOpError) as error:
         dt.export_train_step(model, x, labels())
     assert error.value.op == "aten.convolution.default"
-    assert error.value.module_path == "0 (Conv3d)"
-    assert "3-D convolution" in str(error.value)
+    assert error.value.module_path == "0 (ConvTranspose3d)"
+    assert "3-D transposed convolution" in str(error.value)
 
 
 # -- recurrent layers -----------------------------------------------------------------

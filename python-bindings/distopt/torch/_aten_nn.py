@@ -4,6 +4,7 @@ _aten's table)."""
 
 import torch
 
+from . import _aten_conv3d
 from ._aten import (UnsupportedOp, Value, _shape, aten, attr_array,
                     attr_f64, attr_i64, handles)
 
@@ -125,7 +126,8 @@ def _conv_attrs(node, stride, padding, dilation, transposed, output_padding,
     """conv2d's attributes; a 1-D convolution is a 2-D one of height 1."""
     if rank not in (3, 4):
         raise UnsupportedOp(node, f"{rank - 2}-D convolution (train.conv2d "
-                            "is 2-D; 1-D convolutions map to it with height 1)")
+                            "is 2-D; 1-D convolutions map to it with height "
+                            "1, 3-D ones to one per depth tap)")
     if rank == 3:
         stride, padding, dilation = ([d[0]] + list(_pair(a, d))[:1] for a, d in (
             (stride, (1,)), (padding, (0,)), (dilation, (1,))))
@@ -158,9 +160,13 @@ def _convolution(t, node, x, weight, bias, *conv):
     """A convolution, or a transposed one (ConvTranspose: the gradient of
     the convolution whose filter it has, `[in, out / groups, kh, kw]`)."""
     v, w = t.value(x), t.value(weight)
+    shape = _shape(node)
+    if v.rank == 5:
+        y = _aten_conv3d.convolution(t, node, v, w, conv, shape)
+        return y if bias is None else t.binary(
+            "add", y, t.broadcast(t.value(bias), shape, [1]), shape, v.dtype)
     attrs = _conv_attrs(node, *conv, v.rank)
     transposed = conv[3]
-    shape = _shape(node)
     shape2 = shape[:2] + (1,) + shape[2:] if len(shape) == 3 else shape
     v, w = _as_2d(t, v), _as_2d(t, w)
     if transposed:
@@ -178,10 +184,14 @@ def _convolution(t, node, x, weight, bias, *conv):
 def _convolution_backward(t, node, grad, x, weight, bias_sizes, *rest):
     *conv, mask = rest
     g, v, w = t.value(grad), t.value(x), t.value(weight)
+    results = [None, None, None]
+    if v.rank == 5:
+        results[:2] = _aten_conv3d.convolution_backward(t, node, g, v, w,
+                                                        conv, mask)
+        return _bias_grad(t, g, mask, results)
     attrs = _conv_attrs(node, *conv, v.rank)
     transposed = conv[3]
     g2, v2, w2 = _as_2d(t, g), _as_2d(t, v), _as_2d(t, w)
-    results = [None, None, None]
     if mask[0]:
         gi = t.e.op("conv2d", [g2, w2], [(v2.shape, v.dtype)], attrs) \
             if transposed else \
@@ -191,11 +201,14 @@ def _convolution_backward(t, node, grad, x, weight, bias_sizes, *rest):
         gw = _conv_filter_grad(t, g2, v2, w2, attrs) if transposed else \
             _conv_filter_grad(t, v2, g2, w2, attrs)
         results[1] = t.reshape(gw, w.shape)
+    return _bias_grad(t, g, mask, results)
+
+
+def _bias_grad(t, g, mask, results):
     if mask[2]:
         results[2] = t.e.op("reduce", [g], [((g.shape[1],), g.dtype)],
                             {"kind": "#train.reduce_kind<sum>",
-                             "dims": attr_array(list(range(g.rank))[:1] +
-                                                list(range(2, g.rank)))})
+                             "dims": attr_array([0] + list(range(2, g.rank)))})
     return tuple(results)
 
 
