@@ -143,6 +143,11 @@ def export_flat(flat_step, leaves, state_count, name, what, owners=None):
                            f"{error}") from error
     jaxpr = closed.jaxpr
     outs = jaxpr.outvars
+    # JAX traces 64-bit integers as 32-bit ones (x64 off): the step takes
+    # what JAX computed with.
+    leaves = [(n, r, a if a.dtype == var.aval.dtype else
+               a.astype(var.aval.dtype))
+              for (n, r, a), var in zip(leaves, jaxpr.invars)]
     if len(outs) != 1 + state_count:
         raise DistOptError(f"the {what} returns {len(outs) - 1} state values "
                            f"for {state_count} inputs")
