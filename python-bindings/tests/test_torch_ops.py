@@ -358,6 +358,14 @@ def test_cross_entropy_with_label_smoothing():
             loss_fn=loss)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_class_weighted_cross_entropy(reduction):
+    loss = nn.CrossEntropyLoss(weight=torch.tensor([0.2, 1.0, 3.0]).double(),
+                               reduction=reduction)
+    compare(_regression(), torch.randn(4, 4), torch.tensor([0, 2, 2, 1]),
+            loss=loss, loss_fn=loss)
+
+
 def test_ignored_labels_are_refused():
     model = nn.Linear(4, 3)
     with pytest.raises(ValueError, match="-100 is negative"):

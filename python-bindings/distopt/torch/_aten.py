@@ -623,9 +623,7 @@ def _logits_of(t, log_probs):
     return None
 
 
-def _check_nll(node, weight, log_probs_value, ignore_index=-100):
-    if weight is not None:
-        raise UnsupportedOp(node, "class weights")
+def _check_nll(node, log_probs_value, ignore_index=-100):
     if log_probs_value.rank != 2:
         raise UnsupportedOp(node, "only [batch, classes] inputs")
     if 0 <= ignore_index < log_probs_value.shape[1]:
@@ -640,47 +638,70 @@ def _one_hot(t, labels, shape):
                   {"direction": "#train.compare_direction<eq>"})
 
 
+def _label_weights(t, weight, y, dtype):
+    """weight[label] of every sample ([batch]), or None without weights."""
+    if weight is None:
+        return None
+    return t.e.op("gather", [t.value(weight, dtype), y], [(y.shape, dtype)])
+
+
+def _sum_all_of(t, v):
+    return t.e.op("reduce", [v], [((), v.dtype)],
+                  {"kind": "#train.reduce_kind<sum>",
+                   "dims": attr_array(list(range(v.rank)))})
+
+
 @handles(aten.nll_loss_forward.default)
 def _nll_loss(t, node, log_probs, labels, weight, reduction, ignore_index):
+    """-log_probs[label], per sample (reduction 0), summed (2) or averaged
+    (1: over the batch, or over the labels' class weights)."""
     logp = t.value(log_probs)
-    _check_nll(node, weight, logp, ignore_index)
+    _check_nll(node, logp, ignore_index)
     y = t.value(labels)
     dtype, batch = logp.dtype, logp.shape[0]
-    total = t.e.constant(float(batch), _dtype(node, 1))
+    weights = _label_weights(t, weight, y, dtype)
+    total = t.e.constant(float(batch), _dtype(node, 1)) if weights is None \
+        else t.convert(_sum_all_of(t, weights), _dtype(node, 1))
     logits = _logits_of(t, log_probs)
-    if reduction == 1 and logits is not None:
+    if reduction == 1 and logits is not None and weights is None:
         return t.e.op("cross_entropy", [logits, y], [((), dtype)]), total
     picked = t.e.op("select", [_one_hot(t, y, logp.shape), logp,
                                t.e.constant(0.0, dtype)], [(logp.shape, dtype)])
+    per = t.e.op("neg", [t.e.op("reduce", [picked], [((batch,), dtype)],
+                                {"kind": "#train.reduce_kind<sum>",
+                                 "dims": attr_array([1])})],
+                 [((batch,), dtype)])
+    if weights is not None:
+        per = t.binary("mul", per, weights, (batch,), dtype)
     if reduction == 0:
-        per = t.e.op("reduce", [picked], [((batch,), dtype)],
-                     {"kind": "#train.reduce_kind<sum>", "dims": attr_array([1])})
-        return t.e.op("neg", [per], [((batch,), dtype)]), total
-    kind = "mean" if reduction == 1 else "sum"
-    loss = t.e.op("reduce", [t.e.op("reduce", [picked], [((batch,), dtype)],
-                                    {"kind": "#train.reduce_kind<sum>",
-                                     "dims": attr_array([1])})],
-                  [((), dtype)], {"kind": f"#train.reduce_kind<{kind}>",
-                                  "dims": attr_array([0])})
-    return t.e.op("neg", [loss], [((), dtype)]), total
+        return per, total
+    loss = _sum_all_of(t, per)
+    if reduction == 1:
+        loss = t.binary("div", loss, t.convert(total, dtype), (), dtype)
+    return loss, total
 
 
 @handles(aten.nll_loss_backward.default)
 def _nll_loss_backward(t, node, grad, log_probs, labels, weight, reduction,
                        ignore_index, total_weight):
     logp = t.value(log_probs)
-    _check_nll(node, weight, logp, ignore_index)
+    _check_nll(node, logp, ignore_index)
     g, y = t.value(grad), t.value(labels)
     logits = _logits_of(t, log_probs)
     users = list(node.users)
     if reduction == 1 and logits is not None and len(users) == 1 and \
+            weight is None and \
             users[0].target is aten._log_softmax_backward_data.default:
         return _CrossEntropyGrad(g, logits, y)
     dtype, shape = logp.dtype, logp.shape
     scale = t.e.op("neg", [g], [(g.shape, dtype)])
     if reduction == 1:
-        scale = t.binary("div", scale, t.e.constant(float(shape[0]), dtype),
+        scale = t.binary("div", scale, t.value(total_weight, dtype),
                          g.shape, dtype)
+    weights = _label_weights(t, weight, y, dtype)
+    if weights is not None:
+        scale = t.binary("mul", t.broadcast(scale, weights.shape), weights,
+                         weights.shape, dtype)
     if scale.rank == 1:
         scale = t.reshape(scale, (shape[0], 1))
     return t.e.op("select", [_one_hot(t, y, shape), t.broadcast(scale, shape),
