@@ -531,8 +531,8 @@ class Logits(nn.Module):
         super().__init__()
         self.hf, self.classify = model, classify
 
-    def forward(self, ids):
-        logits = self.hf(input_ids=ids).logits
+    def forward(self, ids, mask=None):
+        logits = self.hf(input_ids=ids, attention_mask=mask).logits
         return logits if self.classify else logits.reshape(-1, logits.shape[-1])
 
 
@@ -558,16 +558,25 @@ def _transformer(kind):
     return Logits(T.BertForSequenceClassification(config), classify=True)
 
 
-@pytest.mark.parametrize("kind", ["llama", "gpt2", "bert"])
+@pytest.mark.parametrize("kind", ["llama", "gpt2", "bert", "llama_masked",
+                                  "bert_masked"])
 def test_transformers_models(kind):
     # GPT-2 and Llama failed in transformers' packed-sequence check (data-
     # dependent under the trace: the export now says it is exporting, as
     # torch.export does); Llama's rotary tables (sin, cos of positions) are
     # constants computed at export; BERT's token types a constant gather.
+    # With a padding mask its lookup (mask[batch, position]) is indexing
+    # with two index tensors.
+    kind, _, masked = kind.partition("_")
     model = _transformer(kind)
     ids = torch.randint(0, 32, (2, 6))
+    inputs = ids
+    if masked:
+        mask = torch.ones(2, 6, dtype=torch.long)
+        mask[1, 4:] = 0
+        inputs = (ids, mask)
     target = labels(2) if kind == "bert" else torch.randint(0, 32, (12,))
-    compare(model, ids, target)
+    compare(model, inputs, target)
 
 
 @pytest.mark.parametrize("affine", [True, False])

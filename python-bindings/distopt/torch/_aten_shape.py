@@ -273,16 +273,41 @@ def _gather_along(t, node, v, dim, index):
 
 @handles(aten.index.Tensor)
 def _index(t, node, x, indices):
-    """x[..., idx, ...] with one index tensor (an embedding-like lookup)."""
+    """x[..., idx, ...] with one index tensor (an embedding-like lookup),
+    or x[i0, i1, ..., ik] with index tensors on the leading dims
+    (broadcast together: one lookup of the flattened leading dims)."""
     present = [i for i, idx in enumerate(indices) if idx is not None]
-    if len(present) != 1:
-        raise UnsupportedOp(node, "indexing with several index tensors "
-                            "(advanced indexing maps for one)")
-    idx = t.value(indices[present[0]])
-    if idx.dtype == torch.bool:
+    values = [t.value(indices[i]) for i in present]
+    if any(v.dtype == torch.bool for v in values):
         raise UnsupportedOp(node, "indexing with a boolean mask (its result's "
                             "shape depends on the values)")
-    return _gather_along(t, node, t.value(x), present[0], idx)
+    v = t.value(x)
+    if len(present) == 1:
+        return _gather_along(t, node, v, present[0], values[0])
+    if present != list(range(len(present))):
+        raise UnsupportedOp(node, "index tensors on dims "
+                            f"{present} (several map when they index the "
+                            "leading dims)")
+    shape = tuple(torch.broadcast_shapes(*(i.shape for i in values)))
+    k = len(present)
+    linear, stride = None, 1
+    for dim in reversed(range(k)):
+        idx = t.broadcast(t.convert(values[dim], torch.int64), shape)
+        size = v.shape[dim]
+        idx = t.e.op("select", [  # negative indices count from the end
+            t.e.op("compare", [idx, t.e.constant(0, torch.int64)],
+                   [(shape, torch.bool)],
+                   {"direction": "#train.compare_direction<lt>"}),
+            t.binary("add", idx, t.e.constant(size, torch.int64), shape,
+                     torch.int64), idx], [(shape, torch.int64)])
+        term = idx if stride == 1 else t.binary(
+            "mul", idx, t.e.constant(stride, torch.int64), shape, torch.int64)
+        linear = term if linear is None else t.binary(
+            "add", linear, term, shape, torch.int64)
+        stride *= size
+    table = t.reshape(v, (stride,) + v.shape[k:])
+    return t.e.op("gather", [table, linear],
+                  [(shape + v.shape[k:], v.dtype)])
 
 
 @handles(aten.index_select.default)
