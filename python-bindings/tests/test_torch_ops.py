@@ -284,6 +284,15 @@ def test_conv3d(case):
     compare(model, x, labels())
 
 
+def test_video_block_batch_norm_3d():
+    # r3d_18's layers: Conv3d, BatchNorm3d, AdaptiveAvgPool3d(1).
+    torch.manual_seed(13)
+    model = nn.Sequential(nn.Conv3d(2, 4, 3, padding=1, bias=False),
+                          nn.BatchNorm3d(4), nn.ReLU(),
+                          nn.AdaptiveAvgPool3d(1), nn.Flatten(), nn.Linear(4, 3))
+    compare(model, torch.randn(4, 2, 3, 4, 4), labels(4))
+
+
 def test_conv3d_transposed_is_refused_with_module_and_line():
     model = nn.Sequential(nn.ConvTranspose3d(1, 2, 2), nn.Flatten(),
                           nn.LazyLinear(3))
