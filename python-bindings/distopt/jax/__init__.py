@@ -159,8 +159,18 @@ def export_flat(flat_step, leaves, state_count, name, what, owners=None):
     e = Emitter()
     translator = _lax.Translator(e)
     arguments, results, state, batch = [], [], {}, {}
+    # State the step neither reads nor changes (an RNN cell's seed for a
+    # recurrent dropout it does not use) stays out of the step.
+    used = {id(v) for eqn in jaxpr.eqns for v in eqn.invars}
+    used |= {id(v) for i, v in enumerate(outs) if i == 0 or i > state_count}
+    keep = [index >= state_count or id(var) in used or
+            outs[1 + index] is not var or
+            any(o is var for j, o in enumerate(outs[1:]) if j != index)
+            for index, var in enumerate(jaxpr.invars)]
     from .._emit import element_type
-    for leaf_name, role, array in leaves:
+    for (leaf_name, role, array), kept in zip(leaves, keep):
+        if not kept:
+            continue
         try:
             element_type(array.dtype)
         except TypeError:
@@ -173,14 +183,19 @@ def export_flat(flat_step, leaves, state_count, name, what, owners=None):
                 "state is uint32: random ops are not supported)",
                 "argument", None, owner or leaf_name) from None
     roles = []
+    values_in = []
     for index, ((leaf_name, role, array), var) in enumerate(
             zip(leaves, jaxpr.invars)):
+        if not keep[index]:
+            values_in.append(None)
+            continue
         if index < state_count and role == "opt_state" and \
                 outs[1 + index] is var:
             role = "hyper"
         roles.append(role)
         v = Value(f"%a{len(arguments)}", array.shape, np.dtype(array.dtype))
         arguments.append((v, role, leaf_name))
+        values_in.append((v, role, leaf_name))
         (state if index < state_count else batch)[leaf_name] = array
     seen = set()
     for _, _, leaf_name in arguments:
@@ -189,11 +204,14 @@ def export_flat(flat_step, leaves, state_count, name, what, owners=None):
                                f"{leaf_name!r}")
         seen.add(leaf_name)
     try:
-        values = translator.closed(closed, [v for v, _, _ in arguments])
+        values = translator.closed(closed, [a[0] if a else None
+                                            for a in values_in])
     except _lax.UnsupportedPrimitive as error:
         raise unsupported_error(translator, error, what) from None
     for index in range(state_count):
-        v, role, leaf_name = arguments[index]
+        if values_in[index] is None:
+            continue
+        v, role, leaf_name = values_in[index]
         if role == "hyper":
             continue
         new = values[1 + index]

@@ -175,6 +175,13 @@ class Translator:
                 raise UnsupportedPrimitive(eqn, "a call without a jaxpr")
             self.name_stack.append(eqn.source_info.name_stack)
             self.calls.append(eqn)
+            body = inner.jaxpr if hasattr(inner, "consts") else inner
+            # Constants flow into the call (jnp.pad's padding value) and
+            # out of it.
+            for var, atom in zip(body.invars, eqn.invars):
+                value = self.known_value(atom)
+                if value is not None:
+                    self.known[var] = value
             try:
                 if hasattr(inner, "consts"):
                     outs = self.closed(inner, invals)
@@ -183,6 +190,10 @@ class Translator:
             finally:
                 self.name_stack.pop()
                 self.calls.pop()
+            for var, atom in zip(eqn.outvars, body.outvars):
+                value = self.known_value(atom)
+                if value is not None:
+                    self.known[var] = value
         else:
             handler = _HANDLERS.get(name)
             try:
@@ -767,3 +778,11 @@ def _erfc(t, eqn, x, **_):
     shape, dtype = _out(eqn)
     erf = t.e.op("erf", [x], [(shape, dtype)])
     return t.e.op("sub", [t.constant(1, x), erf], [(shape, dtype)])
+
+
+@handles("stack")
+def _stack(t, eqn, *xs, axis, **_):
+    shape, dtype = _out(eqn)
+    pieces = [t.reshape(x, x.shape[:axis] + (1,) + x.shape[axis:]) for x in xs]
+    return t.e.op("concat", pieces, [(shape, dtype)],
+                  {"dim": f"{int(axis)} : i64"})

@@ -180,7 +180,10 @@ def load_into(model, state, optimizer=None):
     if optimizer is None:
         optimizer = getattr(model, "optimizer", None)
     metrics = {id(v) for v in model.metrics_variables}
-    required = [v for v in model.variables if id(v) not in metrics]
+    # Every weight and statistic; not the seeds of random layers (uint32:
+    # never in a step).
+    required = [v for v in model.variables if id(v) not in metrics
+                and not str(v.dtype).startswith("uint")]
     optional = list(optimizer.variables) if optimizer is not None else []
     plan = []
     for v in required + optional:
