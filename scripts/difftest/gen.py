@@ -20,6 +20,9 @@ the way an exporter would (see examples/transformer_block.mlir):
                    transpose                            sum, matmul
   relu/gelu/tanh/  the op                               compare + select / the tanh-form
   sigmoid                                               derivative / 1 - y^2 / y (1 - y)
+  exact gelu       x/2 (1 + erf(x/sqrt 2))              Phi(x) + x phi(x) (erf, exp)
+  softplus         log1p(exp(x))                        dy sigmoid(x)
+  elu              select(x > 0, x, expm1(x))           select(x > 0, dy, dy (y + 1))
   layer_norm       layer_norm                           layer_norm_backward
   batch_norm       batch_norm                           batch_norm_backward
   residual         branch + add                         add of both paths
@@ -418,6 +421,10 @@ class Gen:
         self.dropout_seed = None
         self.names = set()
         self.square_linears = []
+        # Variants of an activation (exact GELU for gelu, softplus for
+        # sigmoid, ELU for tanh) come from a generator of their own, so the
+        # seeds' structure -- every other draw -- is what it was before them.
+        self.variant_rng = random.Random(seed * 104729 + 3)
 
     # -- randomness
     def chance(self, p):
@@ -425,6 +432,11 @@ class Gen:
 
     def pick(self, *choices, weights=None):
         return self.rng.choices(choices, weights=weights)[0]
+
+    def variant(self, kind):
+        """`kind`, or the activation it shares a role with (half the time)."""
+        other = {"gelu": "gelu_erf", "sigmoid": "softplus", "tanh": "elu"}.get(kind)
+        return other if other and self.variant_rng.random() < 0.5 else kind
 
     def dim(self, lo=2, hi=32):
         options = [d for d in (2, 3, 4, 5, 6, 8, 8, 8, 12, 16, 16, 24, 32) if lo <= d <= hi]
@@ -559,10 +571,25 @@ class Activation(Layer):
 
     def fwd(self, g, x):
         self.x = x
+        if self.kind in ("gelu", "sigmoid", "tanh"):
+            self.kind = g.variant(self.kind)
+        b = g.b
         if self.kind in ("softmax", "log_softmax"):
-            self.y = g.b.op(self.kind, [x], [(x.shape, x.dtype)], [a_i64("dim", -1)], prefix=self.kind)
+            self.y = b.op(self.kind, [x], [(x.shape, x.dtype)], [a_i64("dim", -1)], prefix=self.kind)
+        elif self.kind == "gelu_erf":
+            self.erf = b.unary("erf", b.mul(x, b.const(0.7071067811865476), prefix="gelu_xs2"),
+                               prefix="gelu_erf")
+            cdf = b.mul(b.add(self.erf, b.const(1.0), prefix="gelu_1perf"), b.const(0.5),
+                        prefix="gelu_cdf")
+            self.cdf, self.y = cdf, b.mul(x, cdf, prefix="gelu_exact")
+        elif self.kind == "softplus":
+            self.y = b.unary("log1p", b.unary("exp", x, prefix="softplus_exp"), prefix="softplus")
+        elif self.kind == "elu":
+            positive = b.compare(x, b.const(0.0), "gt", prefix="elu_pos")
+            self.positive = positive
+            self.y = b.select(positive, x, b.unary("expm1", x, prefix="elu_expm1"), prefix="elu")
         else:
-            self.y = g.b.unary(self.kind, x, prefix=self.kind)
+            self.y = b.unary(self.kind, x, prefix=self.kind)
         return self.y
 
     def bwd(self, g, dy, need_dx):
@@ -585,6 +612,18 @@ class Activation(Layer):
         if self.kind == "sigmoid":
             om = b.sub(one, y, prefix="sig_1my")
             return b.mul(dy, b.mul(y, om, prefix="sig_grad"), prefix="d_sigmoid")
+        if self.kind == "gelu_erf":
+            # Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi).
+            x2 = b.mul(x, x, prefix="gelu_x2")
+            pdf = b.mul(b.unary("exp", b.mul(x2, b.const(-0.5), prefix="gelu_mx2"),
+                                prefix="gelu_e"), b.const(0.3989422804014327), prefix="gelu_pdf")
+            grad = b.add(self.cdf, b.mul(x, pdf, prefix="gelu_xpdf"), prefix="gelu_grad")
+            return b.mul(dy, grad, prefix="d_gelu_exact")
+        if self.kind == "softplus":
+            return b.mul(dy, b.unary("sigmoid", x, prefix="softplus_sig"), prefix="d_softplus")
+        if self.kind == "elu":
+            inner = b.mul(dy, b.add(y, one, prefix="elu_yp1"), prefix="elu_dneg")
+            return b.select(self.positive, dy, inner, prefix="d_elu")
         # gelu, tanh approximation (as examples/transformer_block.mlir).
         half, a, c, a3 = b.const(0.5), b.const(0.044715), b.const(0.7978845608), b.const(0.134145)
         x2 = b.mul(x, x, prefix="gelu_x2")

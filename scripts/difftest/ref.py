@@ -17,6 +17,8 @@ include/distopt/Dialect/Train/IR/TrainOps.td, written independently of the
 compiler (convolutions and pooling by explicit loops over window taps).
 """
 
+import math
+
 import numpy as np
 
 MASK = 0xFFFFFFFF
@@ -335,9 +337,12 @@ def evaluate(op, xs):
         f = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
              "div": np.divide, "max": np.maximum, "min": np.minimum}[k]
         return [f(xs[0], xs[1])]
-    if k in ("neg", "exp", "tanh", "relu", "gelu", "sigmoid", "abs", "log", "sqrt", "rsqrt"):
+    if k in ("neg", "exp", "tanh", "relu", "gelu", "sigmoid", "abs", "log", "sqrt", "rsqrt",
+             "erf", "log1p", "expm1"):
         x = xs[0]
         f = {"neg": np.negative, "exp": np.exp, "tanh": np.tanh,
+             "erf": np.vectorize(math.erf, otypes=[np.float64]), "log1p": np.log1p,
+             "expm1": np.expm1,
              "relu": lambda v: np.maximum(v, 0), "gelu": _gelu,
              "sigmoid": lambda v: 1 / (1 + np.exp(-v)), "abs": np.abs,
              "log": np.log, "sqrt": np.sqrt, "rsqrt": lambda v: 1 / np.sqrt(v)}[k]
