@@ -202,6 +202,30 @@ def test_causal_conv1d_and_unrolled_lstm_equal_train_on_batch():
     dk.load_into(model, {**step.state, **result.state})
 
 
+def test_depthwise_and_separable_convolutions_equal_train_on_batch():
+    """Regression: the filter gradient of a grouped (depthwise) convolution
+    is JAX's batch_group_count form: conv2d_backward_filter with groups."""
+    def model_fn():
+        keras.utils.set_random_seed(0)
+        return keras.Sequential([
+            keras.Input((8, 8, 3)),
+            L.DepthwiseConv2D(3, depth_multiplier=2, name="depthwise"),
+            L.SeparableConv2D(4, 3, name="separable"),
+            L.GlobalAveragePooling2D(name="pool"), L.Dense(4, name="head")],
+            name="mobile")
+    model, reference = model_fn(), model_fn()
+    x, y = batch("cnn")
+    make = lambda: keras.optimizers.SGD(learning_rate=0.1, momentum=0.9)  # noqa: E731
+    step = dk.export_train_step(model, x, y, loss=logits_loss(),
+                                optimizer=make())
+    step.optimizer_name = model.optimizer.name
+    assert '"train.conv2d_backward_filter"' in step.mlir
+    reference.compile(loss=logits_loss(), optimizer=make())
+    result = distopt.run(step.module, step.state, step.batch, steps=STEPS,
+                         extra_args=FAST_COMPILE)
+    assert_equal_to_keras(step, result, reference, x, y)
+
+
 def test_loss_by_name_save_and_load_into(tmp_path):
     """A softmax model with the loss by name; the saved step's files; the
     trained state back into the model: it predicts what the reference

@@ -697,12 +697,13 @@ def _conv(t, eqn, lhs, rhs, window_strides, padding, lhs_dilation,
     if spatial not in (1, 2):
         raise UnsupportedPrimitive(eqn, f"{spatial}-D convolution (train.conv2d "
                                         "covers 1-D and 2-D)")
-    if batch_group_count != 1:
-        raise UnsupportedPrimitive(eqn, "batch_group_count > 1 (the filter "
-                                        "gradient of a grouped convolution)")
     dn = dimension_numbers
     lhs_spec, rhs_spec, out_spec = (tuple(dn.lhs_spec), tuple(dn.rhs_spec),
                                     tuple(dn.out_spec))
+    if batch_group_count != 1:
+        return _grouped_filter_gradient(
+            t, eqn, lhs, rhs, window_strides, padding, lhs_dilation,
+            rhs_dilation, lhs_spec, rhs_spec, out_spec, batch_group_count)
 
     def pair(values, fill):
         values = list(values)
@@ -786,3 +787,50 @@ def _stack(t, eqn, *xs, axis, **_):
     pieces = [t.reshape(x, x.shape[:axis] + (1,) + x.shape[axis:]) for x in xs]
     return t.e.op("concat", pieces, [(shape, dtype)],
                   {"dim": f"{int(axis)} : i64"})
+
+
+def _grouped_filter_gradient(t, eqn, lhs, rhs, window_strides, padding,
+                             lhs_dilation, rhs_dilation, lhs_spec, rhs_spec,
+                             out_spec, groups):
+    """JAX's filter gradient of a grouped convolution (a depthwise one):
+    the forward input (batch and feature swapped) convolved with the output
+    gradient, `batch_group_count` groups: conv2d_backward_filter."""
+    shape, dtype = _out(eqn)
+    spatial = len(window_strides)
+    if feature_group_count_of(eqn) != 1 or any(d != 1 for d in lhs_dilation):
+        raise UnsupportedPrimitive(eqn, "batch_group_count > 1 with other "
+                                        "groups or a dilated input")
+    fill = [1] * (2 - spatial)
+    x = _to_nchw(t, lhs, (lhs_spec[1], lhs_spec[0]) + lhs_spec[2:])
+    g = _to_nchw(t, rhs, (rhs_spec[1], rhs_spec[0]) + rhs_spec[2:])
+    kernel = fill + [shape[d] for d in out_spec[2:]]
+    strides = fill + [int(d) for d in rhs_dilation]
+    dilations = fill + [int(d) for d in window_strides]
+    pads = [(0, 0)] * len(fill) + [(int(lo), int(hi)) for lo, hi in padding]
+    forward = []
+    for (lo, hi), k, s_, d, n, o in zip(pads, kernel, strides, dilations,
+                                        x.shape[2:], g.shape[2:]):
+        extent = (k - 1) * d
+        if lo < 0:
+            raise UnsupportedPrimitive(eqn, "negative low padding")
+        # JAX trims the rows the forward floor dropped off the high side.
+        for high in range(max(0, hi), max(0, hi) + s_):
+            if (n + lo + high - extent - 1) // s_ + 1 == o:
+                break
+        else:
+            raise UnsupportedPrimitive(eqn, "a filter gradient whose sizes "
+                                            "do not match a convolution")
+        forward += [lo, high]
+    f_out = tuple(shape[d] for d in (out_spec[1], out_spec[0]) + out_spec[2:])
+    f_out = f_out[:2] + (1,) * len(fill) + f_out[2:]
+    y = t.e.op("conv2d_backward_filter", [x, g], [(f_out, dtype)],
+               {"kernel_size": attr_array(kernel),
+                "strides": attr_array(strides),
+                "padding": attr_array(forward),
+                "dilations": attr_array(dilations),
+                "groups": f"{int(groups)} : i64"})
+    return _from_nchw(t, y, (out_spec[1], out_spec[0]) + out_spec[2:], shape)
+
+
+def feature_group_count_of(eqn):
+    return int(eqn.params.get("feature_group_count", 1))
