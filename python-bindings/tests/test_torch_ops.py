@@ -293,6 +293,22 @@ def test_video_block_batch_norm_3d():
     compare(model, torch.randn(4, 2, 3, 4, 4), labels(4))
 
 
+@pytest.mark.parametrize("pool", ["max", "max_strided_padded", "avg",
+                                  "avg_padded", "adaptive_avg"])
+def test_pool_3d(pool):
+    torch.manual_seed(14)
+    make = {"max": lambda: nn.MaxPool3d(2),
+            "max_strided_padded": lambda: nn.MaxPool3d(3, (2, 1, 2), 1),
+            "avg": lambda: nn.AvgPool3d(2),
+            "avg_padded": lambda: nn.AvgPool3d(3, 2, 1),
+            "adaptive_avg": lambda: nn.AdaptiveAvgPool3d((2, 1, 2))}[pool]
+    model = nn.Sequential(nn.Conv3d(2, 2, 1), make(), nn.Flatten(),
+                          nn.LazyLinear(3))
+    x = torch.randn(2, 2, 4, 4, 4)
+    model(x)
+    compare(model, x, labels())
+
+
 def test_conv3d_transposed_is_refused_with_module_and_line():
     model = nn.Sequential(nn.ConvTranspose3d(1, 2, 2), nn.Flatten(),
                           nn.LazyLinear(3))

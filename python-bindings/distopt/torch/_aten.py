@@ -709,6 +709,7 @@ def _nll_loss_backward(t, node, grad, log_probs, labels, weight, reduction,
 
 
 from . import _aten_nn, _aten_act, _aten_pool, _aten_shape  # noqa: E402,F401  (register handlers)
+from . import _aten_pool3d  # noqa: E402,F401
 from ._aten_shape import RANDOM  # noqa: E402,F401
 
 
@@ -724,6 +725,8 @@ KEPT_WHOLE = [
     aten._adaptive_avg_pool2d, aten._adaptive_avg_pool2d_backward,
     aten.adaptive_max_pool2d, aten.adaptive_max_pool2d_backward,
     aten.native_group_norm, aten.native_group_norm_backward,
+    aten._adaptive_avg_pool3d, aten._adaptive_avg_pool3d_backward,
+    aten.avg_pool3d_backward, aten.max_pool3d_with_indices_backward,
 ]
 
 
