@@ -871,10 +871,18 @@ int main(int argc, char **argv) {
     if (cache.directory.empty() && rank == 0)
       warn("no compile cache: no --cache-dir, DISTOPT_CACHE_DIR, "
            "XDG_CACHE_HOME or home directory");
-    // The entry too: recording the step marks it for the C interface.
-    cache.key = getCacheKey(moduleHash ^ hashText(wholeStep.entry),
+    // The entry too: recording the step marks it for the C interface; and
+    // of placed programs, this rank's (the only one compiled).
+    cache.key = getCacheKey(moduleHash ^ hashText(wholeStep.entry) ^
+                                (hashText(step.entry) << 1),
                             compileOptions, argv[0]);
   }
+  // Placed programs: this rank compiles its own only (a 2-stage pipeline's
+  // ranks each compiled both stages: twice the code, on cores they share).
+  for (const train::StepSignature::Program &program : wholeStep.programs)
+    if (program.entry != step.entry)
+      if (auto other = module->lookupSymbol<func::FuncOp>(program.entry))
+        other.erase();
   std::unique_ptr<CompiledStep> compiled =
       compileStep(*module, compileOptions, argv[0], cache);
   // Run. Subnormal operands cost x86 cores up to ~100 cycles per

@@ -646,15 +646,18 @@ struct DistToRuntimePass
                       StringAttr::get(module.getContext(), backend));
     RuntimeLowering lowering(module);
     // Placed programs (pipelines, parameter servers): their transfers, then
-    // their fragments' bodies in place.
+    // their fragments (one function per distinct body, or in place).
     for (auto func : module.getOps<func::FuncOp>())
       if (func->hasAttr(DistDialect::kPlaceAttrName) && !func.isExternal() &&
           failed(lowering.lowerTransfers(func)))
         return signalPassFailure();
     SmallVector<FragmentOp> fragments;
     module.walk([&](FragmentOp op) { fragments.push_back(op); });
-    for (FragmentOp fragment : fragments)
-      lowering.inlineFragment(fragment);
+    if (outlineFragments)
+      lowering.lowerFragments(fragments);
+    else
+      for (FragmentOp fragment : fragments)
+        lowering.inlineFragment(fragment);
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
       if (isa<DistDialect>(op->getDialect()) && !isa<MeshOp, AnnotateOp>(op))

@@ -11,7 +11,11 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "distopt/Dialect/Train/IR/TrainOps.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::dist;
@@ -214,19 +218,29 @@ LogicalResult RuntimeLowering::lowerServe(ServeOp serve, PlaceAttr own) {
   return success();
 }
 
-void RuntimeLowering::inlineFragment(FragmentOp fragment) {
+void RuntimeLowering::beginUnit(FragmentOp fragment) {
+  ScheduleUnitAttr unit = fragment.getUnitAttr();
+  if (!unit)
+    return;
   Location loc = fragment.getLoc();
+  auto i64 = [&](int64_t value) -> Value {
+    return arith::ConstantOp::create(builder, loc,
+                                     builder.getI64IntegerAttr(value));
+  };
+  call("distrt_mlir_unit_begin",
+       ValueRange{i64(static_cast<int64_t>(unit.getKind())),
+                  i64(unit.getStage()), i64(unit.getMicrobatch())},
+       loc);
+}
+
+void RuntimeLowering::endUnit(FragmentOp fragment) {
+  if (fragment.getUnitAttr())
+    call("distrt_mlir_unit_end", ValueRange{}, fragment.getLoc());
+}
+
+void RuntimeLowering::inlineFragment(FragmentOp fragment) {
   builder.setInsertionPoint(fragment);
-  if (ScheduleUnitAttr unit = fragment.getUnitAttr()) {
-    auto i64 = [&](int64_t value) -> Value {
-      return arith::ConstantOp::create(builder, loc,
-                                       builder.getI64IntegerAttr(value));
-    };
-    call("distrt_mlir_unit_begin",
-         ValueRange{i64(static_cast<int64_t>(unit.getKind())),
-                    i64(unit.getStage()), i64(unit.getMicrobatch())},
-         loc);
-  }
+  beginUnit(fragment);
   Block &body = fragment.getBodyBlock();
   auto yield = cast<YieldOp>(body.getTerminator());
   for (auto [arg, input] : llvm::zip(body.getArguments(), fragment.getInputs()))
@@ -236,7 +250,197 @@ void RuntimeLowering::inlineFragment(FragmentOp fragment) {
   Block *parent = fragment->getBlock();
   parent->getOperations().splice(fragment->getIterator(), body.getOperations());
   builder.setInsertionPoint(fragment);
-  if (fragment.getUnitAttr())
-    call("distrt_mlir_unit_end", ValueRange{}, loc);
+  endUnit(fragment);
   fragment->erase();
+}
+
+namespace {
+/// A class of fragments with the same body: the first is the model, the
+/// others differ from it at most in the start of static slices.
+struct FragmentClass {
+  SmallVector<FragmentOp> members;
+  /// Per top-level op of the body (by position) that is a train.slice whose
+  /// start differs between members: the dims whose start differs.
+  llvm::MapVector<unsigned, SmallVector<unsigned>> varying;
+};
+} // namespace
+
+/// True when `fragment`'s body computes what `model`'s does, up to the
+/// start (and limit) of train.slice ops of one shape: those are added to
+/// `varying` (position in the body -> the dims whose start differs).
+static bool
+isSameComputation(FragmentOp model, FragmentOp fragment,
+                  llvm::MapVector<unsigned, SmallVector<unsigned>> &varying) {
+  if (model->getResultTypes() != fragment->getResultTypes() ||
+      model.getInputs().getTypes() != fragment.getInputs().getTypes())
+    return false;
+  Block &a = model.getBodyBlock(), &b = fragment.getBodyBlock();
+  if (a.getOperations().size() != b.getOperations().size())
+    return false;
+  DenseMap<Value, Value> same;
+  for (auto [x, y] : llvm::zip(a.getArguments(), b.getArguments()))
+    same[x] = y;
+  auto check = [&](Value x, Value y) {
+    return success(same.lookup(x) == y);
+  };
+  auto mark = [&](Value x, Value y) { same[x] = y; };
+  llvm::MapVector<unsigned, SmallVector<unsigned>> found;
+  for (auto [position, ops] :
+       llvm::enumerate(llvm::zip(a.getOperations(), b.getOperations()))) {
+    auto [x, y] = ops;
+    auto sliceX = dyn_cast<train::SliceOp>(&x);
+    auto sliceY = dyn_cast<train::SliceOp>(&y);
+    if (sliceX && sliceY) {
+      if (failed(check(sliceX.getOperand(), sliceY.getOperand())) ||
+          sliceX.getType() != sliceY.getType() ||
+          sliceX.getStridesAttr() != sliceY.getStridesAttr())
+        return false;
+      ArrayRef<int64_t> startX = sliceX.getStart(), startY = sliceY.getStart();
+      for (unsigned dim = 0; dim < startX.size(); ++dim)
+        if (startX[dim] != startY[dim])
+          found[position].push_back(dim);
+      mark(sliceX.getResult(), sliceY.getResult());
+      continue;
+    }
+    if (!OperationEquivalence::isEquivalentTo(
+            &x, &y, check, mark, OperationEquivalence::IgnoreLocations))
+      return false;
+  }
+  for (auto &[position, dims] : found) {
+    SmallVector<unsigned> &all = varying[position];
+    for (unsigned dim : dims)
+      if (!llvm::is_contained(all, dim))
+        all.push_back(dim);
+    llvm::sort(all);
+  }
+  return true;
+}
+
+void RuntimeLowering::lowerFragments(ArrayRef<FragmentOp> fragments) {
+  // Classes of fragments with the same body, found among those of the
+  // same result and input types and body size.
+  SmallVector<FragmentClass> classes;
+  DenseMap<std::pair<Operation *, size_t>, SmallVector<unsigned>> buckets;
+  for (FragmentOp fragment : fragments) {
+    // Only fragments of tensors and scalars: a future (a collective started
+    // in one fragment and awaited in another) stays where it is.
+    auto plain = [](Type type) {
+      return isa<RankedTensorType>(type) || type.isIntOrIndexOrFloat();
+    };
+    if (!llvm::all_of(fragment->getResultTypes(), plain) ||
+        !llvm::all_of(fragment.getInputs().getTypes(), plain)) {
+      classes.push_back({{fragment}, {}});
+      continue;
+    }
+    auto key = std::make_pair(
+        fragment->getParentOfType<ModuleOp>().getOperation(),
+        llvm::hash_combine(
+            fragment.getBodyBlock().getOperations().size(),
+            llvm::hash_combine_range(fragment->getResultTypes().begin(),
+                                     fragment->getResultTypes().end()),
+            llvm::hash_combine_range(fragment.getInputs().getTypes().begin(),
+                                     fragment.getInputs().getTypes().end())));
+    SmallVector<unsigned> &bucket = buckets[key];
+    bool placed = false;
+    for (unsigned index : bucket) {
+      FragmentClass &candidate = classes[index];
+      if (isSameComputation(candidate.members.front(), fragment,
+                            candidate.varying)) {
+        candidate.members.push_back(fragment);
+        placed = true;
+        break;
+      }
+    }
+    if (!placed) {
+      bucket.push_back(classes.size());
+      classes.push_back({{fragment}, {}});
+    }
+  }
+  SymbolTable symbols(module);
+  for (FragmentClass &fragmentClass : classes) {
+    if (fragmentClass.members.size() == 1) {
+      inlineFragment(fragmentClass.members.front());
+      continue;
+    }
+    FragmentOp model = fragmentClass.members.front();
+    Location loc = model.getLoc();
+    // The function: the fragment's inputs, then one index per varying
+    // slice start.
+    SmallVector<Type> inputs(model.getInputs().getTypes());
+    unsigned numVarying = 0;
+    for (auto &entry : fragmentClass.varying)
+      numVarying += entry.second.size();
+    inputs.append(numVarying, builder.getIndexType());
+    auto program = model->getParentOfType<func::FuncOp>();
+    std::string name = (program ? program.getSymName().str() : "fragment");
+    if (ScheduleUnitAttr unit = model.getUnitAttr())
+      name += llvm::formatv("_{0}{1}", stringifyUnitKind(unit.getKind()),
+                            unit.getStage());
+    builder.setInsertionPointToEnd(module.getBody());
+    auto function = func::FuncOp::create(
+        builder, loc, name,
+        builder.getFunctionType(inputs, model->getResultTypes()));
+    function.setPrivate();
+    symbols.insert(function);
+    Block *entry = function.addEntryBlock();
+    IRMapping mapping;
+    Block &body = model.getBodyBlock();
+    for (auto [arg, input] : llvm::zip(body.getArguments(),
+                                       entry->getArguments().take_front(
+                                           body.getNumArguments())))
+      mapping.map(arg, input);
+    builder.setInsertionPointToEnd(entry);
+    unsigned nextIndex = body.getNumArguments();
+    for (auto [position, op] : llvm::enumerate(body.getOperations())) {
+      if (auto yield = dyn_cast<YieldOp>(op)) {
+        SmallVector<Value> results;
+        for (Value value : yield.getValues())
+          results.push_back(mapping.lookup(value));
+        func::ReturnOp::create(builder, yield.getLoc(), results);
+        continue;
+      }
+      auto it = fragmentClass.varying.find(position);
+      if (it == fragmentClass.varying.end()) {
+        builder.clone(op, mapping);
+        continue;
+      }
+      // A slice whose start varies: one whose start in the varying dims
+      // is an argument.
+      auto slice = cast<train::SliceOp>(op);
+      auto type = cast<RankedTensorType>(slice.getType());
+      SmallVector<OpFoldResult> offsets, sizes, strides;
+      std::optional<ArrayRef<int64_t>> steps = slice.getStrides();
+      for (unsigned dim = 0; dim < type.getRank(); ++dim) {
+        if (llvm::is_contained(it->second, dim))
+          offsets.push_back(entry->getArgument(nextIndex++));
+        else
+          offsets.push_back(builder.getIndexAttr(slice.getStart()[dim]));
+        sizes.push_back(builder.getIndexAttr(type.getDimSize(dim)));
+        strides.push_back(builder.getIndexAttr(steps ? (*steps)[dim] : 1));
+      }
+      Value sliced = tensor::ExtractSliceOp::create(
+          builder, slice.getLoc(), type,
+          mapping.lookup(slice.getOperand()), offsets, sizes, strides);
+      mapping.map(slice.getResult(), sliced);
+    }
+    // Each fragment: a call with its inputs and its slices' starts.
+    for (FragmentOp fragment : fragmentClass.members) {
+      Location at = fragment.getLoc();
+      builder.setInsertionPoint(fragment);
+      SmallVector<Value> operands(fragment.getInputs());
+      Block &own = fragment.getBodyBlock();
+      for (auto &[position, dims] : fragmentClass.varying) {
+        auto slice =
+            cast<train::SliceOp>(*std::next(own.begin(), position));
+        for (unsigned dim : dims)
+          operands.push_back(arith::ConstantIndexOp::create(
+              builder, at, slice.getStart()[dim]));
+      }
+      beginUnit(fragment);
+      auto call = func::CallOp::create(builder, at, function, operands);
+      fragment->replaceAllUsesWith(call.getResults());
+      endUnit(fragment);
+      fragment->erase();
+    }
+  }
 }

@@ -128,8 +128,19 @@ public:
   /// Inlines a fragment's body where it stands, between runtime calls that
   /// mark its unit (for dist-run --trace).
   void inlineFragment(FragmentOp fragment);
+  /// Lowers `fragments`: each class of fragments whose bodies are the same
+  /// computation (up to the start of static slices: the microbatch each
+  /// reads) becomes one private function, called by each fragment of the
+  /// class between the runtime calls that mark its unit; a fragment like
+  /// no other is inlined. A pipeline's program is then O(stages) code, not
+  /// O(stages x microbatches).
+  void lowerFragments(ArrayRef<FragmentOp> fragments);
 
 private:
+  /// The runtime calls that mark the start and the end of `fragment`'s
+  /// unit (none for a fragment without one), at the builder's point.
+  void beginUnit(FragmentOp fragment);
+  void endUnit(FragmentOp fragment);
   /// The world rank of the device of `peer` that `program` (placed at
   /// `own`) exchanges with: this device's coordinates on the axes `peer`
   /// leaves free.

@@ -1,4 +1,5 @@
 // RUN: dist-opt %s -split-input-file --dist-to-runtime | FileCheck %s
+// RUN: dist-opt %s -split-input-file --dist-to-runtime="outline-fragments=false" | FileCheck %s --check-prefix=NOOUTLINE
 
 // Two placed programs (a 2-stage pipeline). The step records one program
 // per place; sends start where they stood and complete before the return,
@@ -105,7 +106,8 @@ func.func @s1() attributes {dist.place = #dist.place<@grid, pipe = 1>} {
 // of two requests carrying the variable (and where to look first), the
 // runtime's probe over the workers' ranks (1, 2) and probed channels (0, 1),
 // a switch over the cases; a case receives, updates, replies and completes
-// its reply before the next request.
+// its reply before the next request. The cases' updates, the same
+// computation, are one function.
 // CHECK-LABEL: func.func @step_ps0(
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : i64
 // CHECK-DAG: %[[TWO:.*]] = arith.constant 2 : i64
@@ -119,7 +121,7 @@ func.func @s1() attributes {dist.place = #dist.place<@grid, pipe = 1>} {
 // CHECK: call @distrt_mlir_recv_start_f32
 // CHECK: call @distrt_mlir_wait
 // CHECK: call @distrt_mlir_unit_begin
-// CHECK: train.sub %[[V]]
+// CHECK: call @step_ps0_U0(%[[V]], %{{.*}}) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
 // CHECK: call @distrt_mlir_send_start_f32
 // CHECK: call @distrt_mlir_wait
 // CHECK-NEXT: scf.yield
@@ -156,4 +158,59 @@ func.func @step_ps0(%w: tensor<4xf32> {train.role = #train.role<param>, train.na
     dist.yield %n : tensor<4xf32>
   }
   return %r : tensor<4xf32>
+}
+
+// -----
+
+// Fragments with the same body (the forward of two microbatches, which
+// differ only in the rows their slice reads) become one private function
+// called by each, the slice's start an index argument; a fragment like no
+// other (the backward) is inlined. With outline-fragments=false every
+// fragment is inlined (NOOUTLINE).
+// CHECK-LABEL: func.func @mb_pipe0(
+// CHECK: %[[ROW0:.*]] = arith.constant 0 : index
+// CHECK: call @distrt_mlir_unit_begin
+// CHECK: %[[F0:.*]] = call @mb_pipe0_F0(%arg0, %arg1, %[[ROW0]]) : (tensor<4x4xf32>, tensor<4x4xf32>, index) -> tensor<2x4xf32>
+// CHECK: call @distrt_mlir_unit_end
+// CHECK: %[[ROW2:.*]] = arith.constant 2 : index
+// CHECK: call @distrt_mlir_unit_begin
+// CHECK: %[[F1:.*]] = call @mb_pipe0_F0(%arg0, %arg1, %[[ROW2]])
+// CHECK: call @distrt_mlir_unit_end
+// CHECK: call @distrt_mlir_unit_begin
+// CHECK: train.add %[[F0]], %[[F1]]
+// CHECK: call @distrt_mlir_unit_end
+// CHECK-LABEL: func.func private @mb_pipe0_F0(
+// CHECK-SAME: %[[X:.*]]: tensor<4x4xf32>, %[[W:.*]]: tensor<4x4xf32>, %[[ROW:.*]]: index) -> tensor<2x4xf32> {
+// CHECK: %[[S:.*]] = tensor.extract_slice %[[X]][%[[ROW]], 0] [2, 4] [1, 1] : tensor<4x4xf32> to tensor<2x4xf32>
+// CHECK: %[[M:.*]] = train.matmul %[[S]], %[[W]]
+// CHECK: return %[[M]] : tensor<2x4xf32>
+// NOOUTLINE-LABEL: func.func @mb_pipe0(
+// NOOUTLINE-NOT: call @mb_pipe0
+// NOOUTLINE: train.slice %arg0 {limit = array<i64: 2, 4>, start = array<i64: 0, 0>}
+// NOOUTLINE: train.slice %arg0 {limit = array<i64: 4, 4>, start = array<i64: 2, 0>}
+// NOOUTLINE-NOT: func.func private @mb_pipe0
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+func.func @mb_pipe0(
+    %x: tensor<4x4xf32> {train.role = #train.role<input>, train.name = "x"},
+    %w: tensor<4x4xf32> {train.role = #train.role<param>, train.name = "w"})
+    -> (tensor<2x4xf32> {train.role = #train.role<param>, train.name = "y"})
+    attributes {dist.place = #dist.place<@pipe, pipe = 0>} {
+  %f0 = dist.fragment on #dist.place<@pipe, pipe = 0> unit #dist.unit<F, stage = 0, microbatch = 0> (%x, %w) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32> {
+  ^bb0(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>):
+    %s = train.slice %a {start = array<i64: 0, 0>, limit = array<i64: 2, 4>} : (tensor<4x4xf32>) -> tensor<2x4xf32>
+    %m = train.matmul %s, %b : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+    dist.yield %m : tensor<2x4xf32>
+  }
+  %f1 = dist.fragment on #dist.place<@pipe, pipe = 0> unit #dist.unit<F, stage = 0, microbatch = 1> (%x, %w) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32> {
+  ^bb0(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>):
+    %s = train.slice %a {start = array<i64: 2, 0>, limit = array<i64: 4, 4>} : (tensor<4x4xf32>) -> tensor<2x4xf32>
+    %m = train.matmul %s, %b : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+    dist.yield %m : tensor<2x4xf32>
+  }
+  %sum = dist.fragment on #dist.place<@pipe, pipe = 0> unit #dist.unit<B, stage = 0, microbatch = 1> (%f0, %f1) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32> {
+  ^bb0(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>):
+    %t = train.add %a, %b : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    dist.yield %t : tensor<2x4xf32>
+  }
+  return %sum : tensor<2x4xf32>
 }
