@@ -11,8 +11,9 @@ dialect step, its state and a batch.
 
 The joint forward-backward graph comes from PyTorch's own AOTAutograd
 export (`aot_export_module`, core-ATen decompositions); every ATen op maps
-to train ops or the export fails with `UnsupportedOpError` naming the op
-and the module it came from. See docs/guides/pytorch.md.
+to train ops or the export fails with `UnsupportedOpError` naming the op,
+the module it came from and the model's source line; the model comes back
+unchanged either way. See docs/guides/pytorch.md.
 """
 
 import contextlib
@@ -252,8 +253,11 @@ def _export(model, wrapped, inputs, labels, opt, dropout_seed, name):
         # (torch.compiler.is_compiling / is_exporting): models then skip
         # their data-dependent eager-only checks (transformers' packed-
         # sequence test).
-        with torch.backends.mkldnn.flags(enabled=False), _exporting():
-            graph_module, signature = _trace(wrapped, inputs + (labels,))
+        with warnings.catch_warnings():
+            # (Setting the oneDNN flags notes that TF32 needs Intel GPUs.)
+            warnings.filterwarnings("ignore", message="TF32 acceleration")
+            with torch.backends.mkldnn.flags(enabled=False), _exporting():
+                graph_module, signature = _trace(wrapped, inputs + (labels,))
     except DistOptError:
         raise
     except Exception as error:
