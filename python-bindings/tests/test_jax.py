@@ -173,11 +173,10 @@ def test_mlp_equals_jax(tx):
     assert_equal_to_jax(step, result, loss_fn, tx, params, batch)
 
 
-def test_short_form_names_and_hyper_parameters():
+def test_injected_hyper_parameters_and_loading_back():
     loss_fn, params, batch = mlp()
-    step = dj.export_train_step(loss_fn, params, batch,
-                                optimizer=("sgd", {"lr": 0.05,
-                                                   "momentum": 0.9}))
+    tx = optax.inject_hyperparams(optax.sgd)(learning_rate=0.05, momentum=0.9)
+    step = dj.export_train_step(loss_fn, params, batch, optimizer=tx)
     assert step.param_names == ["dense1.bias", "dense1.kernel",
                                 "dense2.bias", "dense2.kernel"]
     assert "opt.inner_state.0.trace.dense1.kernel" in step.state
@@ -187,7 +186,6 @@ def test_short_form_names_and_hyper_parameters():
         '"opt.hyperparams.learning_rate"' in step.mlir
     assert set(step.batch) == {"x", "y"}
     assert '#train.role<label>, train.name = "y"' in step.mlir
-    tx = optax.inject_hyperparams(optax.sgd)(learning_rate=0.05, momentum=0.9)
     result = distopt.run(step.module, step.state, step.batch, steps=STEPS,
                          extra_args=FAST_COMPILE)
     assert_equal_to_jax(step, result, loss_fn, tx, params, batch)
@@ -199,6 +197,40 @@ def test_short_form_names_and_hyper_parameters():
     for name, array in named(new_params).items():
         assert close(array, named(want_params)[name]), name
     assert int(new_opt.count) == STEPS
+
+
+@pytest.mark.parametrize("short, tx", [
+    (("sgd", {"lr": 0.05, "momentum": 0.9}), optax.sgd(0.05, momentum=0.9)),
+    (("adam", {"learning_rate": 0.01}), optax.adam(0.01)),
+    (("adamw", {"lr": 0.01, "weight_decay": 0.1}),
+     optax.adamw(0.01, weight_decay=0.1)),
+], ids=["sgd", "adam", "adamw"])
+def test_short_form_is_train_optimizer_ops(short, tx):
+    """The short form emits train.sgd/adam/adamw (which ZeRO shards),
+    equal to optax's own update up to rounding."""
+    loss_fn, params, batch = mlp()
+    step = dj.export_train_step(loss_fn, params, batch, optimizer=short)
+    assert f'"train.{short[0]}"' in step.mlir
+    suffixes = (["momentum_buffer"] if short[0] == "sgd" else
+                ["exp_avg", "exp_avg_sq", "step"])
+    assert sorted(step.state) == sorted(
+        ["lr"] + [f"{p}{s}" for p in step.param_names
+                  for s in [""] + [f".{x}" for x in suffixes]])
+    assert 'train.role = #train.role<hyper>, train.name = "lr"' in step.mlir
+    result = distopt.run(step.module, step.state, step.batch, steps=STEPS,
+                         extra_args=FAST_COMPILE)
+    losses, new_params, _ = jax_steps(loss_fn, tx, params, batch)
+    assert np.allclose(result.losses, losses, rtol=RTOL, atol=0)
+    for name, array in named(new_params).items():
+        assert close(result.state[name], array), name
+    # ZeRO-3 shards the parameters the optimizer ops update and gathers
+    # them where the step reads them (a traced optax update it leaves
+    # replicated: no gathers).
+    zero = distopt.ZeroStrategy(3, 2).distribute(step.module)
+    assert "all_gather" in str(zero)
+    traced = dj.export_train_step(loss_fn, params, batch, optimizer=tx)
+    assert "all_gather" not in str(
+        distopt.ZeroStrategy(3, 2).distribute(traced.module))
 
 
 def test_cnn_equals_jax():
@@ -255,9 +287,16 @@ def test_bad_arguments():
         dj.export_train_step(loss_fn, params, batch, optimizer=object())
     with pytest.raises(ValueError, match="unknown optimizer 'lamb'"):
         dj.export_train_step(loss_fn, params, batch, optimizer=("lamb", {}))
-    with pytest.raises(TypeError, match="optax.sgd"):
+    with pytest.raises(TypeError, match=r"optax.sgd: unknown option\(s\) "
+                       r"\['betas'\]"):
         dj.export_train_step(loss_fn, params, batch,
                              optimizer=("sgd", {"lr": 0.1, "betas": 1}))
+    with pytest.raises(TypeError, match="learning_rate .or lr. must be a "
+                       "number"):
+        dj.export_train_step(loss_fn, params, batch, optimizer=("adam", {}))
+    with pytest.raises(ValueError, match="eps_root"):
+        dj.export_train_step(loss_fn, params, batch,
+                             optimizer=("adam", {"lr": 0.1, "eps_root": 1e-8}))
     with pytest.raises(TypeError, match="dense1.kernel: not an array"):
         bad = {**params, "dense1": {**params["dense1"], "kernel": object()}}
         dj.export_train_step(loss_fn, bad, batch)

@@ -22,7 +22,7 @@ import jax
 import numpy as np
 
 from .._distopt import DistOptError
-from .._emit import Emitter, Value
+from .._emit import Emitter, Value, attr_f64
 from .._exported import ExportedStep
 from . import _lax
 
@@ -125,13 +125,17 @@ def unsupported_error(translator, error, what):
 
 # -- the export, shared with distopt.keras ----------------------------------------
 
-def export_flat(flat_step, leaves, state_count, name, what, owners=None):
+def export_flat(flat_step, leaves, state_count, name, what, owners=None,
+                update=None):
     """Traces `flat_step(*arrays) -> [loss] + new state leaves` and writes
     the step. `leaves` is a list of (name, role, array) with the state
     leaves (roles param / opt_state) first, `state_count` of them, then
     the batch (input / label). A state leaf the step returns as it got it
     (a learning rate) becomes a hyper-parameter: an argument, no result.
-    `owners` names what a leaf belongs to (a Keras layer), for errors."""
+    `owners` names what a leaf belongs to (a Keras layer), for errors.
+    With `update` (a _TrainOptimizer), the state leaves are parameters and
+    `flat_step` returns their gradients: `update` emits the optimizer ops
+    and the arguments they need."""
     owners = owners or {}
     arrays = [a for _, _, a in leaves]
     try:
@@ -208,6 +212,18 @@ def export_flat(flat_step, leaves, state_count, name, what, owners=None):
                                             for a in values_in])
     except _lax.UnsupportedPrimitive as error:
         raise unsupported_error(translator, error, what) from None
+    def add_argument(shape, dtype, role, arg_name, array):
+        if any(n == arg_name for _, _, n in arguments):
+            raise DistOptError(f"two values of the {what} are named "
+                               f"{arg_name!r}")
+        v = Value(f"%a{len(arguments)}", shape, np.dtype(dtype))
+        arguments.append((v, role, arg_name))
+        state[arg_name] = np.asarray(array, dtype)
+        return v
+
+    if update is not None:
+        update.begin(add_argument, [v for v, _, _ in arguments[:state_count]])
+    later = []
     for index in range(state_count):
         if values_in[index] is None:
             continue
@@ -215,12 +231,18 @@ def export_flat(flat_step, leaves, state_count, name, what, owners=None):
         if role == "hyper":
             continue
         new = values[1 + index]
+        if update is not None:
+            updated = update.emit(e, add_argument, leaf_name, v, new)
+            results.append(updated[0])
+            later += updated[1:]
+            continue
         if new.shape != v.shape or new.dtype != v.dtype:
             raise DistOptError(f"the {what} changes the type of {leaf_name} "
                                f"from {v.type} to {new.type}")
         if new is v:        # unchanged: still a result, as its role says
             new = e.op("add", [v, e.constant(0, v.dtype)], [(v.shape, v.dtype)])
         results.append((new, role, leaf_name))
+    results += later
     results.append((values[0], "loss", "loss"))
 
     mlir = _function(name, arguments, results,
@@ -251,27 +273,91 @@ def _function(name, arguments, results, body):
 _SHORT = ("sgd", "adam", "adamw")
 
 
-def _optimizer(optimizer):
-    """An optax GradientTransformation: the one given, or the short form
-    ("sgd"|"adam"|"adamw", {options}) built with its learning rate (and
-    the other numeric options) injected, so that they are the step's
-    hyper-parameters rather than constants."""
-    import optax
-    if isinstance(optimizer, tuple) and not hasattr(optimizer, "update"):
+class _TrainOptimizer:
+    """The short form ("sgd"|"adam"|"adamw", {options}): optax's option
+    names and defaults, emitted as train.sgd / train.adam / train.adamw ops
+    (PyTorch's formulas, which are optax's up to rounding), so that
+    optimizer-aware strategies (ZeRO) see them. State: `<param>.
+    momentum_buffer`, `<param>.exp_avg`, `<param>.exp_avg_sq`, `<param>.step`;
+    the learning rate is the hyper-parameter `lr`."""
+
+    _DEFAULTS = {"sgd": {"momentum": 0.0, "nesterov": False},
+                 "adam": {"b1": 0.9, "b2": 0.999, "eps": 1e-8, "eps_root": 0.0},
+                 "adamw": {"b1": 0.9, "b2": 0.999, "eps": 1e-8,
+                           "eps_root": 0.0, "weight_decay": 1e-4}}
+
+    def __init__(self, optimizer):
         if len(optimizer) != 2 or not isinstance(optimizer[1], dict):
             raise TypeError("optimizer must be an optax transformation or "
                             "(\"sgd\"|\"adam\"|\"adamw\", {options})")
         kind, options = optimizer
-        if kind not in _SHORT:
+        if kind not in self._DEFAULTS:
             raise ValueError(f"unknown optimizer {kind!r} (one of "
-                             f"{', '.join(_SHORT)})")
+                             f"{', '.join(self._DEFAULTS)})")
         options = dict(options)
-        if "lr" in options:
-            options["learning_rate"] = options.pop("lr")
-        try:
-            return optax.inject_hyperparams(getattr(optax, kind))(**options)
-        except TypeError as error:
-            raise TypeError(f"optax.{kind}: {error}") from None
+        lr = options.pop("learning_rate", options.pop("lr", None))
+        if not isinstance(lr, (int, float)) or isinstance(lr, bool):
+            raise TypeError(f"optax.{kind}: learning_rate (or lr) must be a "
+                            f"number, not {lr!r}")
+        defaults = self._DEFAULTS[kind]
+        unknown = sorted(set(options) - set(defaults))
+        if unknown:
+            raise TypeError(f"optax.{kind}: unknown option(s) {unknown} (the "
+                            f"short form takes learning_rate/lr, "
+                            f"{', '.join(defaults)}; pass an optax "
+                            "transformation for anything else)")
+        self.kind, self.lr = kind, float(lr)
+        self.options = {**defaults, **options}
+        if self.options.get("momentum") is None:
+            self.options["momentum"] = 0.0
+        if self.options.get("eps_root"):
+            raise ValueError(f"optax.{kind}: eps_root != 0 has no train op; "
+                             f"pass optax.{kind}(...) itself")
+
+    def begin(self, add_argument, params):
+        dtype = np.float64 if params and all(
+            p.dtype == np.float64 for p in params) else np.float32
+        self.lr_value = add_argument((), dtype, "hyper", "lr", self.lr)
+
+    def emit(self, e, add_argument, name, param, grad):
+        shape, dtype = param.shape, param.dtype
+        o = self.options
+        if self.kind == "sgd":
+            states, results = [], [(shape, dtype)]
+            attrs = {"weight_decay": attr_f64(0.0)}
+            if o["momentum"]:
+                states.append(add_argument(shape, dtype, "opt_state",
+                                           f"{name}.momentum_buffer",
+                                           np.zeros(shape, dtype)))
+                attrs["momentum"] = attr_f64(o["momentum"])
+                results.append((shape, dtype))
+                if o["nesterov"]:
+                    attrs["nesterov"] = None
+            out = e.op("sgd", [param, grad, self.lr_value] + states, results,
+                       attrs)
+            out = [out] if isinstance(out, Value) else out
+            names = [name] + [f"{name}.momentum_buffer"] * len(states)
+            roles = ["param"] + ["opt_state"] * len(states)
+            return list(zip(out, roles, names))
+        suffixes = ("exp_avg", "exp_avg_sq", "step")
+        states = [add_argument(shape, dtype, "opt_state", f"{name}.{s}",
+                               np.zeros(shape, dtype)) for s in suffixes[:2]]
+        states.append(add_argument((), np.float32, "opt_state",
+                                   f"{name}.step", np.zeros((), np.float32)))
+        attrs = {"beta1": attr_f64(o["b1"]), "beta2": attr_f64(o["b2"]),
+                 "epsilon": attr_f64(o["eps"]),
+                 "weight_decay": attr_f64(o.get("weight_decay", 0.0))}
+        out = e.op(self.kind, [param, grad] + states + [self.lr_value],
+                   [(shape, dtype)] * 3 + [((), np.dtype(np.float32))], attrs)
+        return list(zip(out, ["param"] + ["opt_state"] * 3,
+                        [name] + [f"{name}.{s}" for s in suffixes]))
+
+
+def _optimizer(optimizer):
+    """An optax GradientTransformation, or a _TrainOptimizer for the short
+    form."""
+    if isinstance(optimizer, tuple) and not hasattr(optimizer, "update"):
+        return _TrainOptimizer(optimizer)
     if not (hasattr(optimizer, "init") and hasattr(optimizer, "update")):
         raise TypeError("optimizer must be an optax GradientTransformation "
                         "(optax.sgd(...), optax.inject_hyperparams(optax.adam)"
@@ -286,13 +372,17 @@ def export_train_step(loss_fn, params, batch, optimizer=("sgd", {"lr": 0.1}),
     (params, batch)`, then `optimizer.update(grads, opt_state, params)` and
     `optax.apply_updates`. `params` and `batch` are pytrees of arrays (their
     shapes and dtypes are the step's; their values the state and the batch);
-    `optimizer` an optax GradientTransformation or ("sgd"|"adam"|"adamw",
-    {options}) (optax's option names; "lr" is accepted for learning_rate);
+    `optimizer` an optax GradientTransformation (traced with the step:
+    exactly optax's update) or ("sgd"|"adam"|"adamw", {options}) (optax's
+    option names and defaults, "lr" for learning_rate; emitted as
+    train.sgd/adam/adamw ops, which ZeRO shards);
     `opt_state` the optimizer's state to start from (default: its init).
 
     State names: parameters by their pytree path joined with '.'
     (`dense1.kernel`, `layers.0.w`), optimizer state by its optax path under
-    "opt." (`opt.0.trace.dense1.kernel`, `opt.hyperparams.learning_rate`);
+    "opt." (`opt.0.trace.dense1.kernel`, `opt.hyperparams.learning_rate`),
+    or with the short form `<param>.momentum_buffer` / `.exp_avg` /
+    `.exp_avg_sq` / `.step` and the hyper-parameter `lr`;
     batch leaves by their path (`x`, `y`; a tuple's leaves `0`, `1`).
     `labels` names the batch leaves that are labels (default: the last)."""
     import optax
@@ -307,6 +397,12 @@ def export_train_step(loss_fn, params, batch, optimizer=("sgd", {"lr": 0.1}),
     for n, a in param_arrays:
         if not np.issubdtype(a.dtype, np.floating):
             raise TypeError(f"parameter {n} is {a.dtype}, not a float array")
+    short = isinstance(tx, _TrainOptimizer)
+    if short and opt_state is not None:
+        raise ValueError("opt_state goes with an optax transformation, not "
+                         "with the short form")
+    if short:
+        opt_state = ()
     if opt_state is None:
         try:
             opt_state = tx.init(params)
@@ -346,6 +442,8 @@ def export_train_step(loss_fn, params, batch, optimizer=("sgd", {"lr": 0.1}),
             opt_def, arrays[counts[0]:sum(counts)])
         b = jax.tree_util.tree_unflatten(batch_def, arrays[sum(counts):])
         loss, grads = jax.value_and_grad(loss_fn)(p, b)
+        if short:
+            return [loss] + jax.tree_util.tree_leaves(grads)
         updates, new_s = tx.update(grads, s, p)
         new_p = optax.apply_updates(p, updates)
         new_p_leaves, new_p_def = jax.tree_util.tree_flatten(new_p)
@@ -355,7 +453,8 @@ def export_train_step(loss_fn, params, batch, optimizer=("sgd", {"lr": 0.1}),
                                "parameters or of its state")
         return [loss] + new_p_leaves + new_s_leaves
 
-    return export_flat(flat_step, leaves, sum(counts), name, "JAX step")
+    return export_flat(flat_step, leaves, sum(counts), name, "JAX step",
+                       update=tx if short else None)
 
 
 # -- results back into the pytrees ------------------------------------------------
