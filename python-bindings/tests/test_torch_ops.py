@@ -473,6 +473,23 @@ def test_export_leaves_the_model_as_it_was():
         assert torch.equal(tensor, before[name]), name
 
 
+def test_parameter_without_gradient_is_named():
+    # AOTAutograd asserted "Found a parameter that did not receive a
+    # gradient" (timm's CoaT), naming none.
+    class Unreached(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+            self.spare = nn.Linear(4, 3)
+
+        def forward(self, x):
+            return self.fc(x)
+
+    with pytest.raises(ValueError, match="parameters spare.weight, "
+                       "spare.bias get no gradient.*freeze them"):
+        dt.export_train_step(Unreached(), torch.randn(2, 4), labels())
+
+
 def test_trace_failure_is_a_distopt_error():
     class Bad(nn.Module):
         def __init__(self):

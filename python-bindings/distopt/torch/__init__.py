@@ -261,6 +261,14 @@ def _export(model, wrapped, inputs, labels, opt, dropout_seed, name):
     except DistOptError:
         raise
     except Exception as error:
+        unused = _aten_where.gradless(model, wrapped, inputs, labels) \
+            if "did not receive a gradient" in str(error) else None
+        if unused:
+            raise ValueError(f"parameter{'s' if len(unused) > 1 else ''} "
+                             f"{', '.join(unused)} get{'' if len(unused) > 1 else 's'} "
+                             "no gradient from the loss; freeze "
+                             f"{'them' if len(unused) > 1 else 'it'} "
+                             "(requires_grad=False)") from error
         raise DistOptError(_aten_where.trace_failure(model, error)) from error
     graph = graph_module.graph
 

@@ -217,6 +217,25 @@ def _tag(values, path):
         pending.extend(next_fn for next_fn, _ in fn.next_functions)
 
 
+def gradless(model, wrapped, inputs, labels):
+    """The names of the trainable parameters an eager step leaves without a
+    gradient (the model restored afterwards), or None when it fails."""
+    snapshot = Snapshot(wrapped)
+    try:
+        for p in wrapped.parameters():
+            p.grad = None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            (loss,) = wrapped(*inputs, labels)
+            loss.backward()
+        return [n for n, p in model.named_parameters()
+                if p.requires_grad and p.grad is None]
+    except Exception:   # noqa: BLE001 (the model failing eagerly too)
+        return None
+    finally:
+        snapshot.restore()
+
+
 def trace_failure(model, error):
     """The message for PyTorch failing to trace the step: what was being
     exported and the model's line the failure came from."""
