@@ -234,8 +234,9 @@ CI = ("shufflenet_v2_x0_5", "squeezenet1_1", "vit_tiny", "nn:lstm",
 # At 2x3x32x32 these end in 1x1 feature maps whose batch norms normalize two
 # values per channel: PyTorch's own float64 step then moves by 0.24
 # (ResNet-152) and 0.13 (EfficientNet-B0) of an array's largest magnitude
-# when the input moves by 1e-13, so no two implementations can agree to
-# 1e-4. At these sizes the same probe moves them by 2e-9 and 5e-10.
+# when the input moves by 1e-13 (RegNetY-400MF: 1.6e-4), so no two
+# implementations can agree to 1e-4. At these sizes the same probe moves
+# them by 2e-9, 5e-10 and 1.3e-10.
 WELL_CONDITIONED = ("larger images: at 2x3x32x32 the step is ill-conditioned "
                     "(1x1 maps, batch norm over 2 values)")
 
@@ -267,10 +268,10 @@ def _registry():
     add("efficientnet_v2_s", tv, _torchvision(
         "efficientnet_v2_s", size=64, **no_drop, stochastic_depth_prob=0.0),
         "2x3x64x64", float64=True, note=WELL_CONDITIONED)
-    add("regnet_y_400mf", tv, _torchvision("regnet_y_400mf"), "2x3x32x32",
-        float64=True)
-    add("regnet_x_400mf", tv, _torchvision("regnet_x_400mf"), "2x3x32x32",
-        float64=True)
+    add("regnet_y_400mf", tv, _torchvision("regnet_y_400mf", size=64),
+        "2x3x64x64", float64=True, note=WELL_CONDITIONED)
+    add("regnet_x_400mf", tv, _torchvision("regnet_x_400mf", size=64),
+        "2x3x64x64", float64=True, note=WELL_CONDITIONED)
     add("shufflenet_v2_x0_5", tv, _torchvision("shufflenet_v2_x0_5"),
         "2x3x32x32", float64=True)
     add("shufflenet_v2_x1_0", tv, _torchvision("shufflenet_v2_x1_0"),
@@ -701,7 +702,8 @@ def render_table(rows, meta):
         f"({exported} of {total} export).",
         "",
         f"Generated {meta['date']} at commit {meta['commit']} with "
-        f"`{meta['command']}` (PyTorch {meta['torch']}, torchvision "
+        f"`{meta['command']}` from rows run {_run_span(rows)} (PyTorch "
+        f"{meta['torch']}, torchvision "
         f"{meta['torchvision']}, timm {meta['timm']}, transformers "
         f"{meta['transformers']}), on {meta['machine']}.",
         "",
@@ -723,14 +725,16 @@ def render_table(rows, meta):
         "float32 comparison would measure that, not the importer. *export s* "
         "is `export_train_step`'s time (AOTAutograd and the emitter); "
         "*compile s* the first `dist-run`'s time less the step's (lowering, "
-        "LLVM at -O0 and start-up). *strategies*: one step over 2 processes "
+        "LLVM at -O0 and start-up); *step s* the step itself as dist-run "
+        "times it, at -O0 (unvectorized: a float64 DenseNet-121 step takes "
+        "minutes; -O3 runs it far faster and compiles longer). *strategies*: one step over 2 processes "
         "(mirrored, tensor parallel, ZeRO-3, a 2-stage pipeline of 2 "
         "microbatches) against the single-device run (`=`: equal within the "
         "same tolerance); run with `--strategies`, for the models listed.",
         "",
         "| model | source | params | input | dtype | status | export s | "
-        "compile s | rel. error | strategies |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "compile s | step s (-O0) | rel. error | strategies |",
+        "|---|---|---|---|---|---|---:|---:|---:|---:|---|",
     ]
     for row in rows:
         err = row.get("rel_error")
@@ -738,6 +742,7 @@ def render_table(rows, meta):
             f"| {row['model']} | {row['source']} | {_params(row.get('params'))} "
             f"| {row['input']} | {row.get('dtype', '')} | {_status_cell(row)} | "
             f"{_fmt_s(row.get('export_s'))} | {_fmt_s(row.get('compile_s'))} | "
+            f"{_fmt_s(row['step_ms'] / 1e3 if row.get('step_ms') else None)} | "
             f"{'' if err is None else f'{err:.1e}'} | {_strategies_cell(row)} |")
     notes = [r for r in rows if r.get("note")]
     if notes:
@@ -750,6 +755,13 @@ def render_table(rows, meta):
         for cause, models in causes:
             lines.append(f"- {_escape(cause)}: {', '.join(models)}")
     return "\n".join(lines) + "\n"
+
+
+def _run_span(rows):
+    times = sorted(r["run_at"] for r in rows if r.get("run_at"))
+    if not times:
+        return "now"
+    return times[0] if times[0] == times[-1] else f"{times[0]} to {times[-1]}"
 
 
 def failure_causes(rows):
