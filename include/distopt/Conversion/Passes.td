@@ -127,14 +127,16 @@ def DistToRuntimePass : Pass<"dist-to-runtime", "ModuleOp"> {
       `count` iterations: `distrt_mlir_probe_any` names the peer whose
       request arrived first and an `scf.index_switch` runs its case.
 
-    Fragments with the same body (a pipeline stage's forward for each
-    microbatch, its backward for each but the first; up to the start of
-    the static slices that pick the microbatch) become one private
-    function each fragment calls, with the slices' starts as `index`
-    arguments: a program is O(stages) code, not O(stages x microbatches),
-    and compiles in about the time of the single-device step. A fragment
-    like no other, or any fragment with `outline-fragments=false`, is
-    inlined in place.
+    Fragments with the same body (a pipeline stage's forward or backward
+    for each microbatch, up to the start of the static slices that pick
+    the microbatch) become one private function each fragment calls, with
+    the slices' starts as `index` arguments; the first microbatch's
+    fragment, which starts running sums (gradients, the loss) that the
+    others add to, calls the others' function with zeros as the sums. A
+    program is then O(stages) code, not O(stages x microbatches), and
+    compiles in about the time of the single-device step. A fragment like
+    no other, or any fragment with `outline-fragments=false`, is inlined
+    in place.
 
     Every future must be consumed by a `dist.wait` in the block of its start
     op (the runtime writes the buffers until then); otherwise the start op

@@ -262,8 +262,61 @@ struct FragmentClass {
   /// Per top-level op of the body (by position) that is a train.slice whose
   /// start differs between members: the dims whose start differs.
   llvm::MapVector<unsigned, SmallVector<unsigned>> varying;
+  /// Members that start the model's running sums: called with zeros as
+  /// the sums (isFirstOfSums).
+  DenseSet<Operation *> startsSums;
 };
 } // namespace
+
+/// Compares the first `numOps` ops of `model`'s and `fragment`'s bodies in
+/// lock-step, `same` mapping model values to fragment values (seeded with
+/// the block arguments): true when they compute the same, up to the start
+/// (and limit) of train.slice ops of one shape, whose varying dims are
+/// added to `found` (position in the body -> dims).
+static bool
+matchOps(FragmentOp model, FragmentOp fragment, unsigned numOps,
+         DenseMap<Value, Value> &same,
+         llvm::MapVector<unsigned, SmallVector<unsigned>> &found) {
+  auto check = [&](Value x, Value y) {
+    return success(same.lookup(x) == y);
+  };
+  auto mark = [&](Value x, Value y) { same[x] = y; };
+  Block &a = model.getBodyBlock(), &b = fragment.getBodyBlock();
+  auto x = a.begin(), y = b.begin();
+  for (unsigned position = 0; position < numOps; ++position, ++x, ++y) {
+    auto sliceX = dyn_cast<train::SliceOp>(&*x);
+    auto sliceY = dyn_cast<train::SliceOp>(&*y);
+    if (sliceX && sliceY) {
+      if (failed(check(sliceX.getOperand(), sliceY.getOperand())) ||
+          sliceX.getType() != sliceY.getType() ||
+          sliceX.getStridesAttr() != sliceY.getStridesAttr())
+        return false;
+      ArrayRef<int64_t> startX = sliceX.getStart(), startY = sliceY.getStart();
+      for (unsigned dim = 0; dim < startX.size(); ++dim)
+        if (startX[dim] != startY[dim])
+          found[position].push_back(dim);
+      mark(sliceX.getResult(), sliceY.getResult());
+      continue;
+    }
+    if (!OperationEquivalence::isEquivalentTo(
+            &*x, &*y, check, mark, OperationEquivalence::IgnoreLocations))
+      return false;
+  }
+  return true;
+}
+
+/// Adds the varying dims `found` for one more member to `varying`.
+static void
+mergeVarying(const llvm::MapVector<unsigned, SmallVector<unsigned>> &found,
+             llvm::MapVector<unsigned, SmallVector<unsigned>> &varying) {
+  for (auto &[position, dims] : found) {
+    SmallVector<unsigned> &all = varying[position];
+    for (unsigned dim : dims)
+      if (!llvm::is_contained(all, dim))
+        all.push_back(dim);
+    llvm::sort(all);
+  }
+}
 
 /// True when `fragment`'s body computes what `model`'s does, up to the
 /// start (and limit) of train.slice ops of one shape: those are added to
@@ -280,39 +333,65 @@ isSameComputation(FragmentOp model, FragmentOp fragment,
   DenseMap<Value, Value> same;
   for (auto [x, y] : llvm::zip(a.getArguments(), b.getArguments()))
     same[x] = y;
-  auto check = [&](Value x, Value y) {
-    return success(same.lookup(x) == y);
-  };
-  auto mark = [&](Value x, Value y) { same[x] = y; };
   llvm::MapVector<unsigned, SmallVector<unsigned>> found;
-  for (auto [position, ops] :
-       llvm::enumerate(llvm::zip(a.getOperations(), b.getOperations()))) {
-    auto [x, y] = ops;
-    auto sliceX = dyn_cast<train::SliceOp>(&x);
-    auto sliceY = dyn_cast<train::SliceOp>(&y);
-    if (sliceX && sliceY) {
-      if (failed(check(sliceX.getOperand(), sliceY.getOperand())) ||
-          sliceX.getType() != sliceY.getType() ||
-          sliceX.getStridesAttr() != sliceY.getStridesAttr())
-        return false;
-      ArrayRef<int64_t> startX = sliceX.getStart(), startY = sliceY.getStart();
-      for (unsigned dim = 0; dim < startX.size(); ++dim)
-        if (startX[dim] != startY[dim])
-          found[position].push_back(dim);
-      mark(sliceX.getResult(), sliceY.getResult());
-      continue;
-    }
-    if (!OperationEquivalence::isEquivalentTo(
-            &x, &y, check, mark, OperationEquivalence::IgnoreLocations))
+  // Every op, the terminator included (its operands map).
+  if (!matchOps(model, fragment, a.getOperations().size(), same, found))
+    return false;
+  mergeVarying(found, varying);
+  return true;
+}
+
+/// True when `fragment` is `model` for the first of the microbatches whose
+/// sums `model` carries: `model` takes k more inputs, the running sums,
+/// and ends with k train.add ops, each adding one to what `fragment`
+/// yields in its place. Called with zeros as the sums, `model` computes
+/// `fragment` (0 + x is x). Varying slice starts are added to `varying`.
+static bool
+isFirstOfSums(FragmentOp model, FragmentOp fragment,
+              llvm::MapVector<unsigned, SmallVector<unsigned>> &varying) {
+  unsigned numInputs = fragment.getInputs().size();
+  unsigned numSums = model.getInputs().size() - numInputs;
+  if (model.getInputs().size() <= numInputs ||
+      model->getResultTypes() != fragment->getResultTypes() ||
+      TypeRange(model.getInputs().take_front(numInputs)) !=
+          TypeRange(fragment.getInputs()))
+    return false;
+  Block &a = model.getBodyBlock(), &b = fragment.getBodyBlock();
+  size_t numOps = b.getOperations().size() - 1;
+  if (a.getOperations().size() != numOps + numSums + 1)
+    return false;
+  // The sums: the model's last k ops, sum_i = add(arg_{n+i}, x_i), yielded
+  // as its last k values.
+  auto modelYield = cast<YieldOp>(a.getTerminator());
+  auto yield = cast<YieldOp>(b.getTerminator());
+  unsigned numResults = yield.getValues().size();
+  if (numResults < numSums)
+    return false;
+  SmallVector<train::AddOp> sums;
+  auto it = std::next(a.begin(), numOps);
+  for (unsigned i = 0; i < numSums; ++i, ++it) {
+    auto add = dyn_cast<train::AddOp>(&*it);
+    if (!add || add.getLhs() != a.getArgument(numInputs + i) ||
+        modelYield.getValues()[numResults - numSums + i] != add.getResult() ||
+        !add.getResult().hasOneUse() ||
+        add.getType() != add.getRhs().getType())
+      return false;
+    sums.push_back(add);
+  }
+  DenseMap<Value, Value> same;
+  for (unsigned i = 0; i < numInputs; ++i)
+    same[a.getArgument(i)] = b.getArgument(i);
+  llvm::MapVector<unsigned, SmallVector<unsigned>> found;
+  if (!matchOps(model, fragment, numOps, same, found))
+    return false;
+  for (unsigned i = 0; i < numResults; ++i) {
+    Value x = i < numResults - numSums
+                  ? modelYield.getValues()[i]
+                  : sums[i - (numResults - numSums)].getRhs();
+    if (same.lookup(x) != yield.getValues()[i])
       return false;
   }
-  for (auto &[position, dims] : found) {
-    SmallVector<unsigned> &all = varying[position];
-    for (unsigned dim : dims)
-      if (!llvm::is_contained(all, dim))
-        all.push_back(dim);
-    llvm::sort(all);
-  }
+  mergeVarying(found, varying);
   return true;
 }
 
@@ -356,8 +435,27 @@ void RuntimeLowering::lowerFragments(ArrayRef<FragmentOp> fragments) {
       classes.push_back({{fragment}, {}});
     }
   }
+  // A fragment like no other may be the first microbatch of a class that
+  // carries sums (a pipeline stage's backward): it joins the class.
+  for (FragmentClass &single : classes) {
+    if (single.members.size() != 1)
+      continue;
+    FragmentOp fragment = single.members.front();
+    for (FragmentClass &candidate : classes) {
+      if (&candidate == &single || candidate.members.empty() ||
+          !isFirstOfSums(candidate.members.front(), fragment,
+                         candidate.varying))
+        continue;
+      candidate.members.push_back(fragment);
+      candidate.startsSums.insert(fragment);
+      single.members.clear();
+      break;
+    }
+  }
   SymbolTable symbols(module);
   for (FragmentClass &fragmentClass : classes) {
+    if (fragmentClass.members.empty())
+      continue;
     if (fragmentClass.members.size() == 1) {
       inlineFragment(fragmentClass.members.front());
       continue;
@@ -367,6 +465,8 @@ void RuntimeLowering::lowerFragments(ArrayRef<FragmentOp> fragments) {
     // The function: the fragment's inputs, then one index per varying
     // slice start.
     SmallVector<Type> inputs(model.getInputs().getTypes());
+    // (The model is erased once called: its input count, kept.)
+    size_t numModelInputs = inputs.size();
     unsigned numVarying = 0;
     for (auto &entry : fragmentClass.varying)
       numVarying += entry.second.size();
@@ -428,6 +528,15 @@ void RuntimeLowering::lowerFragments(ArrayRef<FragmentOp> fragments) {
       Location at = fragment.getLoc();
       builder.setInsertionPoint(fragment);
       SmallVector<Value> operands(fragment.getInputs());
+      if (fragmentClass.startsSums.contains(fragment))
+        for (Type type : ArrayRef<Type>(inputs).slice(
+                 operands.size(), numModelInputs - operands.size())) {
+          auto tensor = cast<RankedTensorType>(type);
+          operands.push_back(arith::ConstantOp::create(
+              builder, at, DenseElementsAttr::get(
+                               tensor, builder.getZeroAttr(
+                                           tensor.getElementType()))));
+        }
       Block &own = fragment.getBodyBlock();
       for (auto &[position, dims] : fragmentClass.varying) {
         auto slice =

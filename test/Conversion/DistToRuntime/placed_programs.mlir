@@ -214,3 +214,43 @@ func.func @mb_pipe0(
   }
   return %sum : tensor<2x4xf32>
 }
+
+// -----
+
+// A backward that starts running sums (the first microbatch's: it yields
+// its gradient) and one that adds to them (the others': one more input,
+// the sum so far, and a train.add before the yield) are one function: the
+// first calls it with zeros as the sums.
+// CHECK-LABEL: func.func @acc_pipe0(
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<4x4xf32>
+// CHECK: call @distrt_mlir_unit_begin
+// CHECK: %[[G0:.*]] = call @acc_pipe0_B0(%arg0, %[[ZERO]], %{{.*}}) : (tensor<4x4xf32>, tensor<4x4xf32>, index) -> tensor<4x4xf32>
+// CHECK: call @distrt_mlir_unit_begin
+// CHECK: %[[G1:.*]] = call @acc_pipe0_B0(%arg0, %[[G0]], %{{.*}})
+// CHECK: return %[[G1]]
+// CHECK-LABEL: func.func private @acc_pipe0_B0(
+// CHECK: train.matmul
+// CHECK: %[[SUM:.*]] = train.add %arg1, %{{.*}}
+// CHECK: return %[[SUM]]
+// NOOUTLINE-LABEL: func.func @acc_pipe0(
+// NOOUTLINE-NOT: call @acc_pipe0
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+func.func @acc_pipe0(
+    %x: tensor<4x4xf32> {train.role = #train.role<input>, train.name = "x"})
+    -> (tensor<4x4xf32> {train.role = #train.role<param>, train.name = "g"})
+    attributes {dist.place = #dist.place<@pipe, pipe = 0>} {
+  %g0 = dist.fragment on #dist.place<@pipe, pipe = 0> unit #dist.unit<B, stage = 0, microbatch = 0> (%x) : (tensor<4x4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%a: tensor<4x4xf32>):
+    %s = train.slice %a {start = array<i64: 0, 0>, limit = array<i64: 2, 4>} : (tensor<4x4xf32>) -> tensor<2x4xf32>
+    %m = train.matmul %s, %s {transpose_lhs} : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<4x4xf32>
+    dist.yield %m : tensor<4x4xf32>
+  }
+  %g1 = dist.fragment on #dist.place<@pipe, pipe = 0> unit #dist.unit<B, stage = 0, microbatch = 1> (%x, %g0) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%a: tensor<4x4xf32>, %acc: tensor<4x4xf32>):
+    %s = train.slice %a {start = array<i64: 2, 0>, limit = array<i64: 4, 4>} : (tensor<4x4xf32>) -> tensor<2x4xf32>
+    %m = train.matmul %s, %s {transpose_lhs} : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<4x4xf32>
+    %t = train.add %acc, %m : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+    dist.yield %t : tensor<4x4xf32>
+  }
+  return %g1 : tensor<4x4xf32>
+}
