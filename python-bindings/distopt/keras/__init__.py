@@ -38,7 +38,15 @@ if "keras" in sys.modules:
             "distopt.keras before keras)")
 os.environ.setdefault("KERAS_BACKEND", "jax")
 
-import keras  # noqa: E402
+import warnings  # noqa: E402
+
+with warnings.catch_warnings():
+    # keras imports matplotlib.pyplot; in the set-up's venv (system site
+    # packages) Debian's regular mpl_toolkits package hides the venv
+    # matplotlib's namespace one, and matplotlib warns that its 3-D
+    # projection is unavailable on every import: nothing here draws.
+    warnings.filterwarnings("ignore", message="Unable to import Axes3D")
+    import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
 if keras.backend.backend() != "jax":
