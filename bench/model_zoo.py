@@ -225,10 +225,11 @@ def _nn(kind):
 # distinct op families, about 1.5 min in all on 2 cores. ShuffleNetV2:
 # batch norm, chunk and the channel shuffle; SqueezeNet: ceil-mode max
 # pooling and concatenation; the tiny ViT: exact GELU, attention, layer
-# norm; the LSTM: its recurrence unrolled; the gated layer: chunk and SiLU;
+# norm; GPT-2 (transformers): causal attention, tanh GELU, tied head; the
+# LSTM: its recurrence unrolled; the gated layer: chunk and SiLU;
 # the 1-D convolutions and adaptive pooling.
-CI = ("shufflenet_v2_x0_5", "squeezenet1_1", "vit_tiny", "nn:lstm",
-      "nn:gated", "nn:conv1d")
+CI = ("shufflenet_v2_x0_5", "squeezenet1_1", "vit_tiny", "hf:gpt2",
+      "nn:lstm", "nn:gated", "nn:conv1d")
 
 
 # At 2x3x32x32 these end in 1x1 feature maps whose batch norms normalize two
@@ -748,6 +749,16 @@ def render_table(rows, meta):
     if notes:
         lines += ["", "Configurations:", ""]
         lines += [f"- {r['model']}: {r['note']}" for r in notes]
+    refusals = [(r["model"], kind, result) for r in rows
+                for kind, result in (r.get("strategies") or {}).items()
+                if result["status"] != "equal"]
+    if refusals:
+        lines += ["", "Strategies that fail or differ:", ""]
+        for model, kind, result in refusals:
+            what = (_escape(result.get("error", ""))[:260]
+                    if result["status"] == "fails" else
+                    f"{result['worst']} off by {result['rel_error']:.2g}")
+            lines.append(f"- {model}, {kind}: {what}")
     causes = failure_causes(rows)
     if causes:
         lines += ["", "## What fails, by cause", "",
@@ -823,11 +834,11 @@ def render_guide_region(rows, meta):
              "",
              f"Of the {total} models of the zoo table "
              "([model coverage](../reference/model-coverage.md), "
-             f"{meta['date']}), {ok} export and equal PyTorch's step. "
-             "The others, and why:", ""]
+             f"{meta['date']}), {ok} export and equal PyTorch's step"]
     failing = [r for r in rows if r["status"] not in ("ok", "exported")]
-    if not failing:
-        lines.append("- none")
+    lines[-1] += ". The others, and why:" if failing else \
+        ": none is known not to."
+    lines.append("")
     for row in failing:
         if row["status"] == "export-fails":
             why = (f"`{row['op']}`" + (f" in {row['module_path']}"
