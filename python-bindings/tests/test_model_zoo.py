@@ -41,7 +41,7 @@ def test_ci_model_exports_and_equals_pytorch(name, tmp_path):
 
 def test_ci_group_covers_distinct_families():
     sources = {zoo.MODELS[n].source for n in CI_MODELS}
-    assert len(CI_MODELS) >= 4 and {"torchvision", "nn"} <= sources
+    assert len(CI_MODELS) >= 4 and {"torchvision", "hf", "nn"} <= sources
 
 
 def test_compare_flags_a_wrong_array():
