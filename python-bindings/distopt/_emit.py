@@ -153,6 +153,21 @@ class Emitter:
                           [v.name for v in operands], text))
         return values[0] if len(values) == 1 else values
 
+    def convert(self, v, dtype):
+        """`v` in `dtype` (the front end's own): a bool as 0/1, to a bool as
+        `!= 0`, otherwise train.convert; `v` itself when it has `dtype`."""
+        if v.dtype == dtype:
+            return v
+        if dtype_name(v.dtype) == "bool":   # 0/1 in the wider type
+            return self.op("select", [v, self.constant(1, dtype),
+                                      self.constant(0, dtype)],
+                           [(v.shape, dtype)])
+        if dtype_name(dtype) == "bool":
+            return self.op("compare", [v, self.constant(0, v.dtype)],
+                           [(v.shape, dtype)],
+                           {"direction": "#train.compare_direction<ne>"})
+        return self.op("convert", [v], [(v.shape, dtype)])
+
     def constant(self, value, dtype, shape=()):
         """A splat constant (cached)."""
         key = (scalar_literal(value, dtype), element_type(dtype), tuple(shape))
@@ -180,3 +195,22 @@ class Emitter:
                 keep[index] = True
                 live.update(used)
         return [text for (_, _, text), kept in zip(self._ops, keep) if kept]
+
+
+def _role(role, arg_name):
+    return (f'{{train.role = #train.role<{role}>, train.name = '
+            f'"{arg_name}"}}')
+
+
+def function_text(name, arguments, results, body):
+    """The training step `func.func @name`: `arguments` and `results` are
+    (Value, role, train.name) triples, `body` the op lines (Emitter.body)."""
+    args = ",\n    ".join(f"{v.name}: {v.type} {_role(r, n)}"
+                          for v, r, n in arguments)
+    rets = ",\n        ".join(f"{v.type} {_role(r, n)}" for v, r, n in results)
+    lines = [f"func.func @{name}(\n    {args})\n    -> ({rets}) {{"]
+    lines += [f"  {line}" for line in body]
+    lines.append("  return " + ", ".join(v.name for v, _, _ in results) +
+                 " : " + ", ".join(v.type for v, _, _ in results))
+    lines.append("}")
+    return "\n".join(lines) + "\n"

@@ -22,7 +22,7 @@ import jax
 import numpy as np
 
 from .._distopt import DistOptError
-from .._emit import Emitter, Value, attr_f64
+from .._emit import Emitter, Value, attr_f64, function_text
 from .._exported import ExportedStep
 from . import _lax
 
@@ -245,27 +245,11 @@ def export_flat(flat_step, leaves, state_count, name, what, owners=None,
     results += later
     results.append((values[0], "loss", "loss"))
 
-    mlir = _function(name, arguments, results,
-                     e.body([v.name for v, _, _ in results]))
+    mlir = function_text(name, arguments, results,
+                         e.body([v.name for v, _, _ in results]))
     names = [n for n, r, _ in leaves if r == "param"]
     return ExportedStep(mlir, state, batch, names)
 
-
-def _role(role, arg_name):
-    return (f'{{train.role = #train.role<{role}>, train.name = '
-            f'"{arg_name}"}}')
-
-
-def _function(name, arguments, results, body):
-    args = ",\n    ".join(f"{v.name}: {v.type} {_role(r, n)}"
-                          for v, r, n in arguments)
-    rets = ",\n        ".join(f"{v.type} {_role(r, n)}" for v, r, n in results)
-    lines = [f"func.func @{name}(\n    {args})\n    -> ({rets}) {{"]
-    lines += [f"  {line}" for line in body]
-    lines.append("  return " + ", ".join(v.name for v, _, _ in results) +
-                 " : " + ", ".join(v.type for v, _, _ in results))
-    lines.append("}")
-    return "\n".join(lines) + "\n"
 
 
 # -- optax ----------------------------------------------------------------------

@@ -74,18 +74,7 @@ class Translator:
         return self.e.constant(value, like.dtype)
 
     def convert(self, v, dtype):
-        dtype = np.dtype(dtype)
-        if v.dtype == dtype:
-            return v
-        if v.dtype == np.bool_:         # 0/1 in the wider type
-            return self.e.op("select", [v, self.e.constant(1, dtype),
-                                        self.e.constant(0, dtype)],
-                             [(v.shape, dtype)])
-        if dtype == np.bool_:
-            return self.e.op("compare", [v, self.e.constant(0, v.dtype)],
-                             [(v.shape, dtype)],
-                             {"direction": "#train.compare_direction<ne>"})
-        return self.e.op("convert", [v], [(v.shape, dtype)])
+        return self.e.convert(v, np.dtype(dtype))
 
     def reshape(self, v, shape):
         shape = tuple(shape)

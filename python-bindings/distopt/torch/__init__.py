@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from .._distopt import DistOptError
 from .._exported import ExportedStep
 from . import _aten, _aten_where
-from ._emit import Emitter, Value, attr_f64
+from .._emit import Emitter, Value, attr_f64, function_text
 
 __all__ = ["export_train_step", "ExportedStep", "UnsupportedOpError"]
 
@@ -447,27 +447,11 @@ def _export(model, wrapped, inputs, labels, opt, dropout_seed, name):
             results.append((new_values[arg_name], role, arg_name))
     results.append((loss_value, "loss", "loss"))
 
-    mlir = _function(name, arguments, results,
-                     e.body([v.name for v, _, _ in results]))
+    mlir = function_text(name, arguments, results,
+                         e.body([v.name for v, _, _ in results]))
     names = [_strip(n) for n in trainable]
     return ExportedStep(mlir, state, batch, names)
 
-
-def _role(role, arg_name):
-    return (f'{{train.role = #train.role<{role}>, train.name = '
-            f'"{arg_name}"}}')
-
-
-def _function(name, arguments, results, body):
-    args = ",\n    ".join(f"{v.name}: {v.type} {_role(r, n)}"
-                          for v, r, n in arguments)
-    rets = ",\n        ".join(f"{v.type} {_role(r, n)}" for v, r, n in results)
-    lines = [f"func.func @{name}(\n    {args})\n    -> ({rets}) {{"]
-    lines += [f"  {line}" for line in body]
-    lines.append("  return " + ", ".join(v.name for v, _, _ in results) +
-                 " : " + ", ".join(v.type for v, _, _ in results))
-    lines.append("}")
-    return "\n".join(lines) + "\n"
 
 
 # -- where an unsupported op came from --------------------------------------------

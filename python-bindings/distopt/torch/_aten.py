@@ -89,17 +89,7 @@ class Translator:
         return self.convert(v, dtype) if dtype is not None else v
 
     def convert(self, v, dtype):
-        if v.dtype == dtype:
-            return v
-        if v.dtype == torch.bool:   # 0/1 in the wider type
-            return self.e.op("select", [v, self.e.constant(1, dtype),
-                                        self.e.constant(0, dtype)],
-                             [(v.shape, dtype)])
-        if dtype == torch.bool:
-            return self.e.op("compare", [v, self.e.constant(0, v.dtype)],
-                             [(v.shape, torch.bool)],
-                             {"direction": "#train.compare_direction<ne>"})
-        return self.e.op("convert", [v], [(v.shape, dtype)])
+        return self.e.convert(v, dtype)
 
     def reshape(self, v, shape):
         shape = tuple(shape)
