@@ -20,17 +20,8 @@ import distopt.keras as dk  # noqa: E402  (sets KERAS_BACKEND=jax)
 import keras  # noqa: E402
 
 L = keras.layers
-STEPS = 3
-RTOL = 1e-4
-FAST_COMPILE = ("--opt-level=0",)
+from equality import FAST_COMPILE, RTOL, STEPS, close, compare_distributed  # noqa: E402,F401
 
-
-def close(ours, want):
-    """As test_torch.py's `close`."""
-    want = np.asarray(want, np.float64)
-    scale = np.max(np.abs(want)) if want.size else 0
-    return np.max(np.abs(np.asarray(ours, np.float64) - want), initial=0) <= \
-        RTOL * scale + 1e-9
 
 
 def mlp():
@@ -143,13 +134,8 @@ def test_cnn_with_batch_norm_equals_train_on_batch_and_is_mirrored():
     single = distopt.run(step.module, step.state, step.batch, steps=STEPS,
                          extra_args=FAST_COMPILE)
     assert_equal_to_keras(step, single, reference, x, y)
-    strategy = distopt.MirroredStrategy(2)
-    result = distopt.launch(strategy.distribute(step.module), step.state,
-                            step.batch, steps=STEPS, strategy=strategy,
-                            extra_args=FAST_COMPILE)
-    assert np.allclose(result.losses, single.losses, rtol=RTOL, atol=0)
-    for name, want in single.state.items():
-        assert close(result.state[name], want), name
+    compare_distributed(step, single, FAST_COMPILE,
+                        [distopt.MirroredStrategy(2)])
 
 
 def test_transformer_equals_train_on_batch_and_distributes():
@@ -164,15 +150,7 @@ def test_transformer_equals_train_on_batch_and_distributes():
     single = distopt.run(step.module, step.state, step.batch, steps=STEPS,
                          extra_args=FAST_COMPILE)
     assert_equal_to_keras(step, single, reference, x, y)
-    for strategy in (distopt.MirroredStrategy(2),
-                     distopt.TensorParallelStrategy(2)):
-        result = distopt.launch(strategy.distribute(step.module), step.state,
-                                step.batch, steps=STEPS, strategy=strategy,
-                                extra_args=FAST_COMPILE)
-        assert np.allclose(result.losses, single.losses, rtol=RTOL, atol=0), \
-            (strategy, result.losses, single.losses)
-        for name, want in single.state.items():
-            assert close(result.state[name], want), (strategy, name)
+    compare_distributed(step, single, FAST_COMPILE)
 
 
 def test_causal_conv1d_and_unrolled_lstm_equal_train_on_batch():

@@ -26,17 +26,10 @@ import torchvision
 import distopt
 import distopt.torch as dt
 
-RTOL = 1e-4
-STEPS = 3
-# The CNNs compile in seconds at -O0 (MobileNetV2: 18 s in all instead of
-# 100 s at -O3) and still run a step in tens of milliseconds.
-FAST_COMPILE = ("--opt-level=0",)
-
-
-def normwise(a, b):
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    scale = np.max(np.abs(b)) if b.size else 0.0
-    return float(np.max(np.abs(a - b)) / scale) if scale else float(np.max(np.abs(a)))
+# (The CNNs compile in seconds at -O0 -- MobileNetV2: 18 s in all instead of
+# 100 s at -O3 -- and still run a step in tens of milliseconds.)
+from equality import (FAST_COMPILE, RTOL, STEPS, close,  # noqa: E402
+                      compare_distributed, normwise)
 
 
 def torch_steps(model, optimizer, inputs, labels, steps):
@@ -67,13 +60,6 @@ def assert_equal_runs(result, losses, state, what):
             f"{what}: {name} differs by {normwise(result.state[name], want):.3g}"
 
 
-def close(ours, want):
-    """Within RTOL of the array's largest magnitude; arrays a step leaves
-    at zero up to rounding (a bias before a batch norm, whose gradient is
-    zero in exact arithmetic) within an absolute 1e-9."""
-    scale = np.max(np.abs(np.asarray(want, np.float64))) if np.size(want) else 0
-    return np.max(np.abs(np.asarray(ours, np.float64) - want), initial=0) <= \
-        RTOL * scale + 1e-9
 
 
 def export_and_compare(model, make_optimizer, inputs, labels, extra=(),
@@ -106,19 +92,6 @@ def export_and_compare(model, make_optimizer, inputs, labels, extra=(),
                              extra_args=extra)
 
 
-def compare_distributed(step, single, extra=()):
-    """Mirrored over 2 ranks and tensor-parallel over 2 equal the
-    single-device run."""
-    for strategy in (distopt.MirroredStrategy(2),
-                     distopt.TensorParallelStrategy(2)):
-        result = distopt.launch(strategy.distribute(step.module), step.state,
-                                step.batch, steps=STEPS, strategy=strategy,
-                                extra_args=extra, timeout=600)
-        what = type(strategy).__name__
-        assert np.allclose(result.losses, single.losses, rtol=RTOL), what
-        for name, want in single.state.items():
-            assert close(result.state[name], want), \
-                f"{what}: {name} differs by {normwise(result.state[name], want):.3g}"
 
 
 def sgd(model, lr=0.01):
