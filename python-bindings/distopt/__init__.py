@@ -23,10 +23,13 @@ from .strategies import (
     ZeroStrategy,
 )
 from .runner import RunResult, export_checkpoint, init, launch, run
+from .training import fit
+from . import callbacks
 
 __all__ = [
     "DistOptError", "Module", "Strategy", "MirroredStrategy",
     "MultiWorkerMirroredStrategy", "TensorParallelStrategy", "ZeroStrategy",
     "PipelineStrategy", "ParameterServerStrategy", "HybridStrategy",
-    "RunResult", "init", "run", "launch", "export_checkpoint",
+    "RunResult", "init", "run", "launch", "export_checkpoint", "fit",
+    "callbacks",
 ]

@@ -168,6 +168,7 @@ class ProgbarLogger(Callback):
         self._start = time.monotonic()
         self._seen = 0
         self._loss_sum = 0.0
+        self._step_ms = 0.0
         if self.verbose == 1:
             from tqdm.auto import tqdm
             epochs = self.params.get("epochs")
@@ -180,11 +181,15 @@ class ProgbarLogger(Callback):
     def on_train_batch_end(self, batch, logs=None):
         logs = logs or {}
         self._seen += 1
-        if "loss" in logs:
+        if logs.get("loss") is not None:
             self._loss_sum += float(logs["loss"])
+        if logs.get("step_ms") is not None:
+            self._step_ms += float(logs["step_ms"])
         if self._bar is None:
             return
-        elapsed = max(time.monotonic() - self._start, 1e-9)
+        # The runner's step times when it reports them, else the clock's.
+        elapsed = max(self._step_ms / 1000.0 if self._step_ms else
+                      time.monotonic() - self._start, 1e-9)
         shown = {"loss": f"{self._loss_sum / self._seen:.4g}"}
         if logs.get("lr") is not None:
             shown["lr"] = _format(logs["lr"])

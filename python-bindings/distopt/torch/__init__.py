@@ -29,7 +29,7 @@ from .._exported import ExportedStep
 from . import _aten, _aten_where
 from .._emit import Emitter, Value, attr_f64, function_text
 
-__all__ = ["export_train_step", "ExportedStep", "UnsupportedOpError"]
+__all__ = ["export_train_step", "ExportedStep", "UnsupportedOpError", "fit"]
 
 
 class UnsupportedOpError(DistOptError):
@@ -470,3 +470,6 @@ def _unsupported(model, wrapped, inputs, labels, error):
                f"has no train-dialect mapping{': ' + reason if reason else ''}"
                + (f"\n  at {line}" if line else ""))
     return UnsupportedOpError(message, str(target), path, line)
+
+
+from .fit import fit  # noqa: E402 (uses the names above)
