@@ -215,6 +215,10 @@ class ProgbarLogger(Callback):
                   file=self._out(), flush=True)
 
     def on_train_end(self, logs=None):
+        self.close()
+
+    def close(self):
+        """Ends the bar where it stands (a failed or interrupted run)."""
         if self._bar is not None:
             self._bar.close()
             self._bar = None

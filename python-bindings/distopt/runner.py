@@ -1,17 +1,19 @@
-"""Running a step from Python: dist-run on NumPy arrays, single-process or
-under mpirun. The module, the state and the batch go to a temporary
-directory as .mlir and .npz files (dist-run's contract), dist-run trains,
-and the results come back as arrays."""
+"""Running a step from Python on NumPy arrays: single-process in this
+process (the extension's runner, `_distopt.run`, when it has one), under
+mpirun as `dist-run` processes (the module, the state and the batch go to
+a temporary directory as .mlir and .npz files, dist-run's contract). The
+run reports its steps, evaluations and checkpoints as events (dist-run
+--events: JSON lines read as they come), and the results come back as
+arrays."""
 
 import os
-import re
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _config
+from . import _config, _distopt
 from ._distopt import DistOptError
 
 
@@ -65,12 +67,6 @@ def init(module, seed=0):
             return dict(s), dict(b)
 
 
-_EVAL_LINE = re.compile(
-    r"^eval after step (\d+): loss ([-+0-9.eEnaif]+)"
-    r"(?:, accuracy ([0-9.]+))? \((\d+) samples", re.M)
-_RESUMED_LINE = re.compile(r"^resumed from step (\d+)", re.M)
-
-
 def _training_args(work, batch, steps, dataset, epochs, seed, shuffle,
                    eval_dataset, eval_every, checkpoint_dir,
                    checkpoint_every, keep, resume, num_threads):
@@ -110,33 +106,74 @@ def _run(module, state, batch, np_, extra, timeout, steps=None, dataset=None,
          epochs=None, seed=None, shuffle=None, eval_dataset=None,
          eval_every=None, checkpoint_dir=None, checkpoint_every=None,
          keep=None, resume=False, num_threads=None):
+    # The run's events (dist-run --events: a JSON object per line, read as
+    # they come) give the evaluations and the step resumed from.
+    from .training import _EventDriver, FitModel, run_subprocess, CallbackList
+    driver = _EventDriver(CallbackList(), FitModel(module, None, None), None)
     with tempfile.TemporaryDirectory(prefix="distopt-") as work:
-        step = os.path.join(work, "step.mlir")
-        with open(step, "w") as f:
-            f.write(str(module))
-        out = os.path.join(work, "out.npz")
-        log = _dist_run(
-            [step, f"--state={_write(work, state, 'state.npz')}",
-             f"--out={out}"] +
-            _training_args(work, batch, steps, dataset, epochs, seed, shuffle,
-                           eval_dataset, eval_every, checkpoint_dir,
-                           checkpoint_every, keep, resume, num_threads) +
-            list(extra),
-            np_=np_, timeout=timeout)
-        with np.load(out) as results:
-            arrays = dict(results)
+        if np_ is None and not extra and timeout is None and \
+                hasattr(_distopt, "run"):
+            # One process: the runner in this one, on the arrays.
+            options = _options(steps, dataset, epochs, seed, shuffle,
+                               eval_dataset, eval_every, checkpoint_dir,
+                               checkpoint_every, keep, resume, num_threads)
+            done = _distopt.run(str(module), dict(state),
+                                None if batch is None else dict(batch),
+                                options, driver.event)
+            arrays = dict(done["state"])
+            if done.get("loss") is not None:
+                arrays.setdefault("loss", done["loss"])
+            log = ""
+            resumed = done.get("resumed_from", driver.resumed_from)
+        else:
+            step = os.path.join(work, "step.mlir")
+            with open(step, "w") as f:
+                f.write(str(module))
+            out = os.path.join(work, "out.npz")
+            events = os.path.join(work, "events.jsonl")
+            command = [_config.DIST_RUN, step,
+                       f"--state={_write(work, state, 'state.npz')}",
+                       f"--out={out}", f"--events={events}"] + \
+                _training_args(work, batch, steps, dataset, epochs, seed,
+                               shuffle, eval_dataset, eval_every,
+                               checkpoint_dir, checkpoint_every, keep, resume,
+                               num_threads) + list(extra)
+            if np_ is not None:
+                command = [_config.MPIEXEC, "-np", str(np_)] + command
+            log = run_subprocess(command, events, driver, work=work,
+                                 timeout=timeout)
+            with np.load(out) as results:
+                arrays = dict(results)
+            resumed = driver.resumed_from
     final = {k: v for k, v in arrays.items() if k in state}
     outputs = {k: v for k, v in arrays.items() if k not in state}
     losses = outputs.get("loss")
     if losses is None and len(outputs) == 1:
         losses = next(iter(outputs.values()))
-    evaluations = [
-        {"step": int(m[1]), "loss": float(m[2]),
-         "accuracy": float(m[3]) if m[3] else None, "samples": int(m[4])}
-        for m in _EVAL_LINE.finditer(log)]
-    resumed = _RESUMED_LINE.search(log)
-    return RunResult(final, outputs, log, losses, evaluations,
-                     int(resumed[1]) if resumed else None)
+    evaluations = [{k: e[k] for k in ("step", "loss", "accuracy", "samples")}
+                   for e in driver.evaluations]
+    return RunResult(final, outputs, log, losses, evaluations, resumed)
+
+
+def _options(steps, dataset, epochs, seed, shuffle, eval_dataset, eval_every,
+             checkpoint_dir, checkpoint_every, keep, resume, num_threads):
+    """_training_args's options for the in-process run (dist-run's names)."""
+    options = {}
+    for option, value in (("steps", steps), ("dataset", dataset),
+                          ("epochs", epochs), ("seed", seed),
+                          ("eval-dataset", eval_dataset),
+                          ("eval-every", eval_every),
+                          ("checkpoint-dir", checkpoint_dir),
+                          ("checkpoint-every", checkpoint_every),
+                          ("keep", keep), ("num-threads", num_threads)):
+        if value is not None:
+            options[option] = os.fspath(value) \
+                if isinstance(value, os.PathLike) else value
+    if shuffle is not None:
+        options["shuffle"] = bool(shuffle)
+    if resume:
+        options["resume"] = True
+    return options
 
 
 def run(module, state, batch=None, steps=None, extra_args=(), timeout=None,

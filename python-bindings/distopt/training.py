@@ -43,6 +43,9 @@ __all__ = ["fit", "FitModel"]
 _STOP_GRACE_S = 30.0
 # How often the events file is read while the run goes on.
 _POLL_S = 0.05
+# The lines of a failed run's output its DistOptError quotes when no rank
+# reported an error event.
+_TAIL_LINES = 12
 
 
 class FitModel:
@@ -260,14 +263,15 @@ def _stop_process(process, first=signal.SIGINT):
 
 
 def run_subprocess(command, events_path, driver, control_path=None,
-                   work=None, env=None):
+                   work=None, env=None, timeout=None):
     """Runs `command` (dist-run, or mpirun ... dist-run) in its own process
     group, feeding its events to `driver` as they come and writing each
     epoch's decision to the control FIFO. Ctrl-C (KeyboardInterrupt) and a
     callback's exception stop every rank with SIGINT (dist-run removes its
     partial files; complete checkpoints stay) before they propagate.
     Returns the process's stdout text; raises DistOptError when the run
-    fails, with the first error event's message and the exit status."""
+    fails, with the first error event's message and the exit status, and
+    subprocess.TimeoutExpired (the run stopped) after `timeout` seconds."""
     work = work or os.path.dirname(events_path)
     control_fd = None
     if control_path is not None:
@@ -282,8 +286,11 @@ def run_subprocess(command, events_path, driver, control_path=None,
         process = subprocess.Popen(command, stdout=out, stderr=err,
                                    stdin=subprocess.DEVNULL,
                                    start_new_session=True, env=env)
+    deadline = None if timeout is None else time.monotonic() + timeout
     try:
         while True:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(command, timeout)
             status = process.poll()
             for event in reader.events():
                 decision = driver.event(event)
@@ -306,15 +313,18 @@ def run_subprocess(command, events_path, driver, control_path=None,
     with open(out_path, errors="replace") as f:
         stdout = f.read()
     if status != 0 or driver.error is not None:
-        with open(err_path, errors="replace") as f:
-            stderr = f.read().strip()
         name = os.path.basename(command[0])
         how = f"exited with status {status}" if status >= 0 else \
             f"was killed by signal {-status}"
         if driver.error is not None:
             raise DistOptError(f"{driver.error_message()} ({name} {how})")
-        raise DistOptError(f"{name} {how}" +
-                           (f":\n{stderr}" if stderr else ""))
+        # No rank reported an error (one was killed): what the process
+        # printed last (mpiexec reports its ranks' ends on stdout).
+        with open(err_path, errors="replace") as f:
+            said = f.read().strip() or stdout.strip()
+        tail = "\n".join(said.splitlines()[-_TAIL_LINES:])
+        raise DistOptError(f"{name} {how}" + (f"; its last output:\n{tail}"
+                                              if tail else ""))
     return stdout
 
 
@@ -446,7 +456,8 @@ def _in_process():
 
 
 def _options(dataset, epochs, seed, shuffle, eval_dataset, eval_every,
-             checkpoint_dir, checkpoint_every, resume, num_threads):
+             checkpoint_dir, checkpoint_every, resume, num_threads,
+             opt_level):
     options = {"dataset": dataset, "epochs": epochs, "seed": seed,
                "shuffle": bool(shuffle)}
     if eval_dataset is not None:
@@ -459,6 +470,8 @@ def _options(dataset, epochs, seed, shuffle, eval_dataset, eval_every,
         options["resume"] = True
     if num_threads is not None:
         options["num-threads"] = num_threads
+    if opt_level is not None:
+        options["opt-level"] = opt_level
     return options
 
 
@@ -477,7 +490,7 @@ def _arguments(options):
 def fit(step, train_data, *, strategy=None, epochs=1, batch_size=None,
         validation_data=None, callbacks=(), seed=0, shuffle=True, verbose=1,
         initial_state=None, checkpoint_dir=None, num_threads=None,
-        _extra_args=(), _force_subprocess=False):
+        opt_level=None, _extra_args=(), _force_subprocess=False):
     """Trains `step` for `epochs` epochs over `train_data` and returns the
     `History` (`history.history["loss"]`: each epoch's mean step loss;
     "val_loss" / "val_accuracy" with `validation_data`; "step_ms",
@@ -499,6 +512,8 @@ def fit(step, train_data, *, strategy=None, epochs=1, batch_size=None,
     `verbose`: 0 silent, 1 a progress bar per epoch, 2 a line per epoch.
     `checkpoint_dir`: where the run checkpoints after each epoch (default:
     a temporary directory; BackupAndRestore's backup_dir when given).
+    `num_threads` and `opt_level` are dist-run's --num-threads and
+    --opt-level (0 compiles a large step in a fraction of the time).
     Ctrl-C stops every rank cleanly (complete checkpoints stay) and
     re-raises KeyboardInterrupt; a failed run raises DistOptError with the
     runner's message."""
@@ -573,17 +588,26 @@ def fit(step, train_data, *, strategy=None, epochs=1, batch_size=None,
         driver = _EventDriver(callback_list, model, batch_size)
         options = _options(train, epochs, seed, shuffle, evaluation,
                            steps_per_epoch, checkpoints, every, resume,
-                           num_threads)
-        if processes == 1 and _in_process() and not _extra_args and \
-                not _force_subprocess:
-            result = _distopt.run(str(module), state, None, options,
-                                  driver.event)
-            final, losses = result["state"], result["loss"]
-            if driver.resumed_from is None:
-                driver.resumed_from = result.get("resumed_from")
-        else:
-            final, losses = _run_dist_run(module, state, options, processes,
-                                          driver, work, _extra_args)
+                           num_threads, opt_level)
+        try:
+            if processes == 1 and _in_process() and not _extra_args and \
+                    not _force_subprocess:
+                result = _distopt.run(str(module), state, None, options,
+                                      driver.event)
+                final, losses = result["state"], result["loss"]
+                if driver.resumed_from is None:
+                    driver.resumed_from = result.get("resumed_from")
+            else:
+                final, losses = _run_dist_run(module, state, options,
+                                              processes, driver, work,
+                                              _extra_args)
+        except BaseException:
+            # A failed run calls no on_train_end (as Keras); its progress
+            # bar ends where the run did.
+            for callback in callback_list:
+                if isinstance(callback, ProgbarLogger):
+                    callback.close()
+            raise
         model.state = {k: v for k, v in final.items() if k in state}
         model.losses = np.asarray(losses) if losses is not None else None
         history.resumed_from = driver.resumed_from

@@ -220,3 +220,260 @@ def test_errors_carry_the_runners_message(tmp_path):
     (tmp_path / "b").mkdir()
     with pytest.raises(distopt.DistOptError, match="exited with status 3"):
         _fake_run(tmp_path / "b", "status")
+
+
+# -- real runs -----------------------------------------------------------------------
+
+def _mlp(seed=0):
+    torch.manual_seed(seed)
+    # (No bias before the batch norm: its gradient is only rounding noise,
+    # which Adam's normalized step would amplify.)
+    return torch.nn.Sequential(torch.nn.Linear(8, 16, bias=False),
+                               torch.nn.BatchNorm1d(16),
+                               torch.nn.ReLU(), torch.nn.Linear(16, 3))
+
+
+def _data(samples=40, seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.normal(size=(samples, 8)).astype(np.float32),
+            rng.integers(0, 3, samples))
+
+
+def _pytorch_epochs(model, optimizer, x, y, epochs, batch):
+    """PyTorch's own training over the batches in order: each epoch's mean
+    loss."""
+    means = []
+    for _ in range(epochs):
+        losses = []
+        for i in range(len(x) // batch):
+            xb = torch.from_numpy(x[i * batch:(i + 1) * batch])
+            yb = torch.from_numpy(y[i * batch:(i + 1) * batch])
+            optimizer.zero_grad()
+            loss = torch.nn.functional.cross_entropy(model(xb), yb)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        means.append(np.mean(losses))
+    return means
+
+
+def _assert_same_training(model, optimizer, reference, ref_optimizer, rtol):
+    for (name, a), b in zip(model.state_dict().items(),
+                            reference.state_dict().values()):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=rtol,
+                                   atol=1e-6, err_msg=name)
+    for p, q in zip(model.parameters(), reference.parameters()):
+        mine, theirs = optimizer.state[p], ref_optimizer.state[q]
+        assert set(mine) == set(theirs)
+        for key in theirs:
+            np.testing.assert_allclose(np.asarray(mine[key]),
+                                       np.asarray(theirs[key]), rtol=rtol,
+                                       atol=1e-6, err_msg=key)
+
+
+@pytest.mark.parametrize("make_optimizer", [
+    lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9),
+    lambda ps: torch.optim.AdamW(ps, lr=0.01, weight_decay=0.1)],
+    ids=["sgd-momentum", "adamw"])
+def test_torch_fit_equals_pytorch(make_optimizer):
+    """The model, its batch-norm statistics and the optimizer state after
+    fit equal PyTorch's own training over the same batches, and training
+    goes on in PyTorch from there as it would have."""
+    x, y = _data()
+    model, reference = _mlp(), _mlp()
+    optimizer = make_optimizer(model.parameters())
+    ref_optimizer = make_optimizer(reference.parameters())
+    history = distopt.torch.fit(
+        model, "cross_entropy", optimizer, (x, y), epochs=2, batch_size=8,
+        shuffle=False, verbose=0, validation_data=(x[:16], y[:16]))
+    means = _pytorch_epochs(reference, ref_optimizer, x, y, 2, 8)
+    np.testing.assert_allclose(history.history["loss"], means, rtol=1e-5)
+    assert len(history.history["val_loss"]) == 2
+    assert all(0 <= a <= 1 for a in history.history["val_accuracy"])
+    _assert_same_training(model, optimizer, reference, ref_optimizer, 1e-5)
+    # One more epoch in PyTorch, from where each stands.
+    model.train()
+    _pytorch_epochs(model, optimizer, x, y, 1, 8)
+    _pytorch_epochs(reference, ref_optimizer, x, y, 1, 8)
+    _assert_same_training(model, optimizer, reference, ref_optimizer, 1e-5)
+
+
+class StopAfter(Callback):
+    def __init__(self, epoch):
+        super().__init__()
+        self.epoch = epoch
+
+    def on_epoch_end(self, epoch, logs=None):
+        if epoch >= self.epoch:
+            self.model.stop_training = True
+
+
+def test_fit_data_forms_and_stop_training(tmp_path):
+    """A dataset directory with x.npy / y.npy, a torch Dataset, and a
+    callback stopping the run (dist-run --control): the same training."""
+    x, y = _data()
+    directory = tmp_path / "data"
+    distopt.datasets.write_dataset(str(directory), {"x": x, "y": y})
+    runs = []
+    for data in (str(directory),
+                 torch.utils.data.TensorDataset(torch.from_numpy(x),
+                                                torch.from_numpy(y))):
+        model = _mlp()
+        history = distopt.torch.fit(
+            model, torch.nn.CrossEntropyLoss(), ("sgd", {"lr": 0.05}), data,
+            epochs=4, batch_size=8, seed=3, verbose=0,
+            callbacks=[StopAfter(1)])
+        assert history.epoch == [0, 1] and history.stopped_early
+        runs.append((history.history["loss"],
+                     [p.detach().numpy().copy() for p in model.parameters()]))
+    np.testing.assert_allclose(runs[0][0], runs[1][0], rtol=1e-6)
+    for a, b in zip(runs[0][1], runs[1][1]):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    with pytest.raises(ValueError, match="lacks"):
+        distopt.torch.fit(_mlp(), "cross_entropy", ("sgd", {"lr": 0.1}),
+                          str(tmp_path), epochs=1, batch_size=8, verbose=0)
+
+
+def test_single_process_fit_starts_no_dist_run(monkeypatch):
+    if not hasattr(distopt._distopt, "run"):
+        pytest.skip("the extension has no in-process runner (_distopt.run)")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"a process was started: {args[0]}")
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+    monkeypatch.setattr(subprocess, "run", refuse)
+    x, y = _data()
+    model = _mlp()
+    history = distopt.torch.fit(model, "cross_entropy", ("sgd", {"lr": 0.1}),
+                                (x, y), epochs=2, batch_size=8, verbose=0)
+    assert len(history.history["loss"]) == 2
+
+
+def _leftovers(root):
+    """Partial files (a writer's temporaries) anywhere under `root`."""
+    return [os.path.join(d, n) for d, dirs, files in os.walk(root)
+            for n in dirs + files if ".partial" in n]
+
+
+def test_resnet18_mirrored_backup_and_restore(tmp_path, capfd):
+    """The issue's test: a torchvision ResNet-18 trained with
+    MirroredStrategy(2) under the progress bar; the same run with rank 1
+    killed in its second epoch raises DistOptError, and the same call with
+    BackupAndRestore then resumes and ends equal to the uninterrupted run."""
+    torchvision = pytest.importorskip("torchvision")
+    torch.manual_seed(0)
+    initial = torchvision.models.resnet18(num_classes=10).state_dict()
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(64, 3, 32, 32)).astype(np.float32)
+    y = rng.integers(0, 10, 64)
+
+    def call(backup=None, extra=(), verbose=0):
+        model = torchvision.models.resnet18(num_classes=10)
+        model.load_state_dict(initial)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        history = distopt.torch.fit(
+            model, "cross_entropy", optimizer, (x, y),
+            strategy=distopt.MirroredStrategy(2), epochs=2, batch_size=16,
+            verbose=verbose, opt_level=0, _extra_args=extra,
+            callbacks=[BackupAndRestore(backup)] if backup else [])
+        return history, model, optimizer
+
+    whole, model, optimizer = call(verbose=1)
+    bar = capfd.readouterr().err
+    assert "Epoch 1/2" in bar and "Epoch 2/2" in bar and "4/4" in bar
+    assert "samples_per_s" in bar
+    assert len(whole.history["loss"]) == 2
+    assert whole.history["loss"][1] < whole.history["loss"][0]
+
+    backup = str(tmp_path / "backup")
+    with pytest.raises(distopt.DistOptError) as failure:
+        call(backup, extra=["--test-raise=1:KILL:step6"])
+    assert "signal" in str(failure.value) or "status" in str(failure.value)
+    assert os.listdir(backup) == ["ckpt-00000004"]   # the first epoch's
+    assert _leftovers(tmp_path) == []
+
+    resumed, model2, optimizer2 = call(backup)
+    assert resumed.resumed_from == 4 and resumed.epoch == [1]
+    assert resumed.history["loss"] == whole.history["loss"][1:]
+    assert not os.path.exists(backup)               # deleted at the end
+    for (name, a), b in zip(model.state_dict().items(),
+                            model2.state_dict().values()):
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-6,
+                                   atol=1e-7, err_msg=name)
+    for p, q in zip(model.parameters(), model2.parameters()):
+        np.testing.assert_allclose(
+            optimizer2.state[q]["momentum_buffer"].numpy(),
+            optimizer.state[p]["momentum_buffer"].numpy(), rtol=1e-6,
+            atol=1e-7)
+
+
+INTERRUPTED = textwrap.dedent("""
+    import sys, time
+    import numpy as np, torch, distopt, distopt.torch
+    from distopt.callbacks import BackupAndRestore, Callback
+    sys.path.insert(0, {tests!r})
+    from test_fit import _mlp, _data
+
+    class Slow(Callback):      # a run long enough to interrupt
+        def on_epoch_end(self, epoch, logs=None):
+            time.sleep(0.5)
+
+    x, y = _data()
+    distopt.torch.fit(_mlp(), "cross_entropy", ("sgd", {{"lr": 0.1}}),
+                      (x, y), strategy=distopt.MirroredStrategy(2),
+                      epochs=30, batch_size=8, verbose=0,
+                      callbacks=[BackupAndRestore({backup!r}), Slow()])
+    print("finished")
+""")
+
+
+def test_ctrl_c_stops_every_rank_and_keeps_the_checkpoint(tmp_path):
+    backup = str(tmp_path / "backup")
+    work = tmp_path / "tmp"
+    work.mkdir()
+    env = dict(os.environ, TMPDIR=str(work))
+    child = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED.format(
+            tests=os.path.dirname(os.path.abspath(__file__)), backup=backup)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (os.path.isdir(backup) and any(
+                n.startswith("ckpt-") for n in os.listdir(backup))):
+            assert child.poll() is None, child.communicate()
+            assert time.monotonic() < deadline, "no checkpoint in 120 s"
+            time.sleep(0.05)
+        child.send_signal(signal.SIGINT)
+        stopped = time.monotonic()
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert time.monotonic() - stopped < 30
+    assert "finished" not in out
+    assert child.returncode in (-signal.SIGINT, 130, 1), err
+    assert "KeyboardInterrupt" in err or child.returncode != 1
+    # No rank is left, nor any partial file; the checkpoint is complete.
+    mine = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if str(work).encode() in f.read():
+                    mine.append(pid)
+        except OSError:
+            pass
+    assert mine == []
+    assert _leftovers(tmp_path) == []
+    checkpoints = sorted(n for n in os.listdir(backup) if n.startswith("ckpt-"))
+    assert checkpoints and all(
+        os.path.isfile(os.path.join(backup, n, "index.json"))
+        for n in checkpoints)
+    # The same call resumes from it and runs the remaining epochs.
+    x, y = _data()
+    history = distopt.torch.fit(
+        _mlp(), "cross_entropy", ("sgd", {"lr": 0.1}), (x, y),
+        strategy=distopt.MirroredStrategy(2), epochs=30, batch_size=8,
+        verbose=0, callbacks=[BackupAndRestore(backup)])
+    assert history.resumed_from is not None and history.resumed_from >= 5
+    assert history.epoch[0] == history.resumed_from // 5
+    assert history.epoch[-1] == 29

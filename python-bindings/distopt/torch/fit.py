@@ -96,7 +96,8 @@ def _load_back(model, optimizer, state):
 def fit(model, loss, optimizer, train_data, *, strategy=None, epochs=1,
         batch_size=None, validation_data=None, callbacks=(), verbose=1,
         seed=0, shuffle=True, checkpoint_dir=None, num_threads=None,
-        dropout_seed=0, _extra_args=(), _force_subprocess=False):
+        opt_level=None, dropout_seed=0, _extra_args=(),
+        _force_subprocess=False):
     """Trains `model` (a torch.nn.Module) with `loss` and `optimizer` for
     `epochs` epochs over `train_data`, distributed by `strategy`, and
     returns the `History` (`history.history["loss"]`: each epoch's mean
@@ -156,6 +157,7 @@ def fit(model, loss, optimizer, train_data, *, strategy=None, epochs=1,
         batch_size=batch_size, validation_data=validation_data,
         callbacks=callbacks, seed=seed, shuffle=shuffle, verbose=verbose,
         checkpoint_dir=checkpoint_dir, num_threads=num_threads,
-        _extra_args=_extra_args, _force_subprocess=_force_subprocess)
+        opt_level=opt_level, _extra_args=_extra_args,
+        _force_subprocess=_force_subprocess)
     _load_back(model, optimizer, history.model.state)
     return history
