@@ -67,8 +67,10 @@ double maxUlpError(StringRef fn, const std::vector<float> &inputs,
   // Without the approximation: libm's results, to show the measure itself
   // is right.
   // Serial loops: the JIT here loads no OpenMP runtime.
-  train::buildCPUPipeline(pm, /*blas=*/true, approximated, "auto", 1000,
-                          /*profile=*/false, /*parallelMinIterations=*/0);
+  train::CPUPipelineOptions lowering;
+  lowering.approximateMath = approximated;
+  lowering.parallelMinIterations = 0;
+  train::buildCPUPipeline(pm, lowering);
   EXPECT_TRUE(succeeded(pm.run(*module)));
   ExecutionEngineOptions options;
   // The options hold a function_ref: the transformer must outlive create().

@@ -1,5 +1,4 @@
-//===- Passes.h - conversions out of the train and dist dialects -*- C++
-//-*-===//
+//===- Passes.h - lowering of the train and dist dialects -------*- C++ -*-===//
 
 #ifndef DISTOPT_CONVERSION_PASSES_H
 #define DISTOPT_CONVERSION_PASSES_H
@@ -21,6 +20,19 @@
 
 namespace mlir::train {
 
+/// The lowering's defaults, one set: dist-lower-cpu's and dist-lower-cuda's
+/// options, the passes' own (Passes.td names these constants) and every
+/// runner's start from them.
+/// dist-split-functions: ops after which a part of a function may end.
+inline constexpr unsigned kDefaultOpsPerFunction = 1000;
+/// dist-parallel-loops: iterations from which a loop nest runs its
+/// outermost parallel loop on the OpenMP team.
+inline constexpr int64_t kDefaultParallelMinIterations = 32768;
+/// dist-map-to-gpu: threads per block of the mapped loop nests.
+inline constexpr int64_t kDefaultBlockSize = 256;
+/// LLVM's optimization level of the compiled step (and of CUDA kernels).
+inline constexpr unsigned kDefaultOptLevel = 3;
+
 #define GEN_PASS_DECL
 #include "distopt/Conversion/Passes.h.inc"
 
@@ -38,25 +50,55 @@ bool isBlasContraction(linalg::LinalgOp op);
 /// distopt_conv2d_f32 calls once bufferized; kept out of fusion too.
 bool isConvContraction(linalg::LinalgOp op);
 
+/// The options of dist-lower-cpu (buildCPUPipeline), with the defaults
+/// every entry shares: the pipeline's flags, the tools' and the runner's.
+struct CPUPipelineOptions {
+  /// f32 matrix products through OpenBLAS and f32 stride-1 convolutions
+  /// through LIBXSMM (libdistopt_cpu).
+  bool blas = true;
+  /// f32 tanh, exp and log as polynomial approximations
+  /// (dist-approximate-math) instead of libm calls.
+  bool approximateMath = true;
+  /// dist-to-runtime's collective backend.
+  std::string backend = "auto";
+  /// Functions cut into parts of about this many ops before bufferization
+  /// (dist-split-functions; 0 keeps them whole).
+  unsigned opsPerFunction = kDefaultOpsPerFunction;
+  /// Each op that does work bracketed by runtime profile calls
+  /// (dist-name-train-ops, dist-profile-ops: the `distopt.profile` table).
+  bool profile = false;
+  /// Loop nests of at least this many iterations run their outermost
+  /// parallel loop on the OpenMP team (dist-parallel-loops,
+  /// convert-scf-to-openmp; 0: every loop serial).
+  int64_t parallelMinIterations = kDefaultParallelMinIterations;
+  /// dist-lower-cuda's IR instead, its mapped loop nests run as CPU loops
+  /// (buildGPUMappedCPUPipeline; blas, approximateMath, profile and
+  /// parallelMinIterations do not apply).
+  bool gpuMapped = false;
+  /// With gpuMapped: threads per block of the mapped nests.
+  int64_t blockSize = kDefaultBlockSize;
+  /// LLVM's optimization level when the lowered module becomes machine
+  /// code (a runner's or dist-compile's step); the passes do not read it.
+  unsigned optLevel = kDefaultOptLevel;
+};
+
 /// Adds `dist-lower-cpu` to `pm`: dist-to-runtime (collectives to runtime
 /// calls; records the step's interface), train-to-linalg, elementwise
 /// fusion, (with `opsPerFunction` > 0) large functions cut into parts,
 /// one-shot bufferization, (with `blas`) f32 matrix products through
 /// OpenBLAS and f32 stride-1 convolutions through LIBXSMM, deallocation,
 /// and the lowering of loops, arith, math, memref and func to the LLVM
-/// dialect.
-/// With `approximateMath`, f32 tanh, exp and log become polynomial
-/// approximations (dist-approximate-math) instead of libm calls; `backend`
-/// is dist-to-runtime's. With `profile`, each op that does work is
-/// bracketed by runtime profile calls (dist-name-train-ops,
-/// dist-profile-ops: the `distopt.profile` table of sites). Loop nests of
-/// at least `parallelMinIterations` iterations run their outermost
-/// parallel loop on the OpenMP team (dist-parallel-loops,
-/// convert-scf-to-openmp; 0: every loop serial).
+/// dialect. With `gpuMapped`, buildGPUMappedCPUPipeline instead.
+void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
+
+/// buildCPUPipeline with the options one by one (kept for the tools until
+/// they pass a CPUPipelineOptions; the defaults are the same).
 void buildCPUPipeline(OpPassManager &pm, bool blas = true,
                       bool approximateMath = true, StringRef backend = "auto",
-                      unsigned opsPerFunction = 1000, bool profile = false,
-                      int64_t parallelMinIterations = 32768);
+                      unsigned opsPerFunction = kDefaultOpsPerFunction,
+                      bool profile = false,
+                      int64_t parallelMinIterations =
+                          kDefaultParallelMinIterations);
 
 /// Registers `dist-lower-cpu` (buildCPUPipeline with its options).
 void registerCPUPipeline();
@@ -101,7 +143,7 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
   Option<int> optLevel{*this, "opt-level",
                        llvm::cl::desc("LLVM optimization level of the kernels "
                                       "(0 to 3)"),
-                       llvm::cl::init(3)};
+                       llvm::cl::init(kDefaultOptLevel)};
   Option<std::string> format{
       *this, "format",
       llvm::cl::desc("What gpu-module-to-binary embeds: fatbin (ptxas "
@@ -117,13 +159,13 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
   Option<int64_t> blockSize{*this, "block-size",
                             llvm::cl::desc("Threads per block of the mapped "
                                            "loop nests (dist-map-to-gpu)"),
-                            llvm::cl::init(256)};
+                            llvm::cl::init(kDefaultBlockSize)};
   Option<unsigned> opsPerFunction{
       *this, "ops-per-function",
       llvm::cl::desc("Cut functions into private parts of about this many "
                      "ops before bufferization (dist-split-functions; 0: "
                      "keep them whole)"),
-      llvm::cl::init(1000)};
+      llvm::cl::init(kDefaultOpsPerFunction)};
   Option<std::string> backend{
       *this, "backend",
       llvm::cl::desc("The collective backend the step starts (nccl: the "
@@ -139,6 +181,20 @@ void buildCUDAPipeline(OpPassManager &pm, const CUDAPipelineOptions &options);
 
 /// Registers `dist-lower-cuda`.
 void registerCUDAPipeline();
+
+/// The top-level entry: `strategy` (a textual strategy pipeline such as
+/// "dist-mirrored{replicas=2}", as dist-opt takes it; empty: the step
+/// stays on one device), then the lowering for the CPU with `options`.
+/// The strategy pipelines must be registered (dist::registerAllPasses,
+/// distopt/InitAll.h); an unknown or malformed strategy is an error
+/// written to `errorStream`, and `pm` is then left as it was.
+LogicalResult buildDistributedPipeline(OpPassManager &pm, StringRef strategy,
+                                       const CPUPipelineOptions &options,
+                                       raw_ostream &errorStream);
+/// The same with the lowering for NVIDIA GPUs (dist-lower-cuda).
+LogicalResult buildDistributedPipeline(OpPassManager &pm, StringRef strategy,
+                                       const CUDAPipelineOptions &options,
+                                       raw_ostream &errorStream);
 
 } // namespace mlir::train
 

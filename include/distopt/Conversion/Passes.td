@@ -536,7 +536,7 @@ def DistSplitFunctionsPass : Pass<"dist-split-functions", "ModuleOp"> {
   }];
   let options = [
     Option<"opsPerFunction", "ops-per-function", "unsigned",
-           /*default=*/"1000",
+           /*default=*/"::mlir::train::kDefaultOpsPerFunction",
            "Ops (nested ops included) after which a part may end; 0 keeps "
            "every function whole">,
   ];
@@ -638,7 +638,8 @@ def DistParallelLoopsPass : Pass<"dist-parallel-loops"> {
     ```
   }];
   let options = [
-    Option<"minIterations", "min-iterations", "int64_t", "32768",
+    Option<"minIterations", "min-iterations", "int64_t",
+           /*default=*/"::mlir::train::kDefaultParallelMinIterations",
            "Iterations (the product of the static loop ranges) from which "
            "an op's outermost parallel loop runs on the team; 0: none does "
            "(plain convert-linalg-to-loops)">,
@@ -688,7 +689,8 @@ def DistMapToGPUPass : Pass<"dist-map-to-gpu"> {
     the op (nothing is left unmapped silently).
   }];
   let options = [
-    Option<"blockSize", "block-size", "int64_t", "256",
+    Option<"blockSize", "block-size", "int64_t",
+           /*default=*/"::mlir::train::kDefaultBlockSize",
            "Threads per block (1 to 1024)">,
   ];
   let dependentDialects = ["::mlir::affine::AffineDialect",

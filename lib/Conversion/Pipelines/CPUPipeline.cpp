@@ -12,6 +12,7 @@
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
+using mlir::train::CPUPipelineOptions;
 
 void mlir::train::addTensorPasses(OpPassManager &pm, bool approximateMath,
                                   StringRef backend, unsigned opsPerFunction,
@@ -139,13 +140,29 @@ static void addCPULoweringPasses(OpPassManager &pm,
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+void mlir::train::buildCPUPipeline(OpPassManager &pm,
+                                   const CPUPipelineOptions &options) {
+  if (options.gpuMapped)
+    return buildGPUMappedCPUPipeline(pm, options.backend,
+                                     options.opsPerFunction, options.blockSize);
+  addTensorPasses(pm, options.approximateMath, options.backend,
+                  options.opsPerFunction, options.profile);
+  addBufferPasses(pm, options.blas, /*convKernels=*/true, options.profile);
+  addCPULoweringPasses(pm, options.parallelMinIterations);
+}
+
 void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas,
                                    bool approximateMath, StringRef backend,
                                    unsigned opsPerFunction, bool profile,
                                    int64_t parallelMinIterations) {
-  addTensorPasses(pm, approximateMath, backend, opsPerFunction, profile);
-  addBufferPasses(pm, blas, /*convKernels=*/true, profile);
-  addCPULoweringPasses(pm, parallelMinIterations);
+  CPUPipelineOptions options;
+  options.blas = blas;
+  options.approximateMath = approximateMath;
+  options.backend = backend.str();
+  options.opsPerFunction = opsPerFunction;
+  options.profile = profile;
+  options.parallelMinIterations = parallelMinIterations;
+  buildCPUPipeline(pm, options);
 }
 
 void mlir::train::addGPUMappedPasses(OpPassManager &pm, StringRef backend,
@@ -180,37 +197,38 @@ void mlir::train::buildGPUMappedCPUPipeline(OpPassManager &pm,
 }
 
 namespace {
-struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
+/// dist-lower-cpu's flags: CPUPipelineOptions's fields, with its defaults.
+struct CPUPipelineFlags : public PassPipelineOptions<CPUPipelineFlags> {
   Option<bool> blas{*this, "blas",
                     llvm::cl::desc("Run f32 matrix products through "
                                    "OpenBLAS and f32 convolutions "
                                    "through LIBXSMM's batch-reduce kernels "
                                    "(libdistopt_cpu)"),
-                    llvm::cl::init(true)};
+                    llvm::cl::init(CPUPipelineOptions().blas)};
   Option<bool> approximateMath{
       *this, "approximate-math",
       llvm::cl::desc("Compute f32 tanh, exp and log with polynomial "
                      "approximations (dist-approximate-math: vectorizable, "
                      "a few ulp) instead of libm calls"),
-      llvm::cl::init(true)};
+      llvm::cl::init(CPUPipelineOptions().approximateMath)};
   Option<unsigned> opsPerFunction{
       *this, "ops-per-function",
       llvm::cl::desc("Cut functions into private parts of about this many "
                      "ops before bufferization (dist-split-functions; 0: "
                      "keep them whole)"),
-      llvm::cl::init(1000)};
+      llvm::cl::init(CPUPipelineOptions().opsPerFunction)};
   Option<bool> profile{
       *this, "profile",
       llvm::cl::desc("Bracket each op that does work with runtime profile "
                      "calls (dist-name-train-ops, dist-profile-ops; "
                      "dist-run --profile)"),
-      llvm::cl::init(false)};
+      llvm::cl::init(CPUPipelineOptions().profile)};
   Option<int64_t> parallelMinIterations{
       *this, "parallel-min-iterations",
       llvm::cl::desc("Loop nests of at least this many iterations run "
                      "their outermost parallel loop on the OpenMP team "
                      "(dist-parallel-loops; 0: all loops serial)"),
-      llvm::cl::init(32768)};
+      llvm::cl::init(CPUPipelineOptions().parallelMinIterations)};
   Option<bool> gpuMapped{
       *this, "gpu-mapped",
       llvm::cl::desc("Lower dist-lower-cuda's IR instead: the same passes "
@@ -219,29 +237,37 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
                      "kernels' index arithmetic without a GPU; blas, "
                      "approximate-math, profile and "
                      "parallel-min-iterations do not apply)"),
-      llvm::cl::init(false)};
+      llvm::cl::init(CPUPipelineOptions().gpuMapped)};
   Option<int64_t> blockSize{
       *this, "block-size",
       llvm::cl::desc("With gpu-mapped: threads per block of the mapped "
                      "nests (dist-map-to-gpu)"),
-      llvm::cl::init(256)};
+      llvm::cl::init(CPUPipelineOptions().blockSize)};
+
+  /// The options these flags hold (the backend is "auto").
+  CPUPipelineOptions getOptions() const {
+    CPUPipelineOptions options;
+    options.blas = blas;
+    options.approximateMath = approximateMath;
+    options.opsPerFunction = opsPerFunction;
+    options.profile = profile;
+    options.parallelMinIterations = parallelMinIterations;
+    options.gpuMapped = gpuMapped;
+    options.blockSize = blockSize;
+    return options;
+  }
 };
 } // namespace
 
 void mlir::train::registerCPUPipeline() {
-  PassPipelineRegistration<CPUPipelineOptions>(
+  PassPipelineRegistration<CPUPipelineFlags>(
       "dist-lower-cpu",
       "Lower a training step (train dialect on tensors) to the LLVM dialect "
       "for CPUs: collectives to runtime calls, train-to-linalg, elementwise "
       "fusion, polynomial tanh/exp/log, large functions cut into parts, "
       "one-shot bufferization, matrix products through OpenBLAS, "
       "frees after last use, loops (large ones in parallel on OpenMP), LLVM",
-      [](OpPassManager &pm, const CPUPipelineOptions &options) {
-        if (options.gpuMapped)
-          return buildGPUMappedCPUPipeline(pm, "auto", options.opsPerFunction,
-                                           options.blockSize);
-        buildCPUPipeline(pm, options.blas, options.approximateMath, "auto",
-                         options.opsPerFunction, options.profile,
-                         options.parallelMinIterations);
+      [](OpPassManager &pm, const CPUPipelineFlags &flags) {
+        buildCPUPipeline(pm, flags.getOptions());
       });
 }
