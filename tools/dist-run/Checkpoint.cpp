@@ -213,6 +213,10 @@ static bool probeDirectory(const std::string &directory, std::string &error) {
   return ok;
 }
 
+std::string CheckpointDir::getCheckpointPath(uint64_t step) const {
+  return join(directory, getCheckpointName(step));
+}
+
 void CheckpointDir::open() {
   if (distrt_rank() == 0) {
     if (llvm::Error error = checkOutputTarget("--checkpoint-dir", directory,

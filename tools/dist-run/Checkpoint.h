@@ -58,6 +58,9 @@ public:
   /// before save() or restore().
   void open();
 
+  /// The directory of the checkpoint after `step` steps.
+  std::string getCheckpointPath(uint64_t step) const;
+
   /// Saves the state arguments in `args` (this rank's blocks of
   /// `wholeStep`) after `position.step` steps with the losses so far (rank
   /// 0's); every rank calls it. Nothing is written when that step's

@@ -123,7 +123,8 @@ static void waitForEvaluation(const Evaluation &evaluation) {
     fail(getRuntimeError());
 }
 
-void distrun::evaluate(CompiledStep &compiled, Evaluation &evaluation,
+std::optional<EvaluationResult>
+distrun::evaluate(CompiledStep &compiled, Evaluation &evaluation,
                        std::vector<Binding> &trainArgs, uint64_t stepsDone,
                        MetricsFile &metrics) {
   for (auto [arg, from] :
@@ -134,8 +135,10 @@ void distrun::evaluate(CompiledStep &compiled, Evaluation &evaluation,
     // Every rank sends its blocks; rank 0 evaluates alone.
     Arrays global =
         gatherState(trainArgs, *evaluation.gatheredFrom, &evaluation.gathered);
-    if (distrt_rank() != 0)
-      return waitForEvaluation(evaluation);
+    if (distrt_rank() != 0) {
+      waitForEvaluation(evaluation);
+      return std::nullopt;
+    }
     for (Binding &arg : evaluation.args) {
       auto it = global.find(arg.value->name);
       if (it == global.end())
@@ -165,8 +168,11 @@ void distrun::evaluate(CompiledStep &compiled, Evaluation &evaluation,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   if (distrt_rank() != 0)
-    return;
+    return std::nullopt;
   int64_t samples = batches * dataset.getBatchSize();
+  EvaluationResult result;
+  result.loss = lossSum / batches;
+  result.samples = samples;
   llvm::json::Object line{{"eval_after_step", stepsDone},
                           {"loss", lossSum / batches},
                           {"samples", samples},
@@ -176,6 +182,7 @@ void distrun::evaluate(CompiledStep &compiled, Evaluation &evaluation,
   if (evaluation.correctResult >= 0) {
     llvm::outs() << llvm::formatv(", accuracy {0:F4}", correct / samples);
     line["accuracy"] = correct / samples;
+    result.accuracy = correct / samples;
   }
   metrics.write(std::move(line));
   llvm::outs() << llvm::formatv(" ({0} samples", samples);
@@ -185,4 +192,5 @@ void distrun::evaluate(CompiledStep &compiled, Evaluation &evaluation,
   llvm::outs().flush();
   if (evaluation.gatheredFrom)
     waitForEvaluation(evaluation);
+  return result;
 }

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <memory>
+#include <optional>
 #include <set>
 
 namespace distrun {
@@ -57,10 +58,18 @@ setUpEvaluation(const mlir::train::StepSignature &wholeStep,
                 const std::vector<Binding> &trainArgs, Arrays &state,
                 mlir::ModuleOp module, const EvaluationOptions &options);
 
+/// What an evaluation found (rank 0).
+struct EvaluationResult {
+  double loss = 0;
+  /// With a `correct` metric.
+  std::optional<double> accuracy;
+  int64_t samples = 0;
+};
+
 /// Evaluates the parameters in `trainArgs` on the whole evaluation dataset
-/// (its whole batches, in order); rank 0 prints the mean loss and accuracy
-/// and writes them to `metrics`.
-void evaluate(CompiledStep &compiled, Evaluation &evaluation,
+/// (its whole batches, in order); rank 0 prints the mean loss and accuracy,
+/// writes them to `metrics` and returns them (none on the other ranks).
+std::optional<EvaluationResult> evaluate(CompiledStep &compiled, Evaluation &evaluation,
               std::vector<Binding> &trainArgs, uint64_t stepsDone,
               MetricsFile &metrics);
 

@@ -1,6 +1,7 @@
 //===- Failure.cpp - how dist-run ends on an error or a signal ------------===//
 
 #include "Failure.h"
+#include "Events.h"
 #include "PartialFile.h"
 
 #include "distopt/Runtime/distrt.h"
@@ -45,9 +46,17 @@ static std::string getRankName() {
   return launched ? launched : "0";
 }
 
+static std::string errorEventsPath;
+
+void distrun::setErrorEventsPath(llvm::StringRef path) {
+  errorEventsPath = path.str();
+}
+
 void distrun::fail(const llvm::Twine &message) {
   llvm::outs().flush();
-  llvm::errs() << "dist-run: rank " << getRankName() << ": " << message << "\n";
+  std::string rank = getRankName();
+  llvm::errs() << "dist-run: rank " << rank << ": " << message << "\n";
+  appendErrorEvent(errorEventsPath, std::atoll(rank.c_str()), message.str());
   PartialFile::removeCurrent();
   // Under a launcher the other ranks wait in MPI_Init until this one is
   // there too: start MPI so that the abort below reaches them.

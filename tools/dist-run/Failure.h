@@ -30,6 +30,10 @@ namespace distrun {
 /// themselves only if rank 0 has not ended the job within seconds.
 [[noreturn]] void failOnEveryRank(const llvm::Twine &message);
 
+/// The --events file (none when empty) to which fail() appends an "error"
+/// event (Events.h), set once its path is checked.
+void setErrorEventsPath(llvm::StringRef path);
+
 /// Prints "dist-run: rank R: warning: `message`" and goes on.
 void warn(const llvm::Twine &message);
 

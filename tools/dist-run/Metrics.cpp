@@ -29,8 +29,7 @@ void MetricsFile::write(llvm::json::Object line) {
   stream->flush();
 }
 
-/// This process's peak resident memory, MiB.
-static double getPeakRssMiB() {
+double distrun::getPeakRssMiB() {
   struct rusage usage;
   getrusage(RUSAGE_SELF, &usage);
   return usage.ru_maxrss / 1024.0;

@@ -19,6 +19,9 @@
 
 namespace distrun {
 
+/// This process's peak resident memory, MiB.
+double getPeakRssMiB();
+
 class MetricsFile {
 public:
   /// Opens `path` (none when empty; only on rank 0) to append, emptied

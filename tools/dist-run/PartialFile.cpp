@@ -63,7 +63,11 @@ static std::string getTargetProblem(llvm::StringRef path, OutputKind kind) {
                ? std::string("is ") + describeFileType(status.st_mode) +
                      ", not a directory"
                : "";
-  if (exists && !S_ISREG(status.st_mode))
+  if (kind == OutputKind::stream && exists && !S_ISREG(status.st_mode) &&
+      !S_ISFIFO(status.st_mode))
+    return std::string("is ") + describeFileType(status.st_mode) +
+           ", not a regular file or a FIFO";
+  if (kind == OutputKind::file && exists && !S_ISREG(status.st_mode))
     return std::string("is ") + describeFileType(status.st_mode) +
            ", not a regular file (an output replaces only a regular file)";
   for (const auto &[what, input] : getProtectedInputs())
@@ -86,13 +90,29 @@ llvm::Error distrun::checkOutputTarget(llvm::StringRef what,
 
 llvm::Expected<int> distrun::openOutputInPlace(llvm::StringRef what,
                                                llvm::StringRef path,
-                                               bool append) {
-  if (llvm::Error error = checkOutputTarget(what, path))
+                                               bool append,
+                                               OutputKind kind) {
+  if (llvm::Error error = checkOutputTarget(what, path, kind))
     return std::move(error);
   auto failure = [&](const std::string &why) {
     return llvm::createStringError("cannot write " + what + " '" + path +
                                    "': " + why);
   };
+  // A stream's FIFO is opened blocking (it waits for its reader) and
+  // checked on the open descriptor.
+  struct stat status = {};
+  if (kind == OutputKind::stream && ::stat(path.str().c_str(), &status) == 0 &&
+      S_ISFIFO(status.st_mode)) {
+    int fd = ::open(path.str().c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+      return failure(std::strerror(errno));
+    if (::fstat(fd, &status) != 0 || !S_ISFIFO(status.st_mode)) {
+      ::close(fd);
+      return failure(std::string("it is ") + describeFileType(status.st_mode) +
+                     ", not a regular file or a FIFO");
+    }
+    return fd;
+  }
   // Without blocking: opening a FIFO for writing would wait for a reader.
   int fd = ::open(path.str().c_str(),
                   O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
@@ -101,7 +121,6 @@ llvm::Expected<int> distrun::openOutputInPlace(llvm::StringRef what,
   if (fd < 0)
     return failure(errno == ENXIO ? "it is a FIFO, not a regular file"
                                   : std::strerror(errno));
-  struct stat status = {};
   if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
     ::close(fd);
     return failure(std::string("it is ") + describeFileType(status.st_mode) +

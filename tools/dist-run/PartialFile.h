@@ -55,9 +55,10 @@ private:
   int fd = -1;
 };
 
-/// What an output is: a file (replaced whole by a rename) or a directory
-/// (written into, e.g. --checkpoint-dir).
-enum class OutputKind { file, directory };
+/// What an output is: a file (replaced whole by a rename), a directory
+/// (written into, e.g. --checkpoint-dir) or a stream (a regular file or a
+/// FIFO written in place, e.g. --events).
+enum class OutputKind { file, directory, stream };
 
 /// Registers an input of this process (`what`: the option naming it, for
 /// messages): no output may be the same file. Kept for the process's life.
@@ -73,9 +74,12 @@ llvm::Error checkOutputTarget(llvm::StringRef what, llvm::StringRef path,
 /// Opens `path` to be written in place (appended to with `append`, else
 /// emptied): an output that is not renamed, such as --metrics. Checks it as
 /// checkOutputTarget() does, and again on the open file (opened without
-/// blocking: a FIFO never stalls it); returns the descriptor.
+/// blocking: a FIFO never stalls it); returns the descriptor. A `stream`
+/// output may also be a FIFO: that one is opened blocking (it waits for
+/// its reader) and never emptied.
 llvm::Expected<int> openOutputInPlace(llvm::StringRef what,
-                                      llvm::StringRef path, bool append);
+                                      llvm::StringRef path, bool append,
+                                      OutputKind kind = OutputKind::file);
 
 /// The absolute path of `path` with its directory's links and dots
 /// resolved, for comparing paths of files that may not exist yet.

@@ -526,6 +526,8 @@ std::vector<float> distrun::runSteps(CompiledStep &compiled, StringRef entry,
     report.loss = loss;
     if (hooks.afterStep)
       hooks.afterStep(report, losses);
+    if (hooks.stopAfter && hooks.stopAfter(s + 1))
+      break;
     if (!printing)
       continue;
     // Whoever watches the output (a log, mpirun) sees progress: the first

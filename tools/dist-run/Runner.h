@@ -134,6 +134,8 @@ struct RunHooks {
   /// run (rank 0 fails, naming the step, the loss and the first
   /// non-finite value it holds) before afterStep saves anything of it.
   bool stopOnNonFinite = true;
+  /// After afterStep: true ends the run there (--control's "stop").
+  std::function<bool(uint64_t stepsDone)> stopAfter;
 };
 
 /// Runs the step `entry` from step `hooks.firstStep` to `steps` on `args`,

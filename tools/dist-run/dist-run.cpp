@@ -36,6 +36,7 @@
 #include "CudaDevice.h"
 #include "Dataset.h"
 #include "Evaluation.h"
+#include "Events.h"
 #include "Failure.h"
 #include "Metrics.h"
 #include "Npz.h"
@@ -135,6 +136,17 @@ static cl::opt<std::string> metricsPath(
              "collective_bytes, sent_bytes, peak_rss_mb: rank 0's) and per "
              "evaluation to this file (a fresh run empties it first); "
              "scripts/plot_metrics.py draws it"));
+static cl::opt<std::string> eventsPath(
+    "events", cl::cat(distRunCategory),
+    cl::desc("Append the run's events as JSON lines to this file or FIFO "
+             "(rank 0: start, step, eval, checkpoint, epoch_end, end; any "
+             "failing rank: error), each line flushed at once; a fresh run "
+             "empties a regular file first"));
+static cl::opt<std::string> controlPath(
+    "control", cl::cat(distRunCategory),
+    cl::desc("With --dataset: after each epoch but the last, read one line "
+             "from this file or FIFO (rank 0): 'continue' trains on, 'stop' "
+             "(or the end of the file) ends the run after that epoch"));
 static cl::opt<bool> useCache(
     "cache", cl::init(true), cl::cat(distRunCategory),
     cl::desc("Keep the compiled step in --cache-dir and load it from there "
@@ -307,6 +319,7 @@ static void protectInputs() {
   protectInput("--dataset", datasetPath);
   protectInput("--eval-dataset", evalDatasetPath);
   protectInput("--checkpoint-dir", checkpointDir);
+  protectInput("--control", controlPath);
 }
 
 /// Checks, before anything runs, that the outputs overwrite no input or
@@ -324,6 +337,16 @@ static void checkOutputs() {
     if (llvm::Error error = checkOutputTarget("--checkpoint-dir", checkpointDir,
                                               OutputKind::directory))
       fail(llvm::toString(std::move(error)));
+  // --events may be a FIFO (written in place, checked again when opened).
+  if (!eventsPath.empty()) {
+    if (llvm::Error error = checkOutputTarget("--events", eventsPath,
+                                              OutputKind::stream))
+      fail(llvm::toString(std::move(error)));
+    for (auto &other : outputs)
+      if (!other.second.empty() && isSameFile(eventsPath, other.second))
+        fail("--events '" + eventsPath + "' is the same file as " +
+             other.first + " '" + other.second + "'");
+  }
   for (auto [i, output] : llvm::enumerate(outputs)) {
     if (output.second.empty())
       continue;
@@ -378,6 +401,9 @@ static void checkRunOptions() {
   } else if (numEpochs.getNumOccurrences() && numSteps.getNumOccurrences()) {
     fail("give --steps or --epochs, not both");
   }
+  if (!controlPath.empty() && datasetPath.empty())
+    fail("--control decides after each epoch of a --dataset, and none is "
+         "given");
   if (evalDatasetPath.empty() && evalEvery.getNumOccurrences())
     fail("--eval-every needs --eval-dataset");
   if (checkpointDir.empty())
@@ -509,6 +535,8 @@ static void checkAgreement(uint64_t moduleHash, StringRef backend,
        {"--eval-dataset", "value", hashOption(evalDatasetPath)},
        {"--eval-every", "value", hashOption(evalEvery)},
        {"--metrics", "value", hashOption(metricsPath)},
+       {"--events", "value", hashOption(eventsPath)},
+       {"--control", "value", hashOption(controlPath)},
        {"--cache", "value", hashOption(useCache)},
        {"--cache-dir", "value", hashOption(cacheDir)},
        {"--epochs", "value", hashOption(numEpochs)},
@@ -764,6 +792,22 @@ int main(int argc, char **argv) {
   int64_t rank = distrt_rank();
   if (rank == 0)
     checkOutputs();
+  // The events: rank 0 writes them; a failing rank appends its error.
+  EventStream events;
+  if (!eventsPath.empty()) {
+    if (rank == 0)
+      if (llvm::Error error = events.open(eventsPath, resume))
+        fail(llvm::toString(std::move(error)));
+    if (llvm::Error error =
+            checkOutputTarget("--events", eventsPath, OutputKind::stream))
+      llvm::consumeError(std::move(error));
+    else
+      setErrorEventsPath(eventsPath);
+  }
+  auto emit = [&](llvm::json::Object event) {
+    if (llvm::Error error = events.write(event))
+      fail(llvm::toString(std::move(error)));
+  };
 
   // The inputs, and the ranks' agreement on everything they run.
   bool initializing = !initStatePath.empty() || !initDataPath.empty();
@@ -918,16 +962,75 @@ int main(int argc, char **argv) {
     return done == totalSteps || (every && done % every == 0);
   };
   MetricsFile metrics(metricsPath, position.step > 0);
+  // Events: the epoch of a step (0-based), a value JSON can hold, and the
+  // learning rate when the step takes one.
+  uint64_t stepsPerEpoch = dataset ? dataset->getStepsPerEpoch() : 0;
+  auto epochOf = [&](uint64_t done) -> llvm::json::Value {
+    if (!stepsPerEpoch)
+      return nullptr;
+    return (done - 1) / stepsPerEpoch;
+  };
+  auto number = [](double value) -> llvm::json::Value {
+    if (!std::isfinite(value))
+      return nullptr;
+    return value;
+  };
+  const Binding *learningRate = nullptr;
+  for (const Binding &arg : args)
+    if (arg.value->role == train::Role::hyper &&
+        (arg.value->name == "lr" || arg.value->name == "learning_rate") &&
+        arg.local.getNumElements() == 1 &&
+        (arg.dtype == "<f4" || arg.dtype == "<f8"))
+      learningRate = &arg;
+  auto readLearningRate = [&]() -> llvm::json::Value {
+    if (!learningRate)
+      return nullptr;
+    const std::vector<char> &bytes = learningRate->local.bytes;
+    if (learningRate->dtype == "<f4") {
+      float value;
+      std::memcpy(&value, bytes.data(), sizeof(value));
+      return number(value);
+    }
+    double value;
+    std::memcpy(&value, bytes.data(), sizeof(value));
+    return number(value);
+  };
+  std::unique_ptr<ControlChannel> control;
+  if (!controlPath.empty() && rank == 0)
+    control = std::make_unique<ControlChannel>(controlPath);
+  bool stoppedEarly = false;
+  uint64_t stepsDone = position.step;
   hooks.afterStep = [&](const StepReport &report, ArrayRef<float> lossesSoFar) {
     uint64_t done = report.step;
+    stepsDone = done;
     // (The first step of several, with its first-touch page faults, is
     // left out of the profile.)
     if (profile)
       profile->afterStep(report, done == hooks.firstStep + 1 &&
                                      totalSteps > hooks.firstStep + 1);
     metrics.writeStep(report);
+    if (events.isOpen())
+      emit(llvm::json::Object{{"event", "step"},
+            {"step", done},
+            {"epoch", epochOf(done)},
+            {"loss", number(report.loss)},
+            {"step_ms", report.ms},
+            {"comm_ms", report.comm.comm_seconds * 1e3},
+            {"collective_bytes", report.comm.collective_bytes},
+            {"sent_bytes", report.comm.sent_bytes},
+            {"peak_rss_mb", getPeakRssMiB()},
+            {"lr", readLearningRate()}});
     if (evaluation && isDue(done, evalEvery))
-      evaluate(*compiled, *evaluation, args, done, metrics);
+      if (std::optional<EvaluationResult> result =
+              evaluate(*compiled, *evaluation, args, done, metrics);
+          result && events.isOpen())
+        emit(llvm::json::Object{{"event", "eval"},
+              {"step", done},
+              {"epoch", epochOf(done)},
+              {"loss", number(result->loss)},
+              {"accuracy", result->accuracy ? number(*result->accuracy)
+                                            : llvm::json::Value(nullptr)},
+              {"samples", result->samples}});
     if (checkpoints && isDue(done, checkpointEvery)) {
       if (hooks.stopOnNonFinite)
         checkStateFinite(args, done,
@@ -936,8 +1039,61 @@ int main(int argc, char **argv) {
       now.step = done;
       checkpoints->save(now, args, wholeStep, lossesSoFar,
                         [] { raiseForTest("checkpoint"); });
+      if (events.isOpen())
+        emit(llvm::json::Object{{"event", "checkpoint"},
+              {"step", done},
+              {"dir", checkpoints->getCheckpointPath(done)}});
     }
+    if (events.isOpen() && stepsPerEpoch && done % stepsPerEpoch == 0)
+      emit(llvm::json::Object{{"event", "epoch_end"},
+            {"epoch", done / stepsPerEpoch - 1},
+            {"step", done}});
   };
+  // --control: after each epoch but the last, rank 0's decision.
+  if (!controlPath.empty())
+    hooks.stopAfter = [&](uint64_t done) {
+      if (done % stepsPerEpoch != 0 || done >= totalSteps)
+        return false;
+      bool goOn = true;
+      if (control) {
+        std::string warning;
+        llvm::Expected<bool> decision = control->readDecision(warning);
+        if (!decision)
+          fail(llvm::toString(decision.takeError()));
+        if (!warning.empty())
+          warn(warning);
+        goOn = *decision;
+      }
+      llvm::Expected<bool> shared = broadcastDecision(goOn, collectiveTimeout);
+      if (!shared)
+        fail(llvm::toString(shared.takeError()));
+      stoppedEarly = !*shared;
+      if (stoppedEarly && rank == 0)
+        llvm::outs() << "stopping after epoch " << done / stepsPerEpoch
+                     << " of " << totalSteps / stepsPerEpoch
+                     << ": --control says stop\n";
+      llvm::outs().flush();
+      return stoppedEarly;
+    };
+  if (events.isOpen()) {
+    auto orNull = [](bool known, int64_t value) -> llvm::json::Value {
+      if (!known)
+        return nullptr;
+      return value;
+    };
+    uint64_t epochs = numEpochs.getNumOccurrences() ? uint64_t(numEpochs)
+                      : dataset && !numSteps.getNumOccurrences() ? 1
+                                                                 : 0;
+    emit(llvm::json::Object{{"event", "start"},
+          {"world_size", distrt_size()},
+          {"first_step", position.step},
+          {"steps", totalSteps},
+          {"steps_per_epoch", orNull(dataset != nullptr, stepsPerEpoch)},
+          {"epochs", orNull(epochs != 0, epochs)},
+          {"batch", orNull(dataset != nullptr, position.batch)},
+          {"samples", orNull(dataset != nullptr, position.samples)},
+          {"resumed_from", orNull(position.step > 0, position.step)}});
+  }
   losses = runSteps(*compiled, step.entry, args, results, totalSteps,
                     getLossRank(wholeStep), hooks, std::move(losses));
 
@@ -945,12 +1101,14 @@ int main(int argc, char **argv) {
     profile->print(llvm::outs());
   // Gather the state to rank 0 and write it with the losses.
   if (hooks.stopOnNonFinite && !outPath.empty())
-    checkStateFinite(args, totalSteps, "--out '" + outPath + "'");
+    checkStateFinite(args, stepsDone, "--out '" + outPath + "'");
   Arrays out = gatherState(args, wholeStep);
   out["loss"] = makeFloatArray(losses);
   writeOutput(outPath, out);
   if (!tracePath.empty())
     writeTrace(tracePath);
+  if (events.isOpen())
+    emit(llvm::json::Object{{"event", "end"}, {"step", stepsDone}, {"stopped_early", stoppedEarly}});
   if (distrt_finalize() != 0)
     fail(getRuntimeError());
   return 0;
