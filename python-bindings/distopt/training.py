@@ -330,24 +330,25 @@ def run_subprocess(command, events_path, driver, control_path=None,
 
 # -- the step and its data ---------------------------------------------------------
 
-_ARGUMENT = re.compile(
-    r"%[\w.$-]+\s*:\s*tensor<([^>]*)>\s*\{[^}]*train\.role\s*=\s*"
-    r"#train\.role<(input|label)>[^}]*train\.name\s*=\s*\"([^\"]*)\"")
+# A function argument of the step: its type and attribute dictionary.
+_ARGUMENT = re.compile(r"%[\w.$-]+\s*:\s*tensor<([^>]*)>\s*\{([^}]*)\}")
+_ROLE = re.compile(r"train\.role\s*=\s*#train\.role<(\w+)>")
+_NAME = re.compile(r'train\.name\s*=\s*"([^"]*)"')
 
 
 def _batch_signature(step):
     """The step's batch arguments in order, (name, leading dim) each: the
-    inputs, then the labels (read from the function's argument
-    attributes)."""
+    inputs, then the labels (from the function's argument attributes)."""
     if hasattr(step, "batch"):
         return [(name, np.shape(a)[0] if np.ndim(a) else None)
                 for name, a in step.batch.items()]
-    text = str(step)
     found = []
-    for shape, role, name in _ARGUMENT.findall(text):
-        dims = shape.split("x")
-        found.append((role, name, int(dims[0]) if len(dims) > 1 and
-                      dims[0].isdigit() else None))
+    for shape, attributes in _ARGUMENT.findall(str(step)):
+        role, name = _ROLE.search(attributes), _NAME.search(attributes)
+        if role and name and role[1] in ("input", "label"):
+            dims = shape.split("x")
+            found.append((role[1], name[1], int(dims[0]) if len(dims) > 1
+                          and dims[0].isdigit() else None))
     if not found:
         raise DistOptError("the step has no input or label arguments "
                            "(train.role<input|label>)")

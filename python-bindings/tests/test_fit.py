@@ -477,3 +477,29 @@ def test_ctrl_c_stops_every_rank_and_keeps_the_checkpoint(tmp_path):
     assert history.resumed_from is not None and history.resumed_from >= 5
     assert history.epoch[0] == history.resumed_from // 5
     assert history.epoch[-1] == 29
+
+
+def test_fit_of_a_dialect_step_equals_run(examples, tmp_path):
+    """distopt.fit of a train-dialect step (a Module and its state) trains
+    as distopt.run over the same dataset, epochs and shuffle."""
+    step = distopt.Module.load(os.path.join(examples, "digits_mlp.mlir"))
+    state, _ = distopt.init(step, seed=1)
+    rng = np.random.default_rng(0)
+    x = rng.random((160, 64), dtype=np.float32)
+    y = rng.integers(0, 10, 160)
+    history = distopt.fit(step, (x, y), initial_state=state, epochs=2,
+                          seed=5, verbose=0)
+    assert len(history.history["loss"]) == 2
+    directory = str(tmp_path / "data")
+    distopt.datasets.write_dataset(directory, {"x": x, "y": y})
+    run = distopt.run(step, state, dataset=directory, epochs=2, seed=5)
+    np.testing.assert_allclose(history.model.losses, run.losses, rtol=1e-6)
+    np.testing.assert_allclose(history.history["loss"],
+                               run.losses.reshape(2, -1).mean(axis=1),
+                               rtol=1e-6)
+    for name, value in run.state.items():
+        np.testing.assert_allclose(history.model.state[name], value,
+                                   rtol=1e-6, err_msg=name)
+    with pytest.raises(ValueError, match="batch_size=32 but the step's "
+                       "global batch is 64"):
+        distopt.fit(step, (x, y), initial_state=state, batch_size=32)
