@@ -104,6 +104,7 @@ class _EventDriver:
         self.started = self.ended = False
         self.stopped_early = False
         self.resumed_from = None
+        self.prior = []
         self.evaluations = []
         self.last_logs = {}
         self._reset()
@@ -133,12 +134,22 @@ class _EventDriver:
             "initial_epoch": first // self.steps_per_epoch
             if self.steps_per_epoch else 0}
         self.callbacks.set_params(self.params)
+        # Resumed inside an epoch (BackupAndRestore with save_freq steps):
+        # the epoch's earlier losses are the checkpoint's.
+        self.prior = []
+        spe = self.steps_per_epoch
+        if self.resumed_from and spe and self.resumed_from % spe:
+            self.prior = _checkpoint_losses(
+                self.model.checkpoint_dir, self.resumed_from)[
+                    self.resumed_from - self.resumed_from % spe:]
         self.callbacks.on_train_begin()
 
     def _begin_epoch(self, epoch):
         if self.epoch is None:
             self.epoch = epoch
             self._reset()
+            if self.prior:
+                self.losses, self.prior = list(self.prior), []
             self.callbacks.on_epoch_begin(epoch)
 
     def _on_step(self, e):
@@ -212,6 +223,20 @@ class _EventDriver:
         """Whether the runner reads a decision after `epoch` (every epoch
         but the last)."""
         return self.epochs is not None and epoch + 1 < self.epochs
+
+
+def _checkpoint_losses(directory, step):
+    """The losses of the first `step` steps, as the checkpoint of that step
+    in `directory` holds them (its index names the file)."""
+    path = os.path.join(directory or "", f"ckpt-{step:08d}")
+    try:
+        with open(os.path.join(path, "index.json")) as f:
+            name = json.load(f)["losses"]["file"]
+        losses = np.load(os.path.join(path, name))
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise DistOptError(f"cannot read the losses of the checkpoint the run "
+                           f"resumed from ('{path}'): {error}") from None
+    return [float(v) for v in np.ravel(losses)[:step]]
 
 
 class _EventReader:

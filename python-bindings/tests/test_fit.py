@@ -503,3 +503,32 @@ def test_fit_of_a_dialect_step_equals_run(examples, tmp_path):
     with pytest.raises(ValueError, match="batch_size=32 but the step's "
                        "global batch is 64"):
         distopt.fit(step, (x, y), initial_state=state, batch_size=32)
+
+
+def test_backup_every_few_steps_resumes_inside_an_epoch(tmp_path):
+    """BackupAndRestore(save_freq=3) with 5 steps per epoch: resumed from
+    step 6, the second epoch's mean loss counts its first step (from the
+    checkpoint) and the run ends as the uninterrupted one."""
+    x, y = _data()
+
+    def call(backup, extra=()):
+        model = _mlp()
+        history = distopt.torch.fit(
+            model, "cross_entropy", ("sgd", {"lr": 0.1}), (x, y),
+            strategy=distopt.MirroredStrategy(2), epochs=2, batch_size=8,
+            verbose=0, _extra_args=extra,
+            callbacks=[BackupAndRestore(backup, save_freq=3)])
+        return history, model
+
+    whole, model = call(str(tmp_path / "whole"))
+    backup = str(tmp_path / "backup")
+    with pytest.raises(distopt.DistOptError, match="rank 1: ended by SIGTERM"):
+        call(backup, ["--test-raise=1:TERM:step8"])
+    assert os.listdir(backup) == ["ckpt-00000003", "ckpt-00000006"]
+    resumed, model2 = call(backup)
+    assert resumed.resumed_from == 6 and resumed.epoch == [1]
+    np.testing.assert_allclose(resumed.history["loss"],
+                               whole.history["loss"][1:], rtol=1e-6)
+    for a, b in zip(model.parameters(), model2.parameters()):
+        np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(),
+                                   rtol=1e-6, atol=1e-7)
