@@ -105,11 +105,12 @@ def _training_args(work, batch, steps, dataset, epochs, seed, shuffle,
 def _run(module, state, batch, np_, extra, timeout, steps=None, dataset=None,
          epochs=None, seed=None, shuffle=None, eval_dataset=None,
          eval_every=None, checkpoint_dir=None, checkpoint_every=None,
-         keep=None, resume=False, num_threads=None):
+         keep=None, resume=False, num_threads=None, on_event=None):
     # The run's events (dist-run --events: a JSON object per line, read as
     # they come) give the evaluations and the step resumed from.
     from .training import _EventDriver, FitModel, run_subprocess, CallbackList
-    driver = _EventDriver(CallbackList(), FitModel(module, None, None), None)
+    driver = _EventDriver(CallbackList(), FitModel(module, None, None), None,
+                          listener=on_event)
     with tempfile.TemporaryDirectory(prefix="distopt-") as work:
         if np_ is None and not extra and timeout is None and \
                 hasattr(_distopt, "run"):
@@ -186,7 +187,10 @@ def run(module, state, batch=None, steps=None, extra_args=(), timeout=None,
     `checkpoint_dir`, `checkpoint_every`, `keep`, `resume`) are dist-run's
     (docs/guides/training-runs.md); `num_threads` is the threads of each
     process (dist-run --num-threads; default: the cores divided among the
-    processes on a node)."""
+    processes on a node). `on_event(event)`, when given, is called with
+    each of the run's events as it happens (a dict: "start", "step" with
+    its loss and times, "eval", "checkpoint", "epoch_end", "end"; see
+    docs/guides/training-runs.md)."""
     return _run(module, state, batch, None, extra_args, timeout, steps=steps,
                 **training)
 
@@ -198,7 +202,8 @@ def launch(module, state, batch=None, steps=None, np=None, strategy=None,
     and of each batch (`batch`, or the next one of `dataset=`), rank 0
     gathers the result. Takes `run`'s training options; with
     `checkpoint_dir=` each rank writes its own shards, and `resume=True`
-    continues from the newest complete checkpoint."""
+    continues from the newest complete checkpoint; `on_event` sees rank
+    0's events as they come."""
     if np is None:
         if strategy is None:
             raise ValueError("launch needs np= or strategy=")

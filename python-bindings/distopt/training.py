@@ -93,8 +93,9 @@ class _EventDriver:
     line) into callback calls; `event(e)` returns, for an "epoch_end", True
     to continue and False to stop (None for every other event)."""
 
-    def __init__(self, callbacks, model, batch_size):
+    def __init__(self, callbacks, model, batch_size, listener=None):
         self.callbacks, self.model = callbacks, model
+        self.listener = listener    # called first with every event
         self.batch_size = batch_size
         self.params = {}
         self.epochs = None
@@ -115,6 +116,8 @@ class _EventDriver:
         self.val = {}
 
     def event(self, e):
+        if self.listener is not None:
+            self.listener(e)
         kind = e.get("event")
         handler = getattr(self, f"_on_{kind}", None)
         if handler is None:
@@ -138,7 +141,8 @@ class _EventDriver:
         # the epoch's earlier losses are the checkpoint's.
         self.prior = []
         spe = self.steps_per_epoch
-        if self.resumed_from and spe and self.resumed_from % spe:
+        if self.resumed_from and spe and self.resumed_from % spe and \
+                self.model.checkpoint_dir is not None:
             self.prior = _checkpoint_losses(
                 self.model.checkpoint_dir, self.resumed_from)[
                     self.resumed_from - self.resumed_from % spe:]

@@ -532,3 +532,18 @@ def test_backup_every_few_steps_resumes_inside_an_epoch(tmp_path):
     for a, b in zip(model.parameters(), model2.parameters()):
         np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(),
                                    rtol=1e-6, atol=1e-7)
+
+
+def test_run_streams_its_events(examples):
+    """distopt.run / launch call on_event live, one "step" event per step,
+    and take the evaluations from the "eval" events."""
+    step = distopt.Module.load(os.path.join(examples, "mlp.mlir"))
+    state, batch = distopt.init(step, seed=3)
+    seen = []
+    result = distopt.run(step, state, batch, steps=3,
+                         on_event=lambda e: seen.append(e))
+    steps = [e for e in seen if e["event"] == "step"]
+    assert [e["step"] for e in steps] == [1, 2, 3]
+    np.testing.assert_allclose([e["loss"] for e in steps], result.losses,
+                               rtol=1e-6)
+    assert seen[0]["event"] == "start" and seen[-1]["event"] == "end"
