@@ -3,11 +3,10 @@ train-dialect text, its parsed module, the state and the batch as NumPy
 arrays, and `save(dir)` for dist-opt / dist-run."""
 
 import os
-import tempfile
 
 import numpy as np
 
-from .datasets import check_output_target
+from . import output
 from .module import Module
 
 __all__ = ["ExportedStep"]
@@ -35,25 +34,9 @@ class ExportedStep:
         writers = (lambda f: f.write(self.mlir.encode()),
                    lambda f: np.savez(f, **self.state),
                    lambda f: np.savez(f, **self.batch))
-        # As every writer: each file under a temporary name beside it,
-        # renamed only over nothing or a regular file (never a FIFO, a
-        # device or a directory), checked before and right before.
-        for path in paths:
-            check_output_target(path)
-        partials = []
-        try:
-            for path, write in zip(paths, writers):
-                fd, partial = tempfile.mkstemp(
-                    prefix=f".{os.path.basename(path)}.", dir=directory)
-                partials.append(partial)
-                with os.fdopen(fd, "wb") as f:
-                    write(f)
-            for path in paths:
-                check_output_target(path)
-        except BaseException:
-            for partial in partials:
-                os.unlink(partial)
-            raise
-        for partial, path in zip(partials, paths):
-            os.replace(partial, path)
+        # As every writer (distopt.output): each file under a temporary
+        # name beside it, all renamed only once complete and only over
+        # nothing or a regular file (never a FIFO, a device or a
+        # directory), checked before and right before.
+        output.write_files("ExportedStep.save file", zip(paths, writers))
         return paths

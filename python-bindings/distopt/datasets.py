@@ -14,12 +14,12 @@ device, FIFO or socket, never the .npz read: same device and inode).
 
 import argparse
 import os
-import stat
 import sys
-import tempfile
 import zipfile
 
 import numpy as np
+
+from . import output
 
 # The dtypes dist-run binds (docs/guides/running-a-step.md).
 DTYPES = (np.float32, np.float64, np.int32, np.int64)
@@ -29,32 +29,14 @@ class DatasetError(ValueError):
     """A dataset that cannot be written as asked."""
 
 
-_FILE_TYPES = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
-               (stat.S_ISCHR, "a character device"),
-               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
-
-
 def check_output_target(path, inputs=()):
     """Raises DatasetError unless `path` is nothing or a regular file that
-    is none of `inputs` (the rule of dist-run's writers)."""
+    is none of `inputs` (distopt.output's rule, the one of dist-run's
+    writers)."""
     try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        mode = None
-    if mode is not None and not stat.S_ISREG(mode):
-        kind = next((name for test, name in _FILE_TYPES if test(mode)),
-                    "a special file")
-        raise DatasetError(f"cannot write '{path}': it is {kind}, not a "
-                           "regular file (an output replaces only a regular "
-                           "file)")
-    for source in inputs:
-        try:
-            same = os.path.samefile(path, source)
-        except OSError:
-            same = False
-        if same:
-            raise DatasetError(f"'{path}' is the same file as the input "
-                               f"'{source}': it would overwrite its input")
+        output.check_output_target("dataset file", path, inputs=inputs)
+    except output.OutputError as e:
+        raise DatasetError(str(e)) from None
 
 
 def write_dataset(directory, arrays, inputs=()):
@@ -90,31 +72,15 @@ def write_dataset(directory, arrays, inputs=()):
         raise DatasetError(f"'{directory}' exists and is not an empty "
                            "directory: a dataset is not written over")
     os.makedirs(directory, exist_ok=True)
-    for name in checked:
-        check_output_target(os.path.join(directory, f"{name}.npy"), inputs)
-    written = []
+    # Every file under a temporary name beside it, all renamed once all
+    # are complete (distopt.output).
+    files = [(os.path.join(directory, f"{name}.npy"),
+              lambda f, array=array: np.save(f, array))
+             for name, array in checked.items()]
     try:
-        for name, array in checked.items():
-            fd, partial = tempfile.mkstemp(prefix=f".{name}.", suffix=".npy",
-                                           dir=directory)
-            with os.fdopen(fd, "wb") as f:
-                np.save(f, array)
-            written.append((partial, os.path.join(directory, f"{name}.npy")))
-    except BaseException:
-        for partial, _ in written:
-            os.unlink(partial)
-        raise
-    try:
-        # Again right before the renames: what the names became meanwhile.
-        for _, final in written:
-            check_output_target(final, inputs)
-    except DatasetError:
-        for partial, _ in written:
-            os.unlink(partial)
-        raise
-    for partial, final in written:
-        os.replace(partial, final)
-    return [final for _, final in written]
+        return output.write_files("dataset file", files, inputs)
+    except output.OutputError as e:
+        raise DatasetError(str(e)) from None
 
 
 def from_npz(path, directory):
