@@ -19,7 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../dist-run/Library.h"
-#include "../dist-run/PartialFile.h"
+#include "distopt/Support/SafeOutput.h"
 
 #include "distopt/Conversion/Passes.h"
 #include "distopt/Conversion/StepSignature.h"
@@ -284,7 +284,7 @@ static std::string writeHeader(const train::StepSignature &step,
 }
 
 static void writeFile(const std::string &path, StringRef text) {
-  distrun::PartialFile file;
+  distopt::PartialFile file;
   std::string error;
   if (!file.create(path, error) ||
       !file.write(text.data(), text.size(), error) || !file.commit(error))
@@ -317,17 +317,17 @@ int main(int argc, char **argv) {
     header = path.str().str();
   }
   // Outputs replace only regular files, never the module (PartialFile.h).
-  distrun::protectInput("the module", inputFile);
+  distopt::protectInput("the module", inputFile);
   for (auto [option, path] :
        {std::pair<const char *, StringRef>{"-o", outputFile},
         {"--header", header}})
-    if (llvm::Error e = distrun::checkOutputTarget(option, path))
+    if (llvm::Error e = distopt::checkOutputTarget(option, path))
       fail(llvm::toString(std::move(e)));
-  if (distrun::isSameFile(header, outputFile))
+  if (distopt::isSameFile(header, outputFile))
     fail("the header would overwrite the library '" + outputFile + "'");
   std::string error;
-  if (!distrun::checkWritable(outputFile, error) ||
-      !distrun::checkWritable(header, error))
+  if (!distopt::checkWritable(outputFile, error) ||
+      !distopt::checkWritable(header, error))
     fail(error);
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();

@@ -9,6 +9,7 @@
 
 #include "distopt/InitAll.h"
 #include "distopt/Support/ParseSource.h"
+#include "distopt/Support/SafeOutput.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Support/FileUtilities.h"
@@ -17,7 +18,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 #include <cstdio>
 
@@ -77,14 +77,21 @@ int main(int argc, char **argv) {
   }
   if (!checkSource(*file))
     return EXIT_FAILURE;
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      openOutputFile(outputFilename, &errorMessage);
+  // The output through the one safe writer: never over a FIFO, a device,
+  // a directory or the input; written beside its target and renamed.
+  distopt::protectInput("the input", inputFilename);
+  llvm::Expected<std::unique_ptr<distopt::SafeOutputFile>> output =
+      distopt::SafeOutputFile::open("-o", outputFilename);
   if (!output) {
-    llvm::errs() << errorMessage << "\n";
+    llvm::errs() << "dist-opt: " << llvm::toString(output.takeError())
+                 << "\n";
     return EXIT_FAILURE;
   }
-  if (failed(MlirOptMain(output->os(), std::move(file), registry, config)))
+  if (failed(MlirOptMain((*output)->os(), std::move(file), registry, config)))
     return EXIT_FAILURE;
-  output->keep();
+  if (llvm::Error error = (*output)->commit()) {
+    llvm::errs() << "dist-opt: " << llvm::toString(std::move(error)) << "\n";
+    return EXIT_FAILURE;
+  }
   return EXIT_SUCCESS;
 }

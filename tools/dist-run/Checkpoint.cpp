@@ -2,8 +2,8 @@
 
 #include "Checkpoint.h"
 #include "Failure.h"
-#include "InputFile.h"
-#include "PartialFile.h"
+#include "distopt/Support/InputFile.h"
+#include "distopt/Support/SafeOutput.h"
 #include "ShardTiling.h"
 
 #include "distopt/Runtime/distrt.h"
@@ -25,6 +25,7 @@
 
 using namespace mlir;
 using namespace distrun;
+using namespace distopt;
 namespace json = llvm::json;
 
 static constexpr int kChecksumTag = 3;

@@ -2,8 +2,8 @@
 
 #include "Dataset.h"
 #include "Failure.h"
-#include "InputFile.h"
-#include "PartialFile.h"
+#include "distopt/Support/InputFile.h"
+#include "distopt/Support/SafeOutput.h"
 #include "StepInputs.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -14,6 +14,7 @@
 
 using namespace mlir;
 using namespace distrun;
+using namespace distopt;
 
 std::vector<DataSpec> distrun::getDataSpecs(const train::StepSignature &step) {
   std::vector<DataSpec> specs;

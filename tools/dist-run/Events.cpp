@@ -2,8 +2,8 @@
 
 #include "Events.h"
 #include "Failure.h"
-#include "InputFile.h"
-#include "PartialFile.h"
+#include "distopt/Support/InputFile.h"
+#include "distopt/Support/SafeOutput.h"
 
 #include "distopt/Runtime/distrt.h"
 
@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 using namespace distrun;
+using namespace distopt;
 
 /// Writes `text` whole (one write() unless the kernel takes less).
 static bool writeAll(int fd, llvm::StringRef text, std::string &error) {

@@ -2,7 +2,7 @@
 
 #include "Failure.h"
 #include "Events.h"
-#include "PartialFile.h"
+#include "distopt/Support/SafeOutput.h"
 
 #include "distopt/Runtime/distrt.h"
 #include "distopt/Runtime/distrt_mlir.h"
@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 using namespace distrun;
+using namespace distopt;
 
 static std::string requestedBackend = "auto";
 

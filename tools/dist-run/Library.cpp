@@ -1,7 +1,7 @@
 //===- Library.cpp - compiled steps as shared libraries -------------------===//
 
 #include "Library.h"
-#include "PartialFile.h"
+#include "distopt/Support/SafeOutput.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 using namespace mlir;
+using namespace distopt;
 
 std::string distrun::getLibDirectory(const char *argv0) {
   std::string tool = llvm::sys::fs::getMainExecutable(

@@ -2,7 +2,7 @@
 
 #include "Metrics.h"
 #include "Failure.h"
-#include "PartialFile.h"
+#include "distopt/Support/SafeOutput.h"
 
 #include "distopt/Runtime/CpuKernels.h"
 
@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 
 using namespace distrun;
+using namespace distopt;
 
 MetricsFile::MetricsFile(const std::string &path, bool resumed) {
   if (path.empty() || distrt_rank() != 0)

@@ -1,8 +1,8 @@
 //===- Npz.cpp - NumPy .npz archives of named arrays ----------------------===//
 
 #include "Npz.h"
-#include "InputFile.h"
-#include "PartialFile.h"
+#include "distopt/Support/InputFile.h"
+#include "distopt/Support/SafeOutput.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CRC.h"
@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 using namespace distrun;
+using namespace distopt;
 
 int64_t Array::getNumElements() const {
   int64_t count = 1;

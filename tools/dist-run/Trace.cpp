@@ -2,7 +2,7 @@
 
 #include "Trace.h"
 #include "Failure.h"
-#include "PartialFile.h"
+#include "distopt/Support/SafeOutput.h"
 
 #include "distopt/Runtime/distrt.h"
 
@@ -16,6 +16,7 @@
 #include <vector>
 
 using namespace distrun;
+using namespace distopt;
 namespace json = llvm::json;
 
 /// Message tags of the gather (the state uses 1, the losses 2).

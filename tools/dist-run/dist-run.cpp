@@ -40,7 +40,7 @@
 #include "Failure.h"
 #include "Metrics.h"
 #include "Npz.h"
-#include "PartialFile.h"
+#include "distopt/Support/SafeOutput.h"
 #include "Profile.h"
 #include "Runner.h"
 #include "StepInputs.h"
@@ -88,6 +88,7 @@
 
 using namespace mlir;
 using namespace distrun;
+using namespace distopt;
 namespace cl = llvm::cl;
 
 /// dist-run's own options: `--help` lists these (and LLVM's generic ones);

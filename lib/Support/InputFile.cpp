@@ -1,6 +1,6 @@
 //===- InputFile.cpp - files read only when regular and bounded -----------===//
 
-#include "InputFile.h"
+#include "distopt/Support/InputFile.h"
 
 #include "llvm/Support/FileSystem.h"
 
@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-using namespace distrun;
+using namespace distopt;
 
-const char *distrun::describeFileType(unsigned mode) {
+const char *distopt::describeFileType(unsigned mode) {
   if (S_ISREG(mode))
     return "a regular file";
   if (S_ISDIR(mode))
@@ -33,7 +33,7 @@ static std::string getName(llvm::StringRef path, llvm::StringRef name) {
   return name.empty() ? "'" + path.str() + "'" : name.str();
 }
 
-llvm::Expected<int> distrun::openRegularFile(llvm::StringRef path,
+llvm::Expected<int> distopt::openRegularFile(llvm::StringRef path,
                                              llvm::StringRef expected,
                                              llvm::StringRef name) {
   // Without blocking (a FIFO would wait for a writer), then checked on the
@@ -55,7 +55,7 @@ llvm::Expected<int> distrun::openRegularFile(llvm::StringRef path,
 }
 
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
-distrun::readRegularFile(llvm::StringRef path, llvm::StringRef expected,
+distopt::readRegularFile(llvm::StringRef path, llvm::StringRef expected,
                          uint64_t maxBytes, llvm::StringRef name) {
   llvm::Expected<int> fd = openRegularFile(path, expected, name);
   if (!fd)
@@ -77,7 +77,7 @@ distrun::readRegularFile(llvm::StringRef path, llvm::StringRef expected,
   return std::move(*buffer);
 }
 
-llvm::Error distrun::checkJsonDepth(llvm::StringRef text, llvm::StringRef name,
+llvm::Error distopt::checkJsonDepth(llvm::StringRef text, llvm::StringRef name,
                                     unsigned maxDepth) {
   unsigned depth = 0;
   for (size_t i = 0, e = text.size(); i < e; ++i) {
@@ -100,7 +100,7 @@ llvm::Error distrun::checkJsonDepth(llvm::StringRef text, llvm::StringRef name,
 }
 
 llvm::Expected<llvm::json::Value>
-distrun::readBoundedJson(llvm::StringRef path, llvm::StringRef name,
+distopt::readBoundedJson(llvm::StringRef path, llvm::StringRef name,
                          uint64_t maxBytes, unsigned maxDepth) {
   std::string quoted = getName(path, name);
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =

@@ -1,5 +1,7 @@
 //===- InputFile.h - files read only when regular and bounded --*- C++ -*-===//
 //
+// Part of the DistOpt project.
+//
 // Every file dist-run and dist-compile read as data (npz archives, dataset
 // members, checkpoint shards and indexes) is opened only when it is a
 // regular file: opened without blocking and checked on the open
@@ -10,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DISTOPT_TOOLS_DIST_RUN_INPUTFILE_H
-#define DISTOPT_TOOLS_DIST_RUN_INPUTFILE_H
+#ifndef DISTOPT_SUPPORT_INPUTFILE_H
+#define DISTOPT_SUPPORT_INPUTFILE_H
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -21,7 +23,7 @@
 #include <cstdint>
 #include <memory>
 
-namespace distrun {
+namespace distopt {
 
 /// The largest JSON file read (a checkpoint index of thousands of sharded
 /// arrays is a few MiB).
@@ -62,6 +64,6 @@ readBoundedJson(llvm::StringRef path, llvm::StringRef name = "",
                 uint64_t maxBytes = kMaxJsonBytes,
                 unsigned maxDepth = kMaxJsonDepth);
 
-} // namespace distrun
+} // namespace distopt
 
-#endif // DISTOPT_TOOLS_DIST_RUN_INPUTFILE_H
+#endif // DISTOPT_SUPPORT_INPUTFILE_H

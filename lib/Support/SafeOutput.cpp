@@ -1,10 +1,11 @@
-//===- PartialFile.cpp - files written next to their destination ----------===//
+//===- SafeOutput.cpp - the one safe writer of files ---------------------===//
 
-#include "PartialFile.h"
-#include "InputFile.h"
+#include "distopt/Support/SafeOutput.h"
+#include "distopt/Support/InputFile.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Signals.h"
 
 #include <csignal>
 #include <cstdio>
@@ -16,7 +17,7 @@
 #include <unistd.h>
 #include <vector>
 
-using namespace distrun;
+using namespace distopt;
 
 //===----------------------------------------------------------------------===//
 // What an output may replace
@@ -28,12 +29,12 @@ static std::vector<std::pair<std::string, std::string>> &getProtectedInputs() {
   return inputs;
 }
 
-void distrun::protectInput(llvm::StringRef what, llvm::StringRef path) {
+void distopt::protectInput(llvm::StringRef what, llvm::StringRef path) {
   if (!path.empty() && path != "-")
     getProtectedInputs().push_back({what.str(), path.str()});
 }
 
-std::string distrun::getCanonicalPath(llvm::StringRef path) {
+std::string distopt::getCanonicalPath(llvm::StringRef path) {
   llvm::SmallString<256> absolute(path);
   llvm::sys::fs::make_absolute(absolute);
   llvm::sys::path::remove_dots(absolute, /*remove_dot_dot=*/true);
@@ -44,7 +45,7 @@ std::string distrun::getCanonicalPath(llvm::StringRef path) {
   return real.str().str();
 }
 
-bool distrun::isSameFile(llvm::StringRef a, llvm::StringRef b) {
+bool distopt::isSameFile(llvm::StringRef a, llvm::StringRef b) {
   struct stat first, second;
   if (::stat(a.str().c_str(), &first) == 0 &&
       ::stat(b.str().c_str(), &second) == 0)
@@ -77,7 +78,7 @@ static std::string getTargetProblem(llvm::StringRef path, OutputKind kind) {
   return "";
 }
 
-llvm::Error distrun::checkOutputTarget(llvm::StringRef what,
+llvm::Error distopt::checkOutputTarget(llvm::StringRef what,
                                        llvm::StringRef path, OutputKind kind) {
   std::string problem = getTargetProblem(path, kind);
   if (problem.empty())
@@ -88,7 +89,7 @@ llvm::Error distrun::checkOutputTarget(llvm::StringRef what,
                                  "': it " + problem);
 }
 
-llvm::Expected<int> distrun::openOutputInPlace(llvm::StringRef what,
+llvm::Expected<int> distopt::openOutputInPlace(llvm::StringRef what,
                                                llvm::StringRef path,
                                                bool append,
                                                OutputKind kind) {
@@ -243,11 +244,81 @@ void PartialFile::discard() {
   path.clear();
 }
 
-bool distrun::checkWritable(const std::string &destination,
+bool distopt::checkWritable(const std::string &destination,
                             std::string &error) {
   PartialFile probe;
   if (!probe.create(destination, error))
     return false;
   probe.discard();
   return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Whole files
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<std::unique_ptr<SafeOutputFile>>
+SafeOutputFile::open(llvm::StringRef what, llvm::StringRef path) {
+  std::unique_ptr<SafeOutputFile> output(new SafeOutputFile());
+  output->what = what.str();
+  output->destination = path.str();
+  if (path == "-") {
+    output->stream =
+        std::make_unique<llvm::raw_fd_ostream>(1, /*shouldClose=*/false);
+    return std::move(output);
+  }
+  if (llvm::Error error = checkOutputTarget(what, path))
+    return std::move(error);
+  std::string error;
+  if (!output->file.create(path.str(), error))
+    return llvm::createStringError("cannot write " + what + " '" + path +
+                                   "': " + error);
+  output->stream = std::make_unique<llvm::raw_fd_ostream>(
+      output->file.getFD(), /*shouldClose=*/false);
+  // A tool's SIGINT/SIGTERM (LLVM's handlers, InitLLVM) removes it too.
+  llvm::sys::RemoveFileOnSignal(output->file.getPath());
+  return std::move(output);
+}
+
+SafeOutputFile::~SafeOutputFile() {
+  if (stream) {
+    stream->flush();
+    stream->clear_error();
+  }
+  if (!file.getPath().empty())
+    llvm::sys::DontRemoveFileOnSignal(file.getPath());
+}
+
+llvm::Error SafeOutputFile::commit() {
+  stream->flush();
+  auto failure = [&](const std::string &why) {
+    return llvm::createStringError("cannot write " + what + " '" +
+                                   destination + "': " + why);
+  };
+  if (std::error_code ec = stream->error()) {
+    stream->clear_error();
+    file.discard();
+    return failure(ec.message());
+  }
+  if (destination == "-")
+    return llvm::Error::success();
+  llvm::sys::DontRemoveFileOnSignal(file.getPath());
+  std::string error;
+  if (!file.commit(error))
+    return failure(error);
+  return llvm::Error::success();
+}
+
+llvm::Error distopt::writeFileAtomically(llvm::StringRef what,
+                                         llvm::StringRef path,
+                                         llvm::StringRef bytes) {
+  if (llvm::Error error = checkOutputTarget(what, path))
+    return error;
+  PartialFile file;
+  std::string error;
+  if (!file.create(path.str(), error) ||
+      !file.write(bytes.data(), bytes.size(), error) || !file.commit(error))
+    return llvm::createStringError("cannot write " + what + " '" + path +
+                                   "': " + error);
+  return llvm::Error::success();
 }

@@ -1,12 +1,17 @@
-//===- PartialFile.h - files written next to their destination --*- C++ -*-===//
+//===- SafeOutput.h - the one safe writer of files -------------*- C++ -*-===//
 //
-// dist-run writes every output as `OUT.partial.XXXXXX` in OUT's directory
+// Part of the DistOpt project.
+//
+// Every writer of DistOpt (dist-run, dist-compile, dist-opt -o, the runner
+// library, Python through the extension) writes its outputs here. A file
+// is written as `OUT.partial.XXXXXX` in OUT's directory
 // and renames it onto OUT once complete, so OUT is either the old file or
 // the whole new one. The file in progress is removed on every failure
-// path: by the object, by fail() (which ends the process without running
-// destructors) and by the SIGINT/SIGTERM handlers.
+// path: by the object, by a tool's failure path (which may end the
+// process without running destructors) and by its SIGINT/SIGTERM handlers
+// (removeCurrent() is async-signal-safe).
 //
-// Every writer of dist-run and dist-compile goes through the checks here:
+// Every writer goes through the checks here:
 // an output replaces nothing but a regular file (never a device, FIFO,
 // socket or directory) and never one of the process's inputs (the same
 // device and inode: a symbolic or hard link of it). The checks run at
@@ -14,17 +19,18 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DISTOPT_TOOLS_DIST_RUN_PARTIALFILE_H
-#define DISTOPT_TOOLS_DIST_RUN_PARTIALFILE_H
+#ifndef DISTOPT_SUPPORT_SAFEOUTPUT_H
+#define DISTOPT_SUPPORT_SAFEOUTPUT_H
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstddef>
 #include <string>
 
-namespace distrun {
+namespace distopt {
 
 /// One file in progress; at most one exists at a time.
 class PartialFile {
@@ -46,6 +52,8 @@ public:
   /// Closes and removes the file.
   void discard();
   const std::string &getPath() const { return path; }
+  /// The open file's descriptor (-1 when none).
+  int getFD() const { return fd; }
 
   /// Removes the file in progress, if any; async-signal-safe.
   static void removeCurrent();
@@ -94,6 +102,35 @@ bool isSameFile(llvm::StringRef a, llvm::StringRef b);
 /// removing a partial file; false with `error` set.
 bool checkWritable(const std::string &destination, std::string &error);
 
-} // namespace distrun
+/// A whole file written through a stream: `dist-opt -o`. "-" is stdout;
+/// any other path is checked (checkOutputTarget) and written as a
+/// PartialFile renamed onto it by commit().
+class SafeOutputFile {
+public:
+  /// Opens `path` for `what` (an option, "-o"); the error names both.
+  static llvm::Expected<std::unique_ptr<SafeOutputFile>>
+  open(llvm::StringRef what, llvm::StringRef path);
+  ~SafeOutputFile();
 
-#endif // DISTOPT_TOOLS_DIST_RUN_PARTIALFILE_H
+  llvm::raw_ostream &os() { return *stream; }
+  /// Flushes the stream and renames the file onto its destination (stdout:
+  /// flushes it). The file is removed on an error and when never
+  /// committed.
+  llvm::Error commit();
+
+private:
+  SafeOutputFile() = default;
+  std::string what, destination;
+  PartialFile file;
+  std::unique_ptr<llvm::raw_fd_ostream> stream;
+};
+
+/// Writes `bytes` to `path` as a whole new file (checked as
+/// checkOutputTarget() does, written beside it and renamed); `what` names
+/// the output in errors.
+llvm::Error writeFileAtomically(llvm::StringRef what, llvm::StringRef path,
+                                llvm::StringRef bytes);
+
+} // namespace distopt
+
+#endif // DISTOPT_SUPPORT_SAFEOUTPUT_H
