@@ -1,4 +1,4 @@
-// RUN: dist-opt %s --dist-lower-cpu --mlir-print-ir-after=one-shot-bufferize -o /dev/null 2>&1 | FileCheck %s
+// RUN: dist-opt %s --dist-lower-cpu --mlir-print-ir-after=one-shot-bufferize -o %t.out 2>&1 | FileCheck %s
 
 // dist-lower-cpu bufferizes a convolution layer's backward in place: the
 // batch-norm gradient is computed into the interior of the input

@@ -1,5 +1,5 @@
-// RUN: dist-opt %examples/mlp.mlir --train-summary -o /dev/null | FileCheck %s
-// RUN: dist-opt %examples/mlp.mlir --train-summary=output=%t.txt -o /dev/null
+// RUN: dist-opt %examples/mlp.mlir --train-summary -o %t.out | FileCheck %s
+// RUN: dist-opt %examples/mlp.mlir --train-summary=output=%t.txt -o %t.out
 // RUN: FileCheck %s < %t.txt
 
 // The MLP has 784*128 + 128 + 128*10 + 10 = 101770 parameters; the FLOPs are

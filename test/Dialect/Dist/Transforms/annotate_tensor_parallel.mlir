@@ -42,7 +42,7 @@
 // the forward pass and one per block in the backward pass, over `model`, on
 // the [b, s, h] activations, and nothing else (the replicated head needs
 // none).
-// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel=size=2 2>/dev/null | FileCheck %s --check-prefix=TPHEAD
+// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel=size=2 2>%t.err | FileCheck %s --check-prefix=TPHEAD
 // TPHEAD-LABEL: func.func @train_step
 // TPHEAD-COUNT-4: dist.all_reduce %{{.*}} on @mesh axes = ["model"] : tensor<8x128x256xf32>
 // TPHEAD-NOT: dist.
@@ -51,7 +51,7 @@
 // classes: the per-token maximum, then the sums of exponentials and of the
 // target logits (one bucket) are all-reduced, and the head's input gradient
 // once.
-// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=2 force-vocab-parallel=true" 2>/dev/null | FileCheck %s --check-prefix=TP
+// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=2 force-vocab-parallel=true" 2>%t.err | FileCheck %s --check-prefix=TP
 // TP-LABEL: func.func @train_step
 // TP-COUNT-2: dist.all_reduce %{{.*}} on @mesh axes = ["model"] : tensor<8x128x256xf32>
 // TP: %[[LOGITS:.*]] = train.add %{{.*}}, %{{.*}} : (tensor<8x128x8xf32>, tensor<8xf32>) -> tensor<8x128x8xf32>
@@ -69,14 +69,14 @@
 // (b = 8, s = 128, h = 256). With the head split, also the head's input
 // gradient and 3 of b*s values for the loss: 2*(t-1)/t * (5*b*s*h +
 // 3*b*s) * 4 bytes, 5255168 for t = 2 and 7882752 for t = 4.
-// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel=size=2 --dist-cost-report=format=json -o %t.mlir 2>/dev/null | FileCheck %s --check-prefix=HEADCOST2
-// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel=size=4 --dist-cost-report=format=json -o %t.mlir 2>/dev/null | FileCheck %s --check-prefix=HEADCOST4
+// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel=size=2 --dist-cost-report=format=json -o %t.mlir 2>%t.err | FileCheck %s --check-prefix=HEADCOST2
+// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel=size=4 --dist-cost-report=format=json -o %t.mlir 2>%t.err | FileCheck %s --check-prefix=HEADCOST4
 // HEADCOST2: "collective_count": 4,
 // HEADCOST2: "comm_bytes_per_rank": 4194304,
 // HEADCOST4: "collective_count": 4,
 // HEADCOST4: "comm_bytes_per_rank": 6291456,
-// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=2 force-vocab-parallel=true" --dist-cost-report=format=json -o %t.mlir 2>/dev/null | FileCheck %s --check-prefix=COST2
-// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=4 force-vocab-parallel=true" --dist-cost-report=format=json -o %t.mlir 2>/dev/null | FileCheck %s --check-prefix=COST4
+// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=2 force-vocab-parallel=true" --dist-cost-report=format=json -o %t.mlir 2>%t.err | FileCheck %s --check-prefix=COST2
+// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=4 force-vocab-parallel=true" --dist-cost-report=format=json -o %t.mlir 2>%t.err | FileCheck %s --check-prefix=COST4
 // COST2: "collective_count": 7,
 // COST2: "comm_bytes_per_rank": 5255168,
 // COST4: "collective_count": 7,
@@ -133,7 +133,7 @@
 // only the per-token values of the cross-entropy and the layer norms'
 // parameter gradients (partial over the split tokens). (The head split
 // by force-vocab-parallel.)
-// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=2 sequence-parallel=true force-vocab-parallel=true" 2>/dev/null | FileCheck %s --check-prefix=SP
+// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=2 sequence-parallel=true force-vocab-parallel=true" 2>%t.err | FileCheck %s --check-prefix=SP
 // SP-LABEL: func.func @train_step
 // SP-NOT: dist.all_gather
 // SP: %[[LN1:.*]], %[[MEAN1:.*]], %[[RSTD1:.*]] = train.layer_norm %{{.*}} : (tensor<4x128x256xf32>, tensor<256xf32>, tensor<256xf32>) -> (tensor<4x128x256xf32>, tensor<4x128xf32>, tensor<4x128xf32>)
@@ -163,7 +163,7 @@
 
 // The bytes: tensor parallelism's (COST2 above) plus the all-reduce of the
 // four layer-norm parameter gradients, 2 * (T-1)/T * 4 * 256 * 4 = 4096.
-// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=2 sequence-parallel=true force-vocab-parallel=true" --dist-cost-report=format=json -o %t.mlir 2>/dev/null | FileCheck %s --check-prefix=SPCOST
+// RUN: dist-opt %examples/transformer_block.mlir --dist-tensor-parallel="size=2 sequence-parallel=true force-vocab-parallel=true" --dist-cost-report=format=json -o %t.mlir 2>%t.err | FileCheck %s --check-prefix=SPCOST
 // SPCOST: "collective_count": 13,
 // SPCOST: "comm_bytes_per_rank": 5259264,
 
@@ -171,7 +171,7 @@
 // lookup is reduce-scattered (not all-reduced) and the gradient reaching
 // its backward all-gathered, so the token ids stay whole.
 // RUN: %python %distopt_src_root/bench/gen_gpt.py --layers 2 --hidden 16 --heads 2 --seq 8 --batch 2 --vocab 32 -o %t.gptsp.mlir
-// RUN: dist-opt %t.gptsp.mlir --dist-tensor-parallel="size=2 sequence-parallel=true" 2>/dev/null | FileCheck %s --check-prefix=GPTSP
+// RUN: dist-opt %t.gptsp.mlir --dist-tensor-parallel="size=2 sequence-parallel=true" 2>%t.err | FileCheck %s --check-prefix=GPTSP
 // GPTSP-LABEL: func.func @train_step
 // GPTSP-SAME: %{{.*}}: tensor<2x8xi32> {dist.sharding = #dist.sharding<@mesh, {{\[\[}}], []]>, train.name = "tokens"
 // GPTSP: %[[E:.*]] = train.gather
@@ -186,7 +186,7 @@
 // A table tied to a head whose split meets neither a contraction nor a
 // cross-entropy (a softmax needs the classes whole): the head's output is
 // gathered, and a remark says where.
-// RUN: dist-opt %distopt_src_root/test/Integration/Inputs/tied_softmax_step.mlir --dist-tensor-parallel=size=2 2>&1 >/dev/null | FileCheck %s --check-prefix=TIEDSTOP
+// RUN: dist-opt %distopt_src_root/test/Integration/Inputs/tied_softmax_step.mlir --dist-tensor-parallel=size=2 2>&1 >%t.out | FileCheck %s --check-prefix=TIEDSTOP
 // TIEDSTOP: remark: tensor parallelism gathers the output of the split parameter 'emb.weight' here: the split of its dim 0 stops: 'train.softmax' at {{.*}} needs the split dim whole
 
 // Regression (difftest seed 1001): sequence parallelism on a step whose q,
@@ -195,7 +195,7 @@
 // the lookup and the head (no all-gather of the table or of the logits),
 // the cross-entropy reduces over the split classes, and the embedding's
 // backward scatters the gathered gradient into the local rows.
-// RUN: dist-opt %distopt_src_root/test/Fuzz/regressions/sp-gradient-sum-iteration.mlir --dist-tensor-parallel="size=2 sequence-parallel=true" 2>/dev/null | FileCheck %s --check-prefix=SPSUM
+// RUN: dist-opt %distopt_src_root/test/Fuzz/regressions/sp-gradient-sum-iteration.mlir --dist-tensor-parallel="size=2 sequence-parallel=true" 2>%t.err | FileCheck %s --check-prefix=SPSUM
 // SPSUM-NOT: dist.all_gather %arg0
 // SPSUM: dist.all_reduce %{{.*}} on @mesh axes = ["model"] reduction = <max> : tensor<8x8x1xf32>
 // SPSUM-NOT: dist.all_gather %arg0

@@ -1,7 +1,7 @@
 // Mirrored, 4 replicas, examples/mlp.mlir: one bucket holds the loss (4 bytes)
 // and every gradient (4 * 101770 params = 407080 bytes); its ring bus bytes
 // are 2(n-1)/n * S = 2 * 3/4 * 407084 = 610626.
-// RUN: dist-opt %examples/mlp.mlir --dist-mirrored=replicas=4 --dist-cost-report=format=json -o /dev/null | FileCheck %s --check-prefix=DP
+// RUN: dist-opt %examples/mlp.mlir --dist-mirrored=replicas=4 --dist-cost-report=format=json -o %t.out | FileCheck %s --check-prefix=DP
 // DP:      "collective_count": 1,
 // DP:      "bus_bytes": 610626,
 // DP-NEXT: "group_size": 4,
@@ -14,7 +14,7 @@
 // DP:      "param_bytes": 407080
 
 // Before bucketing: one all-reduce per gradient plus the loss's.
-// RUN: dist-opt %examples/mlp.mlir --dist-annotate-mirrored=replicas=2 --dist-propagate-sharding --dist-partition --dist-cost-report=format=json -o /dev/null | FileCheck %s --check-prefix=UNBUCKETED
+// RUN: dist-opt %examples/mlp.mlir --dist-annotate-mirrored=replicas=2 --dist-propagate-sharding --dist-partition --dist-cost-report=format=json -o %t.out | FileCheck %s --check-prefix=UNBUCKETED
 // UNBUCKETED: "collective_count": 5,
 // UNBUCKETED: "comm_bytes_per_rank": 407084,
 
@@ -26,10 +26,10 @@
 //   data parallel: 16 * 101770 + 16           = 1628336
 //   stages 1, 2:   4 * 101770 + 6 * 101770 + 16 = 1017716
 //   stage 3:       8 * 101770 + 16             = 814176
-// RUN: dist-opt %examples/mlp_adam.mlir --dist-mirrored=replicas=2 --dist-cost-report=format=json -o /dev/null | FileCheck %s --check-prefix=Z0
-// RUN: dist-opt %examples/mlp_adam.mlir --dist-zero="stage=1 replicas=2" --dist-cost-report=format=json -o /dev/null | FileCheck %s --check-prefix=Z1
-// RUN: dist-opt %examples/mlp_adam.mlir --dist-zero="stage=2 replicas=2" --dist-cost-report=format=json -o /dev/null | FileCheck %s --check-prefix=Z2
-// RUN: dist-opt %examples/mlp_adam.mlir --dist-zero="stage=3 replicas=2" --dist-cost-report=format=json -o /dev/null | FileCheck %s --check-prefix=Z3
+// RUN: dist-opt %examples/mlp_adam.mlir --dist-mirrored=replicas=2 --dist-cost-report=format=json -o %t.out | FileCheck %s --check-prefix=Z0
+// RUN: dist-opt %examples/mlp_adam.mlir --dist-zero="stage=1 replicas=2" --dist-cost-report=format=json -o %t.out | FileCheck %s --check-prefix=Z1
+// RUN: dist-opt %examples/mlp_adam.mlir --dist-zero="stage=2 replicas=2" --dist-cost-report=format=json -o %t.out | FileCheck %s --check-prefix=Z2
+// RUN: dist-opt %examples/mlp_adam.mlir --dist-zero="stage=3 replicas=2" --dist-cost-report=format=json -o %t.out | FileCheck %s --check-prefix=Z3
 // Communication: ZeRO-1 and -2 move what data parallelism moves (a
 // reduce-scatter of the gradients and an all-gather of the updated shards
 // are one all-reduce's ring bytes, 2 (N-1)/N * 4 Psi + the loss's 4 bytes =
@@ -59,7 +59,7 @@
 // Z3: "param_bytes": 203540
 
 // The text form is a table with the totals and one row per collective.
-// RUN: dist-opt %examples/mlp.mlir --dist-mirrored=replicas=4 --dist-cost-report -o /dev/null | FileCheck %s --check-prefix=TEXT
+// RUN: dist-opt %examples/mlp.mlir --dist-mirrored=replicas=4 --dist-cost-report -o %t.out | FileCheck %s --check-prefix=TEXT
 // TEXT:      cost of @train_step per rank
 // TEXT:      comm bytes (ring bus) 610626 (610.63 K)
 // TEXT:      collectives 1
@@ -73,7 +73,7 @@
 // FILE: "functions": [
 
 // Bad options are errors.
-// RUN: not dist-opt %examples/mlp.mlir --dist-cost-report=format=xml -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADFORMAT
+// RUN: not dist-opt %examples/mlp.mlir --dist-cost-report=format=xml -o %t.out 2>&1 | FileCheck %s --check-prefix=BADFORMAT
 // BADFORMAT: error: dist-cost-report: unknown format 'xml' (expected 'text' or 'json')
-// RUN: not dist-opt %examples/mlp.mlir --dist-cost-report="output=%t.missing/dir/report.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADFILE
+// RUN: not dist-opt %examples/mlp.mlir --dist-cost-report="output=%t.missing/dir/report.json" -o %t.out 2>&1 | FileCheck %s --check-prefix=BADFILE
 // BADFILE: error: dist-cost-report: cannot write '{{.*}}report.json':

@@ -1,8 +1,8 @@
-// RUN: dist-opt %s --dist-pipeline="stages=4 microbatches=8 schedule=gpipe" --dist-cost-report -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=GPIPE
-// RUN: dist-opt %s --dist-pipeline="stages=4 microbatches=8 schedule=1f1b" --dist-cost-report -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=1F1B
-// RUN: dist-opt %s --dist-pipeline="stages=4 microbatches=8 schedule=interleaved virtual-stages=2" --dist-cost-report -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=INTERLEAVED
-// RUN: dist-opt %s --dist-pipeline="stages=4 microbatches=8 schedule=zb-h1" --dist-cost-report -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=ZB
-// RUN: dist-opt %s --dist-pipeline="stages=4 microbatches=8 schedule=1f1b" --dist-cost-report=format=json -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=JSON
+// RUN: dist-opt %s --dist-pipeline="stages=4 microbatches=8 schedule=gpipe" --dist-cost-report -o %t.out 2>%t.err | FileCheck %s --check-prefix=GPIPE
+// RUN: dist-opt %s --dist-pipeline="stages=4 microbatches=8 schedule=1f1b" --dist-cost-report -o %t.out 2>%t.err | FileCheck %s --check-prefix=1F1B
+// RUN: dist-opt %s --dist-pipeline="stages=4 microbatches=8 schedule=interleaved virtual-stages=2" --dist-cost-report -o %t.out 2>%t.err | FileCheck %s --check-prefix=INTERLEAVED
+// RUN: dist-opt %s --dist-pipeline="stages=4 microbatches=8 schedule=zb-h1" --dist-cost-report -o %t.out 2>%t.err | FileCheck %s --check-prefix=ZB
+// RUN: dist-opt %s --dist-pipeline="stages=4 microbatches=8 schedule=1f1b" --dist-cost-report=format=json -o %t.out 2>%t.err | FileCheck %s --check-prefix=JSON
 
 // The pipeline section of the cost report on balanced stages: 8 equal
 // layers (2048 x 2048 matrix products on a batch of 64, the bias at the

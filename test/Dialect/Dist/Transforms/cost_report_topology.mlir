@@ -1,5 +1,5 @@
-// RUN: dist-opt %s --dist-cost-report=format=json -o /dev/null | FileCheck %s
-// RUN: dist-opt %s --dist-cost-report -o /dev/null | FileCheck %s --check-prefix=TEXT
+// RUN: dist-opt %s --dist-cost-report=format=json -o %t.out | FileCheck %s
+// RUN: dist-opt %s --dist-cost-report -o %t.out | FileCheck %s --check-prefix=TEXT
 
 // With link figures on the mesh, each collective gets a time estimate: bus
 // bytes over the slowest axis's bandwidth plus one latency (the largest of

@@ -1,4 +1,4 @@
-// RUN: dist-opt %s --dist-parameter-server="ps=2 workers=2 partitioner=fixed" -split-input-file -o /dev/null 2>&1 | FileCheck %s
+// RUN: dist-opt %s --dist-parameter-server="ps=2 workers=2 partitioner=fixed" -split-input-file -o %t.out 2>&1 | FileCheck %s
 
 // A table also read by a product (a tied output layer) is pulled and
 // pushed whole, and a remark says why.

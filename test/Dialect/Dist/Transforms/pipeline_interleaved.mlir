@@ -1,4 +1,4 @@
-// RUN: dist-opt %s --dist-pipeline="stages=2 microbatches=2 schedule=interleaved virtual-stages=2" -split-input-file 2>/dev/null | FileCheck %s --check-prefix=TIED
+// RUN: dist-opt %s --dist-pipeline="stages=2 microbatches=2 schedule=interleaved virtual-stages=2" -split-input-file 2>%t.err | FileCheck %s --check-prefix=TIED
 // RUN: not dist-opt %s --dist-pipeline="stages=3 microbatches=12 schedule=interleaved virtual-stages=2" -split-input-file 2>&1 | FileCheck %s --check-prefix=BUBBLE
 // RUN: not dist-opt %s --dist-pipeline="stages=2 microbatches=3 schedule=interleaved virtual-stages=2" -split-input-file 2>&1 | FileCheck %s --check-prefix=REFUSED
 
