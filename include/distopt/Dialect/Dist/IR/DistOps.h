@@ -3,7 +3,7 @@
 #ifndef DISTOPT_DIALECT_DIST_IR_DISTOPS_H
 #define DISTOPT_DIALECT_DIST_IR_DISTOPS_H
 
-#include "distopt/Analysis/Sharding.h"
+#include "distopt/Dialect/Dist/IR/Sharding.h"
 #include "distopt/Dialect/Dist/IR/DistDialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"

@@ -1,6 +1,6 @@
 //===- Sharding.cpp - shardings as axis indices, factor algebra -----------===//
 
-#include "distopt/Analysis/Sharding.h"
+#include "distopt/Dialect/Dist/IR/Sharding.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"

@@ -1,6 +1,6 @@
 //===- ShardingTest.cpp - factor algebra and the resharding planner -------===//
 
-#include "distopt/Analysis/Sharding.h"
+#include "distopt/Dialect/Dist/IR/Sharding.h"
 
 #include "gtest/gtest.h"
 

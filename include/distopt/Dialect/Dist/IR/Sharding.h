@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DISTOPT_ANALYSIS_SHARDING_H
-#define DISTOPT_ANALYSIS_SHARDING_H
+#ifndef DISTOPT_DIALECT_DIST_IR_SHARDING_H
+#define DISTOPT_DIALECT_DIST_IR_SHARDING_H
 
 #include "distopt/Interfaces/ShardingRule.h"
 
@@ -129,4 +129,4 @@ void applyReshardStep(TensorSharding &sharding, const ReshardStep &step);
 
 } // namespace mlir::dist
 
-#endif // DISTOPT_ANALYSIS_SHARDING_H
+#endif // DISTOPT_DIALECT_DIST_IR_SHARDING_H
