@@ -54,8 +54,10 @@ class FitModel:
     `checkpoint_dir` (the run's checkpoints), `checkpoint` (the newest
     complete checkpoint's path, None before the first), `module` (the
     distopt Module the run trains: distributed when a strategy is given),
-    `strategy`, and after fit `state` (the trained state arrays, by name)
-    and `losses` (every step's loss)."""
+    `strategy`, and from the end of the run `state` (the trained state
+    arrays, by name: what fit loads into the model; a callback's
+    on_train_end may replace arrays of it, as EarlyStopping's
+    restore_best_weights does) and `losses` (every step's loss)."""
 
     def __init__(self, module, strategy, checkpoint_dir):
         self.module, self.strategy = module, strategy
@@ -289,6 +291,9 @@ def _stop_process(process, first=signal.SIGINT):
             return
         except subprocess.TimeoutExpired:
             continue
+        except KeyboardInterrupt:
+            continue        # Ctrl-C again: the next signal at once
+    process.wait()
 
 
 def run_subprocess(command, events_path, driver, control_path=None,
@@ -643,9 +648,11 @@ def fit(step, train_data, *, strategy=None, epochs=1, batch_size=None,
         history.resumed_from = driver.resumed_from
         history.evaluations = driver.evaluations
         history.stopped_early = driver.stopped_early
+        callback_list.on_train_end(driver.last_logs)
+        # (After on_train_end: a callback may have put other weights in
+        # model.state, e.g. EarlyStopping's best ones.)
         if exported is not None:
             exported.state.update(model.state)
-        callback_list.on_train_end(driver.last_logs)
         return history
     finally:
         shutil.rmtree(work, ignore_errors=True)
