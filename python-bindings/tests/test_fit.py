@@ -547,3 +547,53 @@ def test_run_streams_its_events(examples):
     np.testing.assert_allclose([e["loss"] for e in steps], result.losses,
                                rtol=1e-6)
     assert seen[0]["event"] == "start" and seen[-1]["event"] == "end"
+
+
+def test_in_process_branch_with_a_stand_in(monkeypatch):
+    """The single-process branch calls _distopt.run (spec: module text,
+    state, no data, dist-run's options by name, on_event) and starts no
+    process; on_event answers each epoch end (False: stop). A stand-in
+    for the extension's runner records the call."""
+    calls = []
+
+    def stand_in(module_text, state, data, options, on_event):
+        calls.append((module_text, dict(state), data, dict(options)))
+        on_event({"event": "start", "world_size": 1, "first_step": 0,
+                  "steps": 15, "steps_per_epoch": 5, "epochs": 3,
+                  "batch": 8, "samples": 40, "resumed_from": None})
+        answers = []
+        for epoch in range(3):
+            for i in range(5):
+                on_event({"event": "step", "step": epoch * 5 + i + 1,
+                          "epoch": epoch, "loss": float(epoch),
+                          "step_ms": 1.0, "lr": 0.1})
+            answers.append(on_event({"event": "epoch_end", "epoch": epoch,
+                                     "step": epoch * 5 + 5}))
+            if answers[-1] is False:
+                break
+        on_event({"event": "end", "step": 10, "stopped_early": True})
+        calls.append(answers)
+        trained = {k: np.asarray(v) + 1 for k, v in state.items()}
+        return {"state": trained, "loss": np.zeros(10, np.float32),
+                "evaluations": [], "resumed_from": None}
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"a process was started: {args[0]}")
+    monkeypatch.setattr(distopt._distopt, "run", stand_in, raising=False)
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+    x, y = _data()
+    model = _mlp()
+    before = model[0].weight.detach().numpy().copy()
+    history = distopt.torch.fit(model, "cross_entropy", ("sgd", {"lr": 0.1}),
+                                (x, y), epochs=3, batch_size=8, verbose=0,
+                                seed=4, callbacks=[StopAfter(1)])
+    text, state, data, options = calls[0]
+    assert "func.func @train_step" in text and data is None
+    assert "0.weight" in state and "labels" not in state
+    assert options["epochs"] == 3 and options["seed"] == 4
+    assert options["shuffle"] is True and options["checkpoint-every"] == 5
+    assert os.path.basename(options["dataset"]) == "train"
+    assert "eval-dataset" not in options and "resume" not in options
+    assert calls[1] == [True, False]
+    assert history.history["loss"] == [0.0, 1.0]
+    np.testing.assert_allclose(model[0].weight.detach().numpy(), before + 1)
