@@ -12,6 +12,9 @@ epoch. See docs/guides/training-runs.md.
 
 from ._callback_base import (BackupAndRestore, Callback, CallbackList,
                              History, ProgbarLogger)
+from ._callbacks_files import (CSVLogger, EarlyStopping, ModelCheckpoint,
+                               TensorBoard)
 
 __all__ = ["Callback", "CallbackList", "History", "ProgbarLogger",
-           "BackupAndRestore"]
+           "BackupAndRestore", "ModelCheckpoint", "EarlyStopping",
+           "CSVLogger", "TensorBoard"]

@@ -12,9 +12,8 @@ import numpy as np
 import pytest
 
 from distopt import output
-from distopt._callback_base import Callback, CallbackList
-from distopt._callbacks_files import (CSVLogger, EarlyStopping,
-                                      ModelCheckpoint, TensorBoard)
+from distopt.callbacks import (Callback, CallbackList, CSVLogger,
+                               EarlyStopping, ModelCheckpoint, TensorBoard)
 from distopt.output import OutputError
 
 
@@ -354,3 +353,45 @@ def test_tensorboard_refuses_what_is_not_a_directory(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         TensorBoard(tmp_path, update_freq="batch")
+
+
+# -- with fit ------------------------------------------------------------------
+
+def test_every_callback_in_fit(tmp_path, examples):
+    """distopt.fit with the four callbacks on the digits MLP: EarlyStopping
+    (maximizing the validation loss, so epoch 0 stays the best) stops the
+    run after epoch 1 and puts epoch 0's state in what fit returns — the
+    state ModelCheckpoint saved for epoch 1 (1-based); CSVLogger has a row
+    and TensorBoard a point per epoch run."""
+    pytest.importorskip("tensorboard")
+    pytest.importorskip("sklearn")
+    import distopt
+    from distopt import datasets
+    datasets.digits(tmp_path / "digits", test=297)
+    step = distopt.Module.load(os.path.join(examples, "digits_mlp.mlir"))
+    state, _ = distopt.init(step, seed=1)
+    stopping = EarlyStopping(monitor="val_loss", mode="max", patience=1,
+                             restore_best_weights=True)
+    history = distopt.fit(
+        step, tmp_path / "digits" / "train", initial_state=state, epochs=4,
+        validation_data=tmp_path / "digits" / "test", verbose=0,
+        callbacks=[ModelCheckpoint(tmp_path / "ckpt" / "{epoch}.npz"),
+                   stopping, CSVLogger(tmp_path / "log.csv"),
+                   TensorBoard(tmp_path / "logs")])
+    assert history.epoch == [0, 1] and history.stopped_early
+    assert stopping.stopped_epoch == 1 and stopping.best_epoch == 0
+    assert sorted(os.listdir(tmp_path / "ckpt")) == ["1.npz", "2.npz"]
+    with np.load(tmp_path / "ckpt" / "1.npz") as best, \
+            np.load(tmp_path / "ckpt" / "2.npz") as last:
+        for name, array in history.model.state.items():
+            np.testing.assert_array_equal(array, best[name])
+        assert any(not np.array_equal(best[n], last[n]) for n in best.files)
+    table = rows(tmp_path / "log.csv")
+    assert [r[0] for r in table] == ["epoch", "0", "1"]
+    loss = table[0].index("val_loss")
+    assert [float(r[loss]) for r in table[1:]] == \
+        pytest.approx(history.history["val_loss"])
+    events = read_events(tmp_path / "logs" / "validation")["epoch_loss"]
+    assert [s for s, _ in events] == [0, 1]
+    assert [v for _, v in events] == pytest.approx(
+        history.history["val_loss"], rel=1e-6)
