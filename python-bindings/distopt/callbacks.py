@@ -7,7 +7,7 @@
 
 A user callback derives from `Callback` and overrides the `on_*` methods
 it needs; `self.model.stop_training = True` stops the run after the
-epoch. See docs/guides/training-runs.md.
+epoch. See docs/guides/training-runs.md and docs/guides/callbacks.md.
 """
 
 from ._callback_base import (BackupAndRestore, Callback, CallbackList,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _config, _distopt
+from . import _config, _distopt, output
 from ._distopt import DistOptError
 
 
@@ -34,9 +34,10 @@ class RunResult:
 
 
 def _write(directory, arrays, name):
-    path = os.path.join(directory, name)
-    np.savez(path, **{key: np.asarray(value) for key, value in arrays.items()})
-    return path
+    return output.write_file(
+        f"the run's {name}", os.path.join(directory, name),
+        lambda f: np.savez(f, **{key: np.asarray(value)
+                                 for key, value in arrays.items()}))
 
 
 def _dist_run(args, np_=None, timeout=None):
@@ -57,9 +58,8 @@ def init(module, seed=0):
     --init-state / --init-data: parameters scaled like PyTorch's defaults,
     optimizer state zero, labels in range): (state, batch) dicts."""
     with tempfile.TemporaryDirectory(prefix="distopt-") as work:
-        step = os.path.join(work, "step.mlir")
-        with open(step, "w") as f:
-            f.write(str(module))
+        step = output.write_file("the step", os.path.join(work, "step.mlir"),
+                                 str(module).encode())
         state, batch = (os.path.join(work, n) for n in ("state.npz", "data.npz"))
         _dist_run([step, f"--init-state={state}", f"--init-data={batch}",
                    f"--seed={seed}"])
@@ -127,9 +127,9 @@ def _run(module, state, batch, np_, extra, timeout, steps=None, dataset=None,
             log = ""
             resumed = done.get("resumed_from", driver.resumed_from)
         else:
-            step = os.path.join(work, "step.mlir")
-            with open(step, "w") as f:
-                f.write(str(module))
+            step = output.write_file("the step",
+                                     os.path.join(work, "step.mlir"),
+                                     str(module).encode())
             out = os.path.join(work, "out.npz")
             events = os.path.join(work, "events.jsonl")
             command = [_config.DIST_RUN, step,

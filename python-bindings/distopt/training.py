@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from . import _config, _distopt
+from . import _config, _distopt, output
 from ._callback_base import (BackupAndRestore, Callback, CallbackList,
                              History, ProgbarLogger)
 from ._distopt import DistOptError
@@ -74,6 +74,7 @@ class FitModel:
         if self.checkpoint_dir is None:
             raise DistOptError("export_state: this run writes no checkpoints")
         path = os.fspath(path)
+        output.check_output_target("export_state path", path)
         command = [_config.DIST_RUN, f"--export={path}",
                    f"--checkpoint-dir={self.checkpoint_dir}"]
         done = subprocess.run(command, capture_output=True, text=True)
@@ -316,7 +317,8 @@ def run_subprocess(command, events_path, driver, control_path=None,
     out_path, err_path = (os.path.join(work, n)
                           for n in ("stdout.txt", "stderr.txt"))
     reader = _EventReader(events_path)
-    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+    with output.open_in_place("the run's output", out_path, False) as out, \
+            output.open_in_place("the run's errors", err_path, False) as err:
         process = subprocess.Popen(command, stdout=out, stderr=err,
                                    stdin=subprocess.DEVNULL,
                                    start_new_session=True, env=env)
@@ -662,11 +664,11 @@ def _run_dist_run(module, state, options, processes, driver, work,
                   extra_args):
     """The run as a dist-run process (under mpirun with more than one):
     the final state and the losses."""
-    step_path = os.path.join(work, "step.mlir")
-    with open(step_path, "w") as f:
-        f.write(str(module))
-    state_path = os.path.join(work, "state.npz")
-    np.savez(state_path, **{k: np.asarray(v) for k, v in state.items()})
+    step_path, state_path = output.write_files(
+        "fit's run", [(os.path.join(work, "step.mlir"), str(module).encode()),
+                      (os.path.join(work, "state.npz"),
+                       lambda f: np.savez(f, **{k: np.asarray(v)
+                                                for k, v in state.items()}))])
     out = os.path.join(work, "out.npz")
     events = os.path.join(work, "events.jsonl")
     control = os.path.join(work, "control")
