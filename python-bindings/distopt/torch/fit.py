@@ -150,8 +150,8 @@ def fit(model, loss, optimizer, train_data, *, strategy=None, epochs=1,
     first = [torch.from_numpy(np.array(arrays[n][:batch_size])) for n in names]
     step = export_train_step(model, tuple(first[:-1]), first[-1], loss=loss,
                              optimizer=optimizer, dropout_seed=dropout_seed)
-    if isinstance(train_data, dict):
-        train_data = arrays
+    if not isinstance(train_data, (str, os.PathLike)):
+        train_data = arrays         # converted once
     history = training.fit(
         step, train_data, strategy=strategy, epochs=epochs,
         batch_size=batch_size, validation_data=validation_data,
