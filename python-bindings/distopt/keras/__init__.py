@@ -57,7 +57,7 @@ if keras.backend.backend() != "jax":
 
 from ..jax import UnsupportedOpError, export_flat  # noqa: E402
 
-__all__ = ["export_train_step", "load_into", "UnsupportedOpError"]
+__all__ = ["export_train_step", "load_into", "fit", "UnsupportedOpError"]
 
 
 def _variables(model, optimizer):
@@ -208,3 +208,6 @@ def load_into(model, state, optimizer=None):
     for v, array in plan:
         v.assign(array.astype(v.dtype))
     return [v.path for v, _ in plan]
+
+
+from .fit import fit  # noqa: E402 (uses the names above)
