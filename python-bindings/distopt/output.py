@@ -252,19 +252,27 @@ def _create_partial(what, path):
 
 class _Partial:
     """One file in progress: `path.partial.XXXXXX`, renamed onto `path` by
-    commit(), removed by discard() (PartialFile)."""
+    commit() (close(), check() and rename()), removed by discard()
+    (PartialFile)."""
 
     def __init__(self, what, path, pairs):
         self.what, self.path, self.pairs = what, path, pairs
         _check(what, path, "file", pairs)
         fd, self.partial = _create_partial(what, path)
-        _track(self.partial)
+        self.file = None
         try:
+            _track(self.partial)
             self.file = os.fdopen(fd, "wb")
         except BaseException:
-            os.close(fd)
+            if self.file is None:
+                os.close(fd)
             self.discard()
             raise
+
+    def commit(self):
+        self.close()
+        self.check()
+        self.rename()
 
     def _failure(self, error):
         return OutputError(f"cannot write {self.what} '{self.path}': "
@@ -300,7 +308,7 @@ class _Partial:
 
     def discard(self):
         try:
-            if getattr(self, "file", None) is not None:
+            if self.file is not None:
                 self.file.close()
         except OSError:
             pass
@@ -327,9 +335,7 @@ def open_partial(what, path, inputs=()):
     except BaseException:
         partial.discard()
         raise
-    partial.close()
-    partial.check()
-    partial.rename()
+    partial.commit()
 
 
 def _writer(data):
@@ -370,8 +376,13 @@ def write_files(what, files, inputs=()):
         for partial in partials:
             partial.discard()
         raise
-    for partial in partials:
-        partial.rename()
+    for i, partial in enumerate(partials):
+        try:
+            partial.rename()
+        except BaseException:
+            for rest in partials[i + 1:]:
+                rest.discard()
+            raise
     return [path for path, _ in files]
 
 
