@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """The callbacks of `distopt.fit` that write files or stop the run, in the
 shape of keras.callbacks: `ModelCheckpoint` (the state as .npz at epoch
 ends), `EarlyStopping`, `CSVLogger` (one row per epoch) and `TensorBoard`

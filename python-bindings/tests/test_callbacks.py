@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """The file-writing and stopping callbacks (ModelCheckpoint, EarlyStopping,
 CSVLogger, TensorBoard) on a fake model handle and synthetic logs, as fit
 drives them: their files, their Keras semantics, and their refusals of

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """distopt.keras.fit equals Keras's own model.fit on the same batches, and
 leaves the trained variables in the model."""
 

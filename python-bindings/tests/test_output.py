@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """distopt.output: the one writer of Python's files (the rule of #14: an
 output replaces only a regular file that is no input; a file is written
 beside its target and renamed when complete; temporaries never stay)."""
