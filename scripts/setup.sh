@@ -52,12 +52,13 @@ cmake --build "$build" -j "$jobs"
 # --- Python front ends: PyTorch, JAX, Keras 3 -------------------------------
 # A current torch from PyPI in the set-up's venv (Debian's 1.13 lacks
 # torch.export / AOTAutograd's joint export), and jax / optax / keras (the
-# JAX and Keras front ends), timm / transformers (the model zoo) and tqdm;
+# JAX and Keras front ends), timm / transformers (the model zoo), tqdm and
+# tensorboard (fit's progress bar and event files);
 # wheels cached outside the repository, so a fresh clone on the same machine
 # installs from the cache.
 venv=$build/venv
 if [ -x "$venv/bin/python" ] && ! KERAS_BACKEND=jax "$venv/bin/python" -c \
-    "import torch, torchvision, jax, optax, keras, timm, transformers, tqdm, sklearn
+    "import torch, torchvision, jax, optax, keras, timm, transformers, tqdm, sklearn, tensorboard
 assert torch.__version__.startswith('2.15.0') and jax.__version__ == '0.10.2'
 assert keras.__version__ == '3.15.1'" 2>/dev/null; then
   echo "== pip install the front ends' packages into $venv (python-bindings/requirements-*.txt)"
