@@ -109,24 +109,14 @@ ParameterServerBuilder::placeVariables(const PartitionPolicy &policy) {
     accumulated.insert(acc);
   // The update: optimizers on summed gradients, elementwise ops on a
   // gradient before its optimizer, and the loss path.
+  // (Ops that say so through train's ElementwiseOpInterface, and upstream
+  // ones with the Elementwise trait, on operands of the result's shape or
+  // scalars.)
   auto isElementwise = [](Operation *op) {
-    if (!op->hasTrait<OpTrait::Elementwise>() &&
-        !isa<train::AddOp, train::SubOp, train::MulOp, train::DivOp,
-             train::MaxOp, train::MinOp, train::PowOp, train::NegOp,
-             train::AbsOp, train::ExpOp, train::LogOp, train::SqrtOp,
-             train::RsqrtOp, train::TanhOp, train::SigmoidOp, train::ReluOp,
-             train::GeluOp, train::ErfOp, train::Log1pOp, train::Expm1Op,
-             train::SelectOp, train::CompareOp,
-             train::ConvertOp>(op))
-      return false;
-    if (op->getNumResults() != 1)
-      return false;
-    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-    return type && llvm::all_of(op->getOperandTypes(), [&](Type operand) {
-             auto tensor = dyn_cast<RankedTensorType>(operand);
-             return tensor && (tensor.getRank() == 0 ||
-                               tensor.getShape() == type.getShape());
-           });
+    if (auto elementwise = dyn_cast<train::ElementwiseOpInterface>(op))
+      return elementwise.isElementwiseOnShapes();
+    return op->hasTrait<OpTrait::Elementwise>() &&
+           train::hasElementwiseShapes(op);
   };
   // Every optimizer runs on the servers, also one whose gradient does not
   // depend on the batch (a parameter the loss does not read, updated with

@@ -12,7 +12,19 @@
 using namespace mlir;
 using namespace mlir::train;
 
+#include "distopt/Dialect/Train/IR/ElementwiseOpInterface.cpp.inc"
 #include "distopt/Dialect/Train/IR/OptimizerOpInterface.cpp.inc"
+
+bool mlir::train::hasElementwiseShapes(Operation *op) {
+  if (op->getNumResults() != 1)
+    return false;
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  return type && llvm::all_of(op->getOperandTypes(), [&](Type operand) {
+           auto tensor = dyn_cast<RankedTensorType>(operand);
+           return tensor && (tensor.getRank() == 0 ||
+                             tensor.getShape() == type.getShape());
+         });
+}
 #include "distopt/Dialect/Train/IR/TrainEnums.cpp.inc"
 #include "distopt/Dialect/Train/IR/TrainOpsDialect.cpp.inc"
 

@@ -15,6 +15,15 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+namespace mlir::train {
+/// Whether `op` has one ranked tensor result and every operand is a ranked
+/// tensor of rank 0 or of that result's shape (ElementwiseOpInterface's
+/// default answer; also what a generic transform asks of upstream ops with
+/// the Elementwise trait).
+bool hasElementwiseShapes(Operation *op);
+} // namespace mlir::train
+
+#include "distopt/Dialect/Train/IR/ElementwiseOpInterface.h.inc"
 #include "distopt/Dialect/Train/IR/OptimizerOpInterface.h.inc"
 #include "distopt/Dialect/Train/IR/TrainEnums.h.inc"
 

@@ -3,6 +3,7 @@
 #ifndef DISTOPT_DIALECT_TRAIN_IR_TRAINOPS
 #define DISTOPT_DIALECT_TRAIN_IR_TRAINOPS
 
+include "distopt/Dialect/Train/IR/ElementwiseOpInterface.td"
 include "distopt/Dialect/Train/IR/OptimizerOpInterface.td"
 include "distopt/Dialect/Train/IR/TrainBase.td"
 include "distopt/Interfaces/CostOpInterface.td"
@@ -60,7 +61,8 @@ class Train_PointwiseOp<string mnemonic, int flopsPerElement,
 
 class Train_BinaryOp<string mnemonic, int flopsPerElement,
                      Type operandType, string semantics, bit linear = 0>
-    : Train_PointwiseOp<mnemonic, flopsPerElement, [InferTypeOpAdaptor],
+    : Train_PointwiseOp<mnemonic, flopsPerElement,
+                        [InferTypeOpAdaptor, Train_ElementwiseOpInterface],
                         linear> {
   let summary = "elementwise " # semantics # " with broadcasting";
   let description = [{
@@ -99,7 +101,8 @@ def Train_PowOp : Train_BinaryOp<"pow", 1, Train_FloatTensor, "lhs ^ rhs">;
 class Train_UnaryOp<string mnemonic, int flopsPerElement, Type operandType,
                     string semantics, bit linear = 0>
     : Train_PointwiseOp<mnemonic, flopsPerElement,
-                        [SameOperandsAndResultType, InferTypeOpInterface],
+                        [SameOperandsAndResultType, InferTypeOpInterface,
+                         Train_ElementwiseOpInterface],
                         linear> {
   let summary = "elementwise " # semantics;
   let description = [{
@@ -131,7 +134,8 @@ def Train_Log1pOp : Train_UnaryOp<"log1p", 2, Train_FloatTensor,
 def Train_Expm1Op : Train_UnaryOp<"expm1", 2, Train_FloatTensor,
                                   "e^x - 1, exact near 0">;
 
-def Train_CompareOp : Train_PointwiseOp<"compare", 1, [InferTypeOpAdaptor]> {
+def Train_CompareOp : Train_PointwiseOp<"compare", 1,
+    [InferTypeOpAdaptor, Train_ElementwiseOpInterface]> {
   let summary = "elementwise comparison with broadcasting";
   let description = [{
     Compares `lhs` and `rhs` elementwise with `direction` (eq, ne, lt, le, gt,
@@ -148,7 +152,8 @@ def Train_CompareOp : Train_PointwiseOp<"compare", 1, [InferTypeOpAdaptor]> {
   let results = (outs Train_BoolTensor:$result);
 }
 
-def Train_SelectOp : Train_PointwiseOp<"select", 1, [InferTypeOpAdaptor]> {
+def Train_SelectOp : Train_PointwiseOp<"select", 1,
+    [InferTypeOpAdaptor, Train_ElementwiseOpInterface]> {
   let summary = "elementwise choice between two tensors";
   let description = [{
     Returns `on_true` where `condition` is true and `on_false` elsewhere. The
@@ -160,7 +165,8 @@ def Train_SelectOp : Train_PointwiseOp<"select", 1, [InferTypeOpAdaptor]> {
   let results = (outs Train_Tensor:$result);
 }
 
-def Train_ConvertOp : Train_PointwiseOp<"convert", 1> {
+def Train_ConvertOp : Train_PointwiseOp<"convert", 1,
+    [Train_ElementwiseOpInterface]> {
   let summary = "elementwise element-type conversion";
   let description = [{
     Converts every element to the result's element type (float <-> float
