@@ -10,11 +10,14 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Debug.h"
 
 namespace mlir::train {
 #define GEN_PASS_DEF_DISTTORUNTIMEPASS
 #include "distopt/Conversion/Passes.h.inc"
 } // namespace mlir::train
+
+#define DEBUG_TYPE "dist-to-runtime"
 
 using namespace mlir;
 using namespace mlir::dist;
@@ -644,6 +647,13 @@ struct DistToRuntimePass
     if (backend != "auto")
       module->setAttr(kBackendAttrName,
                       StringAttr::get(module.getContext(), backend));
+    CommunicationTally tally = tallyCommunication(module);
+    numCollectives += tally.collectives;
+    numCollectiveBytes += tally.collectiveBytes;
+    numTransfers += tally.transfers;
+    LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE << ": " << tally.collectives
+                            << " collectives of " << tally.collectiveBytes
+                            << " bytes, " << tally.transfers << " sends\n");
     RuntimeLowering lowering(module);
     // Placed programs (pipelines, parameter servers): their transfers, then
     // their fragments (one function per distinct body, or in place).

@@ -1,6 +1,7 @@
 //===- DistOps.cpp - dist dialect ops -------------------------------------===//
 
 #include "distopt/Dialect/Dist/IR/DistOps.h"
+#include "distopt/Interfaces/OpCost.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SmallSet.h"
@@ -679,4 +680,26 @@ LogicalResult WaitOp::verify() {
   if (getFutures().empty())
     return emitOpError("needs at least one future");
   return success();
+}
+
+CommunicationTally mlir::dist::tallyCommunication(Operation *root) {
+  CommunicationTally tally;
+  auto operandBytes = [](Operation *op) {
+    int64_t bytes = 0;
+    for (Type type : op->getOperandTypes())
+      if (isa<RankedTensorType>(type))
+        bytes += getTensorBytes(type);
+    return bytes;
+  };
+  root->walk([&](Operation *op) {
+    if (isa<AllReduceOp, ReduceScatterOp, AllGatherOp, AllToAllOp, BroadcastOp,
+            AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp>(op)) {
+      ++tally.collectives;
+      tally.collectiveBytes += operandBytes(op);
+    } else if (isa<SendOp>(op)) {
+      ++tally.transfers;
+      tally.transferBytes += operandBytes(op);
+    }
+  });
+  return tally;
 }

@@ -7,11 +7,14 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/Debug.h"
 
 namespace mlir::dist {
 #define GEN_PASS_DEF_DISTBUCKETCOLLECTIVESPASS
 #include "distopt/Dialect/Dist/Transforms/Passes.h.inc"
 } // namespace mlir::dist
+
+#define DEBUG_TYPE "dist-bucket-collectives"
 
 using namespace mlir;
 using namespace mlir::dist;
@@ -113,10 +116,16 @@ struct DistBucketCollectivesPass
           << bucketMb << " and " << firstBucketMb;
       return signalPassFailure();
     }
+    int64_t before = tallyCommunication(getOperation()).collectives;
     getOperation().walk([&](Block *block) {
       bucketBlock<AllReduceOp>(*block);
       bucketBlock<ReduceScatterOp>(*block);
     });
+    int64_t after = tallyCommunication(getOperation()).collectives;
+    numCollectivesBefore += before;
+    numCollectivesAfter += after;
+    LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE << ": " << before
+                            << " collectives into " << after << "\n");
   }
 
   /// Moves `op` right after the last definition of its inputs in `block`

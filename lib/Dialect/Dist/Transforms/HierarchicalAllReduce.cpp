@@ -5,11 +5,14 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Debug.h"
 
 namespace mlir::dist {
 #define GEN_PASS_DEF_DISTHIERARCHICALALLREDUCEPASS
 #include "distopt/Dialect/Dist/Transforms/Passes.h.inc"
 } // namespace mlir::dist
+
+#define DEBUG_TYPE "dist-hierarchical-all-reduce"
 
 using namespace mlir;
 using namespace mlir::dist;
@@ -100,11 +103,17 @@ struct DistHierarchicalAllReducePass
     : public mlir::dist::impl::DistHierarchicalAllReducePassBase<
           DistHierarchicalAllReducePass> {
   void runOnOperation() override {
+    int64_t before = tallyCommunication(getOperation()).collectives;
     SmallVector<AllReduceOp> ops;
     getOperation().walk([&](AllReduceOp op) { ops.push_back(op); });
     for (AllReduceOp op : ops)
       if (failed(decompose(op)))
         return signalPassFailure();
+    int64_t after = tallyCommunication(getOperation()).collectives;
+    numCollectivesBefore += before;
+    numCollectivesAfter += after;
+    LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE << ": " << before
+                            << " collectives into " << after << "\n");
   }
 };
 } // namespace

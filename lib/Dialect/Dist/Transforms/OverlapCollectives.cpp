@@ -6,11 +6,14 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Debug.h"
 
 namespace mlir::dist {
 #define GEN_PASS_DEF_DISTOVERLAPCOLLECTIVESPASS
 #include "distopt/Dialect/Dist/Transforms/Passes.h.inc"
 } // namespace mlir::dist
+
+#define DEBUG_TYPE "dist-overlap-collectives"
 
 using namespace mlir;
 using namespace mlir::dist;
@@ -80,8 +83,22 @@ struct DistOverlapCollectivesPass
       if (isa<AllReduceOp, ReduceScatterOp, AllGatherOp>(op))
         collectives.push_back(op);
     });
+    auto countStarts = [&] {
+      int64_t starts = 0;
+      getOperation().walk([&](Operation *op) {
+        starts += isa<AllReduceStartOp, ReduceScatterStartOp,
+                      AllGatherStartOp>(op);
+      });
+      return starts;
+    };
+    int64_t before = countStarts();
     for (Operation *op : collectives)
       overlap(op);
+    int64_t started = countStarts() - before;
+    numStarted += started;
+    LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE << ": " << started << " of "
+                            << collectives.size()
+                            << " collectives started early\n");
   }
 };
 } // namespace

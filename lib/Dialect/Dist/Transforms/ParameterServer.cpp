@@ -30,10 +30,14 @@
 #include "distopt/Dialect/Train/IR/TrainingStep.h"
 #include "distopt/Interfaces/OpCost.h"
 
+#include "llvm/Support/Debug.h"
+
 namespace mlir::dist {
 #define GEN_PASS_DEF_DISTPARAMETERSERVERPASS
 #include "distopt/Dialect/Dist/Transforms/Passes.h.inc"
 } // namespace mlir::dist
+
+#define DEBUG_TYPE "dist-parameter-server"
 
 using namespace mlir;
 using namespace mlir::dist;
@@ -497,6 +501,18 @@ struct DistParameterServerPass
       return signalPassFailure();
     if (failed(finishPrograms(module, func)))
       return signalPassFailure();
+    CommunicationTally tally = tallyCommunication(module);
+    numVariables += builder.getNumVariables();
+    numShards += builder.getNumShards();
+    numSparseTables += builder.getNumSparseTables();
+    numTransfers += tally.transfers;
+    numTransferBytes += tally.transferBytes;
+    LLVM_DEBUG(llvm::dbgs()
+               << DEBUG_TYPE << ": " << builder.getNumVariables()
+               << " variables in " << builder.getNumShards() << " shards, "
+               << builder.getNumSparseTables() << " sparse tables, "
+               << tally.transfers << " sends of " << tally.transferBytes
+               << " bytes\n");
   }
 };
 } // namespace

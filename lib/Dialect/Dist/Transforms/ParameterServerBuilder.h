@@ -63,6 +63,21 @@ public:
   void accumulateWholeBatchValues();
   LogicalResult writeServerPrograms(StringRef mode);
 
+  /// What placeVariables decided (the pass's statistics): the arguments
+  /// held by the servers, their shards, the sparsely looked-up tables.
+  int64_t getNumVariables() const {
+    return llvm::count_if(shardsOf, [](const SmallVector<Shard> &shards) {
+      return !shards.empty();
+    });
+  }
+  int64_t getNumShards() const {
+    int64_t count = 0;
+    for (const SmallVector<Shard> &shards : shardsOf)
+      count += shards.size();
+    return count;
+  }
+  int64_t getNumSparseTables() const { return sparse.size(); }
+
 private:
   PlaceAttr placeOfTask(int64_t task) const;
   /// The shard sizes of a variable of `rows` rows and `bytes` bytes.

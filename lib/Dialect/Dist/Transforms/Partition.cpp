@@ -12,11 +12,14 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/Support/Debug.h"
 
 namespace mlir::dist {
 #define GEN_PASS_DEF_DISTPARTITIONPASS
 #include "distopt/Dialect/Dist/Transforms/Passes.h.inc"
 } // namespace mlir::dist
+
+#define DEBUG_TYPE "dist-partition"
 
 using namespace mlir;
 using namespace mlir::dist;
@@ -521,8 +524,20 @@ struct DistPartitionPass
       if (failed(mesh))
         return WalkResult::interrupt();
       Partitioner partitioner(func, *mesh);
-      return failed(partitioner.run()) ? WalkResult::interrupt()
-                                       : WalkResult::advance();
+      CommunicationTally before = tallyCommunication(func);
+      if (failed(partitioner.run()))
+        return WalkResult::interrupt();
+      CommunicationTally after = tallyCommunication(func);
+      ++numFunctions;
+      numCollectives += after.collectives - before.collectives;
+      numCollectiveBytes += after.collectiveBytes - before.collectiveBytes;
+      LLVM_DEBUG(llvm::dbgs()
+                 << DEBUG_TYPE << ": @" << func.getSymName() << ": "
+                 << after.collectives - before.collectives
+                 << " collectives inserted, "
+                 << after.collectiveBytes - before.collectiveBytes
+                 << " bytes\n");
+      return WalkResult::advance();
     });
     if (result.wasInterrupted())
       signalPassFailure();

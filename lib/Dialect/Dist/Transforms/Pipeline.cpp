@@ -40,12 +40,15 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Debug.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace mlir::dist {
 #define GEN_PASS_DEF_DISTPIPELINEPASS
 #include "distopt/Dialect/Dist/Transforms/Passes.h.inc"
 } // namespace mlir::dist
+
+#define DEBUG_TYPE "dist-pipeline"
 
 using namespace mlir;
 using namespace mlir::dist;
@@ -827,6 +830,21 @@ struct DistPipelinePass
       return signalPassFailure();
     if (failed(finishPrograms(module, func)))
       return signalPassFailure();
+    countPrograms(module);
+  }
+
+  void countPrograms(ModuleOp module) {
+    int64_t programs = llvm::count_if(
+        module.getOps<func::FuncOp>(), [](func::FuncOp program) {
+          return program->hasAttr(DistDialect::kPlaceAttrName);
+        });
+    CommunicationTally tally = tallyCommunication(module);
+    numPrograms += programs;
+    numTransfers += tally.transfers;
+    numTransferBytes += tally.transferBytes;
+    LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE << ": " << programs << " programs, "
+                            << tally.transfers << " sends of "
+                            << tally.transferBytes << " bytes\n");
   }
 };
 } // namespace

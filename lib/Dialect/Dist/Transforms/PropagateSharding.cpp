@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/Debug.h"
 
 #include <deque>
 
@@ -15,6 +16,8 @@ namespace mlir::dist {
 #define GEN_PASS_DEF_DISTPROPAGATESHARDINGPASS
 #include "distopt/Dialect/Dist/Transforms/Passes.h.inc"
 } // namespace mlir::dist
+
+#define DEBUG_TYPE "dist-propagate-sharding"
 
 using namespace mlir;
 using namespace mlir::dist;
@@ -64,6 +67,9 @@ public:
   Propagation(MeshOp mesh) : mesh(mesh), meshShape(mesh.getShape()) {}
 
   LogicalResult run(func::FuncOp func);
+  /// Values with a sharding, and those of them the user annotated.
+  size_t getNumSharded() const { return shardings.size(); }
+  size_t getNumAnnotated() const { return annotated.size(); }
 
 private:
   /// Visits one op; returns the values whose sharding it set.
@@ -325,8 +331,17 @@ struct DistPropagateShardingPass
       if (!*mesh || func.isExternal())
         return WalkResult::advance();
       Propagation propagation(*mesh);
-      return failed(propagation.run(func)) ? WalkResult::interrupt()
-                                           : WalkResult::advance();
+      if (failed(propagation.run(func)))
+        return WalkResult::interrupt();
+      ++numFunctions;
+      numShardedValues += propagation.getNumSharded();
+      numInferredValues +=
+          propagation.getNumSharded() - propagation.getNumAnnotated();
+      LLVM_DEBUG(llvm::dbgs()
+                 << DEBUG_TYPE << ": @" << func.getSymName() << ": "
+                 << propagation.getNumSharded() << " sharded values, "
+                 << propagation.getNumAnnotated() << " annotated\n");
+      return WalkResult::advance();
     });
     if (result.wasInterrupted())
       signalPassFailure();

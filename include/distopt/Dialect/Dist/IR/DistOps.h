@@ -74,6 +74,17 @@ private:
   bool argumentsChanged = false, resultsChanged = false;
 };
 
+/// The communication under an op, as pass statistics count it: the
+/// collectives (all-reduces, reduce-scatters, all-gathers, all-to-alls,
+/// broadcasts and the asynchronous starts; local slices move nothing) and
+/// the point-to-point transfers (sends), each with the bytes of its tensor
+/// operands on one device.
+struct CommunicationTally {
+  int64_t collectives = 0, collectiveBytes = 0;
+  int64_t transfers = 0, transferBytes = 0;
+};
+CommunicationTally tallyCommunication(Operation *root);
+
 /// The sharding `attr` (on `mesh`, whose axes it must use) as axis indices.
 TensorSharding toTensorSharding(ShardingAttr attr, MeshOp mesh);
 /// The attribute form of `sharding` on `mesh`.

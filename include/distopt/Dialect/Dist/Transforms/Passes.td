@@ -302,6 +302,14 @@ def DistPipelinePass : Pass<"dist-pipeline", "ModuleOp"> {
     Option<"zero", "zero", "int64_t", /*default=*/"0",
            "ZeRO stage over each stage's `data` axis (0: none)">,
   ];
+  let statistics = [
+    Statistic<"numPrograms", "programs",
+              "Placed programs written (one per rank)">,
+    Statistic<"numTransfers", "transfers",
+              "Point-to-point sends between stages">,
+    Statistic<"numTransferBytes", "transfer-bytes",
+              "Bytes the sends carry per step">,
+  ];
 }
 
 def DistParameterServerPass : Pass<"dist-parameter-server", "ModuleOp"> {
@@ -369,6 +377,18 @@ def DistParameterServerPass : Pass<"dist-parameter-server", "ModuleOp"> {
            "sync (the gradients of all workers summed, then applied) or "
            "async (each worker's gradient applied as it arrives)">,
   ];
+  let statistics = [
+    Statistic<"numVariables", "variables",
+              "Variables (parameters and their state) held by the servers">,
+    Statistic<"numShards", "shards",
+              "Shards of those variables over the servers">,
+    Statistic<"numSparseTables", "sparse-tables",
+              "Embedding tables whose looked-up rows alone travel">,
+    Statistic<"numTransfers", "transfers",
+              "Point-to-point sends between servers and workers">,
+    Statistic<"numTransferBytes", "transfer-bytes",
+              "Bytes the sends carry per step">,
+  ];
 }
 
 def DistScheduleTracePass : Pass<"dist-schedule-trace", "ModuleOp"> {
@@ -426,6 +446,14 @@ def DistPropagateShardingPass : Pass<"dist-propagate-sharding", "ModuleOp"> {
     ```
   }];
   let dependentDialects = ["::mlir::dist::DistDialect"];
+  let statistics = [
+    Statistic<"numFunctions", "functions",
+              "Functions on a mesh whose values got shardings">,
+    Statistic<"numShardedValues", "sharded-values",
+              "Tensor values with a sharding after propagation">,
+    Statistic<"numInferredValues", "inferred-values",
+              "Values whose sharding propagation decided (not annotated)">,
+  ];
 }
 
 def DistPartitionPass : Pass<"dist-partition", "ModuleOp"> {
@@ -457,6 +485,14 @@ def DistPartitionPass : Pass<"dist-partition", "ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::dist::DistDialect",
                            "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numFunctions", "functions",
+              "Functions rewritten into per-device programs">,
+    Statistic<"numCollectives", "collectives-inserted",
+              "Collectives inserted (all-reduces, all-gathers, ...)">,
+    Statistic<"numCollectiveBytes", "collective-bytes",
+              "Bytes the inserted collectives send per device">,
+  ];
 }
 
 //===----------------------------------------------------------------------===//
@@ -522,6 +558,12 @@ def DistBucketCollectivesPass : Pass<"dist-bucket-collectives", "ModuleOp"> {
     Option<"firstBucketMb", "first-bucket-mb", "double", /*default=*/"1.0",
            "Capacity of the first bucket in MiB">,
   ];
+  let statistics = [
+    Statistic<"numCollectivesBefore", "collectives-before",
+              "Collectives before bucketing">,
+    Statistic<"numCollectivesAfter", "collectives-after",
+              "Collectives after bucketing (one per bucket or unbucketed op)">,
+  ];
 }
 
 def DistOverlapCollectivesPass
@@ -549,6 +591,10 @@ def DistOverlapCollectivesPass
     %new = train.sgd %w2, %g#0, %lr : ...
     ```
   }];
+  let statistics = [
+    Statistic<"numStarted", "collectives-started",
+              "Collectives split into an asynchronous start and a wait">,
+  ];
 }
 
 def DistHierarchicalAllReducePass
@@ -573,6 +619,12 @@ def DistHierarchicalAllReducePass
     %g = dist.all_gather %r on @mesh axes = ["devices"] gather_dim = 0 : tensor<32x784xf32> -> tensor<128x784xf32>
     ```
   }];
+  let statistics = [
+    Statistic<"numCollectivesBefore", "collectives-before",
+              "Collectives before the decomposition">,
+    Statistic<"numCollectivesAfter", "collectives-after",
+              "Collectives after it (intra- and inter-host steps)">,
+  ];
 }
 
 //===----------------------------------------------------------------------===//
