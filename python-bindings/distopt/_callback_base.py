@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """The callbacks `distopt.fit` drives, in the shape of keras.callbacks:
 `Callback` (the base every callback derives from), `CallbackList` (what
 fit calls), `History` (always added), `ProgbarLogger` (the progress bar,

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Callbacks for `distopt.fit` / `distopt.torch.fit`, as keras.callbacks:
 
     from distopt.callbacks import BackupAndRestore, Callback

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Running a step from Python on NumPy arrays: single-process in this
 process (the extension's runner, `_distopt.run`, when it has one), under
 mpirun as `dist-run` processes (the module, the state and the batch go to

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """distopt.fit / distopt.torch.fit: the callbacks driven by the runner's
 events, the control channel, errors, the model and optimizer loaded back
 (equal to PyTorch's own training), BackupAndRestore after a killed rank,
