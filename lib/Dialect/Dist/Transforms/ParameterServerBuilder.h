@@ -41,6 +41,26 @@ struct PartitionPolicy {
   int64_t minShardBytes = 256 << 10;
 };
 
+/// Adds a program's arguments as its body needs them: one per step
+/// argument, with its type and attributes in the program.
+struct ProgramArguments {
+  func::FuncOp program;
+  DenseMap<unsigned, Value> byStepArg;
+  SmallVector<DictionaryAttr> attrs;
+
+  Value get(unsigned stepArg, Type type, DictionaryAttr attributes) {
+    if (Value value = byStepArg.lookup(stepArg))
+      return value;
+    return byStepArg[stepArg] = add(type, attributes);
+  }
+  /// A new argument.
+  Value add(Type type, DictionaryAttr attributes) {
+    Value value = program.front().addArgument(type, program.getLoc());
+    attrs.push_back(attributes);
+    return value;
+  }
+};
+
 class ParameterServerBuilder : public PipelineBuilder {
 public:
   ParameterServerBuilder(ModuleOp module, func::FuncOp func, int64_t servers,
@@ -93,7 +113,58 @@ private:
     attrs.set(DistDialect::kCacheAttrName, UnitAttr::get(func->getContext()));
     return attrs.getDictionary(func->getContext());
   }
+  /// Worker `w`'s program, written in phases: the pulls, the sparse
+  /// lookups, a forward and a backward fragment (writeWorkerUnit) with
+  /// their pushes, and (async) the replies.
   void writeWorker(int64_t w, func::FuncOp program);
+  /// A worker's program as writeWorker's phases fill it.
+  struct WorkerProgram {
+    int64_t w;
+    ProgramArguments args;
+    PlaceAttr here;
+    OpBuilder top;
+    /// The shards each variable the per-sample ops read arrives in.
+    DenseMap<unsigned, SmallVector<Value>> pulled;
+    /// Per sparse lookup: the rows each server of its table looked up.
+    DenseMap<Operation *, SmallVector<Value>> lookedUp;
+    /// The worker's value of each step value the fragments made.
+    DenseMap<Value, Value> made;
+  };
+  /// One forward or backward fragment of a worker, as it is planned.
+  struct WorkerUnit {
+    UnitKind kind;
+    SmallVector<Operation *> ops;
+    DenseSet<Operation *> inUnit;
+    /// Values from outside the unit, and the fragment's operands: the
+    /// first operand of each input (a pulled variable has one per shard).
+    llvm::SetVector<Value> inputs;
+    SmallVector<Value> operands;
+    SmallVector<std::pair<Value, unsigned>> inputSlots;
+    /// What later units, the pushes or the return read.
+    llvm::SetVector<Value> outputs;
+    SmallVector<Type> resultTypes;
+    /// The pushes of the sums this unit makes: one slice per shard.
+    SmallVector<std::tuple<AllReduceOp, int64_t, Shard>> pushes;
+  };
+  /// Pull: every shard of every variable the per-sample ops read.
+  void pullVariables(WorkerProgram &worker);
+  /// Sparse tables: the indices to each server that holds rows, the rows
+  /// looked up there back.
+  void requestSparseRows(WorkerProgram &worker);
+  /// The worker's fragment of `kind` with its sends, if it has ops.
+  void writeWorkerUnit(WorkerProgram &worker, UnitKind kind);
+  /// The unit's ops and inputs; false when it has none.
+  bool collectUnitOps(WorkerProgram &worker, WorkerUnit &unit);
+  void collectUnitOperands(WorkerProgram &worker, WorkerUnit &unit);
+  /// The unit's outputs and pushes, and the fragment's result types.
+  void collectUnitResults(WorkerProgram &worker, WorkerUnit &unit);
+  FragmentOp writeUnitFragment(WorkerProgram &worker, WorkerUnit &unit);
+  /// Worker 0's values for the loss path, and each push to its server.
+  void sendUnitResults(WorkerProgram &worker, WorkerUnit &unit,
+                       FragmentOp fragment);
+  /// Async: each server's reply with the new values of its shards.
+  void receiveReplies(WorkerProgram &worker, SmallVectorImpl<Value> &returned,
+                      SmallVectorImpl<DictionaryAttr> &returnedAttrs);
   /// A worker's attributes of step argument `index`: its block of the
   /// batch for a batch argument.
   DictionaryAttr workerArgAttrs(unsigned index, int64_t w) const;
@@ -106,6 +177,9 @@ private:
       return scatter.getUpdates();
     return part;
   }
+  /// Server `s`'s program, written in phases: its shards as arguments,
+  /// the pulls it serves, the lookups in its shards of sparse tables, the
+  /// update (with mode=async a dist.serve first) and the return.
   LogicalResult writeServer(int64_t s, func::FuncOp program);
   /// A sum a server makes from the workers' parts: accumulation `index`,
   /// shard `shard` of its variable, the parts' type.
@@ -116,6 +190,62 @@ private:
     /// The shard of a sparse table the rows' gradients are added into.
     const Shard *sparseShard = nullptr;
   };
+  /// A server's program as writeServer's phases fill it.
+  struct ServerProgram {
+    int64_t s;
+    ProgramArguments args;
+    PlaceAttr here;
+    OpBuilder top;
+    /// Per (table argument, worker): the indices the worker sent.
+    DenseMap<std::pair<unsigned, int64_t>, Value> indicesFrom;
+    /// The update ops this server runs.
+    SmallVector<Operation *> ops;
+    /// The step results returned here (the step value, whether it is an
+    /// argument returned unchanged), their attributes, and the update's
+    /// values among them.
+    SmallVector<std::pair<Value, bool>> returnedHere;
+    SmallVector<DictionaryAttr> resultAttrsHere;
+    SmallVector<Value> outputs;
+    /// The sums this server makes.
+    SmallVector<Sum> sums;
+    /// Async: what writeServe made (see there).
+    DenseMap<Value, Value> carriedResult;
+    SmallVector<std::pair<Value, Value>> servedSums;
+    /// The update fragment's results.
+    SmallVector<Value> results;
+  };
+  /// The update fragment's operands and where each kind starts.
+  struct UpdateInputs {
+    SmallVector<Value> operands;
+    /// Per sum: its first worker part and (sparse) first indices.
+    SmallVector<unsigned> firstPart, firstIndices;
+    /// (step value, operand) of worker 0's values, of the sums a serve
+    /// carried, and (step argument, operand) of arguments.
+    SmallVector<std::pair<Value, unsigned>> fromWorker, carriedSlots;
+    SmallVector<std::pair<unsigned, unsigned>> argSlots;
+  };
+  /// Step argument `index` as server `server` holds it (its shard).
+  Value serverArg(ServerProgram &server, unsigned index);
+  /// Every shard the server holds an argument, and (sync) sent to the
+  /// workers that read it.
+  void sendPulls(ServerProgram &server);
+  /// Lookups in this server's shards of sparse tables, for each worker.
+  void serveSparseLookups(ServerProgram &server);
+  /// The optimizers of this server's shards, and on server 0 the loss
+  /// path.
+  void collectUpdateOps(ServerProgram &server);
+  /// Which step results this server returns.
+  LogicalResult collectReturns(ServerProgram &server);
+  /// The sums this server makes, with each worker's part.
+  void collectSums(ServerProgram &server);
+  /// Async: what is still updated once per step is no variable the
+  /// workers keep copies of.
+  LogicalResult checkAsyncUpdates(ServerProgram &server);
+  /// Push (sync): each worker's part of the sums; and the other inputs.
+  void receiveUpdateInputs(ServerProgram &server, UpdateInputs &inputs);
+  void writeUpdateFragment(ServerProgram &server, UpdateInputs &inputs);
+  /// The return, in the step's result order.
+  void writeServerReturn(ServerProgram &server, func::FuncOp program);
   /// A worker's part `value` of `part` (of rows `indices`, sparse) added
   /// into `into` (null: the first part), times `scale`.
   Value addPart(OpBuilder &body, Sum &part, Value into, Value value,

@@ -19,28 +19,6 @@ using namespace mlir::dist;
 // Programs
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// Adds a program's arguments as its body needs them: one per step
-/// argument, with its type and attributes in the program.
-struct ProgramArguments {
-  func::FuncOp program;
-  DenseMap<unsigned, Value> byStepArg;
-  SmallVector<DictionaryAttr> attrs;
-
-  Value get(unsigned stepArg, Type type, DictionaryAttr attributes) {
-    if (Value value = byStepArg.lookup(stepArg))
-      return value;
-    return byStepArg[stepArg] = add(type, attributes);
-  }
-  /// A new argument.
-  Value add(Type type, DictionaryAttr attributes) {
-    Value value = program.front().addArgument(type, program.getLoc());
-    attrs.push_back(attributes);
-    return value;
-  }
-};
-} // namespace
-
 /// Sets `program`'s type from its entry block and return, and the
 /// argument and result attributes.
 static void finishProgram(func::FuncOp program, ArrayRef<DictionaryAttr> argAttrs,
@@ -76,14 +54,22 @@ DictionaryAttr ParameterServerBuilder::workerArgAttrs(unsigned index,
 }
 
 void ParameterServerBuilder::writeWorker(int64_t w, func::FuncOp program) {
-  MLIRContext *context = module.getContext();
-  ProgramArguments args;
-  args.program = program;
-  PlaceAttr here = placeOfTask(servers + w);
-  OpBuilder top = OpBuilder::atBlockBegin(&program.front());
+  WorkerProgram worker{w, ProgramArguments(), placeOfTask(servers + w),
+                       OpBuilder::atBlockBegin(&program.front())};
+  worker.args.program = program;
+  pullVariables(worker);
+  requestSparseRows(worker);
+  for (UnitKind kind : {UnitKind::forward, UnitKind::backward})
+    writeWorkerUnit(worker, kind);
+  SmallVector<Value> returned;
+  SmallVector<DictionaryAttr> returnedAttrs;
+  receiveReplies(worker, returned, returnedAttrs);
+  func::ReturnOp::create(worker.top, func.getLoc(), returned);
+  finishProgram(program, worker.args.attrs, returnedAttrs);
+}
 
-  // Pull: every shard of every variable the per-sample ops read.
-  DenseMap<unsigned, SmallVector<Value>> pulled;
+void ParameterServerBuilder::pullVariables(WorkerProgram &worker) {
+  auto &[w, args, here, top, pulled, lookedUp, made] = worker;
   for (Operation *op : mbOps)
     for (Value operand : op->getOperands()) {
       auto arg = dyn_cast<BlockArgument>(operand);
@@ -99,10 +85,11 @@ void ParameterServerBuilder::writeWorker(int64_t w, func::FuncOp program) {
                                    channel(0, index, k, w))
                         .getResult());
     }
+}
 
-  // Sparse tables: the indices to each server that holds rows, the rows
-  // looked up there (zeros for rows it does not hold) back.
-  DenseMap<Operation *, SmallVector<Value>> lookedUp;
+void ParameterServerBuilder::requestSparseRows(WorkerProgram &worker) {
+  auto &[w, args, here, top, pulled, lookedUp, made] = worker;
+  // (Zeros come back for the rows a server does not hold.)
   for (auto &[param, table] : sparse) {
     BlockArgument ids = func.getArgument(table.indices);
     Value mine = args.get(table.indices, ids.getType(),
@@ -118,189 +105,223 @@ void ParameterServerBuilder::writeWorker(int64_t w, func::FuncOp program) {
     for (train::GatherOp lookup : table.lookups)
       lookedUp[lookup] = rows;
   }
+}
 
-  // The worker's value of each step value the fragments made.
-  DenseMap<Value, Value> made;
-  for (UnitKind kind : {UnitKind::forward, UnitKind::backward}) {
-    SmallVector<Operation *> ops;
-    DenseSet<Operation *> inUnit;
-    for (Operation *op : mbOps)
-      if (!isFree(op) && unitKind[op] == kind && !serverOnly.contains(op) &&
-          !lookedUp.count(op)) {
-        ops.push_back(op);
-        inUnit.insert(op);
-      }
-    if (ops.empty())
+void ParameterServerBuilder::writeWorkerUnit(WorkerProgram &worker,
+                                             UnitKind kind) {
+  WorkerUnit unit;
+  unit.kind = kind;
+  if (!collectUnitOps(worker, unit))
+    return;
+  collectUnitOperands(worker, unit);
+  collectUnitResults(worker, unit);
+  FragmentOp fragment = writeUnitFragment(worker, unit);
+  for (auto [output, result] : llvm::zip(unit.outputs, fragment.getResults()))
+    worker.made[output] = result;
+  sendUnitResults(worker, unit, fragment);
+}
+
+bool ParameterServerBuilder::collectUnitOps(WorkerProgram &worker,
+                                            WorkerUnit &unit) {
+  auto [ops, inUnit, inputs] = std::tie(unit.ops, unit.inUnit, unit.inputs);
+  for (Operation *op : mbOps)
+    if (!isFree(op) && unitKind[op] == unit.kind && !serverOnly.contains(op) &&
+        !worker.lookedUp.count(op)) {
+      ops.push_back(op);
+      inUnit.insert(op);
+    }
+  if (ops.empty())
+    return false;
+  // Inputs: values from outside the unit (free ops are cloned inside).
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (def && (inUnit.contains(def) || isFree(def)))
+        continue;
+      inputs.insert(operand);
+    }
+  return true;
+}
+
+void ParameterServerBuilder::collectUnitOperands(WorkerProgram &worker,
+                                                 WorkerUnit &unit) {
+  auto &[w, args, here, top, pulled, lookedUp, made] = worker;
+  auto [inputs, operands, inputSlots] =
+      std::tie(unit.inputs, unit.operands, unit.inputSlots);
+  for (Value input : inputs) {
+    inputSlots.push_back({input, static_cast<unsigned>(operands.size())});
+    if (Value whole = made.lookup(input)) {
+      operands.push_back(whole);
       continue;
-    // Inputs: values from outside the unit (free ops are cloned inside).
-    llvm::SetVector<Value> inputs;
-    for (Operation *op : ops)
-      for (Value operand : op->getOperands()) {
-        Operation *def = operand.getDefiningOp();
-        if (def && (inUnit.contains(def) || isFree(def)))
-          continue;
-        inputs.insert(operand);
-      }
-    SmallVector<Value> operands;
-    SmallVector<std::pair<Value, unsigned>> inputSlots; // value, first operand
-    for (Value input : inputs) {
-      inputSlots.push_back({input, static_cast<unsigned>(operands.size())});
-      if (Value whole = made.lookup(input)) {
-        operands.push_back(whole);
-        continue;
-      }
-      if (auto arg = dyn_cast<BlockArgument>(input)) {
-        unsigned index = arg.getArgNumber();
-        if (!shardsOf[index].empty()) {
-          llvm::append_range(operands, pulled[index]);
-          continue;
-        }
-        operands.push_back(
-            args.get(index, arg.getType(), workerArgAttrs(index, w)));
-        continue;
-      }
-      if (Operation *lookup = input.getDefiningOp();
-          lookup && lookedUp.count(lookup)) {
-        llvm::append_range(operands, lookedUp[lookup]);
-        continue;
-      }
-      operands.push_back(made.lookup(input));
     }
-    // Outputs: what later units, the pushes or the return read.
-    llvm::SetVector<Value> outputs;
-    for (Operation *op : ops)
-      for (Value result : op->getResults())
-        for (Operation *user : result.getUsers())
-          if (!inUnit.contains(user) && !serverOnly.contains(user) &&
-              !llvm::is_contained(accumulations, user))
-            outputs.insert(result);
-    if (w == 0)
-      for (Value value : fromWorker0)
-        if (inUnit.contains(value.getDefiningOp()))
-          outputs.insert(value);
-    // A variable pulled in shards is concatenated once: later units take
-    // it whole from this one.
-    for (Value input : inputs) {
-      auto arg = dyn_cast<BlockArgument>(input);
-      if (arg && pulled.lookup(arg.getArgNumber()).size() > 1 &&
-          !made.count(input) &&
-          llvm::any_of(arg.getUsers(), [&](Operation *user) {
-            return mbOps.contains(user) && !inUnit.contains(user);
-          }))
-        outputs.insert(input);
+    if (auto arg = dyn_cast<BlockArgument>(input)) {
+      unsigned index = arg.getArgNumber();
+      if (!shardsOf[index].empty()) {
+        llvm::append_range(operands, pulled[index]);
+        continue;
+      }
+      operands.push_back(
+          args.get(index, arg.getType(), workerArgAttrs(index, w)));
+      continue;
     }
-    SmallVector<Type> resultTypes;
-    for (Value output : outputs)
-      resultTypes.push_back(output.getType());
-    // The pushes of the sums this unit makes: one slice per shard.
-    SmallVector<std::tuple<AllReduceOp, int64_t, Shard>> pushes;
-    for (auto [a, acc] : llvm::enumerate(accumulations)) {
-      int64_t param = gradientOf.lookup(acc);
-      Value part = pushedPart(acc);
-      Operation *def = part.getDefiningOp();
-      if (!def || !inUnit.contains(def))
-        continue;
-      if (param >= 0 && sparse.count(param)) {
-        // The looked-up rows' gradients, to every server of the table.
-        for (const Shard &shard : shardsOf[param]) {
-          pushes.push_back({acc, a, shard});
-          resultTypes.push_back(part.getType());
-        }
-        continue;
-      }
-      if (param < 0) {
-        pushes.push_back({acc, a, Shard{0, 0, 0}});
-        resultTypes.push_back(acc.getOperand(0).getType());
-        continue;
-      }
+    if (Operation *lookup = input.getDefiningOp();
+        lookup && lookedUp.count(lookup)) {
+      llvm::append_range(operands, lookedUp[lookup]);
+      continue;
+    }
+    operands.push_back(made.lookup(input));
+  }
+}
+
+void ParameterServerBuilder::collectUnitResults(WorkerProgram &worker,
+                                                WorkerUnit &unit) {
+  auto &[w, args, here, top, pulled, lookedUp, made] = worker;
+  auto [ops, inUnit, inputs, outputs, resultTypes, pushes] =
+      std::tie(unit.ops, unit.inUnit, unit.inputs, unit.outputs,
+               unit.resultTypes, unit.pushes);
+  for (Operation *op : ops)
+    for (Value result : op->getResults())
+      for (Operation *user : result.getUsers())
+        if (!inUnit.contains(user) && !serverOnly.contains(user) &&
+            !llvm::is_contained(accumulations, user))
+          outputs.insert(result);
+  if (w == 0)
+    for (Value value : fromWorker0)
+      if (inUnit.contains(value.getDefiningOp()))
+        outputs.insert(value);
+  // A variable pulled in shards is concatenated once: later units take
+  // it whole from this one.
+  for (Value input : inputs) {
+    auto arg = dyn_cast<BlockArgument>(input);
+    if (arg && pulled.lookup(arg.getArgNumber()).size() > 1 &&
+        !made.count(input) &&
+        llvm::any_of(arg.getUsers(), [&](Operation *user) {
+          return mbOps.contains(user) && !inUnit.contains(user);
+        }))
+      outputs.insert(input);
+  }
+  for (Value output : outputs)
+    resultTypes.push_back(output.getType());
+  for (auto [a, acc] : llvm::enumerate(accumulations)) {
+    int64_t param = gradientOf.lookup(acc);
+    Value part = pushedPart(acc);
+    Operation *def = part.getDefiningOp();
+    if (!def || !inUnit.contains(def))
+      continue;
+    if (param >= 0 && sparse.count(param)) {
+      // The looked-up rows' gradients, to every server of the table.
       for (const Shard &shard : shardsOf[param]) {
         pushes.push_back({acc, a, shard});
-        resultTypes.push_back(shardsOf[param].size() > 1
-                                  ? shardType(param, shard)
-                                  : acc.getOperand(0).getType());
+        resultTypes.push_back(part.getType());
       }
+      continue;
     }
-    auto fragment = FragmentOp::create(
-        top, ops.front()->getLoc(), resultTypes, operands, here,
-        ScheduleUnitAttr::get(context, kind, 0, w));
-    fragment.setOriginAttr(top.getStrArrayAttr({func.getSymName().str()}));
-    OpBuilder body = OpBuilder::atBlockBegin(&fragment.getBodyBlock());
-    IRMapping mapping;
-    for (auto [input, first] : inputSlots) {
-      if (Operation *lookup = input.getDefiningOp();
-          lookup && lookedUp.count(lookup)) {
-        // The rows each server looked up, added in server order.
-        Value sum = fragment.getBodyBlock().getArgument(first);
-        for (unsigned k = 1; k < lookedUp[lookup].size(); ++k)
-          sum = train::AddOp::create(body, lookup->getLoc(), sum,
-                                     fragment.getBodyBlock().getArgument(
-                                         first + k))
-                    .getResult();
-        mapping.map(input, sum);
-        continue;
-      }
-      auto arg = dyn_cast<BlockArgument>(input);
-      if (arg && !made.count(input) && !shardsOf[arg.getArgNumber()].empty() &&
-          pulled[arg.getArgNumber()].size() > 1) {
-        // The variable, from its shards.
-        SmallVector<Value> pieces;
-        for (unsigned k = 0; k < pulled[arg.getArgNumber()].size(); ++k)
-          pieces.push_back(fragment.getBodyBlock().getArgument(first + k));
-        mapping.map(input, train::ConcatOp::create(body, input.getLoc(),
-                                                   pieces, /*dim=*/0)
-                               .getResult());
-        continue;
-      }
-      mapping.map(input, fragment.getBodyBlock().getArgument(first));
+    if (param < 0) {
+      pushes.push_back({acc, a, Shard{0, 0, 0}});
+      resultTypes.push_back(acc.getOperand(0).getType());
+      continue;
     }
-    for (Operation *op : ops)
-      clonePerPart(body, op, mapping, w);
-    SmallVector<Value> yielded;
-    for (Value output : outputs)
-      yielded.push_back(mapping.lookup(output));
-    for (auto &[acc, a, shard] : pushes) {
-      Value part = mapping.lookup(pushedPart(acc));
-      int64_t param = gradientOf.lookup(acc);
-      auto type = cast<RankedTensorType>(part.getType());
-      if (param >= 0 && !sparse.count(param) && shardsOf[param].size() > 1) {
-        SmallVector<int64_t> start(type.getRank(), 0), limit(type.getShape());
-        start[0] = shard.begin;
-        limit[0] = shard.end;
-        part = train::SliceOp::create(body, acc.getLoc(), part,
-                                      body.getDenseI64ArrayAttr(start),
-                                      body.getDenseI64ArrayAttr(limit),
-                                      nullptr)
-                   .getResult();
-      }
-      yielded.push_back(part);
-    }
-    YieldOp::create(body, fragment.getLoc(), yielded);
-    for (auto [output, result] : llvm::zip(outputs, fragment.getResults()))
-      made[output] = result;
-    if (w == 0)
-      for (auto [i, value] : llvm::enumerate(fromWorker0))
-        if (inUnit.contains(value.getDefiningOp()))
-          SendOp::create(top, value.getLoc(), made[value], placeOfTask(0),
-                         channel(4, i, 0, 0));
-    // Push each part to its server.
-    for (auto [i, push] : llvm::enumerate(pushes)) {
-      auto &[acc, a, shard] = push;
-      int64_t k = 0;
-      if (int64_t param = gradientOf.lookup(acc); param >= 0)
-        k = llvm::find_if(shardsOf[param],
-                          [&](const Shard &s) {
-                            return s.begin == shard.begin;
-                          }) -
-            shardsOf[param].begin();
-      SendOp::create(top, acc.getLoc(),
-                     fragment.getResult(outputs.size() + i),
-                     placeOfTask(shard.server), channel(1, a, k, w));
+    for (const Shard &shard : shardsOf[param]) {
+      pushes.push_back({acc, a, shard});
+      resultTypes.push_back(shardsOf[param].size() > 1
+                                ? shardType(param, shard)
+                                : acc.getOperand(0).getType());
     }
   }
-  // Async: each server that took this worker's gradients replies with the
-  // new values of its shards; the worker keeps them for its next step.
-  SmallVector<Value> returned;
-  SmallVector<DictionaryAttr> returnedAttrs;
+}
+
+FragmentOp ParameterServerBuilder::writeUnitFragment(WorkerProgram &worker,
+                                                     WorkerUnit &unit) {
+  MLIRContext *context = module.getContext();
+  auto &[w, args, here, top, pulled, lookedUp, made] = worker;
+  auto fragment = FragmentOp::create(
+      top, unit.ops.front()->getLoc(), unit.resultTypes, unit.operands, here,
+      ScheduleUnitAttr::get(context, unit.kind, 0, w));
+  fragment.setOriginAttr(top.getStrArrayAttr({func.getSymName().str()}));
+  OpBuilder body = OpBuilder::atBlockBegin(&fragment.getBodyBlock());
+  IRMapping mapping;
+  for (auto [input, first] : unit.inputSlots) {
+    if (Operation *lookup = input.getDefiningOp();
+        lookup && lookedUp.count(lookup)) {
+      // The rows each server looked up, added in server order.
+      Value sum = fragment.getBodyBlock().getArgument(first);
+      for (unsigned k = 1; k < lookedUp[lookup].size(); ++k)
+        sum = train::AddOp::create(body, lookup->getLoc(), sum,
+                                   fragment.getBodyBlock().getArgument(
+                                       first + k))
+                  .getResult();
+      mapping.map(input, sum);
+      continue;
+    }
+    auto arg = dyn_cast<BlockArgument>(input);
+    if (arg && !made.count(input) && !shardsOf[arg.getArgNumber()].empty() &&
+        pulled[arg.getArgNumber()].size() > 1) {
+      // The variable, from its shards.
+      SmallVector<Value> pieces;
+      for (unsigned k = 0; k < pulled[arg.getArgNumber()].size(); ++k)
+        pieces.push_back(fragment.getBodyBlock().getArgument(first + k));
+      mapping.map(input, train::ConcatOp::create(body, input.getLoc(),
+                                                 pieces, /*dim=*/0)
+                             .getResult());
+      continue;
+    }
+    mapping.map(input, fragment.getBodyBlock().getArgument(first));
+  }
+  for (Operation *op : unit.ops)
+    clonePerPart(body, op, mapping, w);
+  SmallVector<Value> yielded;
+  for (Value output : unit.outputs)
+    yielded.push_back(mapping.lookup(output));
+  for (auto &[acc, a, shard] : unit.pushes) {
+    Value part = mapping.lookup(pushedPart(acc));
+    int64_t param = gradientOf.lookup(acc);
+    auto type = cast<RankedTensorType>(part.getType());
+    if (param >= 0 && !sparse.count(param) && shardsOf[param].size() > 1) {
+      SmallVector<int64_t> start(type.getRank(), 0), limit(type.getShape());
+      start[0] = shard.begin;
+      limit[0] = shard.end;
+      part = train::SliceOp::create(body, acc.getLoc(), part,
+                                    body.getDenseI64ArrayAttr(start),
+                                    body.getDenseI64ArrayAttr(limit),
+                                    nullptr)
+                 .getResult();
+    }
+    yielded.push_back(part);
+  }
+  YieldOp::create(body, fragment.getLoc(), yielded);
+  return fragment;
+}
+
+void ParameterServerBuilder::sendUnitResults(WorkerProgram &worker,
+                                             WorkerUnit &unit,
+                                             FragmentOp fragment) {
+  auto &[w, args, here, top, pulled, lookedUp, made] = worker;
+  if (w == 0)
+    for (auto [i, value] : llvm::enumerate(fromWorker0))
+      if (unit.inUnit.contains(value.getDefiningOp()))
+        SendOp::create(top, value.getLoc(), made[value], placeOfTask(0),
+                       channel(4, i, 0, 0));
+  // Push each part to its server.
+  for (auto [i, push] : llvm::enumerate(unit.pushes)) {
+    auto &[acc, a, shard] = push;
+    int64_t k = 0;
+    if (int64_t param = gradientOf.lookup(acc); param >= 0)
+      k = llvm::find_if(shardsOf[param],
+                        [&](const Shard &s) {
+                          return s.begin == shard.begin;
+                        }) -
+          shardsOf[param].begin();
+    SendOp::create(top, acc.getLoc(),
+                   fragment.getResult(unit.outputs.size() + i),
+                   placeOfTask(shard.server), channel(1, a, k, w));
+  }
+}
+
+void ParameterServerBuilder::receiveReplies(
+    WorkerProgram &worker, SmallVectorImpl<Value> &returned,
+    SmallVectorImpl<DictionaryAttr> &returnedAttrs) {
+  auto &[w, args, here, top, pulled, lookedUp, made] = worker;
+  // The worker keeps them for its next step.
   for (unsigned index = 0; index < shardsOf.size() && async; ++index) {
     if (!pulled.count(index))
       continue;
@@ -315,8 +336,6 @@ void ParameterServerBuilder::writeWorker(int64_t w, func::FuncOp program) {
       returnedAttrs.push_back(cacheAttrs(index, shard));
     }
   }
-  func::ReturnOp::create(top, func.getLoc(), returned);
-  finishProgram(program, args.attrs, returnedAttrs);
 }
 
 void ParameterServerBuilder::cloneUpdate(OpBuilder &body,
@@ -412,19 +431,44 @@ Value ParameterServerBuilder::addPart(OpBuilder &body, Sum &part, Value into,
 
 LogicalResult ParameterServerBuilder::writeServer(int64_t s,
                                                   func::FuncOp program) {
-  MLIRContext *context = module.getContext();
-  ProgramArguments args;
-  args.program = program;
-  PlaceAttr here = placeOfTask(s);
-  OpBuilder top = OpBuilder::atBlockBegin(&program.front());
-  auto shardHere = [&](unsigned arg) { return shardOn(arg, s); };
-  auto getArg = [&](unsigned index) {
-    const Shard *shard = shardHere(index);
-    Type global = func.getArgument(index).getType();
-    return args.get(index, shard ? shardType(index, *shard) : global,
-                    attrsWithBlock(argAttrs[index], global, shard));
-  };
+  ServerProgram server{s, ProgramArguments(), placeOfTask(s),
+                       OpBuilder::atBlockBegin(&program.front())};
+  server.args.program = program;
+  sendPulls(server);
+  serveSparseLookups(server);
+  collectUpdateOps(server);
+  if (failed(collectReturns(server)))
+    return failure();
+  collectSums(server);
+  if (async && !server.sums.empty() &&
+      failed(writeServe(
+          s, server.top, server.sums, server.ops,
+          [&](unsigned index) { return serverArg(server, index); },
+          server.indicesFrom, server.carriedResult, server.servedSums)))
+    return failure();
+  if (failed(checkAsyncUpdates(server)))
+    return failure();
+  UpdateInputs inputs;
+  receiveUpdateInputs(server, inputs);
+  if (!server.ops.empty() || !server.sums.empty())
+    writeUpdateFragment(server, inputs);
+  writeServerReturn(server, program);
+  return success();
+}
 
+Value ParameterServerBuilder::serverArg(ServerProgram &server,
+                                        unsigned index) {
+  const Shard *shard = shardOn(index, server.s);
+  Type global = func.getArgument(index).getType();
+  return server.args.get(index, shard ? shardType(index, *shard) : global,
+                         attrsWithBlock(argAttrs[index], global, shard));
+}
+
+void ParameterServerBuilder::sendPulls(ServerProgram &server) {
+  int64_t s = server.s;
+  OpBuilder &top = server.top;
+  auto shardHere = [&](unsigned arg) { return shardOn(arg, s); };
+  auto getArg = [&](unsigned index) { return serverArg(server, index); };
   // Every shard this server holds is an argument, also of state the step
   // neither reads nor returns (runners still save it).
   for (unsigned index = 0; index < shardsOf.size(); ++index)
@@ -449,21 +493,25 @@ LogicalResult ParameterServerBuilder::writeServer(int64_t s,
       SendOp::create(top, func.getLoc(), value, placeOfTask(servers + w),
                      channel(0, index, shardIndex(index, shard), w));
   }
+}
 
-  // Lookups in this server's shards of sparse tables, for each worker.
-  DenseMap<std::pair<unsigned, int64_t>, Value> indicesFrom;
+void ParameterServerBuilder::serveSparseLookups(ServerProgram &server) {
+  MLIRContext *context = module.getContext();
+  int64_t s = server.s;
+  OpBuilder &top = server.top;
+  PlaceAttr here = server.here;
   for (auto &[param, table] : sparse) {
-    const Shard *shard = shardHere(param);
+    const Shard *shard = shardOn(param, s);
     if (!shard)
       continue;
     int64_t k = shardIndex(param, shard);
-    Value rows = getArg(param);
+    Value rows = serverArg(server, param);
     train::GatherOp lookup = table.lookups.front();
     for (int64_t w = 0; w < workers; ++w) {
       Value ids = RecvOp::create(
           top, lookup.getLoc(), func.getArgument(table.indices).getType(),
           placeOfTask(servers + w), channel(2, param, k, w));
-      indicesFrom[{param, w}] = ids;
+      server.indicesFrom[{param, w}] = ids;
       auto fragment = FragmentOp::create(
           top, lookup.getLoc(), TypeRange{lookup.getType()},
           ValueRange{rows, ids}, here,
@@ -482,40 +530,41 @@ LogicalResult ParameterServerBuilder::writeServer(int64_t s,
                      placeOfTask(servers + w), channel(3, param, k, w));
     }
   }
+}
 
-  // The update: the optimizers of this server's shards, and on server 0
-  // the loss path.
-  SmallVector<Operation *> ops;
+void ParameterServerBuilder::collectUpdateOps(ServerProgram &server) {
+  int64_t s = server.s;
   for (Operation &each : func.front().without_terminator()) {
     Operation *op = &each;
     if (!stepOps.contains(op) && !shardwiseOf.count(op) &&
         !isa<train::OptimizerOpInterface>(op))
       continue;
     if (auto optimizer = dyn_cast<train::OptimizerOpInterface>(op)) {
-      if (shardHere(paramOf[optimizer]))
-        ops.push_back(op);
+      if (shardOn(paramOf[optimizer], s))
+        server.ops.push_back(op);
     } else if (shardwiseOf.count(op)) {
-      if (shardHere(shardwiseOf.lookup(op)))
-        ops.push_back(op);
+      if (shardOn(shardwiseOf.lookup(op), s))
+        server.ops.push_back(op);
     } else if (s == 0) {
-      ops.push_back(op);
+      server.ops.push_back(op);
     }
   }
+}
 
-  // Which step results this server returns: a step argument returned
-  // unchanged, or a value of the update (`outputs`).
+LogicalResult ParameterServerBuilder::collectReturns(ServerProgram &server) {
+  int64_t s = server.s;
+  auto shardHere = [&](unsigned arg) { return shardOn(arg, s); };
+  // A step argument returned unchanged, or a value of the update
+  // (`outputs`).
   auto ret = cast<func::ReturnOp>(func.front().getTerminator());
-  SmallVector<Value> outputs;
-  SmallVector<DictionaryAttr> resultAttrsHere;
-  SmallVector<std::pair<Value, bool>> returnedHere; // step value, is an arg
   for (auto [i, operand] : llvm::enumerate(ret.getOperands())) {
     Operation *def = operand.getDefiningOp();
     if (auto arg = dyn_cast<BlockArgument>(operand)) {
       const Shard *shard = shardHere(arg.getArgNumber());
       if (!shard && !(s == 0 && shardsOf[arg.getArgNumber()].empty()))
         continue;
-      returnedHere.push_back({operand, true});
-      resultAttrsHere.push_back(
+      server.returnedHere.push_back({operand, true});
+      server.resultAttrsHere.push_back(
           attrsWithBlock(resultAttrs[i], arg.getType(), shard));
       continue;
     }
@@ -533,17 +582,19 @@ LogicalResult ParameterServerBuilder::writeServer(int64_t s,
     } else if (s != 0) {
       continue;
     }
-    returnedHere.push_back({operand, false});
-    outputs.push_back(operand);
-    resultAttrsHere.push_back(
+    server.returnedHere.push_back({operand, false});
+    server.outputs.push_back(operand);
+    server.resultAttrsHere.push_back(
         attrsWithBlock(resultAttrs[i], operand.getType(), shard));
   }
+  return success();
+}
 
-  // The sums this server makes, with each worker's part.
-  SmallVector<Sum> sums;
+void ParameterServerBuilder::collectSums(ServerProgram &server) {
+  int64_t s = server.s;
   for (auto [a, acc] : llvm::enumerate(accumulations)) {
     int64_t param = gradientOf.lookup(acc);
-    const Shard *shard = param >= 0 ? shardHere(param) : nullptr;
+    const Shard *shard = param >= 0 ? shardOn(param, s) : nullptr;
     if (param >= 0 ? !shard : s != 0)
       continue;
     bool isSparse = param >= 0 && sparse.count(param);
@@ -551,22 +602,16 @@ LogicalResult ParameterServerBuilder::writeServer(int64_t s,
                 : shard && shardsOf[param].size() > 1
                     ? shardType(param, *shard)
                     : acc.getOperand(0).getType();
-    sums.push_back({acc, static_cast<int64_t>(a),
-                    shard ? shardIndex(param, shard) : 0, type,
-                    isSparse ? shard : nullptr});
+    server.sums.push_back({acc, static_cast<int64_t>(a),
+                           shard ? shardIndex(param, shard) : 0, type,
+                           isSparse ? shard : nullptr});
   }
-  SmallVector<Value> results;
-  // Async: the step values the requests update, after the last one, and
-  // the loss path's sums over the requests (in accumulation order).
-  DenseMap<Value, Value> carriedResult;
-  SmallVector<std::pair<Value, Value>> servedSums;
-  if (async && !sums.empty() &&
-      failed(writeServe(s, top, sums, ops, getArg, indicesFrom, carriedResult,
-                        servedSums)))
-    return failure();
-  // Async: what is still updated once per step must not be what workers
-  // keep copies of (their copies are refreshed by the requests' replies).
-  for (Operation *op : ops)
+}
+
+LogicalResult
+ParameterServerBuilder::checkAsyncUpdates(ServerProgram &server) {
+  // (The workers' copies are refreshed by the requests' replies.)
+  for (Operation *op : server.ops)
     if (auto optimizer = dyn_cast<train::OptimizerOpInterface>(op);
         async && optimizer && isPulled(paramOf[optimizer]))
       return op->emitError()
@@ -575,15 +620,16 @@ LogicalResult ParameterServerBuilder::writeServer(int64_t s,
                 "this parameter is read by the workers but its gradient does "
                 "not depend on the batch, so its update would never reach "
                 "them";
-  SmallVector<Value> stepOutputs;
-  for (Value output : outputs)
-    if (!carriedResult.count(output))
-      stepOutputs.push_back(output);
+  return success();
+}
 
-  // Push (sync): each worker's part of the sums this server makes.
-  SmallVector<Value> operands;
-  SmallVector<unsigned> firstPart, firstIndices;
-  for (Sum &part : sums) {
+void ParameterServerBuilder::receiveUpdateInputs(ServerProgram &server,
+                                                 UpdateInputs &inputs) {
+  int64_t s = server.s;
+  OpBuilder &top = server.top;
+  auto &[operands, firstPart, firstIndices, fromWorker, carriedSlots,
+         argSlots] = inputs;
+  for (Sum &part : server.sums) {
     firstPart.push_back(operands.size());
     for (int64_t w = 0; w < workers; ++w)
       operands.push_back(RecvOp::create(top, part.acc.getLoc(), part.type,
@@ -593,10 +639,9 @@ LogicalResult ParameterServerBuilder::writeServer(int64_t s,
     if (part.sparseShard)
       for (int64_t w = 0; w < workers; ++w)
         operands.push_back(
-            indicesFrom.lookup({gradientOf.lookup(part.acc), w}));
+            server.indicesFrom.lookup({gradientOf.lookup(part.acc), w}));
   }
   // What the loss path needs from worker 0.
-  SmallVector<std::pair<Value, unsigned>> fromWorker; // value, operand
   if (s == 0)
     for (auto [i, value] : llvm::enumerate(fromWorker0)) {
       fromWorker.push_back({value, static_cast<unsigned>(operands.size())});
@@ -604,72 +649,81 @@ LogicalResult ParameterServerBuilder::writeServer(int64_t s,
                                         placeOfTask(servers),
                                         channel(4, i, 0, 0)));
     }
-  SmallVector<std::pair<Value, unsigned>> carriedSlots; // step value, operand
-  for (auto [value, result] : servedSums) {
+  for (auto [value, result] : server.servedSums) {
     carriedSlots.push_back({value, static_cast<unsigned>(operands.size())});
     operands.push_back(result);
   }
   llvm::SetVector<unsigned> argInputs;
-  for (Operation *op : ops)
+  for (Operation *op : server.ops)
     for (Value operand : op->getOperands())
       if (auto arg = dyn_cast<BlockArgument>(operand))
         argInputs.insert(arg.getArgNumber());
-  SmallVector<std::pair<unsigned, unsigned>> argSlots; // step arg, operand
   for (unsigned index : argInputs) {
     argSlots.push_back({index, static_cast<unsigned>(operands.size())});
-    operands.push_back(getArg(index));
+    operands.push_back(serverArg(server, index));
   }
+}
 
+void ParameterServerBuilder::writeUpdateFragment(ServerProgram &server,
+                                                 UpdateInputs &inputs) {
+  MLIRContext *context = module.getContext();
+  int64_t s = server.s;
+  OpBuilder &top = server.top;
+  SmallVector<Value> stepOutputs;
+  for (Value output : server.outputs)
+    if (!server.carriedResult.count(output))
+      stepOutputs.push_back(output);
   SmallVector<Type> resultTypes;
   for (Value output : stepOutputs)
     resultTypes.push_back(typeHere(output, s));
-  if (!ops.empty() || !sums.empty()) {
-    auto fragment = FragmentOp::create(
-        top, func.getLoc(), resultTypes, operands, here,
-        ScheduleUnitAttr::get(context, UnitKind::update, 0, 0));
-    fragment.setOriginAttr(top.getStrArrayAttr({func.getSymName().str()}));
-    Block &block = fragment.getBodyBlock();
-    OpBuilder body = OpBuilder::atBlockBegin(&block);
-    IRMapping mapping;
-    for (auto [index, slot] : argSlots)
-      mapping.map(func.getArgument(index), block.getArgument(slot));
-    for (auto [value, slot] : fromWorker)
-      mapping.map(value, block.getArgument(slot));
-    for (auto [value, slot] : carriedSlots)
-      mapping.map(value, block.getArgument(slot));
-    // The workers' parts, added in worker order.
-    for (auto [i, part] : llvm::enumerate(sums)) {
-      Value sum;
-      for (int64_t w = 0; w < workers; ++w)
-        sum = addPart(body, part, sum, block.getArgument(firstPart[i] + w),
-                      part.sparseShard
-                          ? block.getArgument(firstIndices[i] + w)
-                          : Value(),
-                      /*scale=*/1);
-      mapping.map(part.acc.getResult(0), sum);
-    }
-    cloneUpdate(body, ops, mapping, s);
-    SmallVector<Value> yielded;
-    for (Value output : stepOutputs)
-      yielded.push_back(mapping.lookup(output));
-    YieldOp::create(body, func.getLoc(), yielded);
-    llvm::append_range(results, fragment.getResults());
+  auto fragment = FragmentOp::create(
+      top, func.getLoc(), resultTypes, inputs.operands, server.here,
+      ScheduleUnitAttr::get(context, UnitKind::update, 0, 0));
+  fragment.setOriginAttr(top.getStrArrayAttr({func.getSymName().str()}));
+  Block &block = fragment.getBodyBlock();
+  OpBuilder body = OpBuilder::atBlockBegin(&block);
+  IRMapping mapping;
+  for (auto [index, slot] : inputs.argSlots)
+    mapping.map(func.getArgument(index), block.getArgument(slot));
+  for (auto [value, slot] : inputs.fromWorker)
+    mapping.map(value, block.getArgument(slot));
+  for (auto [value, slot] : inputs.carriedSlots)
+    mapping.map(value, block.getArgument(slot));
+  // The workers' parts, added in worker order.
+  for (auto [i, part] : llvm::enumerate(server.sums)) {
+    Value sum;
+    for (int64_t w = 0; w < workers; ++w)
+      sum = addPart(body, part, sum,
+                    block.getArgument(inputs.firstPart[i] + w),
+                    part.sparseShard
+                        ? block.getArgument(inputs.firstIndices[i] + w)
+                        : Value(),
+                    /*scale=*/1);
+    mapping.map(part.acc.getResult(0), sum);
   }
+  cloneUpdate(body, server.ops, mapping, s);
+  SmallVector<Value> yielded;
+  for (Value output : stepOutputs)
+    yielded.push_back(mapping.lookup(output));
+  YieldOp::create(body, func.getLoc(), yielded);
+  llvm::append_range(server.results, fragment.getResults());
+}
 
-  // The return, in the step's result order.
+void ParameterServerBuilder::writeServerReturn(ServerProgram &server,
+                                               func::FuncOp program) {
   SmallVector<Value> returned;
-  auto nextResult = results.begin();
-  for (auto [value, isArg] : returnedHere) {
+  auto nextResult = server.results.begin();
+  for (auto [value, isArg] : server.returnedHere) {
     if (isArg)
-      returned.push_back(getArg(cast<BlockArgument>(value).getArgNumber()));
-    else if (Value result = carriedResult.lookup(value))
+      returned.push_back(
+          serverArg(server, cast<BlockArgument>(value).getArgNumber()));
+    else if (Value result = server.carriedResult.lookup(value))
       returned.push_back(result);
     else
       returned.push_back(*nextResult++);
   }
-  func::ReturnOp::create(top, func.getLoc(), returned);
-  finishProgram(program, args.attrs, resultAttrsHere);
-  return success();
+  func::ReturnOp::create(server.top, func.getLoc(), returned);
+  finishProgram(program, server.args.attrs, server.resultAttrsHere);
 }
 
 LogicalResult ParameterServerBuilder::writeServerPrograms(StringRef mode) {

@@ -49,9 +49,68 @@ static std::string describe(const Program &program) {
   return text;
 }
 
-LogicalResult mlir::dist::verifyPrograms(ModuleOp module) {
+namespace {
+/// verifyPrograms's phases over one module's programs: collect them, check
+/// the loss, match the transfers, run them together, and spell out the
+/// cycle of a deadlock.
+class ProgramChecker {
+public:
+  explicit ProgramChecker(ModuleOp module) : module(module) {}
+
+  /// Each placed function one program of its place, holding only
+  /// fragments and transfers.
+  LogicalResult collectPrograms();
+  bool empty() const { return programs.empty(); }
+  /// At most one program returns a loss.
+  LogicalResult checkLosses();
+  /// Every send has one receive of its type and the reverse.
+  LogicalResult matchTransfers();
+  /// Runs the transfers of every program together, as far as they go.
+  void runTransfers();
+  /// Fails with the cycle of waits when a program did not finish.
+  LogicalResult checkFinished();
+
+private:
+  struct Cursor {
+    size_t next = 0;
+    /// In a dist.serve at `next`: the cases served, the one running and
+    /// the position in it.
+    DenseSet<unsigned> served;
+    std::optional<unsigned> active;
+    size_t position = 0;
+  };
+  /// Where a stopped program waits: the op, the channel and the program.
+  struct Wait {
+    Operation *op;
+    int64_t channel;
+    Attribute from;
+  };
+
+  static SmallVector<Operation *> caseTransfers(ServeOp serve, unsigned k) {
+    SmallVector<Operation *> transfers;
+    for (Operation &op : serve.getCases()[k].front())
+      if (isa<SendOp, RecvOp>(op))
+        transfers.push_back(&op);
+    return transfers;
+  }
+  static TransferKey key(RecvOp recv, PlaceAttr at) {
+    return {recv.getFrom(), at, static_cast<int64_t>(recv.getChannel())};
+  }
+  /// Runs `op` of `program`: false when it has to wait.
+  bool step(Operation *op, const Program &program);
+  /// Advances program `i` as far as it goes; true when it moved.
+  bool advance(size_t i);
+  Wait waitOf(size_t i) const;
+
+  ModuleOp module;
   SmallVector<Program> programs;
   DenseMap<Attribute, size_t> programAt;
+  SmallVector<Cursor> cursors;
+  DenseSet<TransferKey> sent;
+};
+} // namespace
+
+LogicalResult ProgramChecker::collectPrograms() {
   for (auto func : module.getOps<func::FuncOp>()) {
     auto place = func->getAttrOfType<PlaceAttr>(DistDialect::kPlaceAttrName);
     if (!place || func.isExternal())
@@ -79,8 +138,10 @@ LogicalResult mlir::dist::verifyPrograms(ModuleOp module) {
     }
     programs.push_back(std::move(program));
   }
-  if (programs.empty())
-    return success();
+  return success();
+}
+
+LogicalResult ProgramChecker::checkLosses() {
   // A pipeline's loss is on one program.
   unsigned losses = 0;
   for (const Program &program : programs)
@@ -91,8 +152,10 @@ LogicalResult mlir::dist::verifyPrograms(ModuleOp module) {
   if (losses > 1)
     return module.emitError() << "the programs return " << losses
                               << " losses: one program returns the step's loss";
+  return success();
+}
 
-  // Matching.
+LogicalResult ProgramChecker::matchTransfers() {
   DenseMap<TransferKey, SendOp> sends;
   DenseMap<TransferKey, RecvOp> recvs;
   for (const Program &program : programs) {
@@ -141,108 +204,95 @@ LogicalResult mlir::dist::verifyPrograms(ModuleOp module) {
       return recv.emitError()
              << "has no matching dist.send (channel " << recv.getChannel()
              << ") in the program of " << recv.getFrom();
+  return success();
+}
 
-  // Deadlock: run the transfers of every program together.
-  struct Cursor {
-    size_t next = 0;
-    /// In a dist.serve at `next`: the cases served, the one running and
-    /// the position in it.
-    DenseSet<unsigned> served;
-    std::optional<unsigned> active;
-    size_t position = 0;
-  };
-  auto caseTransfers = [](ServeOp serve, unsigned k) {
-    SmallVector<Operation *> transfers;
-    for (Operation &op : serve.getCases()[k].front())
-      if (isa<SendOp, RecvOp>(op))
-        transfers.push_back(&op);
-    return transfers;
-  };
-  SmallVector<Cursor> cursors(programs.size());
-  DenseSet<TransferKey> sent;
-  auto key = [](RecvOp recv, PlaceAttr at) -> TransferKey {
-    return {recv.getFrom(), at, static_cast<int64_t>(recv.getChannel())};
-  };
-  // Runs `op` of program `i`: false when it has to wait.
-  auto step = [&](Operation *op, const Program &program) {
-    if (auto send = dyn_cast<SendOp>(op)) {
-      sent.insert({program.place, send.getTo(),
-                   static_cast<int64_t>(send.getChannel())});
-      return true;
-    }
-    return sent.contains(key(cast<RecvOp>(op), program.place));
-  };
-  for (bool progress = true; progress;) {
-    progress = false;
-    for (auto [i, program] : llvm::enumerate(programs)) {
-      Cursor &cursor = cursors[i];
-      while (cursor.next < program.transfers.size()) {
-        Operation *op = program.transfers[cursor.next];
-        auto serve = dyn_cast<ServeOp>(op);
-        if (!serve) {
-          if (!step(op, program))
-            break;
-          ++cursor.next;
-          progress = true;
-          continue;
-        }
-        if (!cursor.active) {
-          if (cursor.served.size() == serve.getCases().size()) {
-            cursor.served.clear();
-            ++cursor.next;
-            progress = true;
-            continue;
-          }
-          for (unsigned k = 0; k < serve.getCases().size(); ++k)
-            if (!cursor.served.contains(k) &&
-                sent.contains({serve.getPeers()[k], program.place,
-                               serve.getChannels()[k]})) {
-              cursor.active = k;
-              cursor.position = 0;
-              break;
-            }
-          if (!cursor.active)
-            break;
-          progress = true;
-        }
-        SmallVector<Operation *> transfers = caseTransfers(serve, *cursor.active);
-        while (cursor.position < transfers.size() &&
-               step(transfers[cursor.position], program)) {
-          ++cursor.position;
-          progress = true;
-        }
-        if (cursor.position < transfers.size())
-          break;
-        cursor.served.insert(*cursor.active);
-        cursor.active.reset();
-      }
-    }
+bool ProgramChecker::step(Operation *op, const Program &program) {
+  if (auto send = dyn_cast<SendOp>(op)) {
+    sent.insert({program.place, send.getTo(),
+                 static_cast<int64_t>(send.getChannel())});
+    return true;
   }
-  // Where a stopped program waits: the op, the channel and the program.
-  struct Wait {
-    Operation *op;
-    int64_t channel;
-    Attribute from;
-  };
-  auto waitOf = [&](size_t i) -> Wait {
-    const Cursor &cursor = cursors[i];
-    Operation *op = programs[i].transfers[cursor.next];
+  return sent.contains(key(cast<RecvOp>(op), program.place));
+}
+
+bool ProgramChecker::advance(size_t i) {
+  const Program &program = programs[i];
+  Cursor &cursor = cursors[i];
+  bool progress = false;
+  while (cursor.next < program.transfers.size()) {
+    Operation *op = program.transfers[cursor.next];
     auto serve = dyn_cast<ServeOp>(op);
     if (!serve) {
-      auto recv = cast<RecvOp>(op);
-      return {op, static_cast<int64_t>(recv.getChannel()), recv.getFrom()};
+      if (!step(op, program))
+        break;
+      ++cursor.next;
+      progress = true;
+      continue;
     }
-    if (cursor.active) {
-      auto recv = cast<RecvOp>(
-          caseTransfers(serve, *cursor.active)[cursor.position]);
-      return {recv, static_cast<int64_t>(recv.getChannel()), recv.getFrom()};
+    if (!cursor.active) {
+      if (cursor.served.size() == serve.getCases().size()) {
+        cursor.served.clear();
+        ++cursor.next;
+        progress = true;
+        continue;
+      }
+      for (unsigned k = 0; k < serve.getCases().size(); ++k)
+        if (!cursor.served.contains(k) &&
+            sent.contains({serve.getPeers()[k], program.place,
+                           serve.getChannels()[k]})) {
+          cursor.active = k;
+          cursor.position = 0;
+          break;
+        }
+      if (!cursor.active)
+        break;
+      progress = true;
     }
-    // Waiting for any unserved peer: the first names the cycle.
-    unsigned k = 0;
-    while (cursor.served.contains(k))
-      ++k;
-    return {op, serve.getChannels()[k], serve.getPeers()[k]};
-  };
+    SmallVector<Operation *> transfers = caseTransfers(serve, *cursor.active);
+    while (cursor.position < transfers.size() &&
+           step(transfers[cursor.position], program)) {
+      ++cursor.position;
+      progress = true;
+    }
+    if (cursor.position < transfers.size())
+      break;
+    cursor.served.insert(*cursor.active);
+    cursor.active.reset();
+  }
+  return progress;
+}
+
+void ProgramChecker::runTransfers() {
+  cursors.assign(programs.size(), Cursor());
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (size_t i = 0; i < programs.size(); ++i)
+      progress |= advance(i);
+  }
+}
+
+ProgramChecker::Wait ProgramChecker::waitOf(size_t i) const {
+  const Cursor &cursor = cursors[i];
+  Operation *op = programs[i].transfers[cursor.next];
+  auto serve = dyn_cast<ServeOp>(op);
+  if (!serve) {
+    auto recv = cast<RecvOp>(op);
+    return {op, static_cast<int64_t>(recv.getChannel()), recv.getFrom()};
+  }
+  if (cursor.active) {
+    auto recv =
+        cast<RecvOp>(caseTransfers(serve, *cursor.active)[cursor.position]);
+    return {recv, static_cast<int64_t>(recv.getChannel()), recv.getFrom()};
+  }
+  // Waiting for any unserved peer: the first names the cycle.
+  unsigned k = 0;
+  while (cursor.served.contains(k))
+    ++k;
+  return {op, serve.getChannels()[k], serve.getPeers()[k]};
+}
+
+LogicalResult ProgramChecker::checkFinished() {
   std::optional<size_t> blocked;
   for (auto [i, program] : llvm::enumerate(programs))
     if (cursors[i].next < program.transfers.size() && !blocked)
@@ -272,4 +322,16 @@ LogicalResult mlir::dist::verifyPrograms(ModuleOp module) {
   for (size_t k = start + 1; k < chain.size(); ++k)
     diag.attachNote(waitOf(chain[k]).op->getLoc()) << "waiting here";
   return diag;
+}
+
+LogicalResult mlir::dist::verifyPrograms(ModuleOp module) {
+  ProgramChecker checker(module);
+  if (failed(checker.collectPrograms()))
+    return failure();
+  if (checker.empty())
+    return success();
+  if (failed(checker.checkLosses()) || failed(checker.matchTransfers()))
+    return failure();
+  checker.runTransfers();
+  return checker.checkFinished();
 }
