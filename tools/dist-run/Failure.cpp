@@ -1,11 +1,12 @@
 //===- Failure.cpp - how dist-run ends on an error or a signal ------------===//
 
 #include "Failure.h"
-#include "Events.h"
-#include "distopt/Support/SafeOutput.h"
 
+#include "distopt/Runner/Error.h"
+#include "distopt/Runner/Events.h"
 #include "distopt/Runtime/distrt.h"
 #include "distopt/Runtime/distrt_mlir.h"
+#include "distopt/Support/SafeOutput.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -20,6 +21,7 @@
 
 using namespace distrun;
 using namespace distopt;
+using namespace distopt::runner;
 
 static std::string requestedBackend = "auto";
 
@@ -27,9 +29,9 @@ void distrun::setRequestedBackend(llvm::StringRef backend) {
   requestedBackend = backend.str();
 }
 
-/// True when distrt_init has run (distrt_rank and distrt_size answer 0 and
-/// 1 before).
-static bool runtimeStarted = false;
+/// True once the runtime was started (MPI cannot be started again after
+/// the runner finalized it).
+static bool runtimeEverStarted = false;
 
 /// The rank an MPI launcher gave this process, from its environment.
 static const char *getLauncherRank() {
@@ -41,7 +43,7 @@ static const char *getLauncherRank() {
 
 /// This rank, as fail() names it.
 static std::string getRankName() {
-  if (runtimeStarted)
+  if (isRuntimeStarted())
     return std::to_string(distrt_rank());
   const char *launched = getLauncherRank();
   return launched ? launched : "0";
@@ -61,35 +63,31 @@ void distrun::fail(const llvm::Twine &message) {
   PartialFile::removeCurrent();
   // Under a launcher the other ranks wait in MPI_Init until this one is
   // there too: start MPI so that the abort below reaches them.
-  if (!runtimeStarted && getLauncherRank() && requestedBackend != "local")
+  if (!isRuntimeStarted() && !runtimeEverStarted && getLauncherRank() &&
+      requestedBackend != "local") {
     distrt_init("mpi");
-  if (distrt_size() > 1)
-    distrt_abort(1);
-  distrt_finalize();
+    noteRuntimeStarted(true);
+  }
+  if (isRuntimeStarted()) {
+    if (distrt_size() > 1)
+      distrt_abort(1);
+    distrt_finalize();
+  }
   std::exit(1);
 }
 
-void distrun::failOnEveryRank(const llvm::Twine &message) {
-  if (distrt_rank() != 0)
-    std::this_thread::sleep_for(std::chrono::seconds(10));
+void distrun::exitOnError(llvm::Error error) {
+  bool everyRank = false;
+  std::string message = takeErrorMessage(std::move(error), &everyRank);
+  if (everyRank)
+    failOnEveryRank(message);
   fail(message);
 }
 
-void distrun::warn(const llvm::Twine &message) {
-  llvm::outs().flush();
-  llvm::errs() << "dist-run: rank " << (runtimeStarted ? distrt_rank() : 0)
-               << ": warning: " << message << "\n";
-  llvm::errs().flush();
-}
-
-std::string distrun::getRuntimeError() {
-  llvm::StringRef error = distrt_last_error();
-  if (error.consume_front("distrt: rank ")) {
-    size_t colon = error.find(": ");
-    if (colon != llvm::StringRef::npos)
-      error = error.drop_front(colon + 2);
-  }
-  return error.str();
+void distrun::failOnEveryRank(const llvm::Twine &message) {
+  if (isRuntimeStarted() && distrt_rank() != 0)
+    std::this_thread::sleep_for(std::chrono::seconds(10));
+  fail(message);
 }
 
 /// The runtime's fatal errors in compiled code.
@@ -123,7 +121,7 @@ static void onAbort(int signal) {
   PartialFile::removeCurrent();
   ssize_t ignored = ::write(2, abortLine, std::strlen(abortLine));
   (void)ignored;
-  if (runtimeStarted && distrt_size() > 1)
+  if (isRuntimeStarted() && distrt_size() > 1)
     distrt_abort(128 + signal);
   ::_exit(128 + signal);
 }
@@ -146,7 +144,7 @@ void distrun::installFailureHandlers(bool runtimeIsStarted) {
   sigemptyset(&onAbortAction.sa_mask);
   sigaction(SIGABRT, &onAbortAction, nullptr);
 
-  runtimeStarted = runtimeIsStarted;
+  runtimeEverStarted |= runtimeIsStarted;
   static const char *names[3] = {"SIGINT", "SIGTERM", "SIGHUP"};
   for (int i = 0; i < 3; ++i) {
     std::string line =

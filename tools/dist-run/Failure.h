@@ -1,6 +1,8 @@
 //===- Failure.h - how dist-run ends on an error or a signal ----*- C++ -*-===//
 //
-// Failures are loud and whole: the rank that fails prints one line
+// The runner library returns its errors (distopt/Runner/Error.h); the tool
+// ends on them. Failures are loud and whole: the rank that fails prints one
+// line
 // ("dist-run: rank R: ..."), removes its partial output, and ends every
 // rank of the job (distrt_abort), so no rank waits forever in a collective
 // for it. SIGINT and SIGTERM end the process with 128 + the signal, after
@@ -13,6 +15,7 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/Error.h"
 
 #include <string>
 
@@ -34,12 +37,9 @@ namespace distrun {
 /// event (Events.h), set once its path is checked.
 void setErrorEventsPath(llvm::StringRef path);
 
-/// Prints "dist-run: rank R: warning: `message`" and goes on.
-void warn(const llvm::Twine &message);
-
-/// The runtime's last error without its "distrt: rank R: " prefix (fail()
-/// names the rank).
-std::string getRuntimeError();
+/// fail() or failOnEveryRank() for a runner error (distopt/Runner/Error.h),
+/// with its message.
+[[noreturn]] void exitOnError(llvm::Error error);
 
 /// The --backend asked for: fail() starts MPI before the runtime is started
 /// only when this is not "local".

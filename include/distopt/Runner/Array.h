@@ -3,8 +3,8 @@
 // Part of the DistOpt project.
 //
 // An array as the runner holds it on the host: a NumPy dtype string
-// ("<f4", "<f8", "<i4", "<i8", "<u2" for bf16, ...), a shape and its bytes
-// in C order. Arrays are named (a step's `train.name`s, "loss").
+// ("<f4", "<f8", "<i4", "<i8"), a shape and its bytes in C order. Arrays are
+// named (a step's `train.name`s, "loss").
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +21,7 @@
 namespace distopt::runner {
 
 struct Array {
-  /// The NumPy dtype string: "<f4", "<f8", "<i4", "<i8", ...
+  /// The NumPy dtype string: "<f4", "<f8", "<i4" or "<i8".
   std::string dtype;
   std::vector<int64_t> shape;
   /// The elements in C order.
@@ -32,6 +32,9 @@ struct Array {
 
 /// Arrays by name (sorted, as an .npz lists them).
 using Arrays = std::map<std::string, Array>;
+
+/// The device a step is compiled for and runs on.
+enum class Device { cpu, cuda };
 
 /// A float32 vector (the per-step losses).
 Array makeFloatArray(llvm::ArrayRef<float> values);

@@ -21,6 +21,7 @@
 #define DISTOPT_RUNNER_RUN_H
 
 #include "distopt/Runner/Array.h"
+#include "distopt/Runner/Error.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
@@ -31,47 +32,15 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace distopt::runner {
 
 //===----------------------------------------------------------------------===//
-// Errors
-//===----------------------------------------------------------------------===//
-
-/// An error of the runner. Its message is what dist-run prints after
-/// "dist-run: rank R: ". `everyRank`: every rank finds it at the same point
-/// (a disagreement, a bad checkpoint), so rank 0 alone should report it.
-class RunError : public llvm::ErrorInfo<RunError> {
-public:
-  static char ID;
-  explicit RunError(std::string message, bool everyRank = false)
-      : message(std::move(message)), everyRank(everyRank) {}
-
-  const std::string &getMessage() const { return message; }
-  bool isEveryRank() const { return everyRank; }
-  void log(llvm::raw_ostream &os) const override;
-  std::error_code convertToErrorCode() const override;
-
-private:
-  std::string message;
-  bool everyRank;
-};
-
-/// A RunError found by this rank alone.
-llvm::Error makeError(const llvm::Twine &message);
-/// A RunError every rank finds at the same point.
-llvm::Error makeEveryRankError(const llvm::Twine &message);
-
-/// True when `error` holds a RunError found on every rank (consumes
-/// nothing).
-bool isEveryRankError(const llvm::Error &error);
-
-//===----------------------------------------------------------------------===//
 // What to run
 //===----------------------------------------------------------------------===//
 
-enum class Device { cpu, cuda };
 enum class OnNonFinite { stop, carryOn };
 
 /// dist-run's options. Paths are empty when not given; an option dist-run
@@ -109,6 +78,9 @@ struct RunConfig {
   /// lines, a Chrome trace. None when empty; RunResult holds the state and
   /// losses either way.
   std::string outPath, metricsPath, tracePath;
+  /// `dist-run --events` / `--control`: run() adds an EventFileObserver
+  /// for them beside the caller's observer (both must say continue).
+  std::string eventsPath, controlPath;
 
   /// Compiling and running.
   std::string backend = "auto";
@@ -154,22 +126,28 @@ public:
   /// Once the runtime is started (the rank is known): dist-run installs
   /// its signal handlers here.
   virtual void onRuntimeStarted(int64_t rank, int64_t size);
+  /// A failure of onEvent (an events file that cannot be written): run()
+  /// asks after each event and fails with it.
+  virtual llvm::Error takeError();
 };
 
 /// `dist-run --events=PATH --control=PATH`: writes each event as one JSON
 /// line to the events file or FIFO (rank 0; an "error" from any rank,
 /// appended), and reads "continue" / "stop" lines from the control file or
-/// FIFO (the end of it: stop). Either path may be empty.
+/// FIFO (the end of it: stop). Either path may be empty. run() makes one
+/// for RunConfig::eventsPath / controlPath.
 class EventFileObserver : public RunObserver {
 public:
   EventFileObserver(std::string eventsPath, std::string controlPath,
                     bool resumed);
   ~EventFileObserver() override;
   /// Opens the events file on rank 0 (through the safe writer's in-place
-  /// open); call once the runtime is started.
+  /// open: a regular file, emptied unless `resumed`, or a FIFO, which
+  /// waits for its reader); call once the runtime is started.
   llvm::Error open();
   void onEvent(const llvm::json::Object &event) override;
   llvm::Expected<bool> continueAfterEpoch(uint64_t epoch) override;
+  llvm::Error takeError() override;
 
 private:
   struct Impl;
@@ -204,13 +182,21 @@ struct RunResult {
 };
 
 /// Runs the step as `dist-run` with `config` does; every rank calls it.
-/// Starts the runtime and finalizes it before returning (also on an
-/// error). `observer` (may be null) gets the events.
+/// Starts the runtime and finalizes it before returning. On an error the
+/// runtime is finalized by a single process; with several ranks it stays
+/// started for the caller to end the job (distrt_abort: the other ranks
+/// may wait in a collective). `observer` (may be null) gets the events;
+/// errors come back as the Error (dist-run writes its "error" event).
 llvm::Expected<RunResult> run(const RunConfig &config,
                               RunObserver *observer = nullptr);
 
 /// `dist-run --init-state` / `--init-data`: deterministic random state
-/// (from `config.seed`) for the step `config` names, and a random batch.
+/// (from `config.seed`) for the step `config` names, and a random batch
+/// (the state drawn with the batch, `withData`, is dist-run's --init-state
+/// with --init-data; the batch needs the labels' range from the step's
+/// ops). Start and finalize the runtime.
+llvm::Expected<std::pair<Arrays, Arrays>>
+initStateAndData(const RunConfig &config, bool withData);
 llvm::Expected<Arrays> initState(const RunConfig &config);
 llvm::Expected<Arrays> initData(const RunConfig &config);
 

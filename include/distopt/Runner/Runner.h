@@ -1,0 +1,184 @@
+//===- Runner.h - compile, run and gather the step --------------*- C++ -*-===//
+//
+// The JIT side of dist-run: the step compiled for this host, run N times
+// on this rank's blocks with the state fed back, and the state gathered
+// back to rank 0.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DISTOPT_RUNNER_RUNNER_H
+#define DISTOPT_RUNNER_RUNNER_H
+
+#include "distopt/Runner/Bindings.h"
+#include "distopt/Runner/Library.h"
+
+#include "distopt/Runtime/distrt.h"
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+
+#include <functional>
+#include <memory>
+#include <set>
+
+#include "llvm/Support/Error.h"
+
+namespace distopt::runner {
+
+class CudaDevice;
+
+/// The compiled step: its functions, JIT-compiled or loaded from the
+/// compile cache (a shared library written by an earlier run).
+class CompiledStep {
+public:
+  CompiledStep() = default;
+  CompiledStep(const CompiledStep &) = delete;
+  CompiledStep &operator=(const CompiledStep &) = delete;
+  ~CompiledStep();
+
+  /// Calls function `name` (its C interface) with packed arguments: the
+  /// result pointer (when it returns any), then the argument descriptors.
+  llvm::Error invoke(llvm::StringRef name,
+                     llvm::MutableArrayRef<void *> packed);
+
+  /// The JIT-compiled step, or one loaded from `library`.
+  std::unique_ptr<mlir::ExecutionEngine> engine;
+  void *library = nullptr;
+  /// Where the step came from, for messages.
+  std::string origin;
+  /// --device=cuda: the device its buffers live on (null: the host).
+  CudaDevice *cuda = nullptr;
+
+private:
+  llvm::StringMap<void (*)(void **)> functions;
+};
+
+/// Where compiled steps are kept between runs (`--cache-dir`): none when
+/// `directory` is empty.
+struct CompileCache {
+  std::string directory;
+  /// The step's key: the module's text, the backend, the optimization
+  /// level, this host's CPU and the DistOpt build (dist-run and its
+  /// runtime libraries).
+  std::string key;
+};
+
+/// How a step is compiled: the runtime backend its collectives call,
+/// LLVM's optimization level (0-3), and dist-lower-cpu's ops-per-function
+/// (functions cut into parts of about this many ops; 0 keeps them whole).
+struct CompileOptions {
+  std::string backend = "auto";
+  unsigned optLevel = 3;
+  unsigned opsPerFunction = 1000;
+  /// dist-lower-cpu{profile=true}; the step is then never cached (the
+  /// module keeps its `distopt.profile` table for the report).
+  bool profile = false;
+  /// dist-lower-cpu's parallel-min-iterations.
+  int64_t parallelMinIterations = 32768;
+  /// dist-lower-cpu{gpu-mapped}: dist-lower-cuda's mapped loop nests run
+  /// as CPU loops (products through OpenBLAS, no convolution kernels).
+  bool gpuMapped = false;
+  /// cuda: dist-lower-cuda, the arguments copied to the device before
+  /// each step and the results back after it.
+  Device device = Device::cpu;
+};
+
+/// Compiles `module` (any stage) for this host's CPU with `options`, or
+/// loads it from `cache` when an earlier run compiled the same; an error
+/// when it cannot (the diagnostics are printed). A step compiled with a cache
+/// is written to it (a shared library linked with the system's C compiler
+/// driver).
+llvm::Expected<std::unique_ptr<CompiledStep>>
+compileStep(mlir::ModuleOp module, const CompileOptions &options,
+            const char *argv0, const CompileCache &cache = {});
+
+/// The compile cache's default directory: $DISTOPT_CACHE_DIR, else
+/// $XDG_CACHE_HOME/distopt, else ~/.cache/distopt ("" without a home).
+std::string getDefaultCacheDirectory();
+
+/// The compile cache's key for a module whose text hashes to `moduleHash`.
+std::string getCacheKey(uint64_t moduleHash, const CompileOptions &options,
+                        const char *argv0);
+
+/// Calls `entry` once on `args`: copies its results into `results`' local
+/// arrays, frees the buffers it allocated, and feeds each result `i` with
+/// `feedBack[i] >= 0` into that argument. Returns the loss (0 without one).
+llvm::Expected<float> invokeStep(CompiledStep &compiled, llvm::StringRef entry,
+                                 std::vector<Binding> &args,
+                                 std::vector<Binding> &results,
+                                 llvm::ArrayRef<int64_t> feedBack = {});
+
+/// A scalar result as a float, whatever its float type (an f64 step's loss
+/// was reported and written as 0 before); an error for an integer one.
+llvm::Expected<float> readScalar(const Binding &result);
+
+/// What one step did, as measured on this rank.
+struct StepReport {
+  /// Steps done, this one included.
+  uint64_t step = 0;
+  /// The loss (rank 0: the step's; others: their own result or 0).
+  float loss = 0;
+  /// The whole call of the step, milliseconds.
+  double ms = 0;
+  /// The runtime's counters over the call (time inside communication,
+  /// bytes handed to collectives and sent).
+  distrt_stats comm{};
+};
+
+/// What a run does around each step: with a dataset, fill the batch
+/// before it; with checkpoints, save after it.
+struct RunHooks {
+  /// Steps done before this run (a resumed run starts there).
+  uint64_t firstStep = 0;
+  /// Before step `step` (0-based, counted from the start of training).
+  std::function<llvm::Error(uint64_t step)> beforeStep;
+  /// After a step, with what it did and the losses so far (rank 0's).
+  std::function<llvm::Error(const StepReport &report,
+                            llvm::ArrayRef<float> losses)>
+      afterStep;
+  /// --on-nonfinite=stop: a step whose loss is NaN or infinite ends the
+  /// run (rank 0 returns an error naming the step, the loss and the first
+  /// non-finite value it holds) before afterStep saves anything of it.
+  bool stopOnNonFinite = true;
+  /// After afterStep: true ends the run there (--control's "stop").
+  std::function<llvm::Expected<bool>(uint64_t stepsDone)> stopAfter;
+  /// Rank 0 prints each step's loss and time, and progress.
+  bool print = true;
+};
+
+/// Runs the step `entry` from step `hooks.firstStep` to `steps` on `args`,
+/// feeding each state result back into its argument (the step contract,
+/// checked before, makes their types equal); rank 0 prints each step's
+/// loss and time, and progress every tenth of a long run. The loss comes
+/// from rank `lossRank` (the last pipeline stage of an MPMD step), which
+/// sends it to rank 0 after each step. Returns `losses` (those of the steps
+/// before) followed by the new ones (on rank 0).
+llvm::Expected<std::vector<float>>
+runSteps(CompiledStep &compiled, llvm::StringRef entry,
+         std::vector<Binding> &args, std::vector<Binding> &results,
+         uint64_t steps, int64_t lossRank, const RunHooks &hooks,
+         std::vector<float> losses = {});
+
+/// The first NaN or infinite element of this rank's block of `binding` (a
+/// float argument), as "'lr' is inf" or "'fc1.weight' holds nan at [2, 0]"
+/// (global indices); empty when there is none.
+std::string findNonFinite(const Binding &binding);
+
+/// --on-nonfinite=stop before the state is written (`what`: "the
+/// checkpoint of step 4", "--out"): when some rank's state arguments hold a
+/// NaN or an infinity, the lowest such rank returns an error naming the
+/// array and the element (the others: an every-rank error), and nothing is
+/// to be written. Every rank calls it.
+llvm::Error checkStateFinite(const std::vector<Binding> &args, uint64_t step,
+                             llvm::StringRef what);
+
+/// The global state arrays (param and opt_state arguments) gathered to
+/// rank 0 (empty arrays on the other ranks); for an MPMD step, from the
+/// devices of the program that holds each. With `only`, just the arrays
+/// it names (every rank must pass the same names).
+llvm::Expected<Arrays> gatherState(std::vector<Binding> &args,
+                                   const mlir::train::StepSignature &step,
+                                   const std::set<std::string> *only = nullptr);
+
+} // namespace distopt::runner
+
+#endif // DISTOPT_RUNNER_RUNNER_H

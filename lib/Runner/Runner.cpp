@@ -1,0 +1,693 @@
+//===- Runner.cpp - compile, run and gather the step ----------------------===//
+
+#include "distopt/Runner/Runner.h"
+
+#include "distopt/Runner/CudaDevice.h"
+#include "distopt/Runner/Error.h"
+#include "distopt/Runner/Library.h"
+
+#include "distopt/Conversion/Passes.h"
+#include "distopt/Runtime/CpuKernels.h"
+#include "distopt/Runtime/distrt.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <functional>
+#include <map>
+#include <set>
+#include <sys/time.h>
+#include <unistd.h>
+
+using namespace mlir;
+using namespace distopt;
+using namespace distopt::runner;
+
+CompiledStep::~CompiledStep() = default;
+
+llvm::Error CompiledStep::invoke(StringRef name,
+                                 MutableArrayRef<void *> packed) {
+  auto [it, inserted] = functions.try_emplace(name, nullptr);
+  if (inserted) {
+    std::string symbol = ("_mlir_ciface_" + name).str();
+    if (engine) {
+      auto function = engine->lookupPacked(symbol);
+      if (!function) {
+        functions.erase(name);
+        return makeError("the step has no function '" + name +
+                         "': " + llvm::toString(function.takeError()));
+      }
+      it->second = *function;
+    } else {
+      // ExecutionEngine wraps each function as `_mlir_<name>(void **)`.
+      it->second = reinterpret_cast<void (*)(void **)>(
+          dlsym(library, ("_mlir_" + symbol).c_str()));
+      if (!it->second) {
+        functions.erase(name);
+        return makeError("the cached step '" + origin + "' has no function '" +
+                         name + "'");
+      }
+    }
+  }
+  it->second(packed.data());
+  return llvm::Error::success();
+}
+
+std::string runner::getDefaultCacheDirectory() {
+  if (const char *env = std::getenv("DISTOPT_CACHE_DIR"); env && *env)
+    return env;
+  SmallString<256> path;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    path = xdg;
+  else if (!llvm::sys::path::home_directory(path))
+    return "";
+  else
+    llvm::sys::path::append(path, ".cache");
+  llvm::sys::path::append(path, "distopt");
+  return path.str().str();
+}
+
+std::string runner::getCacheKey(uint64_t moduleHash,
+                                const CompileOptions &options,
+                                const char *argv0) {
+  // What the compiled code depends on: the module, the options, the CPU it
+  // is tuned for, LLVM, and this build of DistOpt (its passes are in this
+  // tool; its runtime in the libraries the code links).
+  std::string identity;
+  llvm::raw_string_ostream os(identity);
+  os << moduleHash << '\0' << options.backend << '\0' << options.optLevel
+     << '\0' << options.opsPerFunction << '\0' << options.parallelMinIterations
+     << '\0' << options.gpuMapped << '\0' << int(options.device) << '\0'
+     << llvm::sys::getHostCPUName() << '\0' << LLVM_VERSION_STRING;
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  std::vector<std::string> enabled;
+  for (const auto &feature : features)
+    if (feature.second)
+      enabled.push_back(feature.first().str());
+  llvm::sort(enabled);
+  for (const std::string &feature : enabled)
+    os << '\0' << feature;
+  std::string tool = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&getLibDirectory));
+  std::string lib = getLibDirectory(argv0);
+  for (std::string path :
+       {tool, lib + "/libdistrt.so", lib + "/libdistopt_cpu.so"}) {
+    auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/false);
+    os << '\0' << (buffer ? llvm::xxh3_64bits((*buffer)->getBuffer()) : 0);
+  }
+  return llvm::utohexstr(llvm::xxh3_64bits(identity), /*LowerCase=*/true);
+}
+
+/// Loads the cached step at `path`; null (with a warning) when it does not
+/// load.
+static std::unique_ptr<CompiledStep> loadCached(const std::string &path) {
+  void *library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    warn("ignoring the cached step '" + path + "': " + dlerror());
+    return nullptr;
+  }
+  auto compiled = std::make_unique<CompiledStep>();
+  compiled->library = library;
+  compiled->origin = path;
+  // Recently used entries are kept longest.
+  ::utimes(path.c_str(), nullptr);
+  return compiled;
+}
+
+/// Compile-cache entries kept: the most recently used.
+static constexpr size_t kCacheEntries = 64;
+
+/// Removes the least recently used cached steps beyond kCacheEntries.
+static void evictCached(StringRef directory) {
+  std::vector<std::pair<llvm::sys::TimePoint<>, std::string>> entries;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(directory, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    StringRef name = llvm::sys::path::filename(it->path());
+    llvm::sys::fs::file_status status;
+    if (name.starts_with("step-") && name.ends_with(".so") &&
+        !llvm::sys::fs::status(it->path(), status))
+      entries.push_back({status.getLastModificationTime(), it->path()});
+  }
+  llvm::sort(entries, [](const auto &a, const auto &b) { return a > b; });
+  for (size_t i = kCacheEntries; i < entries.size(); ++i)
+    llvm::sys::fs::remove(entries[i].second);
+}
+
+/// compileStep without the device.
+static llvm::Expected<std::unique_ptr<CompiledStep>>
+compile(ModuleOp module, const CompileOptions &options, const char *argv0,
+        const CompileCache &cache) {
+  unsigned optLevel = options.optLevel;
+  std::string cached;
+  if (!cache.directory.empty() && !options.profile) {
+    SmallString<256> path(cache.directory);
+    llvm::sys::path::append(path, "step-" + cache.key + ".so");
+    cached = path.str().str();
+    if (llvm::sys::fs::exists(cached))
+      if (std::unique_ptr<CompiledStep> compiled = loadCached(cached))
+        return std::move(compiled);
+  }
+  PassManager pm(module.getContext());
+  if (options.device == Device::cuda) {
+    train::CUDAPipelineOptions cuda;
+    cuda.backend = options.backend;
+    cuda.opsPerFunction = options.opsPerFunction;
+    train::buildCUDAPipeline(pm, cuda);
+  } else if (options.gpuMapped)
+    train::buildGPUMappedCPUPipeline(pm, options.backend,
+                                     options.opsPerFunction,
+                                     /*blockSize=*/256);
+  else
+    train::buildCPUPipeline(pm, /*blas=*/true, /*approximateMath=*/true,
+                            options.backend, options.opsPerFunction,
+                            options.profile, options.parallelMinIterations);
+  if (failed(pm.run(module)))
+    return makeError("cannot compile the step (see the diagnostics above)");
+  // With a cache: a shared library in it, loaded from there now and by
+  // later runs.
+  if (!cached.empty()) {
+    std::string error;
+    if (buildLibrary(module, optLevel, cached,
+                     getRuntimeLibraries(argv0, options.device), error)) {
+      evictCached(cache.directory);
+      if (std::unique_ptr<CompiledStep> compiled = loadCached(cached))
+        return std::move(compiled);
+    } else {
+      warn("not caching the compiled step: " + error);
+    }
+  }
+  SmallVector<std::string> libraries =
+      getRuntimeLibraries(argv0, options.device);
+  SmallVector<StringRef> libraryRefs(libraries.begin(), libraries.end());
+  // Optimize for this host's CPU: without a target machine, LLVM's
+  // vectorizers see no vector registers.
+  auto hostBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!hostBuilder)
+    return makeError("cannot target this host: " +
+                     llvm::toString(hostBuilder.takeError()));
+  auto host = hostBuilder->createTargetMachine();
+  if (!host)
+    return makeError("cannot target this host: " +
+                     llvm::toString(host.takeError()));
+  // The options hold a function_ref: the transformer it refers to must
+  // outlive the engine's creation (a temporary was a stack-use-after-scope).
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      makeOptimizingTransformer(optLevel, 0, host->get());
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = optimize;
+  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel(optLevel);
+  engineOptions.sharedLibPaths = libraryRefs;
+  auto engine = ExecutionEngine::create(module, engineOptions);
+  if (!engine)
+    return makeError("cannot JIT the step: " +
+                     llvm::toString(engine.takeError()));
+  auto compiled = std::make_unique<CompiledStep>();
+  compiled->engine = std::move(*engine);
+  compiled->origin = "the JIT";
+  return std::move(compiled);
+}
+
+llvm::Expected<std::unique_ptr<CompiledStep>>
+runner::compileStep(ModuleOp module, const CompileOptions &options,
+                    const char *argv0, const CompileCache &cache) {
+  // The device first: the step's kernels load onto it when it is compiled.
+  CudaDevice *cuda = nullptr;
+  if (options.device == Device::cuda) {
+    llvm::Expected<CudaDevice *> loaded =
+        CudaDevice::load(getLibDirectory(argv0));
+    if (!loaded)
+      return loaded.takeError();
+    cuda = *loaded;
+  }
+  llvm::Expected<std::unique_ptr<CompiledStep>> compiled =
+      compile(module, options, argv0, cache);
+  if (!compiled)
+    return compiled.takeError();
+  (*compiled)->cuda = cuda;
+  return std::move(*compiled);
+}
+
+llvm::Expected<float> runner::readScalar(const Binding &result) {
+  const char *bytes = result.local.bytes.data();
+  if (result.dtype == "<f4")
+    return *reinterpret_cast<const float *>(bytes);
+  if (result.dtype == "<f8")
+    return float(*reinterpret_cast<const double *>(bytes));
+  if (result.dtype == "<f2") {
+    uint16_t bits;
+    std::memcpy(&bits, bytes, sizeof(bits));
+    return llvm::APFloat(llvm::APFloat::IEEEhalf(), llvm::APInt(16, bits))
+        .convertToFloat();
+  }
+  return makeError("'" + result.value->name + "' has dtype " + result.dtype +
+                   ", which the runner cannot report");
+}
+
+/// Copies the results out of their memref descriptors (`words`), feeds the
+/// state back (`feedBack`: per result, the argument it replaces, or -1: a
+/// fed-back result is copied into that argument only, one copy per step;
+/// its result binding is not kept up to date) and frees the buffers the
+/// step allocated; returns the loss. `storage` is each argument's buffer as
+/// the step saw it: its host array, or with `cuda` its device copy (the
+/// results are then device buffers, copied to the host).
+static llvm::Expected<float>
+readResults(int64_t *words, std::vector<Binding> &args,
+            std::vector<Binding> &results, ArrayRef<int64_t> feedBack,
+            ArrayRef<void *> storage, CudaDevice *cuda) {
+  struct Returned {
+    const char *data;
+    void *allocated;
+    bool isArgument; // the storage of an argument, returned unchanged
+  };
+  std::vector<Returned> returned;
+  for (Binding &result : results) {
+    int64_t resultRank = result.local.shape.size();
+    ArrayRef<int64_t> sizes(words + 3, resultRank);
+    if (sizes != ArrayRef<int64_t>(result.local.shape))
+      return makeError("result '" + result.value->name + "' came back as [" +
+                       formatShape(sizes) + "], not the recorded [" +
+                       formatShape(result.local.shape) + "]");
+    void *allocated = reinterpret_cast<void *>(words[0]);
+    const char *data = reinterpret_cast<const char *>(words[1]) +
+                       words[2] * getElementBytes(result.dtype);
+    returned.push_back(
+        {data, allocated, llvm::is_contained(storage, allocated)});
+    words += 3 + 2 * resultRank;
+  }
+  auto getTarget = [&](size_t i) -> std::vector<char> & {
+    bool fedBack = i < feedBack.size() && feedBack[i] >= 0;
+    return fedBack ? args[feedBack[i]].local.bytes : results[i].local.bytes;
+  };
+  // An argument's storage returned as a result (not in place) is read
+  // before any argument is written: a step may return one state array as
+  // another. (Device results are copies already.)
+  if (!cuda)
+    for (auto [i, from] : llvm::enumerate(returned))
+      if (from.isArgument && getTarget(i).data() != from.data)
+        from.data = static_cast<const char *>(
+            std::memcpy(results[i].local.bytes.data(), from.data,
+                        results[i].local.bytes.size()));
+  float loss = 0;
+  for (auto [i, result] : llvm::enumerate(results)) {
+    std::vector<char> &target = getTarget(i);
+    if (target.size() != result.local.bytes.size())
+      return makeError("result '" + result.value->name + "' has " +
+                       llvm::Twine(result.local.bytes.size()) +
+                       " bytes, the argument it replaces " +
+                       llvm::Twine(target.size()));
+    if (cuda) {
+      if (llvm::Error error =
+              cuda->copyToHost(target.data(), returned[i].data, target.size()))
+        return std::move(error);
+    } else if (target.data() != returned[i].data) {
+      distopt_copy(target.data(), returned[i].data, target.size());
+    }
+    if (result.value->role == train::Role::loss) {
+      llvm::Expected<float> value = readScalar(result);
+      if (!value)
+        return value.takeError();
+      loss = *value;
+    }
+  }
+  // A step may return one buffer in several results (a tied parameter):
+  // each allocation is freed once, after every result was read.
+  llvm::SmallPtrSet<void *, 8> freed;
+  for (const Returned &from : returned) {
+    if (from.isArgument || !freed.insert(from.allocated).second)
+      continue;
+    if (!cuda)
+      std::free(from.allocated);
+    else if (llvm::Error error = cuda->free(from.allocated))
+      return std::move(error);
+  }
+  return loss;
+}
+
+/// Each argument's device copy (--device=cuda), made when first needed
+/// and refreshed from the host array before every step: the host arrays
+/// stay the runner's state of record (datasets, checkpoints, evaluation
+/// and the output read them).
+static llvm::Expected<std::vector<void *>>
+copyArgumentsToDevice(CudaDevice &cuda, std::vector<Binding> &args) {
+  static std::map<std::pair<const void *, size_t>, void *> copies;
+  std::vector<void *> storage;
+  for (Binding &arg : args) {
+    size_t bytes = arg.local.bytes.size();
+    void *&copy = copies[{arg.value, bytes}];
+    if (!copy) {
+      llvm::Expected<void *> allocated = cuda.allocate(bytes);
+      if (!allocated)
+        return allocated.takeError();
+      copy = *allocated;
+    }
+    if (llvm::Error error =
+            cuda.copyToDevice(copy, arg.local.bytes.data(), bytes))
+      return std::move(error);
+    storage.push_back(copy);
+  }
+  return storage;
+}
+
+llvm::Expected<float> runner::invokeStep(CompiledStep &compiled,
+                                         StringRef entry,
+                                         std::vector<Binding> &args,
+                                         std::vector<Binding> &results,
+                                         ArrayRef<int64_t> feedBack) {
+  std::vector<void *> storage;
+  if (compiled.cuda) {
+    llvm::Expected<std::vector<void *>> copies =
+        copyArgumentsToDevice(*compiled.cuda, args);
+    if (!copies)
+      return copies.takeError();
+    storage = std::move(*copies);
+  } else
+    for (Binding &arg : args)
+      storage.push_back(arg.local.bytes.data());
+  std::vector<std::vector<int64_t>> descriptors;
+  for (auto [arg, buffer] : llvm::zip_equal(args, storage)) {
+    descriptors.push_back(describe(arg.local));
+    descriptors.back()[0] = descriptors.back()[1] =
+        reinterpret_cast<int64_t>(buffer);
+  }
+  std::vector<int64_t> resultWords;
+  for (Binding &result : results)
+    resultWords.resize(resultWords.size() + 3 + 2 * result.local.shape.size());
+  // The C interface returns results through a pointer to them, which a
+  // function without results (a pipeline stage that only sends) lacks.
+  void *resultPtr = resultWords.data();
+  std::vector<void *> pointers;
+  if (!results.empty())
+    pointers.push_back(resultPtr);
+  for (auto &words : descriptors)
+    pointers.push_back(words.data());
+  std::vector<void *> packed;
+  for (void *&pointer : pointers)
+    packed.push_back(&pointer);
+  if (llvm::Error error = compiled.invoke(entry, packed))
+    return std::move(error);
+  // The host waits for the step only here, where it reads the results.
+  if (compiled.cuda)
+    if (llvm::Error error = compiled.cuda->synchronize("the step"))
+      return std::move(error);
+  return readResults(resultWords.data(), args, results, feedBack, storage,
+                     compiled.cuda);
+}
+
+/// "nan", "inf", "-inf".
+static std::string formatNonFinite(double value) {
+  return std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf";
+}
+
+std::string runner::findNonFinite(const Binding &binding) {
+  const Array &local = binding.local;
+  bool f32 = binding.dtype == "<f4";
+  if (!f32 && binding.dtype != "<f8")
+    return "";
+  int64_t count = local.getNumElements();
+  for (int64_t i = 0; i < count; ++i) {
+    double value;
+    if (f32) {
+      float v;
+      std::memcpy(&v, local.bytes.data() + 4 * i, 4);
+      value = v;
+    } else {
+      std::memcpy(&value, local.bytes.data() + 8 * i, 8);
+    }
+    if (std::isfinite(value))
+      continue;
+    std::string name = "'" + binding.value->name + "'";
+    if (local.shape.empty())
+      return name + " is " + formatNonFinite(value);
+    // The global index of local element i.
+    std::vector<int64_t> index(local.shape.size());
+    int64_t rest = i;
+    for (size_t d = local.shape.size(); d-- > 0;) {
+      index[d] = rest % local.shape[d] + binding.offsets[d];
+      rest /= local.shape[d];
+    }
+    return name + " holds " + formatNonFinite(value) + " at [" +
+           llvm::join(llvm::map_range(
+                          index, [](int64_t i) { return std::to_string(i); }),
+                      ", ") +
+           "]";
+  }
+  return "";
+}
+
+/// The first non-finite value of this rank's arguments after a step whose
+/// loss was not finite: the hyper-parameters and the batch (what the step
+/// read), then the state (what it wrote back).
+static std::string describeNonFinite(const std::vector<Binding> &args) {
+  for (bool state : {false, true})
+    for (const Binding &arg : args) {
+      if (!arg.value->role || isState(*arg.value) != state)
+        continue;
+      std::string found = findNonFinite(arg);
+      if (!found.empty())
+        return state ? found + " after it" : found;
+    }
+  return "";
+}
+
+llvm::Error runner::checkStateFinite(const std::vector<Binding> &args,
+                                     uint64_t step, StringRef what) {
+  std::string found;
+  for (const Binding &arg : args)
+    if (found.empty() && isState(*arg.value) && !arg.value->cache)
+      found = findNonFinite(arg);
+  // The lowest rank holding one reports it.
+  int64_t size = distrt_size(), rank = distrt_rank(), first = -1;
+  if (size == 1) {
+    first = found.empty() ? -1 : 0;
+  } else {
+    int64_t shape[] = {size}, axes[] = {0};
+    distrt_group *world = distrt_get_group(shape, 1, axes, 1);
+    if (!world)
+      return makeRuntimeError();
+    int64_t mine = !found.empty();
+    std::vector<int64_t> all(size);
+    if (distrt_all_gather(world, &mine, all.data(), 1, DISTRT_I64))
+      return makeRuntimeError();
+    auto it = llvm::find(all, 1);
+    first = it == all.end() ? -1 : it - all.begin();
+  }
+  if (first < 0)
+    return llvm::Error::success();
+  if (rank != first)
+    return makeEveryRankError(
+        "rank " + llvm::Twine(first) +
+        " holds a non-finite value of the state after step " +
+        llvm::Twine(step));
+  return makeError(
+      "after step " + llvm::Twine(step) + ", " + found + ": " + what +
+      " is not written of this state (--on-nonfinite=continue writes it)");
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<float>>
+runner::runSteps(CompiledStep &compiled, StringRef entry,
+                 std::vector<Binding> &args, std::vector<Binding> &results,
+                 uint64_t steps, int64_t lossRank, const RunHooks &hooks,
+                 std::vector<float> losses) {
+  std::vector<int64_t> feedBack;
+  for (Binding &result : results) {
+    auto arg = llvm::find_if(args, [&](const Binding &a) {
+      return a.value->isSamePart(*result.value);
+    });
+    feedBack.push_back(
+        isState(*result.value) && arg != args.end() ? arg - args.begin() : -1);
+  }
+  bool printing = hooks.print && distrt_rank() == 0;
+  // Long runs also get a progress line (on stderr) every tenth of the steps.
+  auto runStart = std::chrono::steady_clock::now(), lastFlush = runStart;
+  uint64_t first = hooks.firstStep;
+  uint64_t toRun = steps > first ? steps - first : 0;
+  uint64_t progressEvery = toRun >= 20 ? toRun / 10 : 0;
+  for (uint64_t s = first; s < steps; ++s) {
+    if (hooks.beforeStep)
+      if (llvm::Error error = hooks.beforeStep(s))
+        return std::move(error);
+    distrt_reset_stats();
+    auto start = std::chrono::steady_clock::now();
+    llvm::Expected<float> stepLoss =
+        invokeStep(compiled, entry, args, results, feedBack);
+    if (!stepLoss)
+      return stepLoss.takeError();
+    float loss = *stepLoss;
+    auto end = std::chrono::steady_clock::now();
+    double ms = std::chrono::duration<double, std::milli>(end - start).count();
+    StepReport report;
+    report.step = s + 1;
+    report.ms = ms;
+    distrt_get_stats(&report.comm);
+    if (lossRank != 0) {
+      int64_t rank = distrt_rank();
+      if (rank == lossRank && distrt_send(&loss, 1, DISTRT_F32, 0, 2) != 0)
+        return makeRuntimeError();
+      if (rank == 0 && distrt_recv(&loss, 1, DISTRT_F32, lossRank, 2) != 0)
+        return makeRuntimeError();
+    }
+    losses.push_back(loss);
+    if (printing)
+      llvm::outs() << llvm::formatv("step {0}: loss {1:F6} ({2:F2} ms)\n",
+                                    s + 1, loss, ms);
+    // A non-finite loss ends the run before anything of the step is saved
+    // (rank 0 fails, which ends every rank).
+    if (distrt_rank() == 0 && !std::isfinite(loss)) {
+      if (hooks.stopOnNonFinite) {
+        std::string found = describeNonFinite(args);
+        return makeError(
+            "step " + llvm::Twine(s + 1) + ": the loss is " +
+            formatNonFinite(loss) + (found.empty() ? "" : " (" + found + ")") +
+            ": stopping without saving this state (--on-nonfinite=continue "
+            "trains on)");
+      }
+      static bool warned = false;
+      if (!warned)
+        warn("step " + llvm::Twine(s + 1) + ": the loss is " +
+             formatNonFinite(loss) + ": training on (--on-nonfinite=continue)");
+      warned = true;
+    }
+    report.loss = loss;
+    if (hooks.afterStep)
+      if (llvm::Error error = hooks.afterStep(report, losses))
+        return std::move(error);
+    if (hooks.stopAfter) {
+      llvm::Expected<bool> stop = hooks.stopAfter(s + 1);
+      if (!stop)
+        return stop.takeError();
+      if (*stop)
+        break;
+    }
+    if (!printing)
+      continue;
+    // Whoever watches the output (a log, mpirun) sees progress: the first
+    // step's line at once, then at most every tenth of a second.
+    if (s == first || end - lastFlush > std::chrono::milliseconds(100)) {
+      llvm::outs().flush();
+      lastFlush = end;
+    }
+    uint64_t done = s + 1 - first;
+    if (progressEvery && done % progressEvery == 0) {
+      double elapsed = std::chrono::duration<double>(end - runStart).count();
+      llvm::outs().flush();
+      llvm::errs() << llvm::formatv(
+          "progress: {0}/{1} steps, {2:F1} s elapsed, about {3:F1} s left\n",
+          s + 1, steps, elapsed, elapsed / done * (steps - s - 1));
+    }
+  }
+  return std::move(losses);
+}
+
+/// gatherState for an MPMD step: each state array from the devices of the
+/// first program that holds it, or, when programs hold blocks of it (a
+/// parameter server's row shards), from every program with a block.
+static llvm::Expected<Arrays>
+gatherProgramState(std::vector<Binding> &args, const train::StepSignature &step,
+                   const std::set<std::string> *only) {
+  int64_t rank = distrt_rank();
+  Arrays out;
+  std::map<std::string, std::set<std::vector<int64_t>>> blocksDone;
+  for (const train::StepSignature::Program &program : step.programs) {
+    for (const train::StepSignature::Value &value : program.arguments) {
+      // A worker's cached copy is not state of its own: the holder's is.
+      if (!isState(value) || value.cache || (only && !only->count(value.name)))
+        continue;
+      std::vector<int64_t> offsets(value.blockOffsets.begin(),
+                                   value.blockOffsets.end());
+      bool newBlock = blocksDone[value.name].insert(offsets).second;
+      if (out.count(value.name) && (value.blockOffsets.empty() || !newBlock))
+        continue;
+      Binding *mine = nullptr;
+      for (Binding &arg : args)
+        if (arg.value->isSamePart(value))
+          mine = &arg;
+      // Every rank marks the name gathered; rank 0 keeps the array.
+      Array &global = out[value.name];
+      for (int64_t device : program.devices) {
+        Binding block = bind(value, step, device);
+        if (device != 0 && rank == device &&
+            distrt_send(mine->local.bytes.data(), mine->local.bytes.size(),
+                        DISTRT_I8, 0, 1) != 0)
+          return makeRuntimeError();
+        if (rank != 0)
+          continue;
+        if (global.bytes.empty()) {
+          global.dtype = block.dtype;
+          global.shape = block.globalShape;
+          global.bytes.resize(global.getNumElements() *
+                              getElementBytes(block.dtype));
+        }
+        if (device == 0)
+          block.local = mine->local;
+        else if (distrt_recv(block.local.bytes.data(), block.local.bytes.size(),
+                             DISTRT_I8, device, 1) != 0)
+          return makeRuntimeError();
+        copyBlock(global, block.local, block.offsets, /*toGlobal=*/true);
+      }
+    }
+  }
+  if (rank != 0)
+    out.clear();
+  return std::move(out);
+}
+
+llvm::Expected<Arrays> runner::gatherState(std::vector<Binding> &args,
+                                           const train::StepSignature &step,
+                                           const std::set<std::string> *only) {
+  if (step.isMPMD())
+    return gatherProgramState(args, step, only);
+  int64_t rank = distrt_rank(), worldSize = distrt_size();
+  Arrays out;
+  for (Binding &arg : args) {
+    if (!isState(*arg.value) || (only && !only->count(arg.value->name)))
+      continue;
+    Array global;
+    if (rank == 0) {
+      global.dtype = arg.dtype;
+      global.shape = arg.globalShape;
+      global.bytes.resize(global.getNumElements() * getElementBytes(arg.dtype));
+    }
+    ArrayAttr split = arg.split;
+    for (int64_t r = 0; r < worldSize; ++r) {
+      if (r != 0 && rank == r &&
+          distrt_send(arg.local.bytes.data(), arg.local.bytes.size(), DISTRT_I8,
+                      0, 1) != 0)
+        return makeRuntimeError();
+      if (rank != 0)
+        continue;
+      Array block = arg.local;
+      if (r != 0 && distrt_recv(block.bytes.data(), block.bytes.size(),
+                                DISTRT_I8, r, 1) != 0)
+        return makeRuntimeError();
+      std::vector<int64_t> offsets =
+          split ? getBlockOffsets(split, step, r, arg.local.shape)
+                : std::vector<int64_t>(arg.local.shape.size(), 0);
+      copyBlock(global, block, offsets, /*toGlobal=*/true);
+    }
+    if (rank == 0)
+      out[arg.value->name] = std::move(global);
+  }
+  return std::move(out);
+}
