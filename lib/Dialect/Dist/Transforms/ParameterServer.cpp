@@ -108,20 +108,40 @@ void ParameterServerBuilder::accumulateWholeBatchValues() {
 LogicalResult
 ParameterServerBuilder::placeVariables(const PartitionPolicy &policy) {
   shardsOf.assign(func.getNumArguments(), {});
-  DenseSet<Operation *> accumulated;
-  for (AllReduceOp acc : accumulations)
-    accumulated.insert(acc);
+  if (failed(classifyUpdateOps()))
+    return failure();
+  // The servers' ops leave the workers.
+  for (train::OptimizerOpInterface optimizer : optimizers)
+    mbOps.remove(optimizer);
+  for (auto [op, param] : shardwiseOf)
+    mbOps.remove(op);
+  if (failed(checkGradientInputs()) || failed(assignLossPath()))
+    return failure();
+  // A gradient summed in another shape than its variable's (a bias's, as
+  // [1, C, 1, 1]) is not split by rows: the variable stays whole.
+  for (auto [acc, param] : gradientOf)
+    if (param >= 0 && cast<AllReduceOp>(acc).getOperand(0).getType() !=
+                          func.getArgument(param).getType())
+      wholeOnly.insert(param);
+  if (failed(placeAll(policy)))
+    return failure();
+  findSparseTables();
+  return success();
+}
+
+/// Whether a server may run `op` on any shard of a variable: an op that
+/// maps elements (train's ElementwiseOpInterface, upstream's Elementwise
+/// trait) on operands of its result's shape or scalars.
+static bool isElementwise(Operation *op) {
+  if (auto elementwise = dyn_cast<train::ElementwiseOpInterface>(op))
+    return elementwise.isElementwiseOnShapes();
+  return op->hasTrait<OpTrait::Elementwise>() &&
+         train::hasElementwiseShapes(op);
+}
+
+LogicalResult ParameterServerBuilder::classifyUpdateOps() {
   // The update: optimizers on summed gradients, elementwise ops on a
   // gradient before its optimizer, and the loss path.
-  // (Ops that say so through train's ElementwiseOpInterface, and upstream
-  // ones with the Elementwise trait, on operands of the result's shape or
-  // scalars.)
-  auto isElementwise = [](Operation *op) {
-    if (auto elementwise = dyn_cast<train::ElementwiseOpInterface>(op))
-      return elementwise.isElementwiseOnShapes();
-    return op->hasTrait<OpTrait::Elementwise>() &&
-           train::hasElementwiseShapes(op);
-  };
   // Every optimizer runs on the servers, also one whose gradient does not
   // depend on the batch (a parameter the loss does not read, updated with
   // a zero gradient), and so do the elementwise ops that feed only one
@@ -204,11 +224,10 @@ ParameterServerBuilder::placeVariables(const PartitionPolicy &policy) {
                 "server updates its own variables alone";
     shardwiseOf[op] = *variable;
   }
-  // The servers' ops leave the workers.
-  for (train::OptimizerOpInterface optimizer : optimizers)
-    mbOps.remove(optimizer);
-  for (auto [op, param] : shardwiseOf)
-    mbOps.remove(op);
+  return success();
+}
+
+LogicalResult ParameterServerBuilder::checkGradientInputs() {
   // What the gradient ops read: the summed gradient, the variable and its
   // state, scalars (anything on the server for a variable kept whole).
   for (auto [op, param] : shardwiseOf)
@@ -250,6 +269,10 @@ ParameterServerBuilder::placeVariables(const PartitionPolicy &policy) {
                 "gradient is not that sum";
     }
   }
+  return success();
+}
+
+LogicalResult ParameterServerBuilder::assignLossPath() {
   // The loss path reads per-sample values that do not depend on the batch
   // from worker 0.
   for (Operation *op : lossOps)
@@ -268,54 +291,54 @@ ParameterServerBuilder::placeVariables(const PartitionPolicy &policy) {
     }
     gradientOf[acc] = -1;
   }
+  return success();
+}
 
-  // A gradient summed in another shape than its variable's (a bias's, as
-  // [1, C, 1, 1]) is not split by rows: the variable stays whole.
-  for (auto [acc, param] : gradientOf)
-    if (param >= 0 && cast<AllReduceOp>(acc).getOperand(0).getType() !=
-                          func.getArgument(param).getType())
-      wholeOnly.insert(param);
+LogicalResult ParameterServerBuilder::placeShards(unsigned arg,
+                                                  ArrayRef<Value> with,
+                                                  const PartitionPolicy &policy,
+                                                  int64_t &next) {
+  auto type = dyn_cast<RankedTensorType>(func.getArgument(arg).getType());
+  if (!type)
+    return func.emitError() << "dist-parameter-server: argument #" << arg
+                            << " is not a ranked tensor";
+  int64_t rows = type.getRank() ? type.getDimSize(0) : 1;
+  SmallVector<int64_t> sizes = splitRows(rows, getTensorBytes(type), policy);
+  if (type.getRank() == 0)
+    sizes = {1};
+  if (sizes.size() > 1 && wholeOnly.contains(arg)) {
+    mlir::emitRemark(func.getArgument(arg).getLoc())
+        << "dist-parameter-server: " << argAttrs[arg].get("train.name")
+        << " stays whole on one server (the partitioner would split it "
+           "into "
+        << sizes.size()
+        << "): its gradient is summed in another shape or changed by an op "
+           "that is not elementwise";
+    sizes = {rows};
+  }
+  int64_t begin = 0;
+  SmallVector<Shard> shards;
+  for (int64_t size : sizes) {
+    shards.push_back({next++ % servers, begin, begin + size});
+    begin += size;
+  }
+  shardsOf[arg] = shards;
+  for (Value state : with) {
+    unsigned index = cast<BlockArgument>(state).getArgNumber();
+    if (!shardsOf[index].empty())
+      return func.emitError()
+             << "dist-parameter-server: optimizer state argument #" << index
+             << " belongs to two parameters";
+    shardsOf[index] = shards;
+  }
+  return success();
+}
 
+LogicalResult ParameterServerBuilder::placeAll(const PartitionPolicy &policy) {
   // Variables in argument order, their shards round robin over the
   // servers (TF places partitions round robin): a parameter and its
   // optimizer state share shards.
   int64_t next = 0;
-  auto place = [&](unsigned arg, ArrayRef<Value> with) -> LogicalResult {
-    auto type = dyn_cast<RankedTensorType>(func.getArgument(arg).getType());
-    if (!type)
-      return func.emitError() << "dist-parameter-server: argument #" << arg
-                              << " is not a ranked tensor";
-    int64_t rows = type.getRank() ? type.getDimSize(0) : 1;
-    SmallVector<int64_t> sizes = splitRows(rows, getTensorBytes(type), policy);
-    if (type.getRank() == 0)
-      sizes = {1};
-    if (sizes.size() > 1 && wholeOnly.contains(arg)) {
-      mlir::emitRemark(func.getArgument(arg).getLoc())
-          << "dist-parameter-server: " << argAttrs[arg].get("train.name")
-          << " stays whole on one server (the partitioner would split it "
-             "into "
-          << sizes.size()
-          << "): its gradient is summed in another shape or changed by an op "
-             "that is not elementwise";
-      sizes = {rows};
-    }
-    int64_t begin = 0;
-    SmallVector<Shard> shards;
-    for (int64_t size : sizes) {
-      shards.push_back({next++ % servers, begin, begin + size});
-      begin += size;
-    }
-    shardsOf[arg] = shards;
-    for (Value state : with) {
-      unsigned index = cast<BlockArgument>(state).getArgNumber();
-      if (!shardsOf[index].empty())
-        return func.emitError()
-               << "dist-parameter-server: optimizer state argument #" << index
-               << " belongs to two parameters";
-      shardsOf[index] = shards;
-    }
-    return success();
-  };
   for (BlockArgument arg : func.getArguments()) {
     if (argRoles[arg.getArgNumber()] != train::Role::param)
       continue;
@@ -323,7 +346,7 @@ ParameterServerBuilder::placeVariables(const PartitionPolicy &policy) {
     for (train::OptimizerOpInterface optimizer : optimizers)
       if (paramOf[optimizer] == arg.getArgNumber())
         llvm::append_range(state, optimizer.getParamShapedState());
-    if (failed(place(arg.getArgNumber(), state)))
+    if (failed(placeShards(arg.getArgNumber(), state, policy, next)))
       return failure();
   }
   // Optimizer state of no parameter (a step count) is copied to every
@@ -340,7 +363,6 @@ ParameterServerBuilder::placeVariables(const PartitionPolicy &policy) {
              cast<RankedTensorType>(arg.getType()).getRank()
                  ? cast<RankedTensorType>(arg.getType()).getDimSize(0)
                  : 1}};
-  findSparseTables();
   return success();
 }
 

@@ -99,6 +99,22 @@ public:
   int64_t getNumSparseTables() const { return sparse.size(); }
 
 private:
+  // placeVariables's phases.
+  /// Which update ops the servers run: the optimizers, the ops on one
+  /// variable's gradient before them (shardwiseOf, wholeOnly) and the loss
+  /// path (lossOps).
+  LogicalResult classifyUpdateOps();
+  /// What the servers' gradient ops and optimizers read is on the server.
+  LogicalResult checkGradientInputs();
+  /// The loss path's inputs from worker 0, and its sums (on server 0).
+  LogicalResult assignLossPath();
+  /// Variable `arg`'s shards (shared with its optimizer state `with`),
+  /// round robin from server `next`.
+  LogicalResult placeShards(unsigned arg, ArrayRef<Value> with,
+                            const PartitionPolicy &policy, int64_t &next);
+  /// Every parameter and its state on the servers, other state on server 0.
+  LogicalResult placeAll(const PartitionPolicy &policy);
+
   PlaceAttr placeOfTask(int64_t task) const;
   /// The shard sizes of a variable of `rows` rows and `bytes` bytes.
   SmallVector<int64_t> splitRows(int64_t rows, int64_t bytes,
@@ -265,6 +281,26 @@ private:
              const DenseMap<std::pair<unsigned, int64_t>, Value> &indicesFrom,
              DenseMap<Value, Value> &carriedResult,
              SmallVectorImpl<std::pair<Value, Value>> &servedSums);
+  // writeServe's phases, over its plan (ParameterServerAsync.cpp).
+  struct ServePlan;
+  /// The ops run per request.
+  void planPerRequestOps(ArrayRef<Operation *> ops, ServePlan &plan);
+  /// The step arguments they update, carried from request to request.
+  LogicalResult planCarried(int64_t s, function_ref<Value(unsigned)> getArg,
+                            ServePlan &plan);
+  /// The serve's initial values: the carried arguments, zero loss sums.
+  void createServeInits(int64_t s, OpBuilder &top, SmallVectorImpl<Sum> &sums,
+                        function_ref<Value(unsigned)> getArg,
+                        ServePlan &plan);
+  /// The dist.serve, probing each worker's last push here.
+  ServeOp createServe(int64_t s, OpBuilder &top, SmallVectorImpl<Sum> &sums,
+                      ServePlan &plan);
+  /// Case `w`: worker w's parts, the update, the new values to worker w.
+  void writeServeCase(
+      int64_t s, int64_t w, ServeOp serve, OpBuilder &top,
+      SmallVectorImpl<Sum> &sums, function_ref<Value(unsigned)> getArg,
+      const DenseMap<std::pair<unsigned, int64_t>, Value> &indicesFrom,
+      ServePlan &plan);
   /// Clones the update ops `ops` of server `s` into `body` (a fragment's),
   /// on its shards: values shaped like a variable are shard-shaped.
   void cloneUpdate(OpBuilder &body, ArrayRef<Operation *> ops,
