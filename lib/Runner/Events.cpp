@@ -188,6 +188,8 @@ void RunObserver::onRuntimeStarted(int64_t rank, int64_t size) {}
 
 llvm::Error RunObserver::takeError() { return llvm::Error::success(); }
 
+bool RunObserver::stopRequested() { return false; }
+
 struct EventFileObserver::Impl {
   std::string eventsPath, controlPath;
   bool resumed;

@@ -228,6 +228,7 @@ public:
       }
     return llvm::Error::success();
   }
+  bool stopRequested() { return caller && caller->stopRequested(); }
   /// Rank 0: whether every observer says go on after `epoch`.
   llvm::Expected<bool> continueAfterEpoch(uint64_t epoch) {
     bool goOn = true;
@@ -586,12 +587,25 @@ runLoaded(const RunConfig &config, RunObserver *observer, LoadedStep &loaded) {
   };
   // After each epoch but the last, rank 0's observers decide; every rank
   // follows.
-  if (stepsPerEpoch && observers.any())
+  if (observers.any())
     hooks.stopAfter = [&](uint64_t done) -> llvm::Expected<bool> {
-      if (done % stepsPerEpoch != 0 || done >= totalSteps)
+      if (done >= totalSteps)
         return false;
-      bool goOn = true;
-      if (rank == 0) {
+      bool requested = rank == 0 && observers.stopRequested();
+      if (!stepsPerEpoch || done % stepsPerEpoch != 0) {
+        // Between epochs only a single process stops (nothing to tell).
+        if (!requested || distrt_size() != 1)
+          return false;
+        result.stoppedEarly = true;
+        if (config.print) {
+          llvm::outs() << "stopping after step " << done
+                       << ": stop requested\n";
+          llvm::outs().flush();
+        }
+        return true;
+      }
+      bool goOn = !requested;
+      if (rank == 0 && goOn) {
         llvm::Expected<bool> decision =
             observers.continueAfterEpoch(done / stepsPerEpoch - 1);
         if (!decision)
@@ -605,8 +619,9 @@ runLoaded(const RunConfig &config, RunObserver *observer, LoadedStep &loaded) {
       result.stoppedEarly = !*shared;
       if (result.stoppedEarly && rank == 0 && config.print) {
         llvm::outs() << "stopping after epoch " << done / stepsPerEpoch
-                     << " of " << totalSteps / stepsPerEpoch
-                     << ": --control says stop\n";
+                     << " of " << totalSteps / stepsPerEpoch << ": "
+                     << (requested ? "stop requested" : "--control says stop")
+                     << "\n";
         llvm::outs().flush();
       }
       return result.stoppedEarly;

@@ -38,17 +38,17 @@ llvm::Expected<int> distopt::openRegularFile(llvm::StringRef path,
                                              llvm::StringRef name) {
   // Without blocking (a FIFO would wait for a writer), then checked on the
   // descriptor: what was opened is what is read.
-  int fd = ::open(path.str().c_str(),
-                  O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  int fd =
+      ::open(path.str().c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0)
-    return llvm::createStringError("cannot read " + getName(path, name) +
-                                   ": " + std::strerror(errno));
+    return llvm::createStringError("cannot read " + getName(path, name) + ": " +
+                                   std::strerror(errno));
   struct stat status = {};
   if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
     ::close(fd);
     return llvm::createStringError(getName(path, name) + " is " +
-                                   describeFileType(status.st_mode) +
-                                   ", not " + expected);
+                                   describeFileType(status.st_mode) + ", not " +
+                                   expected);
   }
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   return fd;
@@ -72,8 +72,8 @@ distopt::readRegularFile(llvm::StringRef path, llvm::StringRef expected,
       /*RequiresNullTerminator=*/false);
   ::close(*fd);
   if (!buffer)
-    return llvm::createStringError("cannot read " + getName(path, name) +
-                                   ": " + buffer.getError().message());
+    return llvm::createStringError("cannot read " + getName(path, name) + ": " +
+                                   buffer.getError().message());
   return std::move(*buffer);
 }
 
@@ -99,9 +99,10 @@ llvm::Error distopt::checkJsonDepth(llvm::StringRef text, llvm::StringRef name,
   return llvm::Error::success();
 }
 
-llvm::Expected<llvm::json::Value>
-distopt::readBoundedJson(llvm::StringRef path, llvm::StringRef name,
-                         uint64_t maxBytes, unsigned maxDepth) {
+llvm::Expected<llvm::json::Value> distopt::readBoundedJson(llvm::StringRef path,
+                                                           llvm::StringRef name,
+                                                           uint64_t maxBytes,
+                                                           unsigned maxDepth) {
   std::string quoted = getName(path, name);
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       readRegularFile(path, "a JSON file", maxBytes, name);

@@ -56,7 +56,9 @@ bool distopt::isSameFile(llvm::StringRef a, llvm::StringRef b) {
 /// What is wrong with writing a `kind` output at `path`, as a phrase about
 /// it ("is a FIFO, ..."); empty when nothing is. A path that cannot be
 /// examined is left to the write, which reports why.
-static std::string getTargetProblem(llvm::StringRef path, OutputKind kind) {
+static std::string getTargetProblem(
+    llvm::StringRef path, OutputKind kind,
+    llvm::ArrayRef<std::pair<std::string, std::string>> inputs = {}) {
   struct stat status;
   bool exists = ::stat(path.str().c_str(), &status) == 0;
   if (kind == OutputKind::directory)
@@ -71,8 +73,11 @@ static std::string getTargetProblem(llvm::StringRef path, OutputKind kind) {
   if (kind == OutputKind::file && exists && !S_ISREG(status.st_mode))
     return std::string("is ") + describeFileType(status.st_mode) +
            ", not a regular file (an output replaces only a regular file)";
-  for (const auto &[what, input] : getProtectedInputs())
-    if (isSameFile(path, input))
+  llvm::SmallVector<std::pair<std::string, std::string>> all(
+      getProtectedInputs().begin(), getProtectedInputs().end());
+  all.append(inputs.begin(), inputs.end());
+  for (const auto &[what, input] : all)
+    if (!input.empty() && input != "-" && isSameFile(path, input))
       return "is the same file as " + what + " '" + input +
              "': it would overwrite its input";
   return "";
@@ -80,7 +85,13 @@ static std::string getTargetProblem(llvm::StringRef path, OutputKind kind) {
 
 llvm::Error distopt::checkOutputTarget(llvm::StringRef what,
                                        llvm::StringRef path, OutputKind kind) {
-  std::string problem = getTargetProblem(path, kind);
+  return checkOutputTarget(what, path, kind, {});
+}
+
+llvm::Error distopt::checkOutputTarget(
+    llvm::StringRef what, llvm::StringRef path, OutputKind kind,
+    llvm::ArrayRef<std::pair<std::string, std::string>> inputs) {
+  std::string problem = getTargetProblem(path, kind, inputs);
   if (problem.empty())
     return llvm::Error::success();
   if (llvm::StringRef(problem).starts_with("is the same file"))
@@ -91,8 +102,7 @@ llvm::Error distopt::checkOutputTarget(llvm::StringRef what,
 
 llvm::Expected<int> distopt::openOutputInPlace(llvm::StringRef what,
                                                llvm::StringRef path,
-                                               bool append,
-                                               OutputKind kind) {
+                                               bool append, OutputKind kind) {
   if (llvm::Error error = checkOutputTarget(what, path, kind))
     return std::move(error);
   auto failure = [&](const std::string &why) {
@@ -292,8 +302,8 @@ SafeOutputFile::~SafeOutputFile() {
 llvm::Error SafeOutputFile::commit() {
   stream->flush();
   auto failure = [&](const std::string &why) {
-    return llvm::createStringError("cannot write " + what + " '" +
-                                   destination + "': " + why);
+    return llvm::createStringError("cannot write " + what + " '" + destination +
+                                   "': " + why);
   };
   if (std::error_code ec = stream->error()) {
     stream->clear_error();

@@ -129,6 +129,11 @@ public:
   /// A failure of onEvent (an events file that cannot be written): run()
   /// asks after each event and fails with it.
   virtual llvm::Error takeError();
+  /// Polled on rank 0 after every step: true stops the run there as
+  /// continueAfterEpoch's false does (a single process stops after that
+  /// step; several ranks at the end of the epoch, the decision broadcast).
+  /// Python's Ctrl-C.
+  virtual bool stopRequested();
 };
 
 /// `dist-run --events=PATH --control=PATH`: writes each event as one JSON

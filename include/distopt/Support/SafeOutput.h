@@ -29,6 +29,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 
 namespace distopt {
 
@@ -78,6 +79,11 @@ void protectInput(llvm::StringRef what, llvm::StringRef path);
 /// same file as a protected input. Nothing is created.
 llvm::Error checkOutputTarget(llvm::StringRef what, llvm::StringRef path,
                               OutputKind kind = OutputKind::file);
+/// checkOutputTarget() with `inputs` ((what, path) pairs) refused too,
+/// beside the protected ones.
+llvm::Error
+checkOutputTarget(llvm::StringRef what, llvm::StringRef path, OutputKind kind,
+                  llvm::ArrayRef<std::pair<std::string, std::string>> inputs);
 
 /// Opens `path` to be written in place (appended to with `append`, else
 /// emptied): an output that is not renamed, such as --metrics. Checks it as
