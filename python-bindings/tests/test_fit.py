@@ -424,21 +424,27 @@ INTERRUPTED = textwrap.dedent("""
 
     x, y = _data()
     distopt.torch.fit(_mlp(), "cross_entropy", ("sgd", {{"lr": 0.1}}),
-                      (x, y), strategy=distopt.MirroredStrategy(2),
+                      (x, y), strategy={strategy},
                       epochs=30, batch_size=8, verbose=0,
                       callbacks=[BackupAndRestore({backup!r}), Slow()])
     print("finished")
 """)
 
 
-def test_ctrl_c_stops_every_rank_and_keeps_the_checkpoint(tmp_path):
+@pytest.mark.parametrize("ranks", [2, 1], ids=["mpirun-2", "one-process"])
+def test_ctrl_c_stops_every_rank_and_keeps_the_checkpoint(tmp_path, ranks):
+    """Ctrl-C in fit's process: every rank (or the in-process runner)
+    stops, no partial file stays, the complete checkpoint does, and the
+    same call resumes from it."""
+    strategy = distopt.MirroredStrategy(2) if ranks == 2 else None
     backup = str(tmp_path / "backup")
     work = tmp_path / "tmp"
     work.mkdir()
     env = dict(os.environ, TMPDIR=str(work))
     child = subprocess.Popen(
         [sys.executable, "-c", INTERRUPTED.format(
-            tests=os.path.dirname(os.path.abspath(__file__)), backup=backup)],
+            tests=os.path.dirname(os.path.abspath(__file__)), backup=backup,
+            strategy="distopt.MirroredStrategy(2)" if ranks == 2 else None)],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
@@ -476,7 +482,7 @@ def test_ctrl_c_stops_every_rank_and_keeps_the_checkpoint(tmp_path):
     x, y = _data()
     history = distopt.torch.fit(
         _mlp(), "cross_entropy", ("sgd", {"lr": 0.1}), (x, y),
-        strategy=distopt.MirroredStrategy(2), epochs=30, batch_size=8,
+        strategy=strategy, epochs=30, batch_size=8,
         verbose=0, callbacks=[BackupAndRestore(backup)])
     assert history.resumed_from is not None and history.resumed_from >= 5
     assert history.epoch[0] == history.resumed_from // 5
