@@ -138,12 +138,11 @@ void ParameterServerBuilder::createServeInits(
     OpBuilder body = OpBuilder::atBlockBegin(&zeros.getBodyBlock());
     SmallVector<Value> values;
     for (Type type : types)
-      values.push_back(train::ConstantOp::create(
+      values.push_back(partBuilder->buildConstant(
           body, func.getLoc(),
           DenseElementsAttr::get(
               cast<ShapedType>(type),
-              body.getZeroAttr(
-                  cast<ShapedType>(type).getElementType()))));
+              body.getZeroAttr(cast<ShapedType>(type).getElementType()))));
     YieldOp::create(body, func.getLoc(), values);
     llvm::append_range(plan.inits, zeros.getResults());
   }

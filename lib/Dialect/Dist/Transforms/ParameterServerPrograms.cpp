@@ -246,10 +246,8 @@ FragmentOp ParameterServerBuilder::writeUnitFragment(WorkerProgram &worker,
       // The rows each server looked up, added in server order.
       Value sum = fragment.getBodyBlock().getArgument(first);
       for (unsigned k = 1; k < lookedUp[lookup].size(); ++k)
-        sum = train::AddOp::create(body, lookup->getLoc(), sum,
-                                   fragment.getBodyBlock().getArgument(
-                                       first + k))
-                  .getResult();
+        sum = partBuilder->buildAdd(body, lookup->getLoc(), sum,
+                              fragment.getBodyBlock().getArgument(first + k));
       mapping.map(input, sum);
       continue;
     }
@@ -260,9 +258,8 @@ FragmentOp ParameterServerBuilder::writeUnitFragment(WorkerProgram &worker,
       SmallVector<Value> pieces;
       for (unsigned k = 0; k < pulled[arg.getArgNumber()].size(); ++k)
         pieces.push_back(fragment.getBodyBlock().getArgument(first + k));
-      mapping.map(input, train::ConcatOp::create(body, input.getLoc(),
-                                                 pieces, /*dim=*/0)
-                             .getResult());
+      mapping.map(input,
+                  partBuilder->buildConcat(body, input.getLoc(), pieces, /*dim=*/0));
       continue;
     }
     mapping.map(input, fragment.getBodyBlock().getArgument(first));
@@ -280,11 +277,7 @@ FragmentOp ParameterServerBuilder::writeUnitFragment(WorkerProgram &worker,
       SmallVector<int64_t> start(type.getRank(), 0), limit(type.getShape());
       start[0] = shard.begin;
       limit[0] = shard.end;
-      part = train::SliceOp::create(body, acc.getLoc(), part,
-                                    body.getDenseI64ArrayAttr(start),
-                                    body.getDenseI64ArrayAttr(limit),
-                                    nullptr)
-                 .getResult();
+      part = partBuilder->buildSlice(body, acc.getLoc(), part, start, limit);
     }
     yielded.push_back(part);
   }
@@ -360,12 +353,10 @@ void ParameterServerBuilder::cloneUpdate(OpBuilder &body,
           operand.getType() == func.getArgument(*variable).getType() &&
           matchPattern(operand, m_Constant(&value)) && value.isSplat()) {
         auto type = shardType(*variable, *shardOn(*variable, s));
-        constants.map(operand,
-                      train::ConstantOp::create(
-                          body, def->getLoc(),
-                          DenseElementsAttr::get(
-                              type, value.getSplatValue<Attribute>()))
-                          .getResult());
+        constants.map(operand, partBuilder->buildConstant(
+                                   body, def->getLoc(),
+                                   DenseElementsAttr::get(
+                                       type, value.getSplatValue<Attribute>())));
         continue;
       }
       Operation *clone = body.clone(*def);
@@ -405,27 +396,26 @@ Value ParameterServerBuilder::addPart(OpBuilder &body, Sum &part, Value into,
     auto type = cast<RankedTensorType>(
         shardType(gradientOf.lookup(part.acc), *shard));
     if (!into)
-      into = train::ConstantOp::create(
+      into = partBuilder->buildConstant(
           body, loc,
           DenseElementsAttr::get(type,
                                  body.getZeroAttr(type.getElementType())));
     Value offset = arith::ConstantIndexOp::create(body, loc, shard->begin);
-    value = train::ScatterAddOp::create(body, loc, type, into, indices,
-                                        value, offset)
-                .getResult();
+    value = partBuilder->buildScatterAddRows(body, loc, type, into, indices, value,
+                                       offset);
   } else if (into) {
-    value = train::AddOp::create(body, loc, into, value).getResult();
+    value = partBuilder->buildAdd(body, loc, into, value);
   }
   if (scale == 1)
     return value;
   auto type = cast<RankedTensorType>(value.getType());
   auto scalarType = RankedTensorType::get({}, type.getElementType());
-  Value factor = train::ConstantOp::create(
+  Value factor = partBuilder->buildConstant(
       body, loc,
       DenseElementsAttr::get(scalarType,
                              body.getFloatAttr(type.getElementType(),
                                                static_cast<double>(scale))));
-  return train::MulOp::create(body, loc, value, factor).getResult();
+  return partBuilder->buildMul(body, loc, value, factor);
 }
 
 
@@ -521,10 +511,10 @@ void ParameterServerBuilder::serveSparseLookups(ServerProgram &server) {
       OpBuilder body = OpBuilder::atBlockBegin(&block);
       Value offset =
           arith::ConstantIndexOp::create(body, lookup.getLoc(), shard->begin);
-      Value found = train::GatherOp::create(body, lookup.getLoc(),
-                                            lookup.getType(),
-                                            block.getArgument(0),
-                                            block.getArgument(1), offset);
+      Value found = partBuilder->buildGatherRows(body, lookup.getLoc(),
+                                           lookup.getType(),
+                                           block.getArgument(0),
+                                           block.getArgument(1), offset);
       YieldOp::create(body, lookup.getLoc(), found);
       SendOp::create(top, lookup.getLoc(), fragment.getResult(0),
                      placeOfTask(servers + w), channel(3, param, k, w));

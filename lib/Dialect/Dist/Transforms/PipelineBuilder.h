@@ -13,6 +13,7 @@
 #include "distopt/Analysis/PipelineSchedule.h"
 #include "distopt/Dialect/Dist/IR/DistOps.h"
 #include "distopt/Dialect/Train/IR/TrainOps.h"
+#include "distopt/Interfaces/PartBuilderInterface.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -143,7 +144,11 @@ public:
                   int64_t zero = 0)
       : module(module), func(func), ranks(ranks),
         numStages(ranks * virtualStages), microbatches(microbatches), dp(dp),
-        tp(tp), zero(zero), kind(kind), builder(module.getContext()) {}
+        tp(tp), zero(zero), kind(kind), builder(module.getContext()),
+        partBuilder(findPartBuilder(module.getContext())) {
+    assert(partBuilder && "no loaded dialect builds programs' ops (the passes "
+                    "depend on the train dialect)");
+  }
 
   /// Records the single-device signature, then partitions the step over
   /// the microbatches (and the data and model axes of each stage).
@@ -179,8 +184,8 @@ protected:
   void clonePerPart(OpBuilder &body, Operation *op, IRMapping &mapping,
                     int64_t part) const;
   /// Part `part` of `whole` along `dim`, in parts of `size`.
-  static Value slicePart(OpBuilder &body, Location loc, Value whole,
-                         int64_t dim, int64_t size, int64_t part);
+  Value slicePart(OpBuilder &body, Location loc, Value whole, int64_t dim,
+                  int64_t size, int64_t part) const;
 
   int64_t rankOf(int64_t stage) const { return stage % ranks; }
   bool isMicrobatchCollective(Operation *op) const;
@@ -217,6 +222,9 @@ protected:
   int64_t ranks, numStages, microbatches, dp, tp, zero;
   pipeline::ScheduleKind kind;
   OpBuilder builder;
+  /// Builds the ops the programs add (sums, slices, ...) in the step's
+  /// dialect.
+  const PartBuilderDialectInterface *partBuilder;
 
   /// The single-device arguments' and results' attributes.
   SmallVector<DictionaryAttr> argAttrs, resultAttrs;

@@ -22,15 +22,13 @@ using namespace mlir::dist;
 //===----------------------------------------------------------------------===//
 
 Value PipelineBuilder::slicePart(OpBuilder &body, Location loc, Value whole,
-                                 int64_t dim, int64_t size, int64_t part) {
+                                 int64_t dim, int64_t size,
+                                 int64_t part) const {
   auto type = cast<RankedTensorType>(whole.getType());
   SmallVector<int64_t> start(type.getRank(), 0), limit(type.getShape());
   start[dim] = part * size;
   limit[dim] = start[dim] + size;
-  return train::SliceOp::create(body, loc, whole,
-                                body.getDenseI64ArrayAttr(start),
-                                body.getDenseI64ArrayAttr(limit), nullptr)
-      .getResult();
+  return partBuilder->buildSlice(body, loc, whole, start, limit);
 }
 
 void PipelineBuilder::clonePerPart(OpBuilder &body, Operation *op,
@@ -180,10 +178,9 @@ LogicalResult PipelineBuilder::writeUnit(int64_t rank, int64_t unitStage,
   for (auto [i, acc] : llvm::enumerate(unit.accumulations)) {
     Value addend = mapping.lookup(acc.getOperand(0));
     if (microbatch > 0)
-      addend = train::AddOp::create(
-                   body, acc.getLoc(),
-                   fragment.getBodyBlock().getArgument(numInputs + i), addend)
-                   .getResult();
+      addend = partBuilder->buildAdd(
+          body, acc.getLoc(),
+          fragment.getBodyBlock().getArgument(numInputs + i), addend);
     yielded.push_back(addend);
   }
   YieldOp::create(body, loc, yielded);

@@ -57,6 +57,7 @@ struct TrainOpAsmInterface : public OpAsmDialectInterface {
 
 void TrainDialect::initialize() {
   addInterfaces<TrainOpAsmInterface>();
+  registerPartBuilder(this);
   addOperations<
 #define GET_OP_LIST
 #include "distopt/Dialect/Train/IR/TrainOps.cpp.inc"

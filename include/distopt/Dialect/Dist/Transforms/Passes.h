@@ -4,6 +4,7 @@
 #define DISTOPT_DIALECT_DIST_TRANSFORMS_PASSES_H
 
 #include "distopt/Dialect/Dist/IR/DistDialect.h"
+#include "distopt/Dialect/Train/IR/TrainDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Pass/Pass.h"
 

@@ -285,7 +285,8 @@ def DistPipelinePass : Pass<"dist-pipeline", "ModuleOp"> {
     ```
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::dist::DistDialect"];
+                           "::mlir::dist::DistDialect",
+                           "::mlir::train::TrainDialect"];
   let options = [
     Option<"stages", "stages", "int64_t", /*default=*/"0",
            "Number of pipeline devices (the size of the `pipe` axis)">,
@@ -359,7 +360,8 @@ def DistParameterServerPass : Pass<"dist-parameter-server", "ModuleOp"> {
     ```
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::dist::DistDialect"];
+                           "::mlir::dist::DistDialect",
+                           "::mlir::train::TrainDialect"];
   let options = [
     Option<"ps", "ps", "int64_t", /*default=*/"1",
            "Number of parameter servers">,

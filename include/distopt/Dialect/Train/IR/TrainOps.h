@@ -89,6 +89,11 @@ dist::ShardingRule getSoftmaxRule(Operation *op, int64_t dim);
 /// Streaming cost with `flopsPerElement` operations per element of result 0.
 dist::OpCost getPointwiseCost(Operation *op, int64_t flopsPerElement);
 
+class TrainDialect;
+/// Registers the train dialect's dist::PartBuilderDialectInterface (the
+/// ops dist-pipeline and dist-parameter-server add to programs).
+void registerPartBuilder(TrainDialect *dialect);
+
 } // namespace mlir::train
 
 #define GET_OP_CLASSES
