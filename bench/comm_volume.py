@@ -99,10 +99,12 @@ def token_split_param_bytes(build, model, flags, head=False):
 
 
 def cost(build, model, flags):
-    out = subprocess.run(
-        [os.path.join(build, "bin", "dist-opt"), model, *flags,
-         "--dist-cost-report=format=json", "-o", "/dev/null"],
-        capture_output=True, text=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = subprocess.run(
+            [os.path.join(build, "bin", "dist-opt"), model, *flags,
+             "--dist-cost-report=format=json", "-o",
+             os.path.join(tmp, "reported.mlir")],
+            capture_output=True, text=True)
     if out.returncode:
         sys.exit(f"dist-opt {model} {' '.join(flags)} failed:\n{out.stderr}")
     fn = json.loads(out.stdout)["functions"][0]

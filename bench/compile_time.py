@@ -172,7 +172,7 @@ def main(argv=None):
     rejected = []
     for name, pipeline in strategies:
         check = subprocess.run(
-            [args.dist_opt, f"--pass-pipeline={pipeline}", "-o", os.devnull],
+            [args.dist_opt, f"--pass-pipeline={pipeline}", "-o", "-"],
             input="module {}\n", capture_output=True, text=True)
         if check.returncode:
             rejected.append(name)

@@ -108,7 +108,7 @@ def main():
             print(f"{schedule:<22} {m:>3} refused: {e.stderr.strip().splitlines()[-1]}")
             continue
         report = json.loads(run([opt, mlir, "--dist-cost-report=format=json",
-                                 "-o", os.devnull]).stdout)["pipeline"]
+                                 "-o", mlir + ".reported"]).stdout)["pipeline"]
         trace = os.path.join(work, f"{schedule}{m}.json")
         out = run([args.mpirun, "-np", str(p), drun, mlir, f"--state={state}",
                    f"--data={data}", f"--steps={args.steps}", f"--trace={trace}"]).stdout

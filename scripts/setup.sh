@@ -81,9 +81,9 @@ fi
 case "$job" in
   example)
     echo "== dist-opt --train-verify --train-summary examples/mlp.mlir"
-    "$build/bin/dist-opt" --train-verify --train-summary "$root/examples/mlp.mlir" -o /dev/null
-    echo "== dist-opt --dist-mirrored=replicas=2 --dist-cost-report examples/mlp.mlir"
     work=$(mktemp -d)
+    "$build/bin/dist-opt" --train-verify --train-summary "$root/examples/mlp.mlir" -o "$work/verified.mlir"
+    echo "== dist-opt --dist-mirrored=replicas=2 --dist-cost-report examples/mlp.mlir"
     trap 'rm -rf "$work"' EXIT
     "$build/bin/dist-opt" --dist-mirrored=replicas=2 --dist-cost-report \
       "$root/examples/mlp.mlir" -o "$work/mlp_mirrored.mlir"

@@ -348,7 +348,7 @@ def run_seed(seed, strategies, tools, workdir, opts, emit):
     single = os.path.join(workdir, "single.npz")
     outcomes = []
     gen_cmd = [sys.executable, os.path.join(HERE, "gen.py"), str(seed)]
-    verify = [tools.dist_opt, path, "--train-verify", "-o", os.devnull]
+    verify = [tools.dist_opt, path, "--train-verify", "-o", os.path.join(workdir, "verified.mlir")]
     init = [tools.dist_run, path, f"--init-state={state}", f"--init-data={data}", f"--seed={seed}"]
     fill = [sys.executable, os.path.join(HERE, "run.py"), "--fill", str(seed), state, data]
     base = [tools.dist_run, path, f"--state={state}", f"--data={data}", "--steps=2", f"--out={single}"]
@@ -417,7 +417,7 @@ def run_strategy(seed, name, flags, nproc, tools, path, workdir, state, data, si
     out_mlir = os.path.join(workdir, f"{name}.mlir")
     out_npz = os.path.join(workdir, f"{name}.npz")
     opt = [tools.dist_opt, path] + flags + ["-o", out_mlir]
-    verify = [tools.dist_opt, out_mlir, "--train-verify", "-o", os.devnull]
+    verify = [tools.dist_opt, out_mlir, "--train-verify", "-o", os.path.join(workdir, f"{name}.verified.mlir")]
     runc = tools.mpirun + ["-np", str(nproc), tools.dist_run, out_mlir, f"--state={state}",
                            f"--data={data}", "--steps=2", f"--out={out_npz}",
                            f"--ops-per-function={split_ops(seed)}"] + parallel_flags(seed)
