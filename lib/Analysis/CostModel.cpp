@@ -1,4 +1,10 @@
 //===- CostModel.cpp - per-rank compute, communication, memory ------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Analysis/CostModel.h"
 #include "distopt/Dialect/Dist/IR/DistOps.h"
@@ -66,9 +72,9 @@ VocabularySplitCost mlir::dist::getVocabularySplitCost(int64_t tokens,
   double weight = double(hidden) * double(classes);
   cost.flopsSaved = 6 * double(tokens) * weight * saved;
   cost.stateBytesSaved = 2 * weight * double(elementBytes) * saved;
-  cost.busBytesAdded = getRingBusBytes(
-      CollectiveKind::AllReduce, groupSize,
-      (tokens * hidden + 3 * tokens) * elementBytes);
+  cost.busBytesAdded =
+      getRingBusBytes(CollectiveKind::AllReduce, groupSize,
+                      (tokens * hidden + 3 * tokens) * elementBytes);
   return cost;
 }
 
@@ -77,8 +83,8 @@ double mlir::dist::getRingSeconds(CollectiveKind kind, int64_t groupSize,
                                   double latencyUs) {
   if (groupSize <= 1)
     return 0;
-  int64_t steps = kind == CollectiveKind::AllReduce ? 2 * (groupSize - 1)
-                                                    : groupSize - 1;
+  int64_t steps =
+      kind == CollectiveKind::AllReduce ? 2 * (groupSize - 1) : groupSize - 1;
   return busBytes / (gbPerSecond * 1e9) + steps * latencyUs * 1e-6;
 }
 
@@ -98,8 +104,8 @@ static std::optional<double> estimateSeconds(const CollectiveCost &entry,
       latency = std::max(
           latency, cast<FloatAttr>((*latencies)[index]).getValueAsDouble());
   }
-  return getRingSeconds(entry.kind, entry.groupSize, entry.busBytes,
-                        bandwidth, latency);
+  return getRingSeconds(entry.kind, entry.groupSize, entry.busBytes, bandwidth,
+                        latency);
 }
 
 int64_t mlir::dist::getPeakLiveBytes(ArrayRef<LiveInterval> intervals) {
@@ -125,9 +131,8 @@ int64_t mlir::dist::getPeakLiveBytes(ArrayRef<LiveInterval> intervals) {
 static int64_t getValueBytes(TypeRange types) {
   int64_t bytes = 0;
   for (Type type : types)
-    bytes += getTensorBytes(isa<FutureType>(type)
-                                ? cast<FutureType>(type).getValueType()
-                                : type);
+    bytes += getTensorBytes(
+        isa<FutureType>(type) ? cast<FutureType>(type).getValueType() : type);
   return bytes;
 }
 
@@ -390,9 +395,9 @@ void mlir::dist::printStepCostTable(const StepCost &cost, raw_ostream &os) {
   if (cost.collectives.empty())
     return;
   os << llvm::formatv(
-      "  {0,-15} {1,-20} {2,5} {3,7} {4,14} {5,16} {6,10}  {7}\n",
-      "collective", "axes", "group", "tensors", "payload bytes", "bus bytes",
-      "time us", "location");
+      "  {0,-15} {1,-20} {2,5} {3,7} {4,14} {5,16} {6,10}  {7}\n", "collective",
+      "axes", "group", "tensors", "payload bytes", "bus bytes", "time us",
+      "location");
   for (const CollectiveCost &c : cost.collectives)
     os << llvm::formatv(
         "  {0,-15} {1,-20} {2,5} {3,7} {4,14} {5,16:F1} {6,10}  {7}\n",

@@ -1,5 +1,9 @@
 //===- PipelineSchedule.cpp - pipeline schedules and their simulation -----===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The builders produce, per rank, the order of its units. GPipe, 1F1B and
 // interleaved 1F1B are closed-form orders; ZB-H1 places its W units by
 // running the 1F1B order and watching when each F and B becomes ready. That

@@ -1,5 +1,9 @@
 //===- PipelineTrace.cpp - pipeline timelines as Chrome traces and SVG ----===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Renders a simulated (or measured) pipeline timeline: as Chrome-trace JSON
 // for Perfetto and chrome://tracing, and as an SVG picture.
 //

@@ -1,4 +1,10 @@
 //===- CostOpInterface.cpp - FLOPs and bytes of an op ---------------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Interfaces/CostOpInterface.h"
 

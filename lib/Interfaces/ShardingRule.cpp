@@ -1,4 +1,10 @@
 //===- ShardingRule.cpp - Einsum-like factor rules for sharding -----------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Interfaces/ShardingRule.h"
 
@@ -141,16 +147,14 @@ void ShardingRule::print(raw_ostream &os) const {
   }
   if (!meanFactors.empty()) {
     os << " mean={";
-    llvm::interleaveComma(meanFactors, os, [&](int64_t factor) {
-      os << getFactorName(factor);
-    });
+    llvm::interleaveComma(meanFactors, os,
+                          [&](int64_t factor) { os << getFactorName(factor); });
     os << '}';
   }
   if (!positionalFactors.empty()) {
     os << " positional={";
-    llvm::interleaveComma(positionalFactors, os, [&](int64_t factor) {
-      os << getFactorName(factor);
-    });
+    llvm::interleaveComma(positionalFactors, os,
+                          [&](int64_t factor) { os << getFactorName(factor); });
     os << '}';
   }
   if (linear)

@@ -1,4 +1,10 @@
 //===- ShardingRuleOpInterface.cpp - factor rules for sharding ------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Interfaces/ShardingRuleOpInterface.h"
 

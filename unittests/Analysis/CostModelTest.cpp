@@ -1,4 +1,10 @@
 //===- CostModelTest.cpp - ring bus bytes and liveness peaks --------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Analysis/CostModel.h"
 
@@ -40,11 +46,11 @@ TEST(CostModelTest, GroupOfOneMovesNothing) {
 // Time = bus bytes / bandwidth + one latency per ring step.
 TEST(CostModelTest, RingSeconds) {
   // 2(n-1) = 6 steps of 1 us plus 1.5e9 bytes at 100 GB/s.
-  EXPECT_DOUBLE_EQ(
-      getRingSeconds(CollectiveKind::AllReduce, 4, 1.5e9, 100, 1), 0.015006);
+  EXPECT_DOUBLE_EQ(getRingSeconds(CollectiveKind::AllReduce, 4, 1.5e9, 100, 1),
+                   0.015006);
   // n-1 = 3 steps for the others.
-  EXPECT_DOUBLE_EQ(
-      getRingSeconds(CollectiveKind::AllGather, 4, 1e9, 100, 2), 0.010006);
+  EXPECT_DOUBLE_EQ(getRingSeconds(CollectiveKind::AllGather, 4, 1e9, 100, 2),
+                   0.010006);
   EXPECT_EQ(getRingSeconds(CollectiveKind::AllReduce, 1, 0, 100, 5), 0);
 }
 

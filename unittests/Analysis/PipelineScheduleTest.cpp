@@ -1,4 +1,10 @@
 //===- PipelineScheduleTest.cpp - pipeline schedules and their simulation -===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Analysis/PipelineSchedule.h"
 
@@ -257,8 +263,8 @@ TEST(PipelineScheduleBubbleTest, ZeroBubbleH1Values) {
     double bubble;
     std::vector<int64_t> peaks;
   };
-  for (const Case &c : {Case{4, 8, 0.125, {4, 3, 2, 1}},
-                        Case{2, 4, 0.25 / 3, {2, 1}}}) {
+  for (const Case &c :
+       {Case{4, 8, 0.125, {4, 3, 2, 1}}, Case{2, 4, 0.25 / 3, {2, 1}}}) {
     SCOPED_TRACE(testing::Message()
                  << "P=" << c.ranks << " M=" << c.microbatches);
     Simulation zb =

@@ -1,5 +1,9 @@
 //===- ApproximateMathTest.cpp - accuracy of dist-approximate-math --------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // JIT-compiles `y = math.<fn>(x)` over a tensor with dist-lower-cpu (which
 // runs dist-approximate-math) and measures the error of every element
 // against the float64 C library, in units in the last place of the float

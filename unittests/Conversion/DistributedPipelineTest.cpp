@@ -1,5 +1,9 @@
 //===- DistributedPipelineTest.cpp - the top-level pipeline entry ---------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // buildDistributedPipeline builds the passes dist-opt's textual pipelines
 // name (a strategy, then dist-lower-cpu or dist-lower-cuda with their
 // defaults, which CPUPipelineOptions and CUDAPipelineOptions hold), and
@@ -71,8 +75,9 @@ TEST(DistributedPipeline, GpuMappedAndCuda) {
   options.gpuMapped = true;
   ASSERT_TRUE(succeeded(train::buildDistributedPipeline(
       mapped, "dist-zero{stage=1 replicas=2}", options, llvm::errs())));
-  EXPECT_EQ(print(mapped),
-            parse("dist-zero{stage=1 replicas=2},dist-lower-cpu{gpu-mapped=1}"));
+  EXPECT_EQ(
+      print(mapped),
+      parse("dist-zero{stage=1 replicas=2},dist-lower-cpu{gpu-mapped=1}"));
   OpPassManager cuda("builtin.module");
   ASSERT_TRUE(succeeded(train::buildDistributedPipeline(
       cuda, "", train::CUDAPipelineOptions(), llvm::errs())));
@@ -85,8 +90,8 @@ TEST(DistributedPipeline, UnknownStrategy) {
   std::string error;
   llvm::raw_string_ostream errors(error);
   EXPECT_TRUE(failed(train::buildDistributedPipeline(
-      pm, "dist-mirrored{replicas=2},dist-unknown",
-      train::CPUPipelineOptions(), errors)));
+      pm, "dist-mirrored{replicas=2},dist-unknown", train::CPUPipelineOptions(),
+      errors)));
   EXPECT_NE(error.find("invalid strategy 'dist-mirrored{replicas=2},"
                        "dist-unknown': "),
             std::string::npos)

@@ -1,5 +1,9 @@
 //===- PropagationTest.cpp - sharding propagation on small programs -------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Runs dist-propagate-sharding on parsed programs and reads the recorded
 // shardings: the driver's order, priorities and determinism.
 //
@@ -142,9 +146,8 @@ func.func @f(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
 
 // Conflicting annotations of one factor fail the pass.
 TEST_F(PropagationTest, ConflictingAnnotationsFail) {
-  ScopedDiagnosticHandler silence(&context, [](Diagnostic &) {
-    return success();
-  });
+  ScopedDiagnosticHandler silence(&context,
+                                  [](Diagnostic &) { return success(); });
   EXPECT_FALSE(propagate(R"mlir(
 dist.mesh @mesh {axes = ["data", "model"], shape = array<i64: 2, 2>}
 func.func @f(%x: tensor<8x16xf32> {dist.sharding = #dist.sharding<@mesh, [[data], []]>},

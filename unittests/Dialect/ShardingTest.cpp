@@ -1,4 +1,10 @@
 //===- ShardingTest.cpp - factor algebra and the resharding planner -------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Dialect/Dist/IR/Sharding.h"
 
@@ -18,8 +24,7 @@ TensorSharding sharding(SmallVector<AxisIndices> dims,
 
 std::string plan(const TensorSharding &from, const TensorSharding &to) {
   std::string reason;
-  FailureOr<SmallVector<ReshardStep>> steps =
-      planResharding(from, to, &reason);
+  FailureOr<SmallVector<ReshardStep>> steps = planResharding(from, to, &reason);
   if (failed(steps))
     return "error: " + reason;
   std::string text;

@@ -1,5 +1,9 @@
 //===- CostModel.h - per-rank compute, communication, memory ----*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The cost of one SPMD training step on one rank: FLOPs from each op's
 // CostOpInterface, every collective with its ring bus bytes, and a memory
 // estimate (state by role, gradients, activations by liveness). The
@@ -21,8 +25,13 @@
 namespace mlir::dist {
 
 /// The communicating collectives of the dist dialect.
-enum class CollectiveKind { AllReduce, ReduceScatter, AllGather, AllToAll,
-                            Broadcast };
+enum class CollectiveKind {
+  AllReduce,
+  ReduceScatter,
+  AllGather,
+  AllToAll,
+  Broadcast
+};
 
 /// `all_reduce`, `reduce_scatter`, ...
 StringRef stringifyCollectiveKind(CollectiveKind kind);

@@ -1,4 +1,10 @@
 //===- Passes.h - lowering of the train and dist dialects -------*- C++ -*-===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef DISTOPT_CONVERSION_PASSES_H
 #define DISTOPT_CONVERSION_PASSES_H
@@ -93,12 +99,11 @@ void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
 
 /// buildCPUPipeline with the options one by one (kept for the tools until
 /// they pass a CPUPipelineOptions; the defaults are the same).
-void buildCPUPipeline(OpPassManager &pm, bool blas = true,
-                      bool approximateMath = true, StringRef backend = "auto",
-                      unsigned opsPerFunction = kDefaultOpsPerFunction,
-                      bool profile = false,
-                      int64_t parallelMinIterations =
-                          kDefaultParallelMinIterations);
+void buildCPUPipeline(
+    OpPassManager &pm, bool blas = true, bool approximateMath = true,
+    StringRef backend = "auto",
+    unsigned opsPerFunction = kDefaultOpsPerFunction, bool profile = false,
+    int64_t parallelMinIterations = kDefaultParallelMinIterations);
 
 /// Registers `dist-lower-cpu` (buildCPUPipeline with its options).
 void registerCPUPipeline();

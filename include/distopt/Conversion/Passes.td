@@ -1,4 +1,10 @@
 //===- Passes.td - conversions out of the train and dist dialects -*- tablegen -*-===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef DISTOPT_CONVERSION_PASSES
 #define DISTOPT_CONVERSION_PASSES

@@ -1,4 +1,10 @@
 //===- StepSignature.h - a training step's interface for runners -*- C++
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //-*-===//
 //
 // What a runner (dist-run) needs to feed a training step: each argument's

@@ -1,5 +1,9 @@
 //===- OpCost.h - FLOPs and bytes of one op ---------------------*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The cost of one op for the shapes it has (local shapes after partitioning).
 // The cost model combines it with link bandwidths and kernel efficiencies.
 //

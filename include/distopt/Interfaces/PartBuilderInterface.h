@@ -1,5 +1,9 @@
 //===- PartBuilderInterface.h - ops a distributed program adds --*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The ops a generic dist transform writes around the user's ops when it
 // cuts a step into programs: the sum of two parts, a scaling, a constant,
 // the concatenation of a variable's shards, a block of rows, and the

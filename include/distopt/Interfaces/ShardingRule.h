@@ -1,5 +1,9 @@
 //===- ShardingRule.h - Einsum-like factor rules for sharding ---*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // A sharding rule describes how the dimensions of an op's operands and results
 // relate, as an einsum over named *factors*: matmul is `([i, k], [k, j]) ->
 // ([i, j])` with `k` a reduction factor. Propagation and partitioning read only

@@ -1,4 +1,10 @@
 //===- ShardingRuleOpInterface.h - factor rules for sharding ----*- C++ -*-===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef DISTOPT_INTERFACES_SHARDINGRULEOPINTERFACE_H
 #define DISTOPT_INTERFACES_SHARDINGRULEOPINTERFACE_H

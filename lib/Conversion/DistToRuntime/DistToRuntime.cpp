@@ -1,4 +1,10 @@
 //===- DistToRuntime.cpp - dist collectives to distrt calls ---------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "RuntimeLowering.h"
 
@@ -44,9 +50,8 @@ FailureOr<StringRef> RuntimeLowering::getSuffix(Operation *op, Type type,
       return StringRef("bf16");
   }
   return op->emitOpError("dist-to-runtime does not ")
-         << (reduces ? "reduce " : "move ") << element
-         << " elements yet (" << (reduces ? "" : "i1, i8, f16, bf16, ")
-         << "f32, f64, i32, i64)";
+         << (reduces ? "reduce " : "move ") << element << " elements yet ("
+         << (reduces ? "" : "i1, i8, f16, bf16, ") << "f32, f64, i32, i64)";
 }
 
 func::FuncOp RuntimeLowering::declare(StringRef name, TypeRange args,
@@ -178,8 +183,7 @@ Value RuntimeLowering::unpackBlocks(Value blocks, int64_t dim, int64_t group,
 
 FailureOr<SmallVector<RuntimeLowering::Bucket>>
 RuntimeLowering::prepareBuckets(Operation *op, ValueRange inputs,
-                                SmallVectorImpl<Value> &buffers,
-                                Location loc) {
+                                SmallVectorImpl<Value> &buffers, Location loc) {
   // The inputs by element type, in order.
   SmallVector<StringRef> suffixes;
   DenseMap<StringRef, SmallVector<unsigned>> members;
@@ -196,8 +200,8 @@ RuntimeLowering::prepareBuckets(Operation *op, ValueRange inputs,
   SmallVector<Bucket> buckets;
   for (StringRef suffix : suffixes) {
     ArrayRef<unsigned> indices = members[suffix];
-    auto addressesType = MemRefType::get({int64_t(indices.size())},
-                                         builder.getIndexType());
+    auto addressesType =
+        MemRefType::get({int64_t(indices.size())}, builder.getIndexType());
     Value addresses = memref::AllocOp::create(builder, loc, addressesType);
     SmallVector<int64_t> counts;
     for (auto [slot, i] : llvm::enumerate(indices)) {
@@ -212,9 +216,10 @@ RuntimeLowering::prepareBuckets(Operation *op, ValueRange inputs,
     auto countsType =
         RankedTensorType::get({int64_t(counts.size())}, builder.getI64Type());
     Value countsBuffer = bufferization::ToBufferOp::create(
-        builder, loc, MemRefType::get(countsType.getShape(), builder.getI64Type()),
-        arith::ConstantOp::create(builder, loc,
-                                  DenseIntElementsAttr::get(countsType, counts)),
+        builder, loc,
+        MemRefType::get(countsType.getShape(), builder.getI64Type()),
+        arith::ConstantOp::create(
+            builder, loc, DenseIntElementsAttr::get(countsType, counts)),
         /*read_only=*/true);
     buckets.push_back(
         {suffix,
@@ -248,9 +253,8 @@ LogicalResult RuntimeLowering::lowerAllReduce(AllReduceOp op) {
          loc);
   SmallVector<Value> results;
   for (auto [input, buffer] : llvm::zip(op.getInputs(), buffers))
-    results.push_back(toTensor(builder, loc,
-                               cast<RankedTensorType>(input.getType()),
-                               buffer));
+    results.push_back(toTensor(
+        builder, loc, cast<RankedTensorType>(input.getType()), buffer));
   op->replaceAllUsesWith(results);
   op->erase();
   return success();
@@ -325,8 +329,7 @@ RuntimeLowering::lowerReduceScatterStart(ReduceScatterStartOp op) {
   for (auto [input, future, dim] :
        llvm::zip(op.getInputs(), op.getFutures(), op.getScatterDims())) {
     auto resultType = cast<FutureType>(future.getType()).getValueType();
-    FailureOr<StringRef> suffix =
-        getSuffix(op, resultType, /*reduces=*/true);
+    FailureOr<StringRef> suffix = getSuffix(op, resultType, /*reduces=*/true);
     if (failed(suffix))
       return failure();
     auto [send, recv] =
@@ -355,11 +358,9 @@ LogicalResult RuntimeLowering::lowerAllGatherStart(AllGatherStartOp op) {
   if (failed(suffix))
     return failure();
   auto [send, recv] = prepareAllGather(op.getInput(), group, loc);
-  Value request =
-      callStart(("distrt_mlir_all_gather_start_" + *suffix).str(),
-                ValueRange{unranked(send, loc), unranked(recv, loc), shape,
-                           axes},
-                loc);
+  Value request = callStart(
+      ("distrt_mlir_all_gather_start_" + *suffix).str(),
+      ValueRange{unranked(send, loc), unranked(recv, loc), shape, axes}, loc);
   int64_t dim = op.getGatherDim(), size = group;
   futures[op.getFuture()] = {
       request, send,
@@ -382,8 +383,8 @@ LogicalResult RuntimeLowering::lowerWait(WaitOp op) {
     if (waited.insert(pending->second.request).second) {
       Value sendAddress = memref::ExtractAlignedPointerAsIndexOp::create(
           builder, loc, pending->second.send);
-      call("distrt_mlir_wait",
-           ValueRange{pending->second.request, sendAddress}, loc);
+      call("distrt_mlir_wait", ValueRange{pending->second.request, sendAddress},
+           loc);
     }
     results.push_back(pending->second.take(loc));
   }
@@ -421,11 +422,11 @@ Value RuntimeLowering::finishAllGather(Value recv, int64_t dim, int64_t group,
                                        RankedTensorType resultType,
                                        Location loc) {
   auto gatheredType = cast<MemRefType>(recv.getType());
-  Value gathered = toTensor(
-      builder, loc,
-      RankedTensorType::get(gatheredType.getShape(),
-                            gatheredType.getElementType()),
-      recv);
+  Value gathered =
+      toTensor(builder, loc,
+               RankedTensorType::get(gatheredType.getShape(),
+                                     gatheredType.getElementType()),
+               recv);
   return unpackBlocks(gathered, dim, group, inputType, resultType, loc);
 }
 
@@ -563,9 +564,8 @@ LogicalResult RuntimeLowering::lower(Operation *op) {
       .Case([&](AllToAllOp op) { return lowerAllToAll(op); })
       .Case([&](BroadcastOp op) { return lowerBroadcast(op); })
       .Case([&](AllReduceStartOp op) { return lowerAllReduceStart(op); })
-      .Case([&](ReduceScatterStartOp op) {
-        return lowerReduceScatterStart(op);
-      })
+      .Case(
+          [&](ReduceScatterStartOp op) { return lowerReduceScatterStart(op); })
       .Case([&](AllGatherStartOp op) { return lowerAllGatherStart(op); })
       .Case([&](WaitOp op) { return lowerWait(op); })
       .Case<SendOp, RecvOp>([](Operation *op) {
@@ -591,11 +591,11 @@ static LogicalResult checkPartitioned(ModuleOp module) {
                    DistDialect::kShardingAttrName);
              });
     };
-    bool annotated = hasSharding(func.getArgAttrsAttr()) ||
-                     hasSharding(func.getResAttrsAttr()) ||
-                     func.walk([](AnnotateOp) {
-                           return WalkResult::interrupt();
-                         }).wasInterrupted();
+    bool annotated =
+        hasSharding(func.getArgAttrsAttr()) ||
+        hasSharding(func.getResAttrsAttr()) ||
+        func.walk([](AnnotateOp) { return WalkResult::interrupt(); })
+            .wasInterrupted();
     if (!annotated)
       return WalkResult::advance();
     mlir::emitError(func.getLoc(), "function '")

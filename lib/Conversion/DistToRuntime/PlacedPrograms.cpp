@@ -1,5 +1,9 @@
 //===- PlacedPrograms.cpp - dist-to-runtime on placed programs ------------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The point-to-point transfers and fragments of placed programs (one
 // program per pipeline stage): see RuntimeLowering::lowerTransfers.
 //
@@ -7,13 +11,13 @@
 
 #include "RuntimeLowering.h"
 
+#include "distopt/Dialect/Train/IR/TrainOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
-#include "distopt/Dialect/Train/IR/TrainOps.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -50,8 +54,8 @@ FailureOr<Value> RuntimeLowering::getPeerRank(Operation *op, PlaceAttr own,
         builder, loc, builder.getI64IntegerAttr(fixedDevice)));
   func::FuncOp callee =
       declare("distrt_mlir_world_rank", {}, {builder.getI64Type()});
-  Value rank = func::CallOp::create(builder, loc, callee, ValueRange{})
-                   .getResult(0);
+  Value rank =
+      func::CallOp::create(builder, loc, callee, ValueRange{}).getResult(0);
   Value move =
       arith::ConstantOp::create(builder, loc, builder.getI64IntegerAttr(delta));
   return Value(arith::AddIOp::create(builder, loc, rank, move));
@@ -83,11 +87,10 @@ LogicalResult RuntimeLowering::lowerTransfersIn(Block &block, PlaceAttr own) {
       if (failed(suffix) || failed(dest))
         return failure();
       Value buffer = allocate(type, send.getInput(), loc);
-      Value request =
-          callStart(("distrt_mlir_send_start_" + *suffix).str(),
-                    ValueRange{unranked(buffer, loc), *dest,
-                               i64(send.getChannel(), loc)},
-                    loc);
+      Value request = callStart(
+          ("distrt_mlir_send_start_" + *suffix).str(),
+          ValueRange{unranked(buffer, loc), *dest, i64(send.getChannel(), loc)},
+          loc);
       sends.push_back({request, buffer});
       send->erase();
       continue;
@@ -111,10 +114,10 @@ LogicalResult RuntimeLowering::lowerTransfersIn(Block &block, PlaceAttr own) {
     if (failed(suffix) || failed(source))
       return failure();
     Value buffer = allocate(type, Value(), loc);
-    Value request = callStart(("distrt_mlir_recv_start_" + *suffix).str(),
-                              ValueRange{unranked(buffer, loc), *source,
-                                         i64(recv.getChannel(), loc)},
-                              loc);
+    Value request = callStart(
+        ("distrt_mlir_recv_start_" + *suffix).str(),
+        ValueRange{unranked(buffer, loc), *source, i64(recv.getChannel(), loc)},
+        loc);
     builder.setInsertionPoint(recv);
     Value address =
         memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, buffer);
@@ -140,9 +143,9 @@ LogicalResult RuntimeLowering::lowerServe(ServeOp serve, PlaceAttr own) {
   builder.setInsertionPoint(serve);
   // The peers' world ranks and the probed channels, as i64 buffers.
   SmallVector<Value> sources, tags;
-  for (auto [peer, channel] : llvm::zip(serve.getPeers(), serve.getChannels())) {
-    FailureOr<Value> source =
-        getPeerRank(serve, own, cast<PlaceAttr>(peer));
+  for (auto [peer, channel] :
+       llvm::zip(serve.getPeers(), serve.getChannels())) {
+    FailureOr<Value> source = getPeerRank(serve, own, cast<PlaceAttr>(peer));
     if (failed(source))
       return failure();
     sources.push_back(*source);
@@ -161,8 +164,8 @@ LogicalResult RuntimeLowering::lowerServe(ServeOp serve, PlaceAttr own) {
   };
   Value sourceBuffer = buffer(sources), tagBuffer = buffer(tags);
   func::FuncOp probe = declare(
-      "distrt_mlir_probe_any", {sourceBuffer.getType(), tagBuffer.getType(),
-                                builder.getI64Type()},
+      "distrt_mlir_probe_any",
+      {sourceBuffer.getType(), tagBuffer.getType(), builder.getI64Type()},
       {builder.getI64Type()});
 
   // count times: wait for a request, run its peer's case.
@@ -177,10 +180,9 @@ LogicalResult RuntimeLowering::lowerServe(ServeOp serve, PlaceAttr own) {
   builder.setInsertionPointToStart(loop.getBody());
   ValueRange carried = loop.getRegionIterArgs().drop_back();
   Value next = loop.getRegionIterArgs().back();
-  Value found =
-      func::CallOp::create(builder, loc, probe,
-                           ValueRange{sourceBuffer, tagBuffer, next})
-          .getResult(0);
+  Value found = func::CallOp::create(builder, loc, probe,
+                                     ValueRange{sourceBuffer, tagBuffer, next})
+                    .getResult(0);
   Value index =
       arith::IndexCastOp::create(builder, loc, builder.getIndexType(), found);
   SmallVector<int64_t> cases;
@@ -273,13 +275,10 @@ struct FragmentClass {
 /// the block arguments): true when they compute the same, up to the start
 /// (and limit) of train.slice ops of one shape, whose varying dims are
 /// added to `found` (position in the body -> dims).
-static bool
-matchOps(FragmentOp model, FragmentOp fragment, unsigned numOps,
-         DenseMap<Value, Value> &same,
-         llvm::MapVector<unsigned, SmallVector<unsigned>> &found) {
-  auto check = [&](Value x, Value y) {
-    return success(same.lookup(x) == y);
-  };
+static bool matchOps(FragmentOp model, FragmentOp fragment, unsigned numOps,
+                     DenseMap<Value, Value> &same,
+                     llvm::MapVector<unsigned, SmallVector<unsigned>> &found) {
+  auto check = [&](Value x, Value y) { return success(same.lookup(x) == y); };
   auto mark = [&](Value x, Value y) { same[x] = y; };
   Block &a = model.getBodyBlock(), &b = fragment.getBodyBlock();
   auto x = a.begin(), y = b.begin();
@@ -373,8 +372,7 @@ isFirstOfSums(FragmentOp model, FragmentOp fragment,
     auto add = dyn_cast<train::AddOp>(&*it);
     if (!add || add.getLhs() != a.getArgument(numInputs + i) ||
         modelYield.getValues()[numResults - numSums + i] != add.getResult() ||
-        !add.getResult().hasOneUse() ||
-        add.getType() != add.getRhs().getType())
+        !add.getResult().hasOneUse() || add.getType() != add.getRhs().getType())
       return false;
     sums.push_back(add);
   }
@@ -485,9 +483,9 @@ void RuntimeLowering::lowerFragments(ArrayRef<FragmentOp> fragments) {
     Block *entry = function.addEntryBlock();
     IRMapping mapping;
     Block &body = model.getBodyBlock();
-    for (auto [arg, input] : llvm::zip(body.getArguments(),
-                                       entry->getArguments().take_front(
-                                           body.getNumArguments())))
+    for (auto [arg, input] :
+         llvm::zip(body.getArguments(),
+                   entry->getArguments().take_front(body.getNumArguments())))
       mapping.map(arg, input);
     builder.setInsertionPointToEnd(entry);
     unsigned nextIndex = body.getNumArguments();
@@ -519,8 +517,8 @@ void RuntimeLowering::lowerFragments(ArrayRef<FragmentOp> fragments) {
         strides.push_back(builder.getIndexAttr(steps ? (*steps)[dim] : 1));
       }
       Value sliced = tensor::ExtractSliceOp::create(
-          builder, slice.getLoc(), type,
-          mapping.lookup(slice.getOperand()), offsets, sizes, strides);
+          builder, slice.getLoc(), type, mapping.lookup(slice.getOperand()),
+          offsets, sizes, strides);
       mapping.map(slice.getResult(), sliced);
     }
     // Each fragment: a call with its inputs and its slices' starts.
@@ -533,14 +531,13 @@ void RuntimeLowering::lowerFragments(ArrayRef<FragmentOp> fragments) {
                  operands.size(), numModelInputs - operands.size())) {
           auto tensor = cast<RankedTensorType>(type);
           operands.push_back(arith::ConstantOp::create(
-              builder, at, DenseElementsAttr::get(
-                               tensor, builder.getZeroAttr(
-                                           tensor.getElementType()))));
+              builder, at,
+              DenseElementsAttr::get(
+                  tensor, builder.getZeroAttr(tensor.getElementType()))));
         }
       Block &own = fragment.getBodyBlock();
       for (auto &[position, dims] : fragmentClass.varying) {
-        auto slice =
-            cast<train::SliceOp>(*std::next(own.begin(), position));
+        auto slice = cast<train::SliceOp>(*std::next(own.begin(), position));
         for (unsigned dim : dims)
           operands.push_back(arith::ConstantIndexOp::create(
               builder, at, slice.getStart()[dim]));

@@ -1,5 +1,9 @@
 //===- RuntimeLowering.h - dist ops to distrt calls -------------*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The builder of `dist-to-runtime`: DistToRuntime.cpp lowers the
 // collectives, PlacedPrograms.cpp the transfers and fragments of placed
 // programs (pipelines).
@@ -100,8 +104,8 @@ private:
   Transfer prepareAllGather(Value input, int64_t group, Location loc);
   /// The gathered `[group, input...]` buffer laid out along `dim`.
   Value finishAllGather(Value recv, int64_t dim, int64_t group,
-                        RankedTensorType inputType,
-                        RankedTensorType resultType, Location loc);
+                        RankedTensorType inputType, RankedTensorType resultType,
+                        Location loc);
   /// Calls the start entry point `name` and returns its request handle.
   Value callStart(StringRef name, ValueRange args, Location loc);
 

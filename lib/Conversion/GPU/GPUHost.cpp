@@ -1,5 +1,9 @@
 //===- GPUHost.cpp - a CUDA step's host code on one stream ----------------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // After outlining, the host functions of a CUDA step only allocate, launch
 // and call libraries. Their buffers move to the device and every GPU op is
 // enqueued, asynchronously, on the stream `gpu.wait async` names at the

@@ -1,5 +1,9 @@
 //===- ConvToKernels.cpp - convolutions through library kernels -----------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Runs on buffers, after one-shot bufferization, like dist-matmul-to-blas:
 // the direct convolution contractions `train-to-linalg` builds (every
 // forward convolution and filter gradient, and the input gradients of

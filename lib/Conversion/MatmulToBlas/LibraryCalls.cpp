@@ -1,4 +1,10 @@
 //===- LibraryCalls.cpp - linalg ops on buffers to libdistopt_cpu calls ---===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "LibraryCalls.h"
 

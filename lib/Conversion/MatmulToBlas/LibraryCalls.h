@@ -1,5 +1,9 @@
 //===- LibraryCalls.h - linalg ops on buffers to libdistopt_cpu calls -----===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // What dist-matmul-to-blas and dist-conv-to-kernels share: finding the zero
 // fill a library call (which overwrites its output) makes dead, and
 // replacing a generic by the call on its very buffers.

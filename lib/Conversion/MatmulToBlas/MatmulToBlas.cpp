@@ -1,5 +1,9 @@
 //===- MatmulToBlas.cpp - f32 contractions through sgemm ------------------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Runs on buffers, after one-shot bufferization: the call reads and writes
 // the very buffers the linalg.generic did, so no tensor-level rewrite (CSE,
 // canonicalization) can make it read a buffer that bufferization reused.

@@ -1,4 +1,10 @@
 //===- DistributedPipeline.cpp - a strategy, then the lowering ------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Conversion/Passes.h"
 
@@ -27,18 +33,20 @@ static LogicalResult addStrategy(OpPassManager &pm, StringRef strategy,
   return success();
 }
 
-LogicalResult mlir::train::buildDistributedPipeline(
-    OpPassManager &pm, StringRef strategy, const CPUPipelineOptions &options,
-    raw_ostream &errorStream) {
+LogicalResult
+mlir::train::buildDistributedPipeline(OpPassManager &pm, StringRef strategy,
+                                      const CPUPipelineOptions &options,
+                                      raw_ostream &errorStream) {
   if (failed(addStrategy(pm, strategy, errorStream)))
     return failure();
   buildCPUPipeline(pm, options);
   return success();
 }
 
-LogicalResult mlir::train::buildDistributedPipeline(
-    OpPassManager &pm, StringRef strategy, const CUDAPipelineOptions &options,
-    raw_ostream &errorStream) {
+LogicalResult
+mlir::train::buildDistributedPipeline(OpPassManager &pm, StringRef strategy,
+                                      const CUDAPipelineOptions &options,
+                                      raw_ostream &errorStream) {
   if (failed(addStrategy(pm, strategy, errorStream)))
     return failure();
   buildCUDAPipeline(pm, options);

@@ -1,4 +1,10 @@
 //===- StepSignature.cpp - a training step's interface for runners --------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Conversion/StepSignature.h"
 #include "distopt/Conversion/Passes.h"

@@ -1,5 +1,9 @@
 //===- TrainToLinalg.cpp - train ops to linalg on tensors -----------------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The pass and the elementwise, contraction, reduction, loss and optimizer
 // patterns; the shared builders are in TrainToLinalgUtils.cpp. The
 // softmax family, normalizations and dropout are in TrainToLinalgNN.cpp,
@@ -61,90 +65,95 @@ static bool isFloat(Value v) { return isa<FloatType>(v.getType()); }
 
 /// The float/int elementwise bodies.
 static void populateElementwisePatterns(RewritePatternSet &patterns) {
-  addElementwise<AddOp>(patterns, [](OpBuilder &b, Location l, AddOp,
-                                     ValueRange a) -> Value {
-    return isFloat(a[0]) ? arith::AddFOp::create(b, l, a[0], a[1]).getResult()
-                         : arith::AddIOp::create(b, l, a[0], a[1]).getResult();
-  });
-  addElementwise<SubOp>(patterns, [](OpBuilder &b, Location l, SubOp,
-                                     ValueRange a) -> Value {
-    return isFloat(a[0]) ? arith::SubFOp::create(b, l, a[0], a[1]).getResult()
-                         : arith::SubIOp::create(b, l, a[0], a[1]).getResult();
-  });
-  addElementwise<MulOp>(patterns, [](OpBuilder &b, Location l, MulOp,
-                                     ValueRange a) -> Value {
-    return isFloat(a[0]) ? arith::MulFOp::create(b, l, a[0], a[1]).getResult()
-                         : arith::MulIOp::create(b, l, a[0], a[1]).getResult();
-  });
-  addElementwise<DivOp>(patterns, [](OpBuilder &b, Location l, DivOp,
-                                     ValueRange a) -> Value {
-    return isFloat(a[0]) ? arith::DivFOp::create(b, l, a[0], a[1]).getResult()
-                         : arith::DivSIOp::create(b, l, a[0], a[1]).getResult();
-  });
-  addElementwise<MaxOp>(patterns, [](OpBuilder &b, Location l, MaxOp,
-                                     ValueRange a) -> Value {
-    return combine(b, l, ReduceKind::max, a[0], a[1]);
-  });
-  addElementwise<MinOp>(patterns, [](OpBuilder &b, Location l, MinOp,
-                                     ValueRange a) -> Value {
-    return combine(b, l, ReduceKind::min, a[0], a[1]);
-  });
-  addElementwise<PowOp>(patterns, [](OpBuilder &b, Location l, PowOp,
-                                     ValueRange a) -> Value {
-    return math::PowFOp::create(b, l, a[0], a[1]);
-  });
-  addElementwise<NegOp>(patterns, [](OpBuilder &b, Location l, NegOp,
-                                     ValueRange a) -> Value {
-    if (isFloat(a[0]))
-      return arith::NegFOp::create(b, l, a[0]);
-    Value zero = arith::ConstantOp::create(
-        b, l, b.getIntegerAttr(a[0].getType(), 0));
-    return arith::SubIOp::create(b, l, zero, a[0]);
-  });
-  addElementwise<AbsOp>(patterns, [](OpBuilder &b, Location l, AbsOp,
-                                     ValueRange a) -> Value {
-    return isFloat(a[0]) ? math::AbsFOp::create(b, l, a[0]).getResult()
-                         : math::AbsIOp::create(b, l, a[0]).getResult();
-  });
-  addElementwise<ExpOp>(patterns, [](OpBuilder &b, Location l, ExpOp,
-                                     ValueRange a) -> Value {
-    return math::ExpOp::create(b, l, a[0]);
-  });
-  addElementwise<LogOp>(patterns, [](OpBuilder &b, Location l, LogOp,
-                                     ValueRange a) -> Value {
-    return math::LogOp::create(b, l, a[0]);
-  });
-  addElementwise<SqrtOp>(patterns, [](OpBuilder &b, Location l, SqrtOp,
-                                      ValueRange a) -> Value {
-    return math::SqrtOp::create(b, l, a[0]);
-  });
-  addElementwise<RsqrtOp>(patterns, [](OpBuilder &b, Location l, RsqrtOp,
-                                       ValueRange a) -> Value {
-    return math::RsqrtOp::create(b, l, a[0]);
-  });
-  addElementwise<TanhOp>(patterns, [](OpBuilder &b, Location l, TanhOp,
-                                      ValueRange a) -> Value {
-    return math::TanhOp::create(b, l, a[0]);
-  });
-  addElementwise<ErfOp>(patterns, [](OpBuilder &b, Location l, ErfOp,
-                                     ValueRange a) -> Value {
-    return math::ErfOp::create(b, l, a[0]);
-  });
-  addElementwise<Log1pOp>(patterns, [](OpBuilder &b, Location l, Log1pOp,
-                                       ValueRange a) -> Value {
-    return math::Log1pOp::create(b, l, a[0]);
-  });
-  addElementwise<Expm1Op>(patterns, [](OpBuilder &b, Location l, Expm1Op,
-                                       ValueRange a) -> Value {
-    return math::ExpM1Op::create(b, l, a[0]);
-  });
-  addElementwise<SigmoidOp>(patterns, [](OpBuilder &b, Location l, SigmoidOp,
-                                         ValueRange a) -> Value {
-    Type t = a[0].getType();
-    Value one = floatConstant(b, l, t, 1);
-    Value e = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, a[0]));
-    return arith::DivFOp::create(b, l, one, arith::AddFOp::create(b, l, one, e));
-  });
+  addElementwise<AddOp>(
+      patterns, [](OpBuilder &b, Location l, AddOp, ValueRange a) -> Value {
+        return isFloat(a[0])
+                   ? arith::AddFOp::create(b, l, a[0], a[1]).getResult()
+                   : arith::AddIOp::create(b, l, a[0], a[1]).getResult();
+      });
+  addElementwise<SubOp>(
+      patterns, [](OpBuilder &b, Location l, SubOp, ValueRange a) -> Value {
+        return isFloat(a[0])
+                   ? arith::SubFOp::create(b, l, a[0], a[1]).getResult()
+                   : arith::SubIOp::create(b, l, a[0], a[1]).getResult();
+      });
+  addElementwise<MulOp>(
+      patterns, [](OpBuilder &b, Location l, MulOp, ValueRange a) -> Value {
+        return isFloat(a[0])
+                   ? arith::MulFOp::create(b, l, a[0], a[1]).getResult()
+                   : arith::MulIOp::create(b, l, a[0], a[1]).getResult();
+      });
+  addElementwise<DivOp>(
+      patterns, [](OpBuilder &b, Location l, DivOp, ValueRange a) -> Value {
+        return isFloat(a[0])
+                   ? arith::DivFOp::create(b, l, a[0], a[1]).getResult()
+                   : arith::DivSIOp::create(b, l, a[0], a[1]).getResult();
+      });
+  addElementwise<MaxOp>(
+      patterns, [](OpBuilder &b, Location l, MaxOp, ValueRange a) -> Value {
+        return combine(b, l, ReduceKind::max, a[0], a[1]);
+      });
+  addElementwise<MinOp>(
+      patterns, [](OpBuilder &b, Location l, MinOp, ValueRange a) -> Value {
+        return combine(b, l, ReduceKind::min, a[0], a[1]);
+      });
+  addElementwise<PowOp>(
+      patterns, [](OpBuilder &b, Location l, PowOp, ValueRange a) -> Value {
+        return math::PowFOp::create(b, l, a[0], a[1]);
+      });
+  addElementwise<NegOp>(
+      patterns, [](OpBuilder &b, Location l, NegOp, ValueRange a) -> Value {
+        if (isFloat(a[0]))
+          return arith::NegFOp::create(b, l, a[0]);
+        Value zero = arith::ConstantOp::create(
+            b, l, b.getIntegerAttr(a[0].getType(), 0));
+        return arith::SubIOp::create(b, l, zero, a[0]);
+      });
+  addElementwise<AbsOp>(
+      patterns, [](OpBuilder &b, Location l, AbsOp, ValueRange a) -> Value {
+        return isFloat(a[0]) ? math::AbsFOp::create(b, l, a[0]).getResult()
+                             : math::AbsIOp::create(b, l, a[0]).getResult();
+      });
+  addElementwise<ExpOp>(
+      patterns, [](OpBuilder &b, Location l, ExpOp, ValueRange a) -> Value {
+        return math::ExpOp::create(b, l, a[0]);
+      });
+  addElementwise<LogOp>(
+      patterns, [](OpBuilder &b, Location l, LogOp, ValueRange a) -> Value {
+        return math::LogOp::create(b, l, a[0]);
+      });
+  addElementwise<SqrtOp>(
+      patterns, [](OpBuilder &b, Location l, SqrtOp, ValueRange a) -> Value {
+        return math::SqrtOp::create(b, l, a[0]);
+      });
+  addElementwise<RsqrtOp>(
+      patterns, [](OpBuilder &b, Location l, RsqrtOp, ValueRange a) -> Value {
+        return math::RsqrtOp::create(b, l, a[0]);
+      });
+  addElementwise<TanhOp>(
+      patterns, [](OpBuilder &b, Location l, TanhOp, ValueRange a) -> Value {
+        return math::TanhOp::create(b, l, a[0]);
+      });
+  addElementwise<ErfOp>(
+      patterns, [](OpBuilder &b, Location l, ErfOp, ValueRange a) -> Value {
+        return math::ErfOp::create(b, l, a[0]);
+      });
+  addElementwise<Log1pOp>(
+      patterns, [](OpBuilder &b, Location l, Log1pOp, ValueRange a) -> Value {
+        return math::Log1pOp::create(b, l, a[0]);
+      });
+  addElementwise<Expm1Op>(
+      patterns, [](OpBuilder &b, Location l, Expm1Op, ValueRange a) -> Value {
+        return math::ExpM1Op::create(b, l, a[0]);
+      });
+  addElementwise<SigmoidOp>(
+      patterns, [](OpBuilder &b, Location l, SigmoidOp, ValueRange a) -> Value {
+        Type t = a[0].getType();
+        Value one = floatConstant(b, l, t, 1);
+        Value e = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, a[0]));
+        return arith::DivFOp::create(b, l, one,
+                                     arith::AddFOp::create(b, l, one, e));
+      });
   addElementwise<GeluOp>(
       patterns, [](OpBuilder &b, Location l, GeluOp, ValueRange a) -> Value {
         // x * 0.5 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))).
@@ -194,44 +203,70 @@ static void populateElementwisePatterns(RewritePatternSet &patterns) {
         return fromBool ? arith::ExtUIOp::create(b, l, to, a[0]).getResult()
                         : arith::ExtSIOp::create(b, l, to, a[0]).getResult();
       });
-  addElementwise<ReluOp>(patterns, [](OpBuilder &b, Location l, ReluOp,
-                                      ValueRange a) -> Value {
-    Type t = a[0].getType();
-    Value zero = isFloat(a[0])
-                     ? floatConstant(b, l, t, 0)
-                     : arith::ConstantOp::create(b, l, b.getIntegerAttr(t, 0))
-                           .getResult();
-    return combine(b, l, ReduceKind::max, a[0], zero);
-  });
-  addElementwise<CompareOp>(patterns, [](OpBuilder &b, Location l,
-                                         CompareOp op, ValueRange a) -> Value {
-    if (isFloat(a[0])) {
-      arith::CmpFPredicate predicate = arith::CmpFPredicate::OEQ;
-      switch (op.getDirection()) {
-      case CompareDirection::eq: predicate = arith::CmpFPredicate::OEQ; break;
-      case CompareDirection::ne: predicate = arith::CmpFPredicate::UNE; break;
-      case CompareDirection::lt: predicate = arith::CmpFPredicate::OLT; break;
-      case CompareDirection::le: predicate = arith::CmpFPredicate::OLE; break;
-      case CompareDirection::gt: predicate = arith::CmpFPredicate::OGT; break;
-      case CompareDirection::ge: predicate = arith::CmpFPredicate::OGE; break;
-      }
-      return arith::CmpFOp::create(b, l, predicate, a[0], a[1]);
-    }
-    arith::CmpIPredicate predicate = arith::CmpIPredicate::eq;
-    switch (op.getDirection()) {
-    case CompareDirection::eq: predicate = arith::CmpIPredicate::eq; break;
-    case CompareDirection::ne: predicate = arith::CmpIPredicate::ne; break;
-    case CompareDirection::lt: predicate = arith::CmpIPredicate::slt; break;
-    case CompareDirection::le: predicate = arith::CmpIPredicate::sle; break;
-    case CompareDirection::gt: predicate = arith::CmpIPredicate::sgt; break;
-    case CompareDirection::ge: predicate = arith::CmpIPredicate::sge; break;
-    }
-    return arith::CmpIOp::create(b, l, predicate, a[0], a[1]);
-  });
-  addElementwise<SelectOp>(patterns, [](OpBuilder &b, Location l, SelectOp,
-                                        ValueRange a) -> Value {
-    return arith::SelectOp::create(b, l, a[0], a[1], a[2]);
-  });
+  addElementwise<ReluOp>(
+      patterns, [](OpBuilder &b, Location l, ReluOp, ValueRange a) -> Value {
+        Type t = a[0].getType();
+        Value zero =
+            isFloat(a[0])
+                ? floatConstant(b, l, t, 0)
+                : arith::ConstantOp::create(b, l, b.getIntegerAttr(t, 0))
+                      .getResult();
+        return combine(b, l, ReduceKind::max, a[0], zero);
+      });
+  addElementwise<CompareOp>(
+      patterns,
+      [](OpBuilder &b, Location l, CompareOp op, ValueRange a) -> Value {
+        if (isFloat(a[0])) {
+          arith::CmpFPredicate predicate = arith::CmpFPredicate::OEQ;
+          switch (op.getDirection()) {
+          case CompareDirection::eq:
+            predicate = arith::CmpFPredicate::OEQ;
+            break;
+          case CompareDirection::ne:
+            predicate = arith::CmpFPredicate::UNE;
+            break;
+          case CompareDirection::lt:
+            predicate = arith::CmpFPredicate::OLT;
+            break;
+          case CompareDirection::le:
+            predicate = arith::CmpFPredicate::OLE;
+            break;
+          case CompareDirection::gt:
+            predicate = arith::CmpFPredicate::OGT;
+            break;
+          case CompareDirection::ge:
+            predicate = arith::CmpFPredicate::OGE;
+            break;
+          }
+          return arith::CmpFOp::create(b, l, predicate, a[0], a[1]);
+        }
+        arith::CmpIPredicate predicate = arith::CmpIPredicate::eq;
+        switch (op.getDirection()) {
+        case CompareDirection::eq:
+          predicate = arith::CmpIPredicate::eq;
+          break;
+        case CompareDirection::ne:
+          predicate = arith::CmpIPredicate::ne;
+          break;
+        case CompareDirection::lt:
+          predicate = arith::CmpIPredicate::slt;
+          break;
+        case CompareDirection::le:
+          predicate = arith::CmpIPredicate::sle;
+          break;
+        case CompareDirection::gt:
+          predicate = arith::CmpIPredicate::sgt;
+          break;
+        case CompareDirection::ge:
+          predicate = arith::CmpIPredicate::sge;
+          break;
+        }
+        return arith::CmpIOp::create(b, l, predicate, a[0], a[1]);
+      });
+  addElementwise<SelectOp>(
+      patterns, [](OpBuilder &b, Location l, SelectOp, ValueRange a) -> Value {
+        return arith::SelectOp::create(b, l, a[0], a[1], a[2]);
+      });
 }
 
 namespace {
@@ -272,8 +307,8 @@ struct MatmulPattern : public OpRewritePattern<MatmulOp> {
                                                utils::IteratorType::parallel);
     iterators.push_back(utils::IteratorType::reduction);
     Type element = resultType.getElementType();
-    Value init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
-                                         element);
+    Value init =
+        tensor::EmptyOp::create(rewriter, loc, resultType.getShape(), element);
     Value zero = identityOf(rewriter, loc, element, ReduceKind::sum);
     Value acc = linalg::FillOp::create(rewriter, loc, zero, init).getResult(0);
     auto generic = linalg::GenericOp::create(
@@ -281,8 +316,9 @@ struct MatmulPattern : public OpRewritePattern<MatmulOp> {
         ValueRange{op.getLhs(), op.getRhs()}, ValueRange{acc}, maps, iterators,
         [&](OpBuilder &b, Location l, ValueRange a) {
           Value product =
-              isFloat(a[0]) ? arith::MulFOp::create(b, l, a[0], a[1]).getResult()
-                            : arith::MulIOp::create(b, l, a[0], a[1]).getResult();
+              isFloat(a[0])
+                  ? arith::MulFOp::create(b, l, a[0], a[1]).getResult()
+                  : arith::MulIOp::create(b, l, a[0], a[1]).getResult();
           linalg::YieldOp::create(
               b, l, combine(b, l, ReduceKind::sum, a[2], product));
         });
@@ -300,9 +336,9 @@ struct ReducePattern : public OpRewritePattern<ReduceOp> {
     int64_t rank = cast<RankedTensorType>(op.getOperand().getType()).getRank();
     for (int64_t d : op.getDims())
       dims.push_back(d < 0 ? d + rank : d);
-    rewriter.replaceOp(op, buildReduction(rewriter, op.getLoc(),
-                                          op.getOperand(), dims, op.getKind(),
-                                          cast<RankedTensorType>(op.getType())));
+    rewriter.replaceOp(
+        op, buildReduction(rewriter, op.getLoc(), op.getOperand(), dims,
+                           op.getKind(), cast<RankedTensorType>(op.getType())));
     return success();
   }
 };
@@ -345,15 +381,13 @@ static SoftmaxRows buildSoftmaxRows(OpBuilder &b, Location loc, Value logits) {
   iterators.push_back(utils::IteratorType::reduction);
   Value sumExp =
       linalg::GenericOp::create(
-          b, loc, TypeRange{rowType}, ValueRange{logits, max},
-          ValueRange{zero}, ArrayRef<AffineMap>{identity, rowMap, rowMap},
-          iterators,
+          b, loc, TypeRange{rowType}, ValueRange{logits, max}, ValueRange{zero},
+          ArrayRef<AffineMap>{identity, rowMap, rowMap}, iterators,
           [&](OpBuilder &nb, Location l, ValueRange a) {
             Value e = math::ExpOp::create(
                 nb, l, arith::SubFOp::create(nb, l, a[0], a[1]));
-            linalg::YieldOp::create(nb, l,
-                                    arith::AddFOp::create(nb, l, a[2], e)
-                                        .getResult());
+            linalg::YieldOp::create(
+                nb, l, arith::AddFOp::create(nb, l, a[2], e).getResult());
           })
           .getResult(0);
   return {max, sumExp, rowMap};
@@ -379,8 +413,8 @@ struct CrossEntropyPattern : public OpRewritePattern<CrossEntropyOp> {
         {identity, identity, identity},
         [&](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
           SmallVector<Value> at = getIndices(b, l, rows);
-          at.push_back(arith::IndexCastOp::create(b, l, b.getIndexType(),
-                                                  a[2]));
+          at.push_back(
+              arith::IndexCastOp::create(b, l, b.getIndexType(), a[2]));
           Value picked = tensor::ExtractOp::create(b, l, logits, at);
           Value logSum = arith::AddFOp::create(
               b, l, math::LogOp::create(b, l, a[1]), a[0]);
@@ -388,9 +422,9 @@ struct CrossEntropyPattern : public OpRewritePattern<CrossEntropyOp> {
         })[0];
     SmallVector<int64_t> all(rows);
     std::iota(all.begin(), all.end(), 0);
-    rewriter.replaceOp(op, buildReduction(rewriter, loc, perRow, all,
-                                          ReduceKind::mean,
-                                          cast<RankedTensorType>(op.getType())));
+    rewriter.replaceOp(
+        op, buildReduction(rewriter, loc, perRow, all, ReduceKind::mean,
+                           cast<RankedTensorType>(op.getType())));
     return success();
   }
 };
@@ -421,13 +455,14 @@ struct CrossEntropyBackwardPattern
         [&](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
           Value p = arith::DivFOp::create(
               b, l,
-              math::ExpOp::create(b, l, arith::SubFOp::create(b, l, a[0], a[1])),
+              math::ExpOp::create(b, l,
+                                  arith::SubFOp::create(b, l, a[0], a[1])),
               a[2]);
           Value cls = linalg::IndexOp::create(b, l, rank - 1);
           Value label =
               arith::IndexCastOp::create(b, l, b.getIndexType(), a[3]);
-          Value hit = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
-                                            cls, label);
+          Value hit =
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, cls, label);
           Value oneHot = arith::SelectOp::create(
               b, l, hit, floatConstant(b, l, element, 1),
               floatConstant(b, l, element, 0));
@@ -459,8 +494,8 @@ struct SgdPattern : public OpRewritePattern<SgdOp> {
       state.push_back(3);
     SmallVector<Value> results = buildUpdate(
         rewriter, op.getLoc(), op->getResultTypes(), op->getOperands(), state,
-        [&](OpBuilder &b, Location l, ValueRange operands)
-            -> SmallVector<Value> {
+        [&](OpBuilder &b, Location l,
+            ValueRange operands) -> SmallVector<Value> {
           Type t = getComputeType(operands);
           SmallVector<Value> a;
           for (Value operand : operands)
@@ -473,8 +508,7 @@ struct SgdPattern : public OpRewritePattern<SgdOp> {
           Value buffer;
           if (hasBuffer) {
             buffer = arith::AddFOp::create(
-                b, l, arith::MulFOp::create(b, l, constant(momentum), a[3]),
-                g);
+                b, l, arith::MulFOp::create(b, l, constant(momentum), a[3]), g);
             g = nesterov ? arith::AddFOp::create(
                                b, l, g,
                                arith::MulFOp::create(b, l, constant(momentum),
@@ -513,8 +547,8 @@ struct AdamPattern : public OpRewritePattern<OpT> {
         [&](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
           Type t = a[0].getType();
           if (isa<FloatType>(t))
-            return {arith::AddFOp::create(b, l, a[0],
-                                          floatConstant(b, l, t, 1))};
+            return {
+                arith::AddFOp::create(b, l, a[0], floatConstant(b, l, t, 1))};
           return {arith::AddIOp::create(
               b, l, a[0],
               arith::ConstantOp::create(b, l, b.getIntegerAttr(t, 1)))};
@@ -525,8 +559,8 @@ struct AdamPattern : public OpRewritePattern<OpT> {
       return cast<RankedTensorType>(value.getType()).getElementType();
     };
     Type element = elementOf(op.getParam());
-    for (Value operand : {op.getGrad(), op.getExpAvg(), op.getExpAvgSq(),
-                          op.getLr()})
+    for (Value operand :
+         {op.getGrad(), op.getExpAvg(), op.getExpAvgSq(), op.getLr()})
       if (elementOf(operand).getIntOrFloatBitWidth() >
           element.getIntOrFloatBitWidth())
         element = elementOf(operand);
@@ -555,8 +589,8 @@ struct AdamPattern : public OpRewritePattern<OpT> {
                    op.getExpAvgSq(), corrections[0], corrections[1],
                    op.getLr()},
         {0, 2, 3},
-        [&](OpBuilder &b, Location l, ValueRange operands)
-            -> SmallVector<Value> {
+        [&](OpBuilder &b, Location l,
+            ValueRange operands) -> SmallVector<Value> {
           Type t = element;
           SmallVector<Value> a;
           for (Value operand : operands)
@@ -617,8 +651,8 @@ struct TrainToLinalgPass
         context);
     GreedyRewriteConfig config;
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       return signalPassFailure();
     // Every train op has a pattern; one added to the dialect without one is
     // an error at the op, not a half-converted program.

@@ -1,5 +1,9 @@
 //===- TrainToLinalgConv.cpp - convolutions to linalg ---------------------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // conv2d and its gradients in NCHW. conv2d and its filter gradient, and
 // the input gradient of a stride-1 convolution, are one direct contraction
 // each over [n, groups, channels / groups, ...] views (`dist-conv-to-

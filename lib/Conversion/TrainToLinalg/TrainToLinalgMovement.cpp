@@ -1,5 +1,9 @@
 //===- TrainToLinalgMovement.cpp - data movement ops to linalg ------------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // reshape as a collapse to one dim and an expand (no copy); transpose and
 // broadcast as copies whose indexing maps do the movement; slice as
 // `tensor.extract_slice` and a copy; scatter_add as a reduction; concat,
@@ -43,10 +47,10 @@ static void assertRow(OpBuilder &b, Location loc, Value row, int64_t rows,
   llvm::raw_string_ostream os(message);
   os << "'" << op->getName() << "' at " << op->getLoc()
      << ": an index is outside the table's rows [0, " << rows << ")";
-  cf::AssertOp::create(
-      b, loc, inRange(b, loc, row, indexConstant(b, loc, 0),
-                      indexConstant(b, loc, rows)),
-      message);
+  cf::AssertOp::create(b, loc,
+                       inRange(b, loc, row, indexConstant(b, loc, 0),
+                               indexConstant(b, loc, rows)),
+                       message);
 }
 
 /// `v` clamped into `[0, size)` (a guarded read stays in bounds).

@@ -1,5 +1,9 @@
 //===- TrainToLinalgNN.cpp - softmax and normalization to linalg ----------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The softmax family, layer and batch normalization (with their backward
 // ops) as reductions (`buildReduction`) and parallel `linalg.generic`s
 // reading the statistics through maps that drop the reduced dims; dropout

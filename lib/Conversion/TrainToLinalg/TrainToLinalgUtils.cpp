@@ -1,5 +1,9 @@
 //===- TrainToLinalgUtils.cpp - builders shared by the lowerings ----------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The builders TrainToLinalgUtils.h declares: indexing maps, casts, constants,
 // linalg.generic builders and reductions, used by every TrainToLinalg*.cpp.
 //

@@ -1,5 +1,9 @@
 //===- TrainToLinalgUtils.h - shared helpers of train-to-linalg -*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Internal to lib/Conversion/TrainToLinalg: the linalg builders every
 // pattern family uses, and the populate functions of the split files.
 //

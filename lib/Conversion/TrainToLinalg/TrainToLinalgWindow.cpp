@@ -1,5 +1,9 @@
 //===- TrainToLinalgWindow.cpp - pooling to linalg ------------------------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Windowed ops in NCHW: the input is padded first (`buildPad`), then a
 // forward op is one `linalg.generic` whose input map walks the window
 // (`oh * stride + kh * dilation`); window loops without an operand of their

@@ -1,10 +1,16 @@
 //===- ApproximateMath.cpp - vectorizable f32 transcendental functions ----===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Conversion/Passes.h"
 
 #include "mlir/Dialect/Math/Transforms/Passes.h"
-#include "llvm/ADT/StringSet.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace mlir::train {
 #define GEN_PASS_DEF_DISTAPPROXIMATEMATHPASS
@@ -46,12 +52,11 @@ struct DistApproximateMathPass
 
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateMathPolynomialApproximationPatterns(
-        patterns, [&](StringRef name) {
-          // Upstream asks by operation name (math.tanh).
-          name.consume_front("math.");
-          return names.contains(name);
-        });
+    populateMathPolynomialApproximationPatterns(patterns, [&](StringRef name) {
+      // Upstream asks by operation name (math.tanh).
+      name.consume_front("math.");
+      return names.contains(name);
+    });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

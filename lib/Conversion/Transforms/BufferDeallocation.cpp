@@ -1,5 +1,9 @@
 //===- BufferDeallocation.cpp - frees after the last use, in linear time --===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Straight-line functions (a training step, an evaluation function) get a
 // `memref.dealloc` right after the last use of each buffer they allocate;
 // other functions go through upstream's ownership-based deallocation.

@@ -1,5 +1,9 @@
 //===- MapToGPU.cpp - linalg ops on buffers to mapped parallel loops ------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // One flat grid per op: the op's parallel iteration space, row-major, in
 // blocks of threads, each thread one point (its reductions serial). The
 // nests are plain scf.parallel loops with GPU mapping attributes, so the

@@ -1,5 +1,9 @@
 //===- ProfileOps.cpp - per-op profile brackets ---------------------------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // dist-name-train-ops names every train and dist op's location after the
 // op, so the ops lowered from it keep the name; dist-profile-ops brackets the
 // ops that do a bufferized step's work with distrt_profile_begin/end calls and

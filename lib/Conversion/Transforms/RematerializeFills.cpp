@@ -1,5 +1,9 @@
 //===- RematerializeFills.cpp - one fill per destination ------------------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // CSE merges identical fills of empty tensors (the zero-padded buffers of
 // a step's convolutions, the zeroed accumulators of its reductions) into
 // one value with many destination uses. One-shot bufferization then keeps

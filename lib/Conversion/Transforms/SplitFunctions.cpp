@@ -1,5 +1,9 @@
 //===- SplitFunctions.cpp - a large step as a sequence of calls -----------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Cuts the body of a large function into consecutive parts, each outlined
 // into a private function, so that analyses superlinear in a function's
 // size (one-shot bufferization's alias sets, LLVM's code generation) see

@@ -1,4 +1,10 @@
 //===- DistDialect.cpp - dist dialect and #dist.sharding ------------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Dialect/Dist/IR/DistDialect.h"
 #include "distopt/Dialect/Dist/IR/DistOps.h"
@@ -112,8 +118,7 @@ LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     for (Attribute axis : axes) {
       auto name = dyn_cast<StringAttr>(axis);
       if (!name || name.getValue().empty())
-        return emitError() << "mesh axes must be non-empty names, got "
-                           << axis;
+        return emitError() << "mesh axes must be non-empty names, got " << axis;
       if (!seen.insert(name.getValue()).second)
         return emitError() << "mesh axis '" << name.getValue()
                            << "' is used twice in one sharding";
@@ -146,10 +151,9 @@ SmallVector<StringAttr> ShardingAttr::getUsedAxes() const {
 //===----------------------------------------------------------------------===//
 
 /// A `dist.block` on argument or result `index` of a placed program.
-static LogicalResult
-verifyValueBlock(Operation *op, StringRef what, unsigned index,
-                 NamedAttribute attr,
-                 function_ref<InFlightDiagnostic()> emit) {
+static LogicalResult verifyValueBlock(Operation *op, StringRef what,
+                                      unsigned index, NamedAttribute attr,
+                                      function_ref<InFlightDiagnostic()> emit) {
   auto block = dyn_cast<BlockAttr>(attr.getValue());
   if (!block)
     return emit() << "'" << DistDialect::kBlockAttrName
@@ -167,15 +171,15 @@ verifyValueBlock(Operation *op, StringRef what, unsigned index,
   Type type = what == "argument" ? func.getArgumentTypes()[index]
                                  : func.getResultTypes()[index];
   auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor || tensor.getRank() != static_cast<int64_t>(block.getShape().size()))
+  if (!tensor ||
+      tensor.getRank() != static_cast<int64_t>(block.getShape().size()))
     return emit() << block << " has " << block.getShape().size()
                   << " dims but the value is " << type;
   for (auto [d, offset, size, global] :
        llvm::enumerate(block.getOffsets(), tensor.getShape(), block.getShape()))
     if (ShapedType::isDynamic(size) || offset + size > global)
-      return emit() << "dim " << d << " of " << type << " at offset "
-                    << offset << " does not fit in " << global << " ("
-                    << block << ")";
+      return emit() << "dim " << d << " of " << type << " at offset " << offset
+                    << " does not fit in " << global << " (" << block << ")";
   return success();
 }
 
@@ -188,8 +192,8 @@ static LogicalResult verifyValueSharding(Operation *op, StringRef what,
     auto func = dyn_cast<FunctionOpInterface>(op);
     if (func && what == "argument" && !func.isExternal())
       loc = func.getArgument(index).getLoc();
-    return mlir::emitError(loc) << "'" << op->getName() << "' op " << what
-                                << " #" << index << ": ";
+    return mlir::emitError(loc)
+           << "'" << op->getName() << "' op " << what << " #" << index << ": ";
   };
   if (attr.getName() == DistDialect::kBlockAttrName)
     return verifyValueBlock(op, what, index, attr, emit);
@@ -244,8 +248,8 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   if (attr.getName() != kResultShardingsAttrName)
-    return op->emitOpError() << "unknown attribute '"
-                             << attr.getName().getValue() << "'";
+    return op->emitOpError()
+           << "unknown attribute '" << attr.getName().getValue() << "'";
   auto shardings = dyn_cast<ArrayAttr>(attr.getValue());
   if (!shardings || shardings.size() != op->getNumResults() ||
       !llvm::all_of(shardings, llvm::IsaPred<ShardingAttr>))
@@ -257,8 +261,8 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
   for (auto [i, attr] : llvm::enumerate(shardings)) {
     auto sharding = cast<ShardingAttr>(attr);
     auto emit = [&, i = i]() {
-      return op->emitOpError() << "'" << kResultShardingsAttrName << "' #" << i
-                               << ": ";
+      return op->emitOpError()
+             << "'" << kResultShardingsAttrName << "' #" << i << ": ";
     };
     FailureOr<MeshOp> mesh = lookupMesh(op, sharding.getMesh(), emit);
     if (failed(mesh) ||

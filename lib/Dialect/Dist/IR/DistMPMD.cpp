@@ -1,5 +1,9 @@
 //===- DistMPMD.cpp - placement, fragments, send/recv ---------------------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The MPMD half of the dist dialect: `#dist.place`, `#dist.unit`,
 // `dist.fragment` (computation placed on a part of a mesh) and the
 // point-to-point `dist.send` / `dist.recv`. What an op says on its own is
@@ -87,7 +91,8 @@ LogicalResult mlir::dist::verifyPlace(PlaceAttr place, Operation *from,
   FailureOr<MeshOp> mesh = lookupMesh(from, place.getMesh(), emit, tables);
   if (failed(mesh))
     return failure();
-  for (auto [axis, coord] : llvm::zip_equal(place.getAxes(), place.getCoords())) {
+  for (auto [axis, coord] :
+       llvm::zip_equal(place.getAxes(), place.getCoords())) {
     if (!mesh->getAxisIndex(axis.getValue()))
       return emit() << "axis '" << axis.getValue()
                     << "' is not an axis of mesh @" << mesh->getSymName();
@@ -150,8 +155,8 @@ LogicalResult FragmentOp::verify() {
   // work, and transfers happen between fragments.
   WalkResult nested = getBody().walk([&](Operation *op) {
     if (isa<FragmentOp, SendOp, RecvOp, ServeOp>(op)) {
-      op->emitOpError() << "must not be inside a '"
-                        << getOperationName() << "'";
+      op->emitOpError() << "must not be inside a '" << getOperationName()
+                        << "'";
       return WalkResult::interrupt();
     }
     return WalkResult::advance();
@@ -166,8 +171,8 @@ LogicalResult FragmentOp::verify() {
                          << unit.getMicrobatch()
                          << ") unless it serves a request in a dist.serve";
   if (auto program = (*this)->getParentOfType<FunctionOpInterface>())
-    if (auto place = program->getAttrOfType<PlaceAttr>(
-            DistDialect::kPlaceAttrName);
+    if (auto place =
+            program->getAttrOfType<PlaceAttr>(DistDialect::kPlaceAttrName);
         place && place != getPlace())
       return emitOpError() << "is placed on " << getPlace()
                            << " inside the program of " << place;
@@ -175,8 +180,8 @@ LogicalResult FragmentOp::verify() {
 }
 
 LogicalResult FragmentOp::verifySymbolUses(SymbolTableCollection &tables) {
-  return verifyPlace(getPlace(), *this, [&]() { return emitOpError(); },
-                     &tables);
+  return verifyPlace(
+      getPlace(), *this, [&]() { return emitOpError(); }, &tables);
 }
 
 LogicalResult YieldOp::verify() {
@@ -190,8 +195,8 @@ LogicalResult YieldOp::verify() {
            llvm::zip_equal(getValues(), parent->getResultTypes()))) {
     auto [value, type] = pair;
     if (value.getType() != type)
-      return emitOpError() << "yields " << value.getType() << " as value #"
-                           << i << " but the " << what << "'s result #" << i
+      return emitOpError() << "yields " << value.getType() << " as value #" << i
+                           << " but the " << what << "'s result #" << i
                            << " is " << type;
   }
   return success();
@@ -223,8 +228,7 @@ LogicalResult ServeOp::verify() {
       return emitOpError() << "serves " << peer << " twice";
     if (getChannels()[k] < 0)
       return emitOpError() << "channel of peer #" << k
-                           << " must be non-negative, got "
-                           << getChannels()[k];
+                           << " must be non-negative, got " << getChannels()[k];
     if (failed(verifyPeer(*this, cast<PlaceAttr>(peer), getChannels()[k],
                           "serves")))
       return failure();
@@ -261,16 +265,17 @@ LogicalResult ServeOp::verifyRegions() {
     if (probed != 1)
       return emitOpError() << "case #" << k << " must receive the probed "
                            << "message (channel " << getChannels()[k]
-                           << " from " << peer << ") once, it does "
-                           << probed << " times";
+                           << " from " << peer << ") once, it does " << probed
+                           << " times";
   }
   return success();
 }
 
 LogicalResult ServeOp::verifySymbolUses(SymbolTableCollection &tables) {
   for (Attribute peer : getPeers())
-    if (failed(verifyPlace(cast<PlaceAttr>(peer), *this,
-                           [&]() { return emitOpError(); }, &tables)))
+    if (failed(verifyPlace(
+            cast<PlaceAttr>(peer), *this, [&]() { return emitOpError(); },
+            &tables)))
       return failure();
   return success();
 }
@@ -285,18 +290,17 @@ LogicalResult ServeOp::verifySymbolUses(SymbolTableCollection &tables) {
 static LogicalResult verifyPeer(Operation *op, PlaceAttr peer, int64_t channel,
                                 StringRef direction) {
   if (channel < 0)
-    return op->emitOpError() << "channel must be non-negative, got "
-                             << channel;
+    return op->emitOpError() << "channel must be non-negative, got " << channel;
   auto program = op->getParentOfType<FunctionOpInterface>();
-  auto place = program ? program->getAttrOfType<PlaceAttr>(
-                             DistDialect::kPlaceAttrName)
-                       : nullptr;
+  auto place =
+      program ? program->getAttrOfType<PlaceAttr>(DistDialect::kPlaceAttrName)
+              : nullptr;
   if (!place)
     return success();
   if (place.getMesh() != peer.getMesh())
-    return op->emitOpError() << direction << " " << peer
-                             << " is on another mesh than its program ("
-                             << place << ")";
+    return op->emitOpError()
+           << direction << " " << peer
+           << " is on another mesh than its program (" << place << ")";
   if (place == peer)
     return op->emitOpError() << direction << " its own place " << peer;
   return success();
@@ -307,7 +311,8 @@ LogicalResult SendOp::verify() {
 }
 
 LogicalResult SendOp::verifySymbolUses(SymbolTableCollection &tables) {
-  return verifyPlace(getTo(), *this, [&]() { return emitOpError(); }, &tables);
+  return verifyPlace(
+      getTo(), *this, [&]() { return emitOpError(); }, &tables);
 }
 
 LogicalResult RecvOp::verify() {
@@ -315,8 +320,8 @@ LogicalResult RecvOp::verify() {
 }
 
 LogicalResult RecvOp::verifySymbolUses(SymbolTableCollection &tables) {
-  return verifyPlace(getFrom(), *this, [&]() { return emitOpError(); },
-                     &tables);
+  return verifyPlace(
+      getFrom(), *this, [&]() { return emitOpError(); }, &tables);
 }
 
 LogicalResult BlockAttr::verify(function_ref<InFlightDiagnostic()> emitError,

@@ -1,4 +1,10 @@
 //===- DistOps.cpp - dist dialect ops -------------------------------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Dialect/Dist/IR/DistOps.h"
 #include "distopt/Interfaces/OpCost.h"
@@ -41,8 +47,8 @@ LogicalResult MeshOp::verify() {
     if (!names.insert(axis).second)
       return emitOpError("axis '") << axis << "' is declared twice";
     if (size < 1)
-      return emitOpError("axis '") << axis << "' has size " << size
-                                   << "; sizes must be positive";
+      return emitOpError("axis '")
+             << axis << "' has size " << size << "; sizes must be positive";
     if (llvm::MulOverflow(numDevices, size, numDevices))
       return emitOpError("the device count (the product of the axis sizes) "
                          "exceeds ")
@@ -154,11 +160,9 @@ checkShardingRank(ShardingAttr sharding, Type type,
   return success();
 }
 
-LogicalResult
-mlir::dist::verifyShardingFor(ShardingAttr sharding, Type type, MeshOp mesh,
-                              StringRef what,
-                              function_ref<InFlightDiagnostic()> emitError,
-                              bool checkDivisible) {
+LogicalResult mlir::dist::verifyShardingFor(
+    ShardingAttr sharding, Type type, MeshOp mesh, StringRef what,
+    function_ref<InFlightDiagnostic()> emitError, bool checkDivisible) {
   auto emit = [&]() {
     InFlightDiagnostic diag = emitError();
     if (!what.empty())
@@ -307,9 +311,9 @@ static FailureOr<int64_t> verifyGroup(OpT op, SymbolTableCollection &tables) {
   return mesh->getGroupSize(op.getAxes());
 }
 
-template <typename OpT>
-static int64_t lookupGroupSize(OpT op) {
-  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
+template <typename OpT> static int64_t lookupGroupSize(OpT op) {
+  auto mesh =
+      SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
   return mesh.getGroupSize(op.getAxes());
 }
 
@@ -320,8 +324,7 @@ static LogicalResult checkResized(Operation *op, RankedTensorType input,
                                   StringRef dimName) {
   if (dim < 0 || dim >= input.getRank())
     return op->emitOpError() << dimName << " " << dim
-                             << " is out of range for rank "
-                             << input.getRank();
+                             << " is out of range for rank " << input.getRank();
   if (input.getElementType() != result.getElementType() ||
       input.getRank() != result.getRank())
     return op->emitOpError("result type ")
@@ -420,8 +423,8 @@ static LogicalResult verifyReduceScatter(Operation *op, TypeRange inputs,
   if (results.size() != inputs.size() || dims.size() != inputs.size())
     return op->emitOpError(
                "needs one result and one scatter dim per input, got ")
-           << inputs.size() << " inputs, " << results.size()
-           << " results and " << dims.size() << " scatter dims";
+           << inputs.size() << " inputs, " << results.size() << " results and "
+           << dims.size() << " scatter dims";
   for (auto [i, input, result, dim] :
        llvm::enumerate(inputs, getProducedTypes(results), dims))
     if (failed(checkResized(op, cast<RankedTensorType>(input), result, dim,
@@ -449,10 +452,9 @@ static LogicalResult verifyReduceScatterGroup(Operation *op, TypeRange inputs,
 }
 
 /// The checks of an all-gather over a group of `group` devices.
-static LogicalResult verifyAllGatherGroup(Operation *op,
-                                          RankedTensorType input,
-                                          RankedTensorType result,
-                                          int64_t dim, int64_t group) {
+static LogicalResult verifyAllGatherGroup(Operation *op, RankedTensorType input,
+                                          RankedTensorType result, int64_t dim,
+                                          int64_t group) {
   FailureOr<int64_t> gathered =
       getGatheredSize(op, input, dim, "gather_dim", group);
   if (failed(gathered))
@@ -658,15 +660,13 @@ AllGatherStartOp::verifySymbolUses(SymbolTableCollection &tables) {
 }
 
 int64_t AllReduceStartOp::getGroupSize() { return lookupGroupSize(*this); }
-int64_t ReduceScatterStartOp::getGroupSize() {
-  return lookupGroupSize(*this);
-}
+int64_t ReduceScatterStartOp::getGroupSize() { return lookupGroupSize(*this); }
 int64_t AllGatherStartOp::getGroupSize() { return lookupGroupSize(*this); }
 
-LogicalResult WaitOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location>, ValueRange operands,
-    DictionaryAttr, OpaqueProperties, RegionRange,
-    SmallVectorImpl<Type> &types) {
+LogicalResult WaitOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                       ValueRange operands, DictionaryAttr,
+                                       OpaqueProperties, RegionRange,
+                                       SmallVectorImpl<Type> &types) {
   for (Value future : operands) {
     auto type = dyn_cast<FutureType>(future.getType());
     if (!type)

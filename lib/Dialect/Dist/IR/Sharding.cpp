@@ -1,4 +1,10 @@
 //===- Sharding.cpp - shardings as axis indices, factor algebra -----------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Dialect/Dist/IR/Sharding.h"
 
@@ -9,8 +15,9 @@ using namespace mlir;
 using namespace mlir::dist;
 
 bool TensorSharding::isReplicated() const {
-  return partial.empty() &&
-         llvm::all_of(dims, [](const AxisIndices &axes) { return axes.empty(); });
+  return partial.empty() && llvm::all_of(dims, [](const AxisIndices &axes) {
+           return axes.empty();
+         });
 }
 
 bool TensorSharding::usesAxis(int64_t axis) const {
@@ -57,11 +64,9 @@ SmallVector<int64_t> mlir::dist::getLocalShape(ArrayRef<int64_t> shape,
   return local;
 }
 
-SmallVector<std::optional<AxisIndices>>
-mlir::dist::getFactorAxesOf(const ShardingRule &rule,
-                            const TensorMapping &mapping,
-                            const TensorSharding &sharding,
-                            ArrayRef<int64_t> meshShape) {
+SmallVector<std::optional<AxisIndices>> mlir::dist::getFactorAxesOf(
+    const ShardingRule &rule, const TensorMapping &mapping,
+    const TensorSharding &sharding, ArrayRef<int64_t> meshShape) {
   SmallVector<std::optional<AxisIndices>> result(rule.getNumFactors());
   ArrayRef<int64_t> sizes = rule.getFactorSizes();
   for (auto [factors, axes] : llvm::zip(mapping, sharding.dims)) {
@@ -71,10 +76,9 @@ mlir::dist::getFactorAxesOf(const ShardingRule &rule,
     bool valid = true;
     for (int64_t factor : factors) {
       AxisIndices take;
-      while (!rest.empty() &&
-             sizes[factor] %
-                     (getGroupSize(meshShape, take) * meshShape[rest.front()]) ==
-                 0) {
+      while (!rest.empty() && sizes[factor] % (getGroupSize(meshShape, take) *
+                                               meshShape[rest.front()]) ==
+                                  0) {
         take.push_back(rest.front());
         rest = rest.drop_front();
       }
@@ -255,8 +259,8 @@ detectReduceScatter(const TensorSharding &cur, const TensorSharding &to) {
 }
 
 /// Partial axes the target does not keep: all-reduce them.
-static std::optional<ReshardStep>
-detectAllReduce(const TensorSharding &cur, const TensorSharding &to) {
+static std::optional<ReshardStep> detectAllReduce(const TensorSharding &cur,
+                                                  const TensorSharding &to) {
   AxisIndices axes;
   for (int64_t axis : cur.partial)
     if (!llvm::is_contained(to.partial, axis))
@@ -268,8 +272,8 @@ detectAllReduce(const TensorSharding &cur, const TensorSharding &to) {
 
 /// The minor-most axis of one dim is the next axis another dim needs: move
 /// it with an all-to-all.
-static std::optional<ReshardStep>
-detectAllToAll(const TensorSharding &cur, const TensorSharding &to) {
+static std::optional<ReshardStep> detectAllToAll(const TensorSharding &cur,
+                                                 const TensorSharding &to) {
   for (auto [dim, axes] : llvm::enumerate(cur.dims)) {
     ArrayRef<int64_t> target = to.dims[dim];
     if (!isPrefix(axes, target) || axes.size() == target.size())
@@ -287,8 +291,8 @@ detectAllToAll(const TensorSharding &cur, const TensorSharding &to) {
 
 /// A dim split over axes the target does not have (in that position):
 /// gather everything after the common prefix.
-static std::optional<ReshardStep>
-detectAllGather(const TensorSharding &cur, const TensorSharding &to) {
+static std::optional<ReshardStep> detectAllGather(const TensorSharding &cur,
+                                                  const TensorSharding &to) {
   for (auto [dim, axes] : llvm::enumerate(cur.dims)) {
     ArrayRef<int64_t> target = to.dims[dim];
     if (isPrefix(axes, target))
@@ -305,8 +309,8 @@ detectAllGather(const TensorSharding &cur, const TensorSharding &to) {
 }
 
 /// A dim split over fewer axes than the target, the rest unused: slice.
-static std::optional<ReshardStep>
-detectLocalSlice(const TensorSharding &cur, const TensorSharding &to) {
+static std::optional<ReshardStep> detectLocalSlice(const TensorSharding &cur,
+                                                   const TensorSharding &to) {
   for (auto [dim, axes] : llvm::enumerate(cur.dims)) {
     ArrayRef<int64_t> target = to.dims[dim];
     if (!isPrefix(axes, target) || axes.size() == target.size())
@@ -337,9 +341,9 @@ mlir::dist::planResharding(const TensorSharding &from, const TensorSharding &to,
   // Detectors in priority order; each step strictly approaches `to`.
   using Detector = std::optional<ReshardStep> (*)(const TensorSharding &,
                                                   const TensorSharding &);
-  static constexpr Detector detectors[] = {
-      detectReduceScatter, detectAllReduce, detectAllToAll, detectAllGather,
-      detectLocalSlice};
+  static constexpr Detector detectors[] = {detectReduceScatter, detectAllReduce,
+                                           detectAllToAll, detectAllGather,
+                                           detectLocalSlice};
   SmallVector<ReshardStep> steps;
   TensorSharding cur = from;
   // Each step removes or places at least one axis: a bound keeps a bug from

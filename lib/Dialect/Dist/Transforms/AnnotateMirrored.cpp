@@ -1,4 +1,10 @@
 //===- AnnotateMirrored.cpp - data-parallel strategies (annotate) --===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "Strategies.h"
 
@@ -40,8 +46,9 @@ struct DistAnnotateMirroredPass
       return signalPassFailure();
     FailureOr<MeshOp> mesh =
         getOrCreateMesh(module, "mesh", {"data"}, {replicas}, {});
-    if (failed(mesh) || failed(annotateDataParallel(module, *mesh, {0}, replicas,
-                                                    /*replicateState=*/true)))
+    if (failed(mesh) ||
+        failed(annotateDataParallel(module, *mesh, {0}, replicas,
+                                    /*replicateState=*/true)))
       return signalPassFailure();
   }
 };
@@ -69,9 +76,9 @@ struct DistAnnotateMultiWorkerMirroredPass
       return signalPassFailure();
     FailureOr<MeshOp> mesh = getOrCreateMesh(
         module, "mesh", {"hosts", "devices"}, {hosts, devices}, {"hosts"});
-    if (failed(mesh) || failed(annotateDataParallel(
-                               module, *mesh, {0, 1}, hosts * devices,
-                               /*replicateState=*/true)))
+    if (failed(mesh) ||
+        failed(annotateDataParallel(module, *mesh, {0, 1}, hosts * devices,
+                                    /*replicateState=*/true)))
       return signalPassFailure();
   }
 };
@@ -106,4 +113,3 @@ struct DistAnnotateZeroPass
   }
 };
 } // namespace
-

@@ -1,5 +1,9 @@
 //===- AnnotateTensorParallel.cpp - Megatron tensor parallelism, hybrid ---===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Finds Megatron's column-then-row pairs of contraction weights through the
 // sharding-rule interface: a weight whose output feature is split
 // (column-parallel) gives a split activation; the split follows the forward
@@ -75,12 +79,11 @@ private:
   std::optional<unsigned> getParamIndex(Value value);
   /// Follows the split of `result` (sharded as `sharding`) through the
   /// forward ops to the row-parallel contractions; fails with `reason`.
-  LogicalResult followSplit(Value result, TensorSharding sharding,
-                            llvm::DenseSet<Value> &reached,
-                            SmallVector<std::pair<Operation *, WeightUse>> &rows,
-                            SmallVector<Operation *> &decomposed,
-                            llvm::MapVector<unsigned, TensorSharding> &params,
-                            std::string &reason);
+  LogicalResult followSplit(
+      Value result, TensorSharding sharding, llvm::DenseSet<Value> &reached,
+      SmallVector<std::pair<Operation *, WeightUse>> &rows,
+      SmallVector<Operation *> &decomposed,
+      llvm::MapVector<unsigned, TensorSharding> &params, std::string &reason);
   /// True when splitting `head` (a column-parallel contraction whose split
   /// ends only in decomposed cross-entropies) over its classes pays by the
   /// cost model; a remark says why not otherwise.
@@ -250,7 +253,8 @@ LogicalResult TensorParallelPlanner::followSplit(
       }
       // Parameters the split reaches (a column-parallel layer's bias).
       for (unsigned j = 0; j < user->getNumOperands(); ++j)
-        if (std::optional<unsigned> param = getParamIndex(user->getOperand(j))) {
+        if (std::optional<unsigned> param =
+                getParamIndex(user->getOperand(j))) {
           TensorSharding operandSharding = projectOperand(rule, factors, j);
           if (countSplitAxes(operandSharding) != 0)
             params.insert({*param, operandSharding});
@@ -370,8 +374,8 @@ TensorParallelPlan TensorParallelPlanner::run() {
                  "nor reduced over alone";
         continue;
       }
-      int64_t size = cast<RankedTensorType>(arg.type).getDimSize(
-          weight->outDim);
+      int64_t size =
+          cast<RankedTensorType>(arg.type).getDimSize(weight->outDim);
       if (size % group) {
         op.emitRemark("tensor parallelism leaves parameter '")
             << arg.name.getValue() << "' replicated: its output dim "
@@ -388,7 +392,8 @@ TensorParallelPlan TensorParallelPlanner::run() {
       std::string reason = "its split output never meets a contraction with "
                            "another weight or a cross-entropy";
       if (failed(followSplit(op.getResult(0), projectResult(rule, factors, 0),
-                             reached, rows, decomposed, reachedParams, reason))) {
+                             reached, rows, decomposed, reachedParams,
+                             reason))) {
         if (tied)
           op.emitRemark("tensor parallelism gathers the output of the split "
                         "parameter '")
@@ -397,8 +402,8 @@ TensorParallelPlan TensorParallelPlanner::run() {
         else
           op.emitRemark("tensor parallelism leaves parameter '")
               << arg.name.getValue()
-              << "' replicated: the split of its output dim "
-              << weight->outDim << " stops: " << reason;
+              << "' replicated: the split of its output dim " << weight->outDim
+              << " stops: " << reason;
         continue;
       }
       // A head whose split only ends in a cross-entropy (no row-parallel
@@ -448,8 +453,7 @@ static void annotateUses(Value value, ShardingAttr sharding,
     return;
   OpBuilder builder(value.getContext());
   builder.setInsertionPointAfterValue(value);
-  auto annotate =
-      AnnotateOp::create(builder, value.getLoc(), value, sharding);
+  auto annotate = AnnotateOp::create(builder, value.getLoc(), value, sharding);
   for (OpOperand *use : uses)
     use->set(annotate);
 }
@@ -594,8 +598,7 @@ void SequenceParallelizer::run() {
   };
   for (auto [op, weight] : plan.rows)
     for (auto [user, operand] : backwardUses(op, weight.operand)) {
-      ShardingRule rule =
-          cast<ShardingRuleOpInterface>(user).getShardingRule();
+      ShardingRule rule = cast<ShardingRuleOpInterface>(user).getShardingRule();
       int64_t out = getOperandFactor(rule, operand, weight.outDim);
       if (out < 0 || rule.getFactorKinds()[out] != FactorKind::Reduction)
         continue; // Not the input gradient.
@@ -633,8 +636,7 @@ void SequenceParallelizer::run() {
   DenseMap<Value, int64_t> hiddenDims;
   for (auto [op, weight] : plan.columns)
     for (auto [user, operand] : backwardUses(op, weight.operand)) {
-      ShardingRule rule =
-          cast<ShardingRuleOpInterface>(user).getShardingRule();
+      ShardingRule rule = cast<ShardingRuleOpInterface>(user).getShardingRule();
       int64_t out = getOperandFactor(rule, operand, weight.outDim);
       int64_t in = getOperandFactor(rule, operand, weight.inDim);
       if (out < 0 || in < 0 ||
@@ -670,19 +672,19 @@ void SequenceParallelizer::run() {
 /// which nothing can be split over more than one device is an error: the
 /// devices of the model axis would all compute the same thing.
 LogicalResult mlir::dist::annotateTensorParallel(ModuleOp module, MeshOp mesh,
-                                            int64_t modelAxis,
-                                            bool sequenceParallel,
-                                            bool forceVocabParallel) {
+                                                 int64_t modelAxis,
+                                                 bool sequenceParallel,
+                                                 bool forceVocabParallel) {
   int64_t size = mesh.getShape()[modelAxis];
   WalkResult result = module.walk([&](func::FuncOp func) {
     if (!train::TrainingStep::isTrainingStep(func) || func.isExternal())
       return WalkResult::advance();
     // One device per model group: nothing to split (every parameter whole).
     TensorParallelPlan plan =
-        size == 1 ? TensorParallelPlan()
-                  : TensorParallelPlanner(func, mesh, modelAxis,
-                                          forceVocabParallel)
-                        .run();
+        size == 1
+            ? TensorParallelPlan()
+            : TensorParallelPlanner(func, mesh, modelAxis, forceVocabParallel)
+                  .run();
     if (plan.params.empty() && size > 1) {
       mlir::emitError(func.getLoc())
           << "tensor parallelism finds nothing to split over " << size
@@ -702,8 +704,8 @@ LogicalResult mlir::dist::annotateTensorParallel(ModuleOp module, MeshOp mesh,
       if (arg.role == train::Role::param && !plan.params.count(arg.index))
         if (auto type = dyn_cast<RankedTensorType>(arg.type))
           shardings.setState(
-              arg, toShardingAttr(TensorSharding::replicated(type.getRank()),
-                                  mesh));
+              arg,
+              toShardingAttr(TensorSharding::replicated(type.getRank()), mesh));
     shardings.apply();
     if (sequenceParallel)
       SequenceParallelizer(mesh, modelAxis, plan).run();

@@ -1,4 +1,10 @@
 //===- BucketCollectives.cpp - fuse gradient reductions into buckets ------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Dialect/Dist/IR/DistOps.h"
 #include "distopt/Dialect/Dist/Transforms/Passes.h"
@@ -23,14 +29,12 @@ using namespace mlir::dist;
 // (ZeRO stages 2 and 3) alike: both are variadic reductions over a group.
 
 /// True when `a` and `b` may share one collective.
-template <typename OpT>
-static bool sameGroup(OpT a, OpT b) {
+template <typename OpT> static bool sameGroup(OpT a, OpT b) {
   return a.getMeshAttr() == b.getMeshAttr() && a.getAxes() == b.getAxes() &&
          a.getReduction() == b.getReduction();
 }
 
-template <typename OpT>
-static int64_t bytesOf(OpT op) {
+template <typename OpT> static int64_t bytesOf(OpT op) {
   int64_t bytes = 0;
   for (Type type : op.getInputs().getTypes())
     bytes += getTensorBytes(type);
@@ -53,17 +57,15 @@ static Operation *createFused(OpBuilder &builder,
   SmallVector<int64_t> dims;
   for (ReduceScatterOp member : members)
     llvm::append_range(dims, member.getScatterDims());
-  return ReduceScatterOp::create(builder, last.getLoc(), types, inputs,
-                                 builder.getDenseI64ArrayAttr(dims),
-                                 last.getReductionAttr(), last.getMeshAttr(),
-                                 last.getAxes());
+  return ReduceScatterOp::create(
+      builder, last.getLoc(), types, inputs, builder.getDenseI64ArrayAttr(dims),
+      last.getReductionAttr(), last.getMeshAttr(), last.getAxes());
 }
 
 /// Replaces `members` (in program order, one block) by one variadic op at
 /// the last member's place; ops between that use the earlier members'
 /// results (transitively) move after it.
-template <typename OpT>
-static void fuse(ArrayRef<OpT> members) {
+template <typename OpT> static void fuse(ArrayRef<OpT> members) {
   if (members.size() < 2)
     return;
   OpT last = members.back();
@@ -154,8 +156,7 @@ struct DistBucketCollectivesPass
     last = op;
   }
 
-  template <typename OpT>
-  void bucketBlock(Block &block) {
+  template <typename OpT> void bucketBlock(Block &block) {
     SmallVector<OpT> candidates;
     for (Operation &op : block)
       if (auto collective = dyn_cast<OpT>(op))
@@ -196,9 +197,8 @@ struct DistBucketCollectivesPass
             for (Value result : it->getResults())
               tainted.insert(result);
         }
-        bool dependent = llvm::any_of(op.getInputs(), [&](Value v) {
-          return tainted.contains(v);
-        });
+        bool dependent = llvm::any_of(
+            op.getInputs(), [&](Value v) { return tainted.contains(v); });
         if (dependent || !sameGroup(bucket.front(), op) ||
             bucketBytes + bytesOf(op) > capacity)
           close();

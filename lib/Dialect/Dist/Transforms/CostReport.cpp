@@ -1,4 +1,10 @@
 //===- CostReport.cpp - per-rank FLOPs, communication and memory ----------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "PipelineBuilder.h"
 
@@ -38,10 +44,10 @@ struct PipelineCost {
 
 /// The pipeline section, or nullopt for a module without scheduled
 /// programs; failure (diagnosed) when their schedule deadlocks.
-static FailureOr<std::optional<PipelineCost>>
-analyzePipeline(ModuleOp module) {
+static FailureOr<std::optional<PipelineCost>> analyzePipeline(ModuleOp module) {
   bool scheduled = false;
-  module.walk([&](FragmentOp fragment) { scheduled |= bool(fragment.getUnit()); });
+  module.walk(
+      [&](FragmentOp fragment) { scheduled |= bool(fragment.getUnit()); });
   if (!scheduled || !isPipelineProgram(module))
     return std::optional<PipelineCost>();
   FailureOr<ProgramSchedule> programs =
@@ -92,9 +98,9 @@ analyzePipeline(ModuleOp module) {
       for (Value input : fragment.getInputs()) {
         Operation *def = input.getDefiningOp();
         bool stashed =
-            def && (isForward(def) ||
-                    (isa<RecvOp>(def) && llvm::any_of(input.getUsers(),
-                                                      isForward)));
+            def &&
+            (isForward(def) ||
+             (isa<RecvOp>(def) && llvm::any_of(input.getUsers(), isForward)));
         if (stashed && counted.insert(input).second)
           cost.stashBytes[unit.getStage()] += getTensorBytes(input.getType());
       }
@@ -114,11 +120,12 @@ static int64_t getRankStash(const PipelineCost &cost, int64_t rank) {
 static llvm::json::Value toJSON(const PipelineCost &cost) {
   llvm::json::Array stages, devices;
   for (int64_t s = 0; s < cost.stages; ++s) {
-    llvm::json::Object stage{{"stage", s},
-                             {"device", s % cost.ranks},
-                             {"forward_ms", cost.costs.forward[s]},
-                             {"backward_ms", cost.costs.backward[s]},
-                             {"stash_bytes_per_microbatch", cost.stashBytes[s]}};
+    llvm::json::Object stage{
+        {"stage", s},
+        {"device", s % cost.ranks},
+        {"forward_ms", cost.costs.forward[s]},
+        {"backward_ms", cost.costs.backward[s]},
+        {"stash_bytes_per_microbatch", cost.stashBytes[s]}};
     if (cost.costs.isSplit())
       stage["weight_ms"] = cost.costs.weight[s];
     stages.push_back(std::move(stage));
@@ -131,13 +138,14 @@ static llvm::json::Value toJSON(const PipelineCost &cost) {
         {"activation_bytes",
          cost.simulation.peakActivations[r] * getRankStash(cost, r)},
         {"send_bytes", cost.sendBytes[r]}});
-  return llvm::json::Object{{"schedule", cost.kind},
-                            {"devices", cost.ranks},
-                            {"stages", std::move(stages)},
-                            {"microbatches", cost.microbatches},
-                            {"per_device", std::move(devices)},
-                            {"step_ms", cost.simulation.makespan},
-                            {"bubble_fraction", cost.simulation.bubbleFraction}};
+  return llvm::json::Object{
+      {"schedule", cost.kind},
+      {"devices", cost.ranks},
+      {"stages", std::move(stages)},
+      {"microbatches", cost.microbatches},
+      {"per_device", std::move(devices)},
+      {"step_ms", cost.simulation.makespan},
+      {"bubble_fraction", cost.simulation.bubbleFraction}};
 }
 
 static void printPipelineTable(const PipelineCost &cost, raw_ostream &os) {
@@ -159,15 +167,13 @@ static void printPipelineTable(const PipelineCost &cost, raw_ostream &os) {
                       "busy ms", "microbatches alive", "activation bytes",
                       "p2p bytes sent");
   for (int64_t r = 0; r < cost.ranks; ++r)
-    os << llvm::formatv("  {0,6} {1,8:F3} {2,19} {3,16} {4,14}\n", r,
-                        cost.simulation.busy[r],
-                        cost.simulation.peakActivations[r],
-                        cost.simulation.peakActivations[r] *
-                            getRankStash(cost, r),
-                        cost.sendBytes[r]);
+    os << llvm::formatv(
+        "  {0,6} {1,8:F3} {2,19} {3,16} {4,14}\n", r, cost.simulation.busy[r],
+        cost.simulation.peakActivations[r],
+        cost.simulation.peakActivations[r] * getRankStash(cost, r),
+        cost.sendBytes[r]);
   os << llvm::formatv("  simulated step {0:F3} ms, bubble {1:F4}\n",
-                      cost.simulation.makespan,
-                      cost.simulation.bubbleFraction);
+                      cost.simulation.makespan, cost.simulation.bubbleFraction);
 }
 
 FailureOr<std::string> mlir::dist::renderCostReport(ModuleOp module,
@@ -189,8 +195,7 @@ FailureOr<std::string> mlir::dist::renderCostReport(ModuleOp module,
   });
   if (walk.wasInterrupted())
     return failure();
-  FailureOr<std::optional<PipelineCost>> pipelineCost =
-      analyzePipeline(module);
+  FailureOr<std::optional<PipelineCost>> pipelineCost = analyzePipeline(module);
   if (failed(pipelineCost))
     return failure();
 

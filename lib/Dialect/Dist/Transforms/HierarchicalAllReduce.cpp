@@ -1,4 +1,10 @@
 //===- HierarchicalAllReduce.cpp - intra/inter-host all-reduce ------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Dialect/Dist/IR/DistOps.h"
 #include "distopt/Dialect/Dist/Transforms/Passes.h"
@@ -32,8 +38,7 @@ static LogicalResult decompose(AllReduceOp op) {
   auto mesh =
       SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
   auto [inter, intra] = splitAxes(mesh, op.getAxes());
-  if (inter.empty() || intra.empty() ||
-      op.getReduction() != ReductionKind::sum)
+  if (inter.empty() || intra.empty() || op.getReduction() != ReductionKind::sum)
     return success();
   int64_t local = mesh.getGroupSize(intra);
   OpBuilder builder(op);
@@ -84,8 +89,9 @@ static LogicalResult decompose(AllReduceOp op) {
     slices.push_back(dim ? scatteredSlices[nextScattered++]
                          : wholeSums[nextWhole++]);
   // One inter-host all-reduce of all slices.
-  auto across = AllReduceOp::create(builder, loc, ValueRange(slices).getTypes(),
-                                    slices, ReductionKind::sum, meshName, inter);
+  auto across =
+      AllReduceOp::create(builder, loc, ValueRange(slices).getTypes(), slices,
+                          ReductionKind::sum, meshName, inter);
   // Intra-host all-gather back to whole tensors.
   for (auto [i, result] : llvm::enumerate(op.getResults())) {
     Value value = across.getResult(i);

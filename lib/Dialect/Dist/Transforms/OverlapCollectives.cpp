@@ -1,4 +1,10 @@
 //===- OverlapCollectives.cpp - start collectives early, wait late --------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Dialect/Dist/IR/DistOps.h"
 #include "distopt/Dialect/Dist/Transforms/Passes.h"
@@ -22,8 +28,7 @@ using namespace mlir::dist;
 static SmallVector<Type> futuresOf(TypeRange types) {
   SmallVector<Type> futures;
   for (Type type : types)
-    futures.push_back(
-        FutureType::get(cast<RankedTensorType>(type)));
+    futures.push_back(FutureType::get(cast<RankedTensorType>(type)));
   return futures;
 }
 
@@ -31,10 +36,10 @@ static SmallVector<Type> futuresOf(TypeRange types) {
 static Operation *createStart(OpBuilder &builder, Operation *op) {
   return llvm::TypeSwitch<Operation *, Operation *>(op)
       .Case([&](AllReduceOp op) {
-        return AllReduceStartOp::create(
-            builder, op.getLoc(), futuresOf(op.getResultTypes()),
-            op.getInputs(), op.getReductionAttr(), op.getMeshAttr(),
-            op.getAxes());
+        return AllReduceStartOp::create(builder, op.getLoc(),
+                                        futuresOf(op.getResultTypes()),
+                                        op.getInputs(), op.getReductionAttr(),
+                                        op.getMeshAttr(), op.getAxes());
       })
       .Case([&](ReduceScatterOp op) {
         return ReduceScatterStartOp::create(
@@ -86,8 +91,8 @@ struct DistOverlapCollectivesPass
     auto countStarts = [&] {
       int64_t starts = 0;
       getOperation().walk([&](Operation *op) {
-        starts += isa<AllReduceStartOp, ReduceScatterStartOp,
-                      AllGatherStartOp>(op);
+        starts +=
+            isa<AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp>(op);
       });
       return starts;
     };
@@ -96,9 +101,9 @@ struct DistOverlapCollectivesPass
       overlap(op);
     int64_t started = countStarts() - before;
     numStarted += started;
-    LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE << ": " << started << " of "
-                            << collectives.size()
-                            << " collectives started early\n");
+    LLVM_DEBUG(llvm::dbgs()
+               << DEBUG_TYPE << ": " << started << " of " << collectives.size()
+               << " collectives started early\n");
   }
 };
 } // namespace

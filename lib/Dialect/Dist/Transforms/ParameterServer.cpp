@@ -1,5 +1,9 @@
 //===- ParameterServer.cpp - parameter servers (dist-parameter-server) ----===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // tf.distribute's ParameterServerStrategy as placed programs on a 1-D mesh
 // of tasks: servers `0..ps-1` hold the parameters and their optimizer state
 // (a large variable split by rows across servers, as TF's
@@ -76,9 +80,9 @@ void ParameterServerBuilder::accumulateWholeBatchValues() {
     if (!def || !mbOps.contains(def) || isFree(def))
       return nullptr;
     OpBuilder b(before);
-    auto acc = AllReduceOp::create(b, value.getLoc(), TypeRange{value.getType()},
-                                   ValueRange{value}, ReductionKind::sum,
-                                   kMicrobatchMesh, axes);
+    auto acc = AllReduceOp::create(
+        b, value.getLoc(), TypeRange{value.getType()}, ValueRange{value},
+        ReductionKind::sum, kMicrobatchMesh, axes);
     accumulations.push_back(acc);
     return acc.getResult(0);
   };
@@ -488,9 +492,8 @@ struct DistParameterServerPass
       return signalPassFailure();
     FailureOr<func::FuncOp> step =
         getSingleTrainingStep(module, "dist-parameter-server");
-    if (failed(step) ||
-        failed(checkBatchBound(module, "dist-parameter-server", "workers",
-                               workers, "worker")))
+    if (failed(step) || failed(checkBatchBound(module, "dist-parameter-server",
+                                               "workers", workers, "worker")))
       return signalPassFailure();
     func::FuncOp func = *step;
     // A server holds at least one row of a variable.
@@ -501,11 +504,11 @@ struct DistParameterServerPass
           type && arg.role == train::Role::param)
         rows += type.getRank() ? type.getDimSize(0) : 1;
     if (ps > rows) {
-      mlir::emitError(func.getLoc()) << "dist-parameter-server: ps="
-                       << static_cast<int64_t>(ps) << " is more than " << rows
-                       << ", the rows of the parameters of step '"
-                       << func.getSymName()
-                       << "' (a server holds at least one row)";
+      mlir::emitError(func.getLoc())
+          << "dist-parameter-server: ps=" << static_cast<int64_t>(ps)
+          << " is more than " << rows
+          << ", the rows of the parameters of step '" << func.getSymName()
+          << "' (a server holds at least one row)";
       return signalPassFailure();
     }
     SetAsideEvaluation evaluation(module, "dist-parameter-server");

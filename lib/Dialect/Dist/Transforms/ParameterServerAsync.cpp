@@ -1,5 +1,9 @@
 //===- ParameterServerAsync.cpp - dist-parameter-server: mode=async -------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The servers' update of an asynchronous parameter-server step: each
 // server serves the workers' requests in the order they arrive (a
 // dist.serve), applying each worker's gradients at once to the values the
@@ -83,10 +87,8 @@ void ParameterServerBuilder::planPerRequestOps(ArrayRef<Operation *> ops,
     }
 }
 
-LogicalResult
-ParameterServerBuilder::planCarried(int64_t s,
-                                    function_ref<Value(unsigned)> getArg,
-                                    ServePlan &plan) {
+LogicalResult ParameterServerBuilder::planCarried(
+    int64_t s, function_ref<Value(unsigned)> getArg, ServePlan &plan) {
   // Step arguments, carried from request to request (a result names the
   // argument it replaces).
   auto ret = cast<func::ReturnOp>(func.front().getTerminator());
@@ -94,26 +96,28 @@ ParameterServerBuilder::planCarried(int64_t s,
     Operation *def = operand.getDefiningOp();
     if (!def || !plan.isPerRequest.contains(def))
       continue;
-    Attribute name = resultAttrs[i] ? resultAttrs[i].get(train::TrainDialect::kNameAttrName)
-                                    : Attribute();
+    Attribute name =
+        resultAttrs[i] ? resultAttrs[i].get(train::TrainDialect::kNameAttrName)
+                       : Attribute();
     const auto *arg = llvm::find_if(argAttrs, [&](DictionaryAttr attrs) {
-      return name && attrs && attrs.get(train::TrainDialect::kNameAttrName) == name;
+      return name && attrs &&
+             attrs.get(train::TrainDialect::kNameAttrName) == name;
     });
     if (arg == argAttrs.end() ||
         getArg(arg - argAttrs.begin()).getType() != typeHere(operand, s))
       return ret.emitError()
              << "dist-parameter-server: mode=async applies each worker's "
                 "gradients as they arrive, so result #"
-             << i << " must be the new value of a state argument of its "
-                     "name and type";
-    plan.carried.push_back({static_cast<unsigned>(arg - argAttrs.begin()),
-                            operand});
+             << i
+             << " must be the new value of a state argument of its "
+                "name and type";
+    plan.carried.push_back(
+        {static_cast<unsigned>(arg - argAttrs.begin()), operand});
   }
   for (Operation *op : plan.perRequest)
     for (Operation *user : op->getUsers())
       if (!plan.isPerRequest.contains(user) && !isa<func::ReturnOp>(user))
-        return user
-                   ->emitError()
+        return user->emitError()
                << "dist-parameter-server: mode=async updates the "
                   "variables once per worker's request; this op reads an "
                   "updated value after the step";
@@ -190,12 +194,11 @@ void ParameterServerBuilder::writeServeCase(
   SmallVector<unsigned> partSlots;
   for (Sum &part : sums) {
     partSlots.push_back(inputs.size());
-    inputs.push_back(RecvOp::create(caseBuilder, part.acc.getLoc(),
-                                    part.type, placeOfTask(servers + w),
+    inputs.push_back(RecvOp::create(caseBuilder, part.acc.getLoc(), part.type,
+                                    placeOfTask(servers + w),
                                     channel(1, part.index, part.shard, w)));
     if (part.sparseShard)
-      inputs.push_back(
-          indicesFrom.lookup({gradientOf.lookup(part.acc), w}));
+      inputs.push_back(indicesFrom.lookup({gradientOf.lookup(part.acc), w}));
   }
   llvm::SetVector<unsigned> argInputs;
   for (Operation *op : perRequest)
@@ -257,8 +260,7 @@ void ParameterServerBuilder::writeServeCase(
     for (auto [c, entry] : llvm::enumerate(carried))
       if (entry.first == index)
         value = fragment.getResult(c);
-    SendOp::create(caseBuilder, func.getLoc(), value,
-                   placeOfTask(servers + w),
+    SendOp::create(caseBuilder, func.getLoc(), value, placeOfTask(servers + w),
                    channel(5, index, shardIndex(index, shard), w));
   }
   YieldOp::create(caseBuilder, func.getLoc(), fragment.getResults());

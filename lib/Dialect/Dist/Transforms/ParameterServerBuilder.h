@@ -1,5 +1,9 @@
 //===- ParameterServerBuilder.h - dist-parameter-server's state -*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // What `dist-parameter-server` builds up while it places a training step's
 // variables on the servers and writes the servers' and workers' programs
 // (ParameterServer.cpp: placement and the pass; ParameterServerPrograms.cpp:
@@ -65,8 +69,8 @@ class ParameterServerBuilder : public PipelineBuilder {
 public:
   ParameterServerBuilder(ModuleOp module, func::FuncOp func, int64_t servers,
                          int64_t workers)
-      : PipelineBuilder(module, func, /*ranks=*/1, /*virtualStages=*/1,
-                        workers, pipeline::ScheduleKind::GPipe),
+      : PipelineBuilder(module, func, /*ranks=*/1, /*virtualStages=*/1, workers,
+                        pipeline::ScheduleKind::GPipe),
         servers(servers), workers(workers) {
     parts = {"worker", "workers"};
   }
@@ -290,8 +294,7 @@ private:
                             ServePlan &plan);
   /// The serve's initial values: the carried arguments, zero loss sums.
   void createServeInits(int64_t s, OpBuilder &top, SmallVectorImpl<Sum> &sums,
-                        function_ref<Value(unsigned)> getArg,
-                        ServePlan &plan);
+                        function_ref<Value(unsigned)> getArg, ServePlan &plan);
   /// The dist.serve, probing each worker's last push here.
   ServeOp createServe(int64_t s, OpBuilder &top, SmallVectorImpl<Sum> &sums,
                       ServePlan &plan);

@@ -1,5 +1,9 @@
 //===- ParameterServerPrograms.cpp - dist-parameter-server: programs ------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The servers' and workers' programs of a parameter-server step: per worker
 // the pulls, its forward and backward fragments on its block of the batch
 // and the pushes; per server the pulls it serves, the lookups in its
@@ -21,8 +25,9 @@ using namespace mlir::dist;
 
 /// Sets `program`'s type from its entry block and return, and the
 /// argument and result attributes.
-static void finishProgram(func::FuncOp program, ArrayRef<DictionaryAttr> argAttrs,
-                   ArrayRef<DictionaryAttr> resultAttrs) {
+static void finishProgram(func::FuncOp program,
+                          ArrayRef<DictionaryAttr> argAttrs,
+                          ArrayRef<DictionaryAttr> resultAttrs) {
   auto ret = cast<func::ReturnOp>(program.front().getTerminator());
   program.setType(FunctionType::get(program.getContext(),
                                     program.front().getArgumentTypes(),
@@ -36,13 +41,13 @@ static void finishProgram(func::FuncOp program, ArrayRef<DictionaryAttr> argAttr
 }
 
 DictionaryAttr ParameterServerBuilder::workerArgAttrs(unsigned index,
-                                                     int64_t w) const {
+                                                      int64_t w) const {
   MLIRContext *context = builder.getContext();
   NamedAttrList attrs = getTrainAttrs(argAttrs[index]);
   if (int64_t dim = microbatchDim[index]; dim >= 0) {
     // This worker's block of the batch.
-    auto local = cast<RankedTensorType>(
-        func::FuncOp(func).getArgument(index).getType());
+    auto local =
+        cast<RankedTensorType>(func::FuncOp(func).getArgument(index).getType());
     SmallVector<int64_t> offsets(local.getRank(), 0);
     offsets[dim] = w * local.getDimSize(dim);
     attrs.set(DistDialect::kBlockAttrName,
@@ -98,9 +103,9 @@ void ParameterServerBuilder::requestSparseRows(WorkerProgram &worker) {
     for (auto [k, shard] : llvm::enumerate(shardsOf[param])) {
       SendOp::create(top, func.getLoc(), mine, placeOfTask(shard.server),
                      channel(2, param, k, w));
-      rows.push_back(RecvOp::create(
-          top, func.getLoc(), table.lookups.front().getType(),
-          placeOfTask(shard.server), channel(3, param, k, w)));
+      rows.push_back(
+          RecvOp::create(top, func.getLoc(), table.lookups.front().getType(),
+                         placeOfTask(shard.server), channel(3, param, k, w)));
     }
     for (train::GatherOp lookup : table.lookups)
       lookedUp[lookup] = rows;
@@ -246,8 +251,9 @@ FragmentOp ParameterServerBuilder::writeUnitFragment(WorkerProgram &worker,
       // The rows each server looked up, added in server order.
       Value sum = fragment.getBodyBlock().getArgument(first);
       for (unsigned k = 1; k < lookedUp[lookup].size(); ++k)
-        sum = partBuilder->buildAdd(body, lookup->getLoc(), sum,
-                              fragment.getBodyBlock().getArgument(first + k));
+        sum = partBuilder->buildAdd(
+            body, lookup->getLoc(), sum,
+            fragment.getBodyBlock().getArgument(first + k));
       mapping.map(input, sum);
       continue;
     }
@@ -258,8 +264,8 @@ FragmentOp ParameterServerBuilder::writeUnitFragment(WorkerProgram &worker,
       SmallVector<Value> pieces;
       for (unsigned k = 0; k < pulled[arg.getArgNumber()].size(); ++k)
         pieces.push_back(fragment.getBodyBlock().getArgument(first + k));
-      mapping.map(input,
-                  partBuilder->buildConcat(body, input.getLoc(), pieces, /*dim=*/0));
+      mapping.map(input, partBuilder->buildConcat(body, input.getLoc(), pieces,
+                                                  /*dim=*/0));
       continue;
     }
     mapping.map(input, fragment.getBodyBlock().getArgument(first));
@@ -299,10 +305,9 @@ void ParameterServerBuilder::sendUnitResults(WorkerProgram &worker,
     auto &[acc, a, shard] = push;
     int64_t k = 0;
     if (int64_t param = gradientOf.lookup(acc); param >= 0)
-      k = llvm::find_if(shardsOf[param],
-                        [&](const Shard &s) {
-                          return s.begin == shard.begin;
-                        }) -
+      k = llvm::find_if(
+              shardsOf[param],
+              [&](const Shard &s) { return s.begin == shard.begin; }) -
           shardsOf[param].begin();
     SendOp::create(top, acc.getLoc(),
                    fragment.getResult(unit.outputs.size() + i),
@@ -319,13 +324,13 @@ void ParameterServerBuilder::receiveReplies(
     if (!pulled.count(index))
       continue;
     for (auto [k, shard] : llvm::enumerate(shardsOf[index])) {
-      returned.push_back(
-          receivesPushes(shard.server)
-              ? RecvOp::create(top, func.getLoc(), shardType(index, shard),
-                               placeOfTask(shard.server),
-                               channel(5, index, k, w))
-                    .getResult()
-              : pulled[index][k]);
+      returned.push_back(receivesPushes(shard.server)
+                             ? RecvOp::create(top, func.getLoc(),
+                                              shardType(index, shard),
+                                              placeOfTask(shard.server),
+                                              channel(5, index, k, w))
+                                   .getResult()
+                             : pulled[index][k]);
       returnedAttrs.push_back(cacheAttrs(index, shard));
     }
   }
@@ -353,10 +358,11 @@ void ParameterServerBuilder::cloneUpdate(OpBuilder &body,
           operand.getType() == func.getArgument(*variable).getType() &&
           matchPattern(operand, m_Constant(&value)) && value.isSplat()) {
         auto type = shardType(*variable, *shardOn(*variable, s));
-        constants.map(operand, partBuilder->buildConstant(
-                                   body, def->getLoc(),
-                                   DenseElementsAttr::get(
-                                       type, value.getSplatValue<Attribute>())));
+        constants.map(operand,
+                      partBuilder->buildConstant(
+                          body, def->getLoc(),
+                          DenseElementsAttr::get(
+                              type, value.getSplatValue<Attribute>())));
         continue;
       }
       Operation *clone = body.clone(*def);
@@ -388,21 +394,21 @@ Type ParameterServerBuilder::typeHere(Value value, int64_t s) {
 // A worker's part `value` (of rows `indices`, sparse) added into `into`
 // (null: the first part), times `scale`.
 Value ParameterServerBuilder::addPart(OpBuilder &body, Sum &part, Value into,
-                                    Value value, Value indices,
-                                    int64_t scale) {
+                                      Value value, Value indices,
+                                      int64_t scale) {
   Location loc = part.acc.getLoc();
   if (const Shard *shard = part.sparseShard) {
     // The looked-up rows' gradients, added into the shard.
-    auto type = cast<RankedTensorType>(
-        shardType(gradientOf.lookup(part.acc), *shard));
+    auto type =
+        cast<RankedTensorType>(shardType(gradientOf.lookup(part.acc), *shard));
     if (!into)
       into = partBuilder->buildConstant(
           body, loc,
           DenseElementsAttr::get(type,
                                  body.getZeroAttr(type.getElementType())));
     Value offset = arith::ConstantIndexOp::create(body, loc, shard->begin);
-    value = partBuilder->buildScatterAddRows(body, loc, type, into, indices, value,
-                                       offset);
+    value = partBuilder->buildScatterAddRows(body, loc, type, into, indices,
+                                             value, offset);
   } else if (into) {
     value = partBuilder->buildAdd(body, loc, into, value);
   }
@@ -417,7 +423,6 @@ Value ParameterServerBuilder::addPart(OpBuilder &body, Sum &part, Value into,
                                                static_cast<double>(scale))));
   return partBuilder->buildMul(body, loc, value, factor);
 }
-
 
 LogicalResult ParameterServerBuilder::writeServer(int64_t s,
                                                   func::FuncOp program) {
@@ -446,8 +451,7 @@ LogicalResult ParameterServerBuilder::writeServer(int64_t s,
   return success();
 }
 
-Value ParameterServerBuilder::serverArg(ServerProgram &server,
-                                        unsigned index) {
+Value ParameterServerBuilder::serverArg(ServerProgram &server, unsigned index) {
   const Shard *shard = shardOn(index, server.s);
   Type global = func.getArgument(index).getType();
   return server.args.get(index, shard ? shardType(index, *shard) : global,
@@ -511,10 +515,9 @@ void ParameterServerBuilder::serveSparseLookups(ServerProgram &server) {
       OpBuilder body = OpBuilder::atBlockBegin(&block);
       Value offset =
           arith::ConstantIndexOp::create(body, lookup.getLoc(), shard->begin);
-      Value found = partBuilder->buildGatherRows(body, lookup.getLoc(),
-                                           lookup.getType(),
-                                           block.getArgument(0),
-                                           block.getArgument(1), offset);
+      Value found = partBuilder->buildGatherRows(
+          body, lookup.getLoc(), lookup.getType(), block.getArgument(0),
+          block.getArgument(1), offset);
       YieldOp::create(body, lookup.getLoc(), found);
       SendOp::create(top, lookup.getLoc(), fragment.getResult(0),
                      placeOfTask(servers + w), channel(3, param, k, w));
@@ -598,8 +601,7 @@ void ParameterServerBuilder::collectSums(ServerProgram &server) {
   }
 }
 
-LogicalResult
-ParameterServerBuilder::checkAsyncUpdates(ServerProgram &server) {
+LogicalResult ParameterServerBuilder::checkAsyncUpdates(ServerProgram &server) {
   // (The workers' copies are refreshed by the requests' replies.)
   for (Operation *op : server.ops)
     if (auto optimizer = dyn_cast<train::OptimizerOpInterface>(op);
@@ -683,8 +685,7 @@ void ParameterServerBuilder::writeUpdateFragment(ServerProgram &server,
   for (auto [i, part] : llvm::enumerate(server.sums)) {
     Value sum;
     for (int64_t w = 0; w < workers; ++w)
-      sum = addPart(body, part, sum,
-                    block.getArgument(inputs.firstPart[i] + w),
+      sum = addPart(body, part, sum, block.getArgument(inputs.firstPart[i] + w),
                     part.sparseShard
                         ? block.getArgument(inputs.firstIndices[i] + w)
                         : Value(),
@@ -743,8 +744,7 @@ LogicalResult ParameterServerBuilder::writeServerPrograms(StringRef mode) {
             s, create(func.getSymName() + "_ps" + Twine(s), s, "ps"))))
       return failure();
   for (int64_t w = 0; w < workers; ++w)
-    writeWorker(w, create(func.getSymName() + "_worker" + Twine(w),
-                          servers + w, "worker"));
+    writeWorker(w, create(func.getSymName() + "_worker" + Twine(w), servers + w,
+                          "worker"));
   return success();
 }
-

@@ -1,4 +1,10 @@
 //===- Partition.cpp - rewrite a sharded program into its SPMD program ----===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Dialect/Dist/IR/DistOps.h"
 #include "distopt/Dialect/Dist/Transforms/Passes.h"
@@ -183,9 +189,9 @@ FailureOr<Value> Partitioner::reshard(Value value, ArrayRef<int64_t> shape,
 
 TensorSharding Partitioner::recorded(Value value, int64_t rank) {
   Operation *def = value.getDefiningOp();
-  auto shardings = def ? def->getAttrOfType<ArrayAttr>(
-                             DistDialect::kResultShardingsAttrName)
-                       : ArrayAttr();
+  auto shardings =
+      def ? def->getAttrOfType<ArrayAttr>(DistDialect::kResultShardingsAttrName)
+          : ArrayAttr();
   if (!shardings)
     return TensorSharding::replicated(rank);
   return toTensorSharding(
@@ -239,10 +245,9 @@ void Partitioner::setShardOffsets(ShardingRuleOpInterface op,
       offsets.push_back(arith::ConstantIndexOp::create(builder, loc, 0));
       continue;
     }
-    offsets.push_back(ShardOffsetOp::create(builder, loc,
-                                            builder.getIndexType(),
-                                            mesh.getSymName(),
-                                            axisNames(factors[factor]), size));
+    offsets.push_back(ShardOffsetOp::create(
+        builder, loc, builder.getIndexType(), mesh.getSymName(),
+        axisNames(factors[factor]), size));
   }
   op.setShardOffsets(offsets, sizes);
 }
@@ -323,8 +328,7 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
   if (ruleIt != rules.end() &&
       llvm::any_of(ruleIt->second.getPositionalFactors(),
                    [&](int64_t factor) { return !factors[factor].empty(); }))
-    setShardOffsets(cast<ShardingRuleOpInterface>(op), ruleIt->second,
-                    factors);
+    setShardOffsets(cast<ShardingRuleOpInterface>(op), ruleIt->second, factors);
   for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
     if (!current.count(operand))
       continue;
@@ -372,11 +376,11 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
         ReductionKind kind = rule.getCombiner() == Combiner::Max
                                  ? ReductionKind::max
                                  : ReductionKind::min;
-        value = AllReduceOp::create(builder, op->getLoc(),
-                                    TypeRange{value.getType()},
-                                    ValueRange{value}, kind,
-                                    mesh.getSymName(), axisNames(combined))
-                    .getResult(0);
+        value =
+            AllReduceOp::create(builder, op->getLoc(),
+                                TypeRange{value.getType()}, ValueRange{value},
+                                kind, mesh.getSymName(), axisNames(combined))
+                .getResult(0);
         inherit(value, result);
       }
       int64_t shards = 1;
@@ -412,8 +416,8 @@ LogicalResult Partitioner::partitionReturn(func::ReturnOp ret) {
   builder.setInsertionPoint(ret);
   SmallVector<Type> resultTypes;
   for (auto [i, operand] : llvm::enumerate(ret.getOperands())) {
-    auto attr =
-        func.getResultAttrOfType<ShardingAttr>(i, DistDialect::kShardingAttrName);
+    auto attr = func.getResultAttrOfType<ShardingAttr>(
+        i, DistDialect::kShardingAttrName);
     if (!attr || !current.count(operand)) {
       resultTypes.push_back(operand.getType());
       continue;
@@ -428,8 +432,8 @@ LogicalResult Partitioner::partitionReturn(func::ReturnOp ret) {
     ret.setOperand(i, *local);
     resultTypes.push_back(localType(global, target));
   }
-  func.setType(FunctionType::get(func.getContext(),
-                                 func.getArgumentTypes(), resultTypes));
+  func.setType(FunctionType::get(func.getContext(), func.getArgumentTypes(),
+                                 resultTypes));
   return success();
 }
 
@@ -452,16 +456,17 @@ LogicalResult Partitioner::run() {
     globalTypes[arg] = global;
     auto attr = func.getArgAttrOfType<ShardingAttr>(
         arg.getArgNumber(), DistDialect::kShardingAttrName);
-    TensorSharding sharding = attr ? toTensorSharding(attr, mesh)
-                                   : TensorSharding::replicated(global.getRank());
+    TensorSharding sharding =
+        attr ? toTensorSharding(attr, mesh)
+             : TensorSharding::replicated(global.getRank());
     if (failed(checkDivisible(arg, global, sharding, func)))
       return failure();
     current[arg] = sharding;
     arg.setType(localType(global, sharding));
     argTypes.push_back(arg.getType());
   }
-  func.setType(FunctionType::get(func.getContext(), argTypes,
-                                 func.getResultTypes()));
+  func.setType(
+      FunctionType::get(func.getContext(), argTypes, func.getResultTypes()));
 
   SmallVector<Operation *> ops;
   for (Operation &op : func.getBody().front())
@@ -519,8 +524,8 @@ struct DistPartitionPass
             i, DistDialect::kShardingAttrName);
       if (!any)
         return WalkResult::advance();
-      FailureOr<MeshOp> mesh = lookupMesh(func, any.getMesh(),
-                                          [&] { return func.emitOpError(); });
+      FailureOr<MeshOp> mesh =
+          lookupMesh(func, any.getMesh(), [&] { return func.emitOpError(); });
       if (failed(mesh))
         return WalkResult::interrupt();
       Partitioner partitioner(func, *mesh);
@@ -531,12 +536,11 @@ struct DistPartitionPass
       ++numFunctions;
       numCollectives += after.collectives - before.collectives;
       numCollectiveBytes += after.collectiveBytes - before.collectiveBytes;
-      LLVM_DEBUG(llvm::dbgs()
-                 << DEBUG_TYPE << ": @" << func.getSymName() << ": "
-                 << after.collectives - before.collectives
-                 << " collectives inserted, "
-                 << after.collectiveBytes - before.collectiveBytes
-                 << " bytes\n");
+      LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE << ": @" << func.getSymName()
+                              << ": " << after.collectives - before.collectives
+                              << " collectives inserted, "
+                              << after.collectiveBytes - before.collectiveBytes
+                              << " bytes\n");
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

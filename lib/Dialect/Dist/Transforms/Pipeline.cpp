@@ -1,5 +1,9 @@
 //===- Pipeline.cpp - pipeline parallelism (dist-pipeline) ----------------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Turns a single-device training step into one program per pipeline device.
 //
 // 1. Microbatches are shards of the batch in time: the step is partitioned
@@ -662,14 +666,13 @@ struct DistPipelinePass
   std::optional<double> simulateOneFOneB(ModuleOp copy) {
     ScopedDiagnosticHandler quiet(copy.getContext(),
                                   [](Diagnostic &) { return success(); });
-    FailureOr<func::FuncOp> step =
-        getSingleTrainingStep(copy, "dist-pipeline");
+    FailureOr<func::FuncOp> step = getSingleTrainingStep(copy, "dist-pipeline");
     if (failed(step))
       return std::nullopt;
     SetAsideEvaluation evaluation(copy, "dist-pipeline");
     PipelineBuilder oneFOneB(copy, *step, stages, /*virtualStages=*/1,
-                             microbatches, schedule::ScheduleKind::OneFOneB,
-                             dp, tp, zero);
+                             microbatches, schedule::ScheduleKind::OneFOneB, dp,
+                             tp, zero);
     auto run = [&](OpPassManager &) {
       PassManager pm(copy.getContext());
       pm.addPass(createDistPropagateShardingPass());
@@ -713,11 +716,10 @@ struct DistPipelinePass
       return failure();
     // Every stage takes a forward op on the batch: there are fewer of them
     // than ops.
-    int64_t ops = func.getBody().empty()
-                      ? 0
-                      : std::distance(func.front().begin(),
-                                      func.front().end()) -
-                            1;
+    int64_t ops =
+        func.getBody().empty()
+            ? 0
+            : std::distance(func.front().begin(), func.front().end()) - 1;
     if (stages * virtualStages > ops)
       return mlir::emitError(func.getLoc())
              << "dist-pipeline: stages=" << static_cast<int64_t>(stages)
@@ -763,8 +765,9 @@ struct DistPipelinePass
       diag << *above;
     diag << " microbatches";
     if (share)
-      diag << (below && above ? " (they divide " : " (it divides ") << (dp > 1 ? "each replica's share of " : "")
-           << "the batch of " << (*batch)->second << ")";
+      diag << (below && above ? " (they divide " : " (it divides ")
+           << (dp > 1 ? "each replica's share of " : "") << "the batch of "
+           << (*batch)->second << ")";
     return diag << ", or schedule=1f1b";
   }
 
@@ -834,8 +837,8 @@ struct DistPipelinePass
   }
 
   void countPrograms(ModuleOp module) {
-    int64_t programs = llvm::count_if(
-        module.getOps<func::FuncOp>(), [](func::FuncOp program) {
+    int64_t programs =
+        llvm::count_if(module.getOps<func::FuncOp>(), [](func::FuncOp program) {
           return program->hasAttr(DistDialect::kPlaceAttrName);
         });
     CommunicationTally tally = tallyCommunication(module);

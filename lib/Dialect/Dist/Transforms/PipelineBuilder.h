@@ -1,5 +1,9 @@
 //===- PipelineBuilder.h - dist-pipeline's state ----------------*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The state `dist-pipeline` builds up while it cuts a training step into
 // pipeline stages and writes each device's program (Pipeline.cpp: phases,
 // units, schedule and the pass; PipelineStages.cpp: stages;
@@ -147,7 +151,7 @@ public:
         tp(tp), zero(zero), kind(kind), builder(module.getContext()),
         partBuilder(findPartBuilder(module.getContext())) {
     assert(partBuilder && "no loaded dialect builds programs' ops (the passes "
-                    "depend on the train dialect)");
+                          "depend on the train dialect)");
   }
 
   /// Records the single-device signature, then partitions the step over

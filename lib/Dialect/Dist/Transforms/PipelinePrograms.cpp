@@ -1,5 +1,9 @@
 //===- PipelinePrograms.cpp - dist-pipeline: each device's program --------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Per device, a function placed on its coordinate of the `pipe` axis: per
 // schedule unit a `dist.fragment` of the unit's ops on that microbatch,
 // `dist.recv` before it for what other devices made, `dist.send` after it
@@ -106,8 +110,7 @@ Value PipelineBuilder::getOrReceive(int64_t rank, Value value,
     return held;
   int64_t from = producerRank(value);
   assert(from != rank && "a value of this device is used before it is made");
-  Value received = RecvOp::create(builder, loc, value.getType(),
-                                  placeOf(from),
+  Value received = RecvOp::create(builder, loc, value.getType(), placeOf(from),
                                   getChannel(value, microbatch, rank));
   held[rank][{value, microbatch}] = received;
   return received;
@@ -162,10 +165,11 @@ LogicalResult PipelineBuilder::writeUnit(int64_t rank, int64_t unitStage,
         microbatchDim[funcArg.getArgNumber()] >= 0) {
       // This microbatch's block of the batch.
       int64_t dim = microbatchDim[funcArg.getArgNumber()];
-      mapping.map(input, slicePart(body, input.getLoc(), arg, dim,
-                                   cast<RankedTensorType>(input.getType())
-                                       .getDimSize(dim),
-                                   microbatch));
+      mapping.map(
+          input,
+          slicePart(body, input.getLoc(), arg, dim,
+                    cast<RankedTensorType>(input.getType()).getDimSize(dim),
+                    microbatch));
       continue;
     }
     mapping.map(input, arg);
@@ -241,8 +245,7 @@ LogicalResult PipelineBuilder::writePrograms() {
     for (unsigned i : resultsOf[r])
       resultTypes.push_back(func.getResultTypes()[i]);
     auto program = func::FuncOp::create(
-        builder, func.getLoc(),
-        (func.getSymName() + "_pipe" + Twine(r)).str(),
+        builder, func.getLoc(), (func.getSymName() + "_pipe" + Twine(r)).str(),
         builder.getFunctionType(argTypes, resultTypes));
     for (auto [j, i] : llvm::enumerate(argsOf[r]))
       if (DictionaryAttr attrs =
@@ -250,8 +253,9 @@ LogicalResult PipelineBuilder::writePrograms() {
                            toProgramSharding(argShardings[i])))
         program.setArgAttrs(j, attrs);
     for (auto [j, i] : llvm::enumerate(resultsOf[r]))
-      if (DictionaryAttr attrs = programAttrs(
-              builder.getContext(), resultAttrs[i], toProgramSharding(resultShardings[i])))
+      if (DictionaryAttr attrs =
+              programAttrs(builder.getContext(), resultAttrs[i],
+                           toProgramSharding(resultShardings[i])))
         program.setResultAttrs(j, attrs);
     program->setAttr(DistDialect::kPlaceAttrName, placeOf(r));
     // Data or tensor parallelism inside the stage: the program is an SPMD
@@ -264,8 +268,8 @@ LogicalResult PipelineBuilder::writePrograms() {
         builder.getDictionaryAttr({
             builder.getNamedAttr("strategy", builder.getStringAttr("pipeline")),
             builder.getNamedAttr(
-                "schedule", builder.getStringAttr(
-                                pipeline::stringifyScheduleKind(kind))),
+                "schedule",
+                builder.getStringAttr(pipeline::stringifyScheduleKind(kind))),
             builder.getNamedAttr("stages", builder.getI64IntegerAttr(ranks)),
             builder.getNamedAttr("virtual_stages",
                                  builder.getI64IntegerAttr(numStages / ranks)),
@@ -295,8 +299,7 @@ LogicalResult PipelineBuilder::writePrograms() {
         continue;
       }
       Operation *def = operand.getDefiningOp();
-      int64_t microbatch =
-          mbOps.contains(def) ? microbatches - 1 : 0;
+      int64_t microbatch = mbOps.contains(def) ? microbatches - 1 : 0;
       Value value = held[r].lookup({operand, microbatch});
       if (!value)
         return ret.emitError() << "dist-pipeline: result #" << i

@@ -1,5 +1,9 @@
 //===- PipelineStages.cpp - dist-pipeline: which stage runs each op -------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Forward ops take the stage of their `train.stage` annotation or of an even
 // cut by estimated time; parameters, updates and backward ops follow them
 // (see assignStages); zb-h1 splits each stage's backward into B and W.
@@ -116,11 +120,10 @@ void PipelineBuilder::autoForwardStages(ArrayRef<Operation *> forward) {
       if (auto it = index.find(def); it != index.end())
         latest = std::max(latest.value_or(0), it->second);
       else if (auto it = charged.find(def); it != charged.end())
-        fromGradients = std::min(fromGradients.value_or(it->second),
-                                 it->second);
+        fromGradients =
+            std::min(fromGradients.value_or(it->second), it->second);
     }
-    size_t at = latest ? *latest
-                       : fromGradients.value_or(forward.size() - 1);
+    size_t at = latest ? *latest : fromGradients.value_or(forward.size() - 1);
     if (latest && fromGradients)
       at = std::min(*latest, *fromGradients);
     charged[op] = at;
@@ -162,7 +165,8 @@ LogicalResult PipelineBuilder::assignForwardStages() {
       if (*annotation >= numStages)
         return op->emitError()
                << "'" << train::TrainDialect::kStageAttrName << "' "
-               << *annotation << " is not a stage of this pipeline (stages 0 to "
+               << *annotation
+               << " is not a stage of this pipeline (stages 0 to "
                << numStages - 1 << ")";
       if (*annotation < at)
         return op->emitError()
@@ -176,11 +180,10 @@ LogicalResult PipelineBuilder::assignForwardStages() {
   }
   for (auto [s, isUsed] : llvm::enumerate(used))
     if (!isUsed)
-      return func.emitError()
-             << "pipeline stage " << s << " of " << numStages
-             << " gets no forward op from the '"
-             << train::TrainDialect::kStageAttrName
-             << "' annotations: annotate an op of every stage";
+      return func.emitError() << "pipeline stage " << s << " of " << numStages
+                              << " gets no forward op from the '"
+                              << train::TrainDialect::kStageAttrName
+                              << "' annotations: annotate an op of every stage";
   return success();
 }
 
@@ -292,8 +295,7 @@ LogicalResult PipelineBuilder::assignStages() {
         at = std::max(at, stage[def]);
     }
     for (Operation *user : op->getUsers()) {
-      if (auto it = accumulationStage.find(user);
-          it != accumulationStage.end())
+      if (auto it = accumulationStage.find(user); it != accumulationStage.end())
         at = std::max(at, it->second);
       else if (auto it = stage.find(user); it != stage.end())
         at = std::max(at, it->second);
@@ -381,8 +383,7 @@ LogicalResult PipelineBuilder::assignStages() {
       else if (auto acc = operand.getDefiningOp<AllReduceOp>();
                acc && accumulationStage.count(acc))
         at = std::max(at, accumulationStage[acc]);
-      else if (auto it = stage.find(operand.getDefiningOp());
-               it != stage.end())
+      else if (auto it = stage.find(operand.getDefiningOp()); it != stage.end())
         at = std::max(at, it->second);
     }
     stage[op] = at;
@@ -449,8 +450,7 @@ LogicalResult PipelineBuilder::checkParameters() {
            "and LM head: untie them, or keep both on one device)";
     for (auto &[rank, use] : stageOfRank)
       diag.attachNote(use.second->getLoc())
-          << "used here, on stage " << use.first << " (device " << rank
-          << ")";
+          << "used here, on stage " << use.first << " (device " << rank << ")";
     return diag;
   }
   return success();

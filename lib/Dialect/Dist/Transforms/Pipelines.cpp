@@ -1,5 +1,9 @@
 //===- Pipelines.cpp - one-flag strategy pipelines ------------------------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Each strategy is `annotate -> propagate -> partition -> buckets` (plus the
 // hierarchical decomposition for multi-worker), named after tf.distribute.
 //
@@ -36,8 +40,7 @@ struct MirroredPipelineOptions : public BucketOptions<MirroredPipelineOptions> {
 struct MultiWorkerPipelineOptions
     : public BucketOptions<MultiWorkerPipelineOptions> {
   Option<int64_t> hosts{*this, "hosts", llvm::cl::desc("Number of hosts")};
-  Option<int64_t> devices{*this, "devices",
-                          llvm::cl::desc("Devices per host")};
+  Option<int64_t> devices{*this, "devices", llvm::cl::desc("Devices per host")};
 };
 
 struct ZeroPipelineOptions : public BucketOptions<ZeroPipelineOptions> {
@@ -76,9 +79,9 @@ struct HybridPipelineOptions : public BucketOptions<HybridPipelineOptions> {
   Option<int64_t> tp{*this, "tp",
                      llvm::cl::desc("Number of tensor-parallel devices"),
                      llvm::cl::init(1)};
-  Option<int64_t> zero{*this, "zero",
-                       llvm::cl::desc("ZeRO stage over the data axes (0: none)"),
-                       llvm::cl::init(0)};
+  Option<int64_t> zero{
+      *this, "zero", llvm::cl::desc("ZeRO stage over the data axes (0: none)"),
+      llvm::cl::init(0)};
   Option<int64_t> microbatches{
       *this, "microbatches",
       llvm::cl::desc("Microbatches per step (with pp > 1; default: pp)"),
@@ -148,9 +151,9 @@ void mlir::dist::registerStrategyPipelines() {
       "`size` devices, one all-reduce per block in forward and in backward",
       [](OpPassManager &pm, const TensorParallelPipelineOptions &options) {
         pm.addPass(createDistAnnotateTensorParallelPass(
-            DistAnnotateTensorParallelPassOptions{
-                options.size, options.sequenceParallel,
-                options.forceVocabParallel}));
+            DistAnnotateTensorParallelPassOptions{options.size,
+                                                  options.sequenceParallel,
+                                                  options.forceVocabParallel}));
         addEngine(pm, options);
         addVerify(pm);
       });
@@ -178,31 +181,30 @@ void mlir::dist::registerStrategyPipelines() {
                               Twine(options.dp) + " tp=" + Twine(options.tp));
         // The counts before anything is sized by them (the step's bounds,
         // the batch and its ops, are checked by the passes).
-        std::string bound = getDeviceCountsError(
-            "dist-hybrid", {{"hosts", options.hosts},
-                            {"pp", options.pp},
-                            {"dp", options.dp},
-                            {"tp", options.tp}});
+        std::string bound =
+            getDeviceCountsError("dist-hybrid", {{"hosts", options.hosts},
+                                                 {"pp", options.pp},
+                                                 {"dp", options.dp},
+                                                 {"tp", options.tp}});
         if (bound.empty() && options.microbatches > kMaxDevices)
           bound = ("dist-hybrid: microbatches=" + Twine(options.microbatches) +
                    " is more than " + Twine(kMaxDevices) +
                    ", the most parts a batch may be split into")
                       .str();
         if (bound.empty() && options.virtualStages > kMaxDevices)
-          bound = ("dist-hybrid: virtual-stages=" +
-                   Twine(options.virtualStages) + " is more than " +
-                   Twine(kMaxDevices) +
-                   ", the most model chunks a device may take")
-                      .str();
+          bound =
+              ("dist-hybrid: virtual-stages=" + Twine(options.virtualStages) +
+               " is more than " + Twine(kMaxDevices) +
+               ", the most model chunks a device may take")
+                  .str();
         if (!bound.empty())
           return errorHandler(bound);
         if (options.hosts * options.pp * options.dp * options.tp == 1)
           return errorHandler("dist-hybrid: set pp, dp and/or tp (and hosts): "
                               "the mesh has one device");
         if (options.pp == 1) {
-          pm.addPass(createDistAnnotateHybridPass(
-              DistAnnotateHybridPassOptions{options.hosts, options.dp,
-                                            options.tp, options.zero}));
+          pm.addPass(createDistAnnotateHybridPass(DistAnnotateHybridPassOptions{
+              options.hosts, options.dp, options.tp, options.zero}));
           addEngine(pm, options);
           pm.addPass(createDistHierarchicalAllReducePass());
           addVerify(pm);
@@ -220,9 +222,9 @@ void mlir::dist::registerStrategyPipelines() {
             options.microbatches > 0 ? options.microbatches : options.pp,
             options.schedule, options.virtualStages, options.dp, options.tp,
             options.zero}));
-        pm.addPass(createDistBucketCollectivesPass(
-            DistBucketCollectivesPassOptions{options.bucketMb,
-                                             options.firstBucketMb}));
+        pm.addPass(
+            createDistBucketCollectivesPass(DistBucketCollectivesPassOptions{
+                options.bucketMb, options.firstBucketMb}));
         addVerify(pm);
         return success();
       },

@@ -1,4 +1,10 @@
 //===- Strategies.cpp - shared pieces of the strategy passes --------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "Strategies.h"
 
@@ -45,12 +51,11 @@ FailureOr<MeshOp> mlir::dist::getOrCreateMesh(ModuleOp module, StringRef name,
   }
   builder.setInsertionPointToStart(module.getBody());
   return MeshOp::create(builder, module.getLoc(), name, axesAttr,
-                        builder.getDenseI64ArrayAttr(shape),
-                        hostAxesAttr, nullptr, nullptr);
+                        builder.getDenseI64ArrayAttr(shape), hostAxesAttr,
+                        nullptr, nullptr);
 }
 
-StepShardings::StepShardings(func::FuncOp func,
-                             const train::TrainingStep &step)
+StepShardings::StepShardings(func::FuncOp func, const train::TrainingStep &step)
     : update(func) {
   for (const train::StepValue &result : step.results)
     if (result.name)
@@ -119,11 +124,12 @@ mlir::dist::getStepBatch(const train::TrainingStep &step) {
       if (role == train::Role::label && type.getDimSize(0) != batch)
         return step.emitArgumentError(arg)
                << "has batch " << type.getDimSize(0) << " but "
-               << train::TrainingStep::describe("argument", *source)
-               << " has " << batch << ": labels must agree on the batch";
+               << train::TrainingStep::describe("argument", *source) << " has "
+               << batch << ": labels must agree on the batch";
     }
     if (source)
-      return Batch({source, cast<RankedTensorType>(source->type).getDimSize(0)});
+      return Batch(
+          {source, cast<RankedTensorType>(source->type).getDimSize(0)});
   }
   return Batch();
 }
@@ -171,9 +177,9 @@ std::string mlir::dist::getDeviceCountsError(
   return "";
 }
 
-LogicalResult mlir::dist::checkDeviceCounts(
-    Location loc, StringRef pass,
-    ArrayRef<std::pair<StringRef, int64_t>> counts) {
+LogicalResult
+mlir::dist::checkDeviceCounts(Location loc, StringRef pass,
+                              ArrayRef<std::pair<StringRef, int64_t>> counts) {
   std::string error = getDeviceCountsError(pass, counts);
   if (error.empty())
     return success();
@@ -285,7 +291,8 @@ static bool isShardwise(OpOperand &use) {
         return false;
     }
   ShardingRule rule = ruleOp.getShardingRule();
-  const TensorMapping &operand = rule.getOperandMappings()[use.getOperandNumber()];
+  const TensorMapping &operand =
+      rule.getOperandMappings()[use.getOperandNumber()];
   const TensorMapping &result = rule.getResultMappings()[0];
   if (operand.size() != result.size())
     return false;
@@ -321,8 +328,7 @@ static void shardParameter(func::FuncOp func, MeshOp mesh, int64_t stage,
   if (returned == arg)
     return; // Returned unchanged: nothing to update.
   auto update = returned.getDefiningOp<train::OptimizerOpInterface>();
-  if (!update || update.getNewParam() != returned ||
-      update.getParam() != arg) {
+  if (!update || update.getNewParam() != returned || update.getParam() != arg) {
     step.emitArgumentRemark(param)
         << "stays replicated: its result is not the update of the "
            "argument by an optimizer op";
@@ -330,9 +336,8 @@ static void shardParameter(func::FuncOp func, MeshOp mesh, int64_t stage,
   }
   // What the parameter looks like without ZeRO (tensor parallelism may have
   // split it already), and the first dim whose local size still divides.
-  auto baseAttr =
-      func.getArgAttrOfType<ShardingAttr>(param.index,
-                                          DistDialect::kShardingAttrName);
+  auto baseAttr = func.getArgAttrOfType<ShardingAttr>(
+      param.index, DistDialect::kShardingAttrName);
   TensorSharding base = baseAttr ? toTensorSharding(baseAttr, mesh)
                                  : TensorSharding::replicated(type.getRank());
   SmallVector<int64_t> local =

@@ -1,5 +1,9 @@
 //===- Strategies.h - shared pieces of the strategy passes ------*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The annotate passes of the strategies (mirrored, multi-worker, ZeRO,
 // tensor parallel, hybrid) declare a mesh and put `dist.sharding` on the
 // arguments and results of training steps; propagation and partitioning do
@@ -51,9 +55,8 @@ LogicalResult checkCountBound(Location loc, StringRef pass, StringRef option,
 /// Checks that each of `counts` (option name, value; all >= 1) is at most
 /// kMaxDevices and that their product is too, without overflowing: an
 /// error at `loc` naming the options otherwise.
-LogicalResult
-checkDeviceCounts(Location loc, StringRef pass,
-                  ArrayRef<std::pair<StringRef, int64_t>> counts);
+LogicalResult checkDeviceCounts(Location loc, StringRef pass,
+                                ArrayRef<std::pair<StringRef, int64_t>> counts);
 /// checkDeviceCounts's message, empty when the counts are in bounds (for
 /// pipeline builders, which report through an error handler).
 std::string
@@ -72,8 +75,8 @@ getStepBatch(const train::TrainingStep &step);
 /// in every training step of `module`: an error at the batch argument
 /// naming the option, its value and the bound otherwise. `count` and
 /// `replicas` must have passed checkDeviceCounts.
-LogicalResult checkBatchBound(ModuleOp module, StringRef pass,
-                              StringRef option, int64_t count, StringRef part,
+LogicalResult checkBatchBound(ModuleOp module, StringRef pass, StringRef option,
+                              int64_t count, StringRef part,
                               int64_t replicas = 1);
 
 /// Fails, naming the step, when a training step of `module` is already

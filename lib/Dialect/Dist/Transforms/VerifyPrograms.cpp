@@ -1,5 +1,9 @@
 //===- VerifyPrograms.cpp - MPMD programs: matched, placed, no deadlock ---===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // `dist-verify` on the programs of a pipelined or parameter-server step
 // (functions with `dist.place`): every op placed, every send received with
 // its type, and the programs deadlock-free. The deadlock check runs the
@@ -191,10 +195,10 @@ LogicalResult ProgramChecker::matchTransfers() {
              << "has no matching dist.recv (channel " << send.getChannel()
              << ") in the program of " << send.getTo();
     if (recv.getType() != send.getInput().getType()) {
-      InFlightDiagnostic diag =
-          recv.emitError() << "receives " << recv.getType()
-                           << " but its dist.send sends "
-                           << send.getInput().getType();
+      InFlightDiagnostic diag = recv.emitError()
+                                << "receives " << recv.getType()
+                                << " but its dist.send sends "
+                                << send.getInput().getType();
       diag.attachNote(send.getLoc()) << "the send";
       return diag;
     }
@@ -209,8 +213,8 @@ LogicalResult ProgramChecker::matchTransfers() {
 
 bool ProgramChecker::step(Operation *op, const Program &program) {
   if (auto send = dyn_cast<SendOp>(op)) {
-    sent.insert({program.place, send.getTo(),
-                 static_cast<int64_t>(send.getChannel())});
+    sent.insert(
+        {program.place, send.getTo(), static_cast<int64_t>(send.getChannel())});
     return true;
   }
   return sent.contains(key(cast<RecvOp>(op), program.place));
@@ -239,8 +243,8 @@ bool ProgramChecker::advance(size_t i) {
       }
       for (unsigned k = 0; k < serve.getCases().size(); ++k)
         if (!cursor.served.contains(k) &&
-            sent.contains({serve.getPeers()[k], program.place,
-                           serve.getChannels()[k]})) {
+            sent.contains(
+                {serve.getPeers()[k], program.place, serve.getChannels()[k]})) {
           cursor.active = k;
           cursor.position = 0;
           break;

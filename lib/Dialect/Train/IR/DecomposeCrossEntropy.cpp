@@ -1,10 +1,16 @@
 //===- DecomposeCrossEntropy.cpp - cross-entropy as reductions ------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Dialect/Train/IR/DecomposeCrossEntropy.h"
 #include "distopt/Dialect/Train/IR/TrainOps.h"
 
-#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::train;
@@ -28,8 +34,7 @@ static Value scalar(OpBuilder &builder, Location loc, Type element,
       isa<FloatType>(element)
           ? Attribute(builder.getFloatAttr(element, value))
           : Attribute(builder.getIntegerAttr(element, int64_t(value)));
-  return ConstantOp::create(builder, loc,
-                            DenseElementsAttr::get(type, attr));
+  return ConstantOp::create(builder, loc, DenseElementsAttr::get(type, attr));
 }
 
 static SharedValues buildShared(OpBuilder &builder, Location loc, Value logits,
@@ -48,13 +53,13 @@ static SharedValues buildShared(OpBuilder &builder, Location loc, Value logits,
   // One class index per class, compared with each token's label.
   SmallVector<int64_t> column(labelType.getShape());
   column.push_back(1);
-  Value labelColumn = ReshapeOp::create(
-      builder, loc, labelType.clone(column), labels);
-  Value classes = IotaOp::create(
-      builder, loc,
-      RankedTensorType::get({type.getDimSize(classDim)},
-                            labelType.getElementType()),
-      /*dim=*/0);
+  Value labelColumn =
+      ReshapeOp::create(builder, loc, labelType.clone(column), labels);
+  Value classes =
+      IotaOp::create(builder, loc,
+                     RankedTensorType::get({type.getDimSize(classDim)},
+                                           labelType.getElementType()),
+                     /*dim=*/0);
   shared.target = CompareOp::create(builder, loc, classes, labelColumn,
                                     CompareDirection::eq);
   return shared;
@@ -73,7 +78,8 @@ static Value buildLoss(OpBuilder &builder, Location loc,
                                    /*keepdims=*/true);
   Value logSums = LogOp::create(builder, loc, shared.sums);
   Value perToken = SubOp::create(builder, loc, logSums, targets);
-  SmallVector<int64_t> all = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+  SmallVector<int64_t> all =
+      llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
   return ReduceOp::create(builder, loc, perToken, ReduceKind::mean, all);
 }
 
@@ -88,8 +94,7 @@ static Value buildGradient(OpBuilder &builder, Location loc,
   Value softmax = DivOp::create(builder, loc, shared.exps, shared.sums);
   Value one = scalar(builder, loc, element, 1.0);
   Value minusOne = SubOp::create(builder, loc, softmax, one);
-  Value diff =
-      SelectOp::create(builder, loc, shared.target, minusOne, softmax);
+  Value diff = SelectOp::create(builder, loc, shared.target, minusOne, softmax);
   Value scale = MulOp::create(builder, loc, gradLoss,
                               scalar(builder, loc, element, 1.0 / count));
   return MulOp::create(builder, loc, diff, scale);
@@ -144,8 +149,8 @@ unsigned mlir::train::decomposeCrossEntropy(Value logits, Value labels) {
     if (auto loss = dyn_cast<CrossEntropyOp>(op)) {
       replacement = buildLoss(builder, at, shared, element);
       if (replacement.getType() != loss.getLoss().getType())
-        replacement =
-            ConvertOp::create(builder, at, loss.getLoss().getType(), replacement);
+        replacement = ConvertOp::create(builder, at, loss.getLoss().getType(),
+                                        replacement);
     } else {
       auto grad = cast<CrossEntropyBackwardOp>(op);
       Value gradLoss = grad.getGradLoss();
@@ -155,9 +160,8 @@ unsigned mlir::train::decomposeCrossEntropy(Value logits, Value labels) {
                                      gradLoss);
       replacement = buildGradient(builder, at, shared, gradLoss, element);
       if (replacement.getType() != grad.getGradLogits().getType())
-        replacement = ConvertOp::create(builder, at,
-                                        grad.getGradLogits().getType(),
-                                        replacement);
+        replacement = ConvertOp::create(
+            builder, at, grad.getGradLogits().getType(), replacement);
     }
     op->getResult(0).replaceAllUsesWith(replacement);
     op->erase();

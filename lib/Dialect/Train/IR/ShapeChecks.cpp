@@ -1,4 +1,10 @@
 //===- ShapeChecks.cpp - helpers for train shape inference ----------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "ShapeChecks.h"
 

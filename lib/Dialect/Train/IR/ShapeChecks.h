@@ -1,5 +1,9 @@
 //===- ShapeChecks.h - helpers for train shape inference --------*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Checks and formatting shared by the shape inference of train ops. Private
 // to the dialect library.
 //

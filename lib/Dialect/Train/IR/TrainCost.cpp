@@ -1,5 +1,9 @@
 //===- TrainCost.cpp - FLOPs and bytes of train ops -----------------------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Conventions: a multiply-add counts as two FLOPs; pointwise ops count the
 // per-element operations given in their ODS definition; data movement does
 // no arithmetic. Bytes: every operand read once and every result written

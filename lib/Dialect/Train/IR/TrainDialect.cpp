@@ -1,4 +1,10 @@
 //===- TrainDialect.cpp - train dialect -----------------------------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Dialect/Train/IR/TrainDialect.h"
 #include "distopt/Dialect/Train/IR/TrainOps.h"
@@ -43,8 +49,7 @@ struct TrainOpAsmInterface : public OpAsmDialectInterface {
     if (type.getAbstractType().getName() != "llvm.struct")
       return AliasResult::NoAlias;
     unsigned members = 0;
-    type.walkImmediateSubElements([](Attribute) {},
-                                  [&](Type) { ++members; });
+    type.walkImmediateSubElements([](Attribute) {}, [&](Type) { ++members; });
     if (members < kMinAliasedMembers)
       return AliasResult::NoAlias;
     os << "struct" << members;

@@ -1,5 +1,9 @@
 //===- TrainOps.cpp - train dialect ops -----------------------------------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Verifiers of the ops whose result type is their specification (the others
 // verify through shape inference, see TrainShapeInference.cpp) and folders.
 //

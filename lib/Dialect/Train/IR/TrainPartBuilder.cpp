@@ -1,5 +1,9 @@
 //===- TrainPartBuilder.cpp - the train ops distributed programs add ------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The train dialect's PartBuilderDialectInterface: the adds, scalings,
 // constants, concatenations, slices, lookups and scatter-adds that
 // dist-pipeline and dist-parameter-server write around a step's ops.
@@ -48,8 +52,7 @@ struct TrainPartBuilder : public dist::PartBuilderDialectInterface {
   Value buildScatterAddRows(OpBuilder &b, Location loc, Type type, Value into,
                             Value indices, Value updates,
                             Value rowOffset) const override {
-    return ScatterAddOp::create(b, loc, type, into, indices, updates,
-                                rowOffset)
+    return ScatterAddOp::create(b, loc, type, into, indices, updates, rowOffset)
         .getResult();
   }
 };

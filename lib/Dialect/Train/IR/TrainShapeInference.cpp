@@ -1,5 +1,9 @@
 //===- TrainShapeInference.cpp - result types of compute ops --------------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Every op whose result type follows from its operands and attributes infers
 // it here; the checks double as the op's verifier (InferTypeOpInterface runs
 // inference when verifying), so each failure names the offending value.

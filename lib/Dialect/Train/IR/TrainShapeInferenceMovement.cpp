@@ -1,5 +1,9 @@
 //===- TrainShapeInferenceMovement.cpp - result types of the other ops ----===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Shape inference of data movement, dropout and optimizer ops (see
 // TrainShapeInference.cpp for the conventions).
 //
@@ -170,8 +174,8 @@ LogicalResult ScatterAddOp::inferReturnTypes(MLIRContext *,
   FailureOr<SmallVector<int64_t>> rows =
       getRowsShape(diag, "init", init, adaptor.getIndices().getType());
   if (failed(rows) ||
-      failed(expectShape(diag, "updates", adaptor.getUpdates().getType(),
-                         *rows, getElementTypeOrSelf(init))))
+      failed(expectShape(diag, "updates", adaptor.getUpdates().getType(), *rows,
+                         getElementTypeOrSelf(init))))
     return failure();
   types.push_back(init);
   return success();

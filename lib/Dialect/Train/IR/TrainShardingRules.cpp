@@ -1,5 +1,9 @@
 //===- TrainShardingRules.cpp - factor rules of train ops -----------------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Each op states how its dims relate as an einsum over factors (see
 // ShardingRuleOpInterface.td). Shapes are valid here: rules are only asked of
 // verified ops.

@@ -1,4 +1,10 @@
 //===- TrainingStep.cpp - roles and names of a training step --------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Dialect/Train/IR/TrainingStep.h"
 
@@ -101,9 +107,8 @@ TrainingStep::emitArgumentRemark(const StepValue &value) const {
 }
 
 /// Checks roles and names are present and names unique; fills `byName`.
-static LogicalResult
-checkNamed(const TrainingStep &step, bool results,
-           llvm::StringMap<const StepValue *> &byName) {
+static LogicalResult checkNamed(const TrainingStep &step, bool results,
+                                llvm::StringMap<const StepValue *> &byName) {
   StringRef what = results ? "result" : "argument";
   for (const StepValue &value : results ? step.results : step.arguments) {
     auto emit = [&] {

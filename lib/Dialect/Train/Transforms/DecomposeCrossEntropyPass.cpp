@@ -1,4 +1,10 @@
 //===- DecomposeCrossEntropyPass.cpp - the rewrite as a pass --------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Dialect/Train/IR/DecomposeCrossEntropy.h"
 #include "distopt/Dialect/Train/IR/TrainOps.h"

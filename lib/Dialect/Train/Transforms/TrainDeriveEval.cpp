@@ -1,5 +1,9 @@
 //===- TrainDeriveEval.cpp - forward-only evaluation of a step ------------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Clones a training step, keeps the ops its loss depends on (plus an
 // accuracy count over the cross-entropy's logits), switches dropout to
 // evaluation mode and drops every argument the result no longer reads.

@@ -1,4 +1,10 @@
 //===- TrainVerify.cpp - check that training steps are well formed --------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Dialect/Train/IR/TrainingStep.h"
 #include "distopt/Dialect/Train/Transforms/Passes.h"

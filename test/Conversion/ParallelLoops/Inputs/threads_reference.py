@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """NumPy reference of threads_execution.mlir: the products and loops of
 one step on 1, 2 and 3 threads equal NumPy (float64) and each other.
 

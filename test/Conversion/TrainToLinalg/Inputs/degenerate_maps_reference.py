@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """NumPy reference of degenerate_maps_execution.mlir (one step).
 
     degenerate_maps_reference.py STATE.npz DATA.npz OUT.npz

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """NumPy loop-nest reference of train_to_linalg_window_execution.mlir.
 
     window_reference.py STATE.npz DATA.npz OUT.npz [SH,SW [POOL [PAD]]]

@@ -1,4 +1,10 @@
 //===- DistDialect.h - dist dialect -----------------------------*- C++ -*-===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef DISTOPT_DIALECT_DIST_IR_DISTDIALECT_H
 #define DISTOPT_DIALECT_DIST_IR_DISTDIALECT_H

@@ -1,10 +1,16 @@
 //===- DistOps.h - dist dialect ops and attributes --------------*- C++ -*-===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef DISTOPT_DIALECT_DIST_IR_DISTOPS_H
 #define DISTOPT_DIALECT_DIST_IR_DISTOPS_H
 
-#include "distopt/Dialect/Dist/IR/Sharding.h"
 #include "distopt/Dialect/Dist/IR/DistDialect.h"
+#include "distopt/Dialect/Dist/IR/Sharding.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"

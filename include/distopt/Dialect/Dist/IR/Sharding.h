@@ -1,5 +1,9 @@
 //===- Sharding.h - shardings as axis indices, factor algebra ---*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The algorithms of sharding propagation and partitioning on plain data:
 // a tensor's sharding as mesh-axis indices, the factor shardings an op's rule
 // implies, and the resharding planner (a chain of small detect/emit steps).

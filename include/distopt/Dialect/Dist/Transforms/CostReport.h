@@ -1,5 +1,9 @@
 //===- CostReport.h - the cost report of a module ---------------*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // What `--dist-cost-report` prints, for callers that want it as a string
 // (the C API, embedding compilers).
 //

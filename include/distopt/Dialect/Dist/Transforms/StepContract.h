@@ -1,5 +1,9 @@
 //===- StepContract.h - the step contract of distributed steps --*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // What every strategy promises of the training steps it rewrites: the
 // train dialect's contract (roles, names, state results replacing their
 // arguments) plus, for shardings, that each state result keeps its

@@ -1,5 +1,9 @@
 //===- DecomposeCrossEntropy.h - cross-entropy as reductions ----*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Rewrites train.cross_entropy and train.cross_entropy_backward into the
 // reductions and elementwise ops they are made of, so that the class dim
 // can be split: the per-token maximum and the sums of exponentials and of

@@ -1,4 +1,10 @@
 //===- TrainBase.td - train dialect, enums, constraints ----*- tablegen -*-===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef DISTOPT_DIALECT_TRAIN_IR_TRAINBASE
 #define DISTOPT_DIALECT_TRAIN_IR_TRAINBASE

@@ -1,4 +1,10 @@
 //===- TrainOps.td - train dialect ops ---------------------*- tablegen -*-===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef DISTOPT_DIALECT_TRAIN_IR_TRAINOPS
 #define DISTOPT_DIALECT_TRAIN_IR_TRAINOPS

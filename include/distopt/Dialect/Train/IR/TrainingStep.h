@@ -1,5 +1,9 @@
 //===- TrainingStep.h - roles and names of a training step ------*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // A training step is a function whose arguments and results carry
 // `train.role` and `train.name`. This view reads them once for passes.
 //

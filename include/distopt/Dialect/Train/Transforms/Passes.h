@@ -1,4 +1,10 @@
 //===- Passes.h - train dialect passes --------------------------*- C++ -*-===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef DISTOPT_DIALECT_TRAIN_TRANSFORMS_PASSES_H
 #define DISTOPT_DIALECT_TRAIN_TRANSFORMS_PASSES_H
