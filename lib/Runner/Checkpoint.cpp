@@ -11,6 +11,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CRC.h"
+#include "llvm/Support/Debug.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -23,6 +24,8 @@
 #include <map>
 #include <set>
 #include <unistd.h>
+
+#define DEBUG_TYPE "distopt-runner"
 
 using namespace mlir;
 using namespace distopt::runner;
@@ -336,6 +339,8 @@ llvm::Error CheckpointDir::save(const RunPosition &position,
   // Every rank decides alike (the directory is shared): a checkpoint of
   // this step is never overwritten.
   bool exists = llvm::sys::fs::exists(final);
+  LLVM_DEBUG(llvm::dbgs() << "rank " << rank << ": checkpoint '" << final << "'"
+                          << (exists ? " exists" : "") << "\n");
   if (rank == 0 && !exists) {
     // A partial checkpoint of this step is a crashed run's leftover.
     llvm::sys::fs::remove_directories(partial, /*IgnoreErrors=*/true);

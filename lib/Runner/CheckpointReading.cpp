@@ -20,6 +20,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CRC.h"
+#include "llvm/Support/Debug.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -28,6 +29,8 @@
 
 #include <map>
 #include <set>
+
+#define DEBUG_TYPE "distopt-runner"
 
 using namespace mlir;
 using namespace distopt;
@@ -370,6 +373,8 @@ CheckpointDir::restore(std::vector<Binding> &args, std::vector<float> &losses) {
         return blocks.takeError();
       read = *blocks;
     }
+    LLVM_DEBUG(llvm::dbgs() << "checkpoint '" << path
+                            << "': " << (read ? "read" : problem) << "\n");
     // The lowest rank that failed names the problem (ranks holding
     // replicas would all name it).
     llvm::Expected<int64_t> firstFailure = getFirstFailure(read);

@@ -18,6 +18,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/Debug.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -37,6 +38,8 @@
 #include <set>
 #include <sys/time.h>
 #include <unistd.h>
+
+#define DEBUG_TYPE "distopt-runner"
 
 using namespace mlir;
 using namespace distopt;
@@ -164,6 +167,9 @@ compile(ModuleOp module, const CompileOptions &options, const char *argv0,
     SmallString<256> path(cache.directory);
     llvm::sys::path::append(path, "step-" + cache.key + ".so");
     cached = path.str().str();
+    LLVM_DEBUG(llvm::dbgs()
+               << "compile cache entry '" << cached << "'"
+               << (llvm::sys::fs::exists(cached) ? "" : ": none") << "\n");
     if (llvm::sys::fs::exists(cached))
       if (std::unique_ptr<CompiledStep> compiled = loadCached(cached))
         return std::move(compiled);

@@ -30,6 +30,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 
 #define DEBUG_TYPE "distopt-runner"
 
@@ -81,7 +82,18 @@ distopt::runner::startRuntime(ModuleOp module, const RunConfig &config) {
   distrt_set_timeout(config.collectiveTimeout);
   LLVM_DEBUG(llvm::dbgs() << "starting the runtime with backend '" << backend
                           << "'\n");
-  distrt_mlir_init_backend(backend.c_str());
+  // distrt_mlir_init_backend's choice for "auto", with its failure
+  // returned (that entry point ends the job on one).
+  std::string chosen = backend;
+  if (chosen == "auto") {
+    const char *set = std::getenv("DISTRT_BACKEND");
+    chosen = set ? set
+             : std::getenv("PMI_RANK") || std::getenv("OMPI_COMM_WORLD_RANK")
+                 ? "mpi"
+                 : "local";
+  }
+  if (distrt_init(chosen.c_str()) != 0)
+    return makeRuntimeError();
   noteRuntimeStarted(true);
   return backend;
 }
