@@ -687,6 +687,10 @@ llvm::Expected<RunResult> distopt::runner::run(const RunConfig &config,
                                                RunObserver *observer) {
   if (llvm::Error error = checkRunConfig(config))
     return std::move(error);
+  // The inputs are protected for this run only.
+  size_t protectedBefore = getNumProtectedInputs();
+  auto unprotect =
+      llvm::make_scope_exit([&] { unprotectInputs(protectedBefore); });
   protectInputs(config);
   // A step allocates and frees the same large buffers every time: keep
   // them in the heap instead of mapping fresh (zeroed, page-faulting)

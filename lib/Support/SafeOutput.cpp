@@ -34,6 +34,13 @@ void distopt::protectInput(llvm::StringRef what, llvm::StringRef path) {
     getProtectedInputs().push_back({what.str(), path.str()});
 }
 
+size_t distopt::getNumProtectedInputs() { return getProtectedInputs().size(); }
+
+void distopt::unprotectInputs(size_t count) {
+  if (count < getProtectedInputs().size())
+    getProtectedInputs().resize(count);
+}
+
 std::string distopt::getCanonicalPath(llvm::StringRef path) {
   llvm::SmallString<256> absolute(path);
   llvm::sys::fs::make_absolute(absolute);

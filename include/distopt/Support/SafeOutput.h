@@ -73,6 +73,12 @@ enum class OutputKind { file, directory, stream };
 /// messages): no output may be the same file. Kept for the process's life.
 void protectInput(llvm::StringRef what, llvm::StringRef path);
 
+/// The inputs registered so far, and forgetting those registered after
+/// `count` of them (a library call that protected its own inputs for its
+/// duration, such as runner::run()).
+size_t getNumProtectedInputs();
+void unprotectInputs(size_t count);
+
 /// Fails, naming `what` (an option such as "--out") and `path`, when the
 /// output cannot be written there without harm: `path` exists and is not a
 /// regular file (for a directory output: not a directory), or it is the
