@@ -418,8 +418,24 @@ llvm::Error distopt::runner::checkOutputs(
 llvm::Expected<Arrays>
 distopt::runner::readInput(const std::optional<Arrays> &inMemory,
                            const std::string &path) {
-  if (inMemory)
+  if (inMemory) {
+    // What a caller hands in is checked as an npz's members are.
+    for (const auto &[name, array] : *inMemory) {
+      if (array.dtype != "<f4" && array.dtype != "<f8" &&
+          array.dtype != "<i4" && array.dtype != "<i8")
+        return makeError("'" + name + "' in " + path + " has dtype '" +
+                         array.dtype + "' (expected <f4, <f8, <i4 or <i8)");
+      int64_t elements = 1;
+      for (int64_t size : array.shape)
+        elements = size < 0 ? -1 : elements * size;
+      if (elements < 0 || uint64_t(elements) * getElementBytes(array.dtype) !=
+                              array.bytes.size())
+        return makeError("'" + name + "' in " + path + " holds " +
+                         llvm::Twine(array.bytes.size()) + " bytes, not " +
+                         array.dtype + " [" + formatShape(array.shape) + "]");
+    }
     return *inMemory;
+  }
   Arrays arrays;
   std::string error;
   if (!path.empty() && !readNpz(path, arrays, error))
