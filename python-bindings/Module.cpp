@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RunBindings.h"
+
 #include "distopt/Dialect/Dist/Transforms/CostReport.h"
 #include "distopt/InitAll.h"
 #include "distopt/Support/DiagnosticText.h"
@@ -169,4 +171,5 @@ PYBIND11_MODULE(_distopt, m) {
            "The --dist-cost-report text ('text' or 'json').")
       .def("to_string", &PyModule::str, py::arg("generic") = false)
       .def("clone", &PyModule::clone);
+  distopt::python::bindRun(m, error);
 }

@@ -15,14 +15,39 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 using namespace mlir;
 using namespace distopt;
 
-std::string runner::getLibDirectory(const char *argv0) {
-  std::string tool = llvm::sys::fs::getMainExecutable(
+std::string runner::getToolPath(const char *argv0) {
+  // A caller that names the tool (Python's extension: this build's
+  // dist-run) is taken at its word; /proc/self/exe would be the
+  // interpreter.
+  if (argv0 && llvm::sys::path::is_absolute(argv0) &&
+      llvm::sys::fs::exists(argv0))
+    return argv0;
+  return llvm::sys::fs::getMainExecutable(
       argv0, reinterpret_cast<void *>(&getLibDirectory));
+}
+
+std::string runner::getLibDirectory(const char *argv0) {
+  // Without a tool's path (the C API's library), the directory of the
+  // shared object holding the runner, when the runtime libraries are
+  // beside it (an installed or built libDistOptCAPI.so).
+  if (!argv0 || !*argv0) {
+    Dl_info info;
+    if (::dladdr(reinterpret_cast<void *>(&getLibDirectory), &info) &&
+        info.dli_fname) {
+      SmallString<256> lib(llvm::sys::path::parent_path(info.dli_fname));
+      SmallString<256> runtime(lib);
+      llvm::sys::path::append(runtime, "libdistrt.so");
+      if (llvm::sys::fs::exists(runtime))
+        return lib.str().str();
+    }
+  }
+  std::string tool = getToolPath(argv0);
   SmallString<256> lib(
       llvm::sys::path::parent_path(llvm::sys::path::parent_path(tool)));
   llvm::sys::path::append(lib, "lib");

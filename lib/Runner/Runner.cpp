@@ -109,8 +109,7 @@ std::string runner::getCacheKey(uint64_t moduleHash,
   llvm::sort(enabled);
   for (const std::string &feature : enabled)
     os << '\0' << feature;
-  std::string tool = llvm::sys::fs::getMainExecutable(
-      argv0, reinterpret_cast<void *>(&getLibDirectory));
+  std::string tool = getToolPath(argv0);
   std::string lib = getLibDirectory(argv0);
   for (std::string path :
        {tool, lib + "/libdistrt.so", lib + "/libdistopt_cpu.so"}) {

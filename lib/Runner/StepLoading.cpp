@@ -55,12 +55,19 @@ distopt::runner::loadModule(MLIRContext &context, const RunConfig &config,
   hash = hashText(buffer->getBuffer());
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
-  // Parse errors as FILE:LINE:COL: error: message.
-  dist::DiagnosticTextHandler handler(
-      &context, [](const std::string &text) { llvm::errs() << text << "\n"; });
+  // Parse errors as FILE:LINE:COL: error: message: on stderr when the run
+  // prints (dist-run), else in the error (the C API, Python).
+  std::string diagnostics;
+  dist::DiagnosticTextHandler handler(&context, [&](const std::string &text) {
+    if (config.print)
+      llvm::errs() << text << "\n";
+    else
+      diagnostics += "\n" + text;
+  });
   OwningOpRef<ModuleOp> module = dist::parseUserSource(sourceMgr, &context);
   if (!module)
-    return makeError("cannot parse '" + config.modulePath + "'");
+    return makeError("cannot parse '" + config.modulePath + "'" +
+                     (diagnostics.empty() ? "" : ":" + diagnostics));
   return std::move(module);
 }
 

@@ -54,6 +54,18 @@ if grep -q "dist.all_reduce\|dist.mesh" "$work/c_half.out"; then
 fi
 echo "ok: C consumer: a failed pipeline leaves the module unchanged"
 
+# The C API trains a step in the consumer's process: from the npz files,
+# and from the state it handed back as arrays, to the same bits.
+"$prefix/bin/dist-run" "$step" --init-state="$work/run_state.npz" \
+  --init-data="$work/run_data.npz" --seed=3 > "$work/init.log"
+"$work/consumer/consumer-run" "$step" "$work/run_state.npz" "$work/run_data.npz" \
+  > "$work/run.out" || { cat "$work/run.out"; exit 1; }
+grep -q "^diagnostic: --steps takes a count (an integer >= 0), not 'two'" "$work/run.out"
+grep -q "^diagnostic: unknown run option 'no-such'" "$work/run.out"
+grep -q '"event":"step"' "$work/run.out"
+tail -1 "$work/run.out" | grep -qx ok
+echo "ok: C consumer: a step trained through the C API ($(grep -c '"event":"step"' "$work/run.out") steps streamed)"
+
 # The installed tools run from the prefix alone.
 "$prefix/bin/dist-opt" "$step" --dist-mirrored=replicas=2 -o "$work/tool.mlir"
 "$prefix/bin/dist-run" "$step" --init-state="$work/state.npz" --init-data="$work/data.npz" --seed=1 > /dev/null

@@ -21,6 +21,10 @@ namespace distopt::runner {
 /// The lib directory next to the bin directory of the running tool.
 std::string getLibDirectory(const char *argv0);
 
+/// The DistOpt program `argv0` names: itself when it is an absolute path
+/// that exists, else this process's executable.
+std::string getToolPath(const char *argv0);
+
 /// The libraries a step compiled for `device` calls, as paths. CPU: the
 /// kernels (OpenBLAS products, convolutions) and the collective runtime
 /// from the lib directory beside the tool, MLIR's runner utilities (strided
