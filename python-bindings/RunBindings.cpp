@@ -9,7 +9,7 @@
 // files): the options by dist-run's names (setRunOption), the events to a
 // Python callable as dicts while the step trains (the GIL released
 // between them), the final state and the losses back as arrays. And the
-// one safe writer's check (`check_output_target`) for distopt.output.
+// one safe writer's check and in-place open for distopt.output.
 //
 //===----------------------------------------------------------------------===//
 
@@ -249,4 +249,26 @@ void distopt::python::bindRun(py::module_ &m, py::object error) {
       "The one safe writer's check (SafeOutput.h): raises DistOptError "
       "naming `what` and `path` unless a `kind` output can be written "
       "there; `inputs`: (what, path) pairs it must not be.");
+  m.def(
+      "open_output_in_place",
+      [error](const std::string &what, const std::string &path, bool append,
+              const std::string &kind) {
+        if (kind != "file" && kind != "stream")
+          throw py::value_error("kind must be file or stream, not '" + kind +
+                                "'");
+        llvm::Expected<int> fd = distopt::openOutputInPlace(
+            what, path, append,
+            kind == "stream" ? OutputKind::stream : OutputKind::file);
+        if (!fd) {
+          std::string message = llvm::toString(fd.takeError());
+          PyErr_SetString(error.ptr(), message.c_str());
+          throw py::error_already_set();
+        }
+        return *fd;
+      },
+      py::arg("what"), py::arg("path"), py::arg("append"),
+      py::arg("kind") = "file",
+      "The one safe writer's in-place open (SafeOutput.h "
+      "openOutputInPlace): a descriptor for a log written in place, "
+      "checked before and on the open file; raises DistOptError.");
 }

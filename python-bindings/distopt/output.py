@@ -27,19 +27,19 @@ Messages name the output as the option or argument that gave it
 (`what`), as dist-run's do: "cannot write --out 'x': it is a FIFO, not a
 regular file (an output replaces only a regular file)".
 
-Every check goes through `_check` (one function: the extension's
-`_distopt.check_output_target` can take its place, so Python and C++
-apply one rule).
+Every check goes through `_check`, which is the C++ writer's own
+(`_distopt.check_output_target`, distopt/Support/SafeOutput.h), and
+in-place opens are its `openOutputInPlace`: Python, the tools and the
+runner apply one rule.
 """
 
 import contextlib
-import errno
 import os
 import secrets
 import signal
-import stat
 import threading
 
+from . import _distopt
 from ._distopt import DistOptError
 
 __all__ = ["OutputError", "protect_input", "check_output_target",
@@ -66,77 +66,16 @@ def protect_input(what, path):
         _protected.append((what, path))
 
 
-def _describe(mode):
-    """What a file of `mode` is (InputFile.cpp describeFileType)."""
-    for test, name in ((stat.S_ISREG, "a regular file"),
-                       (stat.S_ISDIR, "a directory"),
-                       (stat.S_ISFIFO, "a FIFO"),
-                       (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return name
-    return "a special file"
-
-
-def _canonical(path):
-    """The absolute path with its directory's links and dots resolved
-    (getCanonicalPath), for files that may not exist yet."""
-    absolute = os.path.normpath(os.path.abspath(path))
-    parent, name = os.path.split(absolute)
-    try:
-        if not os.path.isdir(parent):
-            return absolute
-        return os.path.join(os.path.realpath(parent, strict=True), name)
-    except OSError:
-        return absolute
-
-
-def _same_file(a, b):
-    """One file: the same device and inode, or, for files that do not
-    exist yet, the same canonical path (isSameFile)."""
-    try:
-        first, second = os.stat(a), os.stat(b)
-        return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
-    except OSError:
-        return _canonical(a) == _canonical(b)
-
-
-def _problem(path, kind, inputs):
-    """What is wrong with writing a `kind` output at `path`, as a phrase
-    about it; None when nothing is (getTargetProblem)."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        mode = None  # left to the write, which reports why
-    if kind == "directory":
-        if mode is not None and not stat.S_ISDIR(mode):
-            return f"is {_describe(mode)}, not a directory"
-        return None
-    if kind == "stream" and mode is not None and not stat.S_ISREG(mode) \
-            and not stat.S_ISFIFO(mode):
-        return f"is {_describe(mode)}, not a regular file or a FIFO"
-    if kind == "file" and mode is not None and not stat.S_ISREG(mode):
-        return (f"is {_describe(mode)}, not a regular file (an output "
-                "replaces only a regular file)")
-    for input_what, input_path in inputs:
-        if _same_file(path, input_path):
-            return (f"is the same file as {input_what} '{input_path}': it "
-                    "would overwrite its input")
-    return None
-
-
 def _check(what, path, kind, inputs):
     """Raises OutputError naming `what` and `path` when a `kind` output
     cannot be written at `path` without harm; `inputs` are (what, path)
-    pairs (the protected inputs and the call's own). THE check: the
-    extension's checkOutputTarget may replace this body."""
-    problem = _problem(path, kind, inputs)
-    if problem is None:
-        return
-    if problem.startswith("is the same file"):
-        raise OutputError(f"{what} '{path}' {problem}")
-    raise OutputError(f"cannot write {what} '{path}': it {problem}")
+    pairs (the protected inputs and the call's own). THE check: the C++
+    one every tool and the runner apply (distopt/Support/SafeOutput.h
+    checkOutputTarget), through the extension, so there is one rule."""
+    try:
+        _distopt.check_output_target(what, path, kind, list(inputs))
+    except DistOptError as error:
+        raise OutputError(str(error)) from None
 
 
 def _inputs(inputs):
@@ -404,44 +343,10 @@ def open_in_place(what, path, append, kind="file", inputs=()):
                          f"{kind!r}")
     _check(what, path, kind, _inputs(inputs))
 
-    def failure(why):
-        return OutputError(f"cannot write {what} '{path}': {why}")
-
-    mode = "ab" if append else "wb"
+    # The open and its checks on the descriptor are the C++ writer's
+    # (SafeOutput.h openOutputInPlace), as for dist-run's --metrics.
     try:
-        is_fifo = stat.S_ISFIFO(os.stat(path).st_mode)
-    except OSError:
-        is_fifo = False
-    if kind == "stream" and is_fifo:
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)
-        except OSError as e:
-            raise failure(e.strerror) from None
-        status = os.fstat(fd)
-        if not stat.S_ISFIFO(status.st_mode):
-            os.close(fd)
-            raise failure(f"it is {_describe(status.st_mode)}, not a "
-                          "regular file or a FIFO")
-        return os.fdopen(fd, mode, buffering=0)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK |
-                     os.O_NOCTTY | os.O_CLOEXEC |
-                     (os.O_APPEND if append else 0), 0o666)
-    except OSError as e:
-        raise failure("it is a FIFO, not a regular file"
-                      if e.errno == errno.ENXIO else e.strerror) from None
-    try:
-        status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode):
-            raise failure(f"it is {_describe(status.st_mode)}, not a regular "
-                          "file (an output replaces only a regular file)")
-        if not append:
-            os.ftruncate(fd, 0)
-        os.set_blocking(fd, True)
-    except OutputError:
-        os.close(fd)
-        raise
-    except OSError as e:
-        os.close(fd)
-        raise failure(e.strerror) from None
-    return os.fdopen(fd, mode, buffering=0)
+        fd = _distopt.open_output_in_place(what, path, append, kind)
+    except DistOptError as error:
+        raise OutputError(str(error)) from None
+    return os.fdopen(fd, "ab" if append else "wb", buffering=0)
