@@ -71,22 +71,28 @@ def init(module, seed=0):
             return dict(s), dict(b)
 
 
+def _check_batches(batch, steps, dataset, epochs):
+    """Raises ValueError unless the batches come from one source and the
+    run's length is given one way."""
+    if dataset is None and batch is None:
+        raise ValueError("give a batch or a dataset=")
+    if dataset is not None and batch is not None:
+        raise ValueError("give a batch or a dataset=, not both")
+    if epochs is not None and steps is not None:
+        raise ValueError("give steps= or epochs=, not both")
+
+
 def _training_args(work, batch, steps, dataset, epochs, seed, shuffle,
                    eval_dataset, eval_every, checkpoint_dir,
                    checkpoint_every, keep, resume, num_threads):
     """dist-run's options for the batches, evaluation and checkpoints."""
+    _check_batches(batch, steps, dataset, epochs)
     args = []
     if dataset is None:
-        if batch is None:
-            raise ValueError("give a batch or a dataset=")
         args.append(f"--data={_write(work, batch, 'data.npz')}")
     else:
-        if batch is not None:
-            raise ValueError("give a batch or a dataset=, not both")
         args.append(f"--dataset={os.fspath(dataset)}")
     if epochs is not None:
-        if steps is not None:
-            raise ValueError("give steps= or epochs=, not both")
         args.append(f"--epochs={epochs}")
     elif steps is not None:
         args.append(f"--steps={steps}")
@@ -119,6 +125,7 @@ def _run(module, state, batch, np_, extra, timeout, steps=None, dataset=None,
         if np_ is None and not extra and timeout is None and \
                 hasattr(_distopt, "run"):
             # One process: the runner in this one, on the arrays.
+            _check_batches(batch, steps, dataset, epochs)
             options = _options(steps, dataset, epochs, seed, shuffle,
                                eval_dataset, eval_every, checkpoint_dir,
                                checkpoint_every, keep, resume, num_threads)
