@@ -422,12 +422,13 @@ runLoaded(const RunConfig &config, RunObserver *observer, LoadedStep &loaded) {
       result.resumedFrom = position.step;
   }
 
-  CompileOptions compileOptions{loaded.backend,
-                                config.optLevel,
-                                config.opsPerFunction,
-                                config.profile,
-                                config.parallelMinIterations,
-                                config.gpuMapped};
+  CompileOptions compileOptions;
+  compileOptions.backend = loaded.backend;
+  compileOptions.optLevel = config.optLevel;
+  compileOptions.opsPerFunction = config.opsPerFunction;
+  compileOptions.profile = config.profile;
+  compileOptions.parallelMinIterations = config.parallelMinIterations;
+  compileOptions.gpuMapped = config.gpuMapped;
   compileOptions.device = config.device;
   const char *toolPath = config.toolPath.c_str();
   CompileCache cache;

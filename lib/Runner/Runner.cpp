@@ -179,14 +179,10 @@ compile(ModuleOp module, const CompileOptions &options, const char *argv0,
     cuda.backend = options.backend;
     cuda.opsPerFunction = options.opsPerFunction;
     train::buildCUDAPipeline(pm, cuda);
-  } else if (options.gpuMapped)
-    train::buildGPUMappedCPUPipeline(pm, options.backend,
-                                     options.opsPerFunction,
-                                     /*blockSize=*/256);
-  else
-    train::buildCPUPipeline(pm, /*blas=*/true, /*approximateMath=*/true,
-                            options.backend, options.opsPerFunction,
-                            options.profile, options.parallelMinIterations);
+  } else {
+    // (gpu-mapped included: buildCPUPipeline routes it.)
+    train::buildCPUPipeline(pm, options);
+  }
   if (failed(pm.run(module)))
     return makeError("cannot compile the step (see the diagnostics above)");
   // With a cache: a shared library in it, loaded from there now and by

@@ -79,7 +79,8 @@ static cl::opt<std::string> backendName(
              "MPI launcher, else local), mpi, local, nccl (default: auto on "
              "cpu, nccl on cuda)"),
     cl::cat(category));
-static cl::opt<unsigned> optLevel("opt-level", cl::init(3),
+static cl::opt<unsigned> optLevel("opt-level",
+                                  cl::init(train::kDefaultOptLevel),
                                   cl::desc("LLVM optimization level (0-3)"),
                                   cl::cat(category));
 static cl::opt<std::string> chip("chip", cl::init("sm_90"),
@@ -385,8 +386,10 @@ int main(int argc, char **argv) {
     options.backend = backend;
     train::buildCUDAPipeline(pm, options);
   } else {
-    train::buildCPUPipeline(pm, /*blas=*/true, /*approximateMath=*/true,
-                            backend);
+    train::CPUPipelineOptions options;
+    options.backend = backend;
+    options.optLevel = optLevel;
+    train::buildCPUPipeline(pm, options);
   }
   if (failed(pm.run(*module)))
     fail("cannot compile the step (see the diagnostics above)");

@@ -20,6 +20,7 @@
 #ifndef DISTOPT_RUNNER_RUN_H
 #define DISTOPT_RUNNER_RUN_H
 
+#include "distopt/Conversion/Passes.h"
 #include "distopt/Runner/Array.h"
 #include "distopt/Runner/Error.h"
 
@@ -88,9 +89,9 @@ struct RunConfig {
   bool flushDenormals = true;
   std::string entry;
   double collectiveTimeout = 300;
-  unsigned optLevel = 3;
-  unsigned opsPerFunction = 1000;
-  int64_t parallelMinIterations = 32768;
+  unsigned optLevel = mlir::train::kDefaultOptLevel;
+  unsigned opsPerFunction = mlir::train::kDefaultOpsPerFunction;
+  int64_t parallelMinIterations = mlir::train::kDefaultParallelMinIterations;
   bool gpuMapped = false;
   std::optional<unsigned> numThreads;
   bool profile = false;

@@ -12,6 +12,7 @@
 #include "distopt/Runner/Bindings.h"
 #include "distopt/Runner/Library.h"
 
+#include "distopt/Conversion/Passes.h"
 #include "distopt/Runtime/distrt.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -62,23 +63,13 @@ struct CompileCache {
   std::string key;
 };
 
-/// How a step is compiled: the runtime backend its collectives call,
-/// LLVM's optimization level (0-3), and dist-lower-cpu's ops-per-function
-/// (functions cut into parts of about this many ops; 0 keeps them whole).
-struct CompileOptions {
-  std::string backend = "auto";
-  unsigned optLevel = 3;
-  unsigned opsPerFunction = 1000;
-  /// dist-lower-cpu{profile=true}; the step is then never cached (the
-  /// module keeps its `distopt.profile` table for the report).
-  bool profile = false;
-  /// dist-lower-cpu's parallel-min-iterations.
-  int64_t parallelMinIterations = 32768;
-  /// dist-lower-cpu{gpu-mapped}: dist-lower-cuda's mapped loop nests run
-  /// as CPU loops (products through OpenBLAS, no convolution kernels).
-  bool gpuMapped = false;
-  /// cuda: dist-lower-cuda, the arguments copied to the device before
-  /// each step and the results back after it.
+/// How a step is compiled: dist-lower-cpu's options with their one set of
+/// defaults (the runtime backend its collectives call, LLVM's
+/// optimization level, ops-per-function, profile brackets — the step is
+/// then never cached —, parallel-min-iterations, gpu-mapped), and the
+/// device: cuda compiles with dist-lower-cuda, the arguments copied to the
+/// device before each step and the results back after it.
+struct CompileOptions : mlir::train::CPUPipelineOptions {
   Device device = Device::cpu;
 };
 
