@@ -37,7 +37,6 @@ from . import _config, _distopt, output
 from ._callback_base import (BackupAndRestore, Callback, CallbackList,
                              History, ProgbarLogger)
 from ._distopt import DistOptError
-from .datasets import write_dataset
 from .module import Module
 
 __all__ = ["fit", "FitModel"]
@@ -480,6 +479,9 @@ def _dataset_dir(data, names, work, what):
             f"{', '.join(n + '.npy' for n in names if n not in present)} "
             f"(the step's batch is {', '.join(names)}; x.npy and y.npy "
             "also do for one input)")
+    # (Imported here: `python -m distopt.datasets` runs that module as
+    # __main__, which an import of it by the package would shadow.)
+    from .datasets import write_dataset
     directory = os.path.join(work, what)
     write_dataset(directory, _arrays(data, names, what))
     return directory
