@@ -144,24 +144,24 @@ private:
     PlaceAttr here;
     OpBuilder top;
     /// The shards each variable the per-sample ops read arrives in.
-    DenseMap<unsigned, SmallVector<Value>> pulled;
+    DenseMap<unsigned, SmallVector<Value>> pulled{};
     /// Per sparse lookup: the rows each server of its table looked up.
-    DenseMap<Operation *, SmallVector<Value>> lookedUp;
+    DenseMap<Operation *, SmallVector<Value>> lookedUp{};
     /// The worker's value of each step value the fragments made.
-    DenseMap<Value, Value> made;
+    DenseMap<Value, Value> made{};
   };
   /// One forward or backward fragment of a worker, as it is planned.
   struct WorkerUnit {
     UnitKind kind;
     SmallVector<Operation *> ops;
-    DenseSet<Operation *> inUnit;
+    DenseSet<Operation *> inUnit{};
     /// Values from outside the unit, and the fragment's operands: the
     /// first operand of each input (a pulled variable has one per shard).
-    llvm::SetVector<Value> inputs;
+    llvm::SetVector<Value> inputs{};
     SmallVector<Value> operands;
     SmallVector<std::pair<Value, unsigned>> inputSlots;
     /// What later units, the pushes or the return read.
-    llvm::SetVector<Value> outputs;
+    llvm::SetVector<Value> outputs{};
     SmallVector<Type> resultTypes;
     /// The pushes of the sums this unit makes: one slice per shard.
     SmallVector<std::tuple<AllReduceOp, int64_t, Shard>> pushes;
@@ -217,7 +217,7 @@ private:
     PlaceAttr here;
     OpBuilder top;
     /// Per (table argument, worker): the indices the worker sent.
-    DenseMap<std::pair<unsigned, int64_t>, Value> indicesFrom;
+    DenseMap<std::pair<unsigned, int64_t>, Value> indicesFrom{};
     /// The update ops this server runs.
     SmallVector<Operation *> ops;
     /// The step results returned here (the step value, whether it is an
@@ -229,7 +229,7 @@ private:
     /// The sums this server makes.
     SmallVector<Sum> sums;
     /// Async: what writeServe made (see there).
-    DenseMap<Value, Value> carriedResult;
+    DenseMap<Value, Value> carriedResult{};
     SmallVector<std::pair<Value, Value>> servedSums;
     /// The update fragment's results.
     SmallVector<Value> results;
