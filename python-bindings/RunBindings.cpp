@@ -85,6 +85,26 @@ py::object toNumPy(const Array &array) {
       .attr("reshape")(shape);
 }
 
+/// Raises `error` (DistOptError) with the runner's message of `failure`.
+[[noreturn]] void raise(const py::object &error, llvm::Error failure) {
+  std::string message = takeErrorMessage(std::move(failure));
+  PyErr_SetString(error.ptr(), message.c_str());
+  throw py::error_already_set();
+}
+
+py::dict toDict(const Arrays &arrays) {
+  py::dict out;
+  for (const auto &[name, array] : arrays)
+    out[py::str(name)] = toNumPy(array);
+  return out;
+}
+
+/// This build's dist-run: its lib directory holds the runtime libraries
+/// the step links, and it keys the compile cache.
+std::string getToolPath() {
+  return py::str(py::module_::import("distopt._config").attr("DIST_RUN"));
+}
+
 /// Hands each event to the Python callable (holding the GIL); an exception
 /// it raises, or a pending KeyboardInterrupt, is kept and stops the run at
 /// the next chance (nothing throws through the runner).
@@ -158,10 +178,7 @@ py::dict run(const std::string &moduleText, const py::object &state,
     config.dataPath = "<data arrays>";
   }
   config.print = false;
-  // This build's dist-run: its lib directory holds the runtime libraries
-  // the step links, and it keys the compile cache.
-  config.toolPath =
-      py::str(py::module_::import("distopt._config").attr("DIST_RUN"));
+  config.toolPath = getToolPath();
   for (auto [key, value] : options) {
     std::string name = py::str(key);
     std::string text = py::isinstance<py::bool_>(value)
@@ -177,15 +194,10 @@ py::dict run(const std::string &moduleText, const py::object &state,
     result.emplace(distopt::runner::run(config, &observer));
   }
   observer.rethrow();
-  if (!*result) {
-    std::string message = takeErrorMessage(result->takeError());
-    PyErr_SetString(error.ptr(), message.c_str());
-    throw py::error_already_set();
-  }
+  if (!*result)
+    raise(error, result->takeError());
   RunResult &done = **result;
-  py::dict arrays;
-  for (const auto &[name, array] : done.state)
-    arrays[py::str(name)] = toNumPy(array);
+  py::dict arrays = toDict(done.state);
   py::list evaluations;
   for (const EvaluationRecord &record : done.evaluations) {
     py::dict each;
@@ -224,6 +236,56 @@ void distopt::python::bindRun(py::module_ &m, py::object error) {
       "dist-run's names); calls on_event(dict) for every event (False on an "
       "'epoch_end' stops the run); returns {'state', 'loss', 'evaluations', "
       "'resumed_from', 'steps_done', 'stopped_early'}.");
+  m.def(
+      "init",
+      [error](const std::string &moduleText, uint64_t seed, bool withData) {
+        RunConfig config;
+        config.moduleText = moduleText;
+        config.modulePath = "<module>";
+        config.toolPath = getToolPath();
+        config.print = false;
+        config.seed = seed;
+        std::optional<llvm::Expected<std::pair<Arrays, Arrays>>> made;
+        {
+          py::gil_scoped_release release;
+          made.emplace(initStateAndData(config, withData));
+        }
+        if (!*made)
+          raise(error, made->takeError());
+        return py::make_tuple(toDict((*made)->first),
+                              withData ? py::object(toDict((*made)->second))
+                                       : py::object(py::none()));
+      },
+      py::arg("module_text"), py::arg("seed") = 0,
+      py::arg("with_data") = true,
+      "dist-run --init-state / --init-data in this process: (state, batch "
+      "or None) as dicts of arrays.");
+  m.def(
+      "read_checkpoint",
+      [error](const std::string &directory) {
+        std::string exported;
+        llvm::Expected<Arrays> arrays =
+            readNewestCheckpoint(directory, &exported);
+        if (!arrays)
+          raise(error, arrays.takeError());
+        return py::make_tuple(toDict(*arrays), exported);
+      },
+      py::arg("checkpoint_dir"),
+      "The newest complete checkpoint of the directory as global arrays "
+      "(and 'loss'), and its own directory (dist-run --export's reading).");
+  m.def(
+      "export_checkpoint",
+      [error](const std::string &directory, const std::string &outPath) {
+        llvm::Expected<std::string> exported =
+            exportCheckpoint(directory, outPath);
+        if (!exported)
+          raise(error, exported.takeError());
+        return *exported;
+      },
+      py::arg("checkpoint_dir"), py::arg("out"),
+      "dist-run --export in this process: the newest complete checkpoint "
+      "written to the npz `out` through the safe writer; returns the "
+      "checkpoint's directory.");
   m.def(
       "check_output_target",
       [error](const std::string &what, const std::string &path,

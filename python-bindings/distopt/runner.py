@@ -61,14 +61,8 @@ def init(module, seed=0):
     """A random initial state and batch for the step (dist-run
     --init-state / --init-data: parameters scaled like PyTorch's defaults,
     optimizer state zero, labels in range): (state, batch) dicts."""
-    with tempfile.TemporaryDirectory(prefix="distopt-") as work:
-        step = output.write_file("the step", os.path.join(work, "step.mlir"),
-                                 str(module).encode())
-        state, batch = (os.path.join(work, n) for n in ("state.npz", "data.npz"))
-        _dist_run([step, f"--init-state={state}", f"--init-data={batch}",
-                   f"--seed={seed}"])
-        with np.load(state) as s, np.load(batch) as b:
-            return dict(s), dict(b)
+    # The runner in this process: no files, no dist-run.
+    return _distopt.init(str(module), seed, True)
 
 
 def _check_batches(batch, steps, dataset, epochs):
@@ -226,9 +220,4 @@ def launch(module, state, batch=None, steps=None, np=None, strategy=None,
 def export_checkpoint(checkpoint_dir):
     """The newest complete checkpoint in `checkpoint_dir` as a dict of global
     arrays (and `loss`, every step's so far): dist-run --export."""
-    with tempfile.TemporaryDirectory(prefix="distopt-") as work:
-        out = os.path.join(work, "export.npz")
-        _dist_run([f"--export={out}",
-                   f"--checkpoint-dir={os.fspath(checkpoint_dir)}"])
-        with np.load(out) as arrays:
-            return dict(arrays)
+    return _distopt.read_checkpoint(os.fspath(checkpoint_dir))[0]
