@@ -1,4 +1,8 @@
 #!/usr/bin/env bash
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#
 # Times a clean build (compiler cache disabled), a clean build with a warm
 # ccache and the rebuild after touching one file (recompiled, not served from
 # the cache), in a scratch build directory.

@@ -1,4 +1,8 @@
 #!/usr/bin/env python3
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Collective counts and ring bus bytes per strategy against the formulas.
 
     python3 bench/comm_volume.py [--build build] [--markdown]

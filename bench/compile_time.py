@@ -1,4 +1,8 @@
 #!/usr/bin/env python3
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Compile time of every strategy pipeline of `dist-opt` on GPT-like steps.
 
 For each depth L (default 12, 48, 96, 384) it generates a GPT-like training

@@ -1,4 +1,8 @@
 #!/usr/bin/env python3
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Time of a convolution layer's step (conv2d and both gradients) against
 PyTorch eager, same machine.
 

@@ -1,4 +1,8 @@
 #!/usr/bin/env python3
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """The model-zoo coverage table: every torchvision classification model, a
 few timm models, small Hugging Face transformers and nn building blocks,
 each exported with distopt.torch.export_train_step, run for one DistOpt step

@@ -1,4 +1,8 @@
 #!/usr/bin/env python3
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Pipeline step time on the transformer stack against the simulated bubble.
 
 For each schedule and microbatch count, compiles the stack with

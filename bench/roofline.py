@@ -1,4 +1,8 @@
 #!/usr/bin/env python3
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Where a compiled step's time goes, against the machine's roofs.
 
 Runs `dist-run --profile` on a step (default examples/transformer_block.mlir,

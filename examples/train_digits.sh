@@ -1,4 +1,8 @@
 #!/bin/bash
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#
 # Trains examples/digits_mlp.mlir on scikit-learn's digits, data parallel
 # over 2 processes, end to end: the dataset directory, an evaluation
 # function, the distributed step, 10 epochs with evaluation and

@@ -1,5 +1,9 @@
 //===- Module.cpp - distopt._distopt: the Python extension ----------------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // A pybind11 module over the C++ API: a context with every DistOpt dialect
 // and pass, and modules to parse, verify, print, transform with a pass
 // pipeline and report on. Diagnostics are collected and raised as
@@ -69,8 +73,8 @@ public:
     std::shared_ptr<MLIRContext> context = getContext();
     Diagnostics diagnostics(context.get());
     llvm::SourceMgr sources;
-    sources.AddNewSourceBuffer(
-        llvm::MemoryBuffer::getMemBufferCopy(text, name), llvm::SMLoc());
+    sources.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, name),
+                               llvm::SMLoc());
     // Input that would crash the parser (and the interpreter) is refused.
     OwningOpRef<ModuleOp> module =
         dist::parseUserSource(sources, context.get());

@@ -43,8 +43,7 @@ Array toArray(const py::handle &value, const std::string &name,
     // (asarray keeps a 0-d array 0-d; ascontiguousarray makes it 1-d.)
     array = numpy.attr("asarray")(value, py::arg("order") = "C");
   } catch (py::error_already_set &) {
-    throw py::type_error(std::string(what) + " '" + name +
-                         "' is not an array");
+    throw py::type_error(std::string(what) + " '" + name + "' is not an array");
   }
   Array out;
   out.dtype = py::str(array.attr("dtype").attr("str"));
@@ -230,8 +229,8 @@ void distopt::python::bindRun(py::module_ &m, py::object error) {
         return run(moduleText, state, data, options, onEvent, error);
       },
       py::arg("module_text"), py::arg("state") = py::none(),
-      py::arg("data") = py::none(),
-      py::arg("options") = py::dict(), py::arg("on_event") = py::none(),
+      py::arg("data") = py::none(), py::arg("options") = py::dict(),
+      py::arg("on_event") = py::none(),
       "Trains the step in this process as dist-run does (options by "
       "dist-run's names); calls on_event(dict) for every event (False on an "
       "'epoch_end' stops the run); returns {'state', 'loss', 'evaluations', "
@@ -256,8 +255,7 @@ void distopt::python::bindRun(py::module_ &m, py::object error) {
                               withData ? py::object(toDict((*made)->second))
                                        : py::object(py::none()));
       },
-      py::arg("module_text"), py::arg("seed") = 0,
-      py::arg("with_data") = true,
+      py::arg("module_text"), py::arg("seed") = 0, py::arg("with_data") = true,
       "dist-run --init-state / --init-data in this process: (state, batch "
       "or None) as dicts of arrays.");
   m.def(
@@ -290,14 +288,14 @@ void distopt::python::bindRun(py::module_ &m, py::object error) {
       "check_output_target",
       [error](const std::string &what, const std::string &path,
               const std::string &kind,
-              const std::vector<std::pair<std::string, std::string>>
-                  &inputs) {
+              const std::vector<std::pair<std::string, std::string>> &inputs) {
         OutputKind outputKind = kind == "directory" ? OutputKind::directory
                                 : kind == "stream"  ? OutputKind::stream
                                                     : OutputKind::file;
         if (kind != "file" && kind != "directory" && kind != "stream")
           throw py::value_error("kind must be file, directory or stream, "
-                                "not '" + kind + "'");
+                                "not '" +
+                                kind + "'");
         if (llvm::Error failure =
                 distopt::checkOutputTarget(what, path, outputKind, inputs)) {
           std::string message = llvm::toString(std::move(failure));
@@ -306,8 +304,7 @@ void distopt::python::bindRun(py::module_ &m, py::object error) {
         }
       },
       py::arg("what"), py::arg("path"), py::arg("kind") = "file",
-      py::arg("inputs") =
-          std::vector<std::pair<std::string, std::string>>(),
+      py::arg("inputs") = std::vector<std::pair<std::string, std::string>>(),
       "The one safe writer's check (SafeOutput.h): raises DistOptError "
       "naming `what` and `path` unless a `kind` output can be written "
       "there; `inputs`: (what, path) pairs it must not be.");

@@ -13,7 +13,8 @@
 #
 #   scripts/check-format.sh [--fix] [PATH...]
 #
-# CLANG_FORMAT selects the formatter (default: clang-format on PATH).
+# CLANG_FORMAT selects the formatter (default: clang-format-22, the
+# toolchain's own, installed by scripts/packages.sh).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -26,7 +27,7 @@ for arg in "$@"; do
         exit 2 ;;
   esac
 done
-clang_format=${CLANG_FORMAT:-clang-format}
+clang_format=${CLANG_FORMAT:-clang-format-22}
 if ! command -v "$clang_format" > /dev/null; then
   echo "error: no '$clang_format' (set CLANG_FORMAT to a clang-format)" >&2
   exit 2

@@ -1,4 +1,8 @@
 #!/usr/bin/env bash
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#
 # Runs the dist-fuzz libFuzzer target (tools/dist-fuzz) of a sanitizer build
 # over a corpus seeded with every lit input, example and kept crash input.
 #

@@ -1,4 +1,8 @@
 #!/usr/bin/env python3
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Generate a `train` dialect training step for one pre-LN transformer block.
 
 The step is written by hand-derived reverse-mode differentiation: the forward

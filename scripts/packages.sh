@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#
 # Sourced by scripts/setup.sh and scripts/sanitize.sh: the Debian packages
 # the build needs, and an installer for those that are missing.
 
@@ -12,7 +16,7 @@ distopt_packages=(cmake ninja-build ccache python3 python3-numpy libgtest-dev
                   libmpich-dev mpich libzip-dev pkg-config libopenblas-dev
                   libomp-22-dev libxsmm-dev
                   python3-dev python3-venv pybind11-dev python3-pytest
-                  python3-sklearn python3-matplotlib)
+                  python3-sklearn python3-matplotlib clang-format-22)
 
 # install_packages NAME...: apt-get installs the ones not installed yet.
 install_packages() {

@@ -1,4 +1,8 @@
 #!/usr/bin/env python3
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Draws the curves of a dist-run --metrics file to a PNG.
 
     plot_metrics.py METRICS.jsonl [MORE.jsonl ...] -o OUT.png [--title T]

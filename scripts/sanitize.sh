@@ -1,4 +1,8 @@
 #!/usr/bin/env bash
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#
 # AddressSanitizer + UndefinedBehaviorSanitizer build of DistOpt's own code
 # (clang-22; Debian's libMLIR stays uninstrumented), then, under the
 # sanitizers: the gtest unit tests, the lit suite without the integration

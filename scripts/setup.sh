@@ -1,4 +1,8 @@
 #!/usr/bin/env bash
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#
 # DistOpt set-up: installs what is missing (apt), configures (Ninja, ccache,
 # the shared libMLIR.so), builds, then runs one job:
 #
@@ -101,6 +105,10 @@ case "$job" in
     bash "$root/examples/train_digits.sh" "$build" "$work/digits"
     ;;
   test)
+    # Every C/C++ source as clang-format-22 writes it, every source with its
+    # SPDX license line.
+    echo "== scripts/check-format.sh"
+    bash "$root/scripts/check-format.sh"
     echo "== ctest"
     ctest --test-dir "$build" --output-on-failure -j "$jobs"
     # DistOpt's code under AddressSanitizer + UBSan, and the fuzzer (a build

@@ -1,4 +1,8 @@
 #!/usr/bin/env bash
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#
 # Copies the references generated from ODS (<build>/docs, target mlir-doc)
 # into their subdirectories of docs/reference/ (Dialects/, Interfaces/,
 # Passes/). With --check, only compares and fails when they are stale (run

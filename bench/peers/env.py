@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """The benchmarks' comparison environment: a virtual environment with
 TensorFlow (CPU) and PyTorch from PyPI (bench/peers/requirements.txt),
 created on first use under $DISTOPT_BENCH_VENV (default

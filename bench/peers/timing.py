@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """The timing loop of the single-process PyTorch peers (torch_conv.py,
 torch_resnet.py): runs `step` (which returns the step's loss as a float)
 `steps` times and prints one JSON line, the step times in ms and the loss

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """One convolution layer's step in PyTorch eager, timed (bench/conv_time.py).
 
     torch_conv.py STATE.npz DATA.npz STEPS STRIDE PAD GROUPS THREADS

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """One example's training step in PyTorch eager, timed (bench/step_time.py).
 
     torch_step.py MODEL STATE.npz DATA.npz STEPS THREADS WORLD PORT

@@ -1,5 +1,9 @@
 /*===- run_step.c - train with a step compiled ahead of time --------------===*
  *
+ * Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+ * See LICENSE for license information.
+ * SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+ *
  * A host program for a library from dist-compile (CPU, one device):
  *
  *   dist-compile step.mlir -o libstep.so            # and libstep.h

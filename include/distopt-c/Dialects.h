@@ -1,5 +1,9 @@
 /*===- distopt-c/Dialects.h - DistOpt's dialects in MLIR's C API ---*- C -*-===*
  *
+ * Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+ * See LICENSE for license information.
+ * SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+ *
  * Dialect handles of the `train` and `dist` dialects, MLIR style: pass them
  * to mlirDialectHandleRegisterDialect / mlirDialectHandleInsertDialect of
  * MLIR's C API (mlir-c/IR.h). distoptRegisterAllDialects (distopt-c/DistOpt.h)

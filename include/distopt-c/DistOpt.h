@@ -1,5 +1,9 @@
 /*===- distopt-c/DistOpt.h - DistOpt's C API -----------------------*- C -*-===*
  *
+ * Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+ * See LICENSE for license information.
+ * SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+ *
  * What an ML compiler or a language binding needs to use DistOpt without
  * C++: a context with every dialect and pass registered, parse / verify /
  * run a pass pipeline (a strategy, the CPU lowering) / print, and the cost
@@ -27,7 +31,8 @@ extern "C" {
 
 /* Registers DistOpt's dialects, the upstream ones training steps are
  * combined with, and what the CPU lowering needs into `registry`. */
-MLIR_CAPI_EXPORTED void distoptRegisterAllDialects(MlirDialectRegistry registry);
+MLIR_CAPI_EXPORTED void
+distoptRegisterAllDialects(MlirDialectRegistry registry);
 
 /* Registers every DistOpt pass and strategy pipeline (and the upstream
  * passes run between them) for distoptModuleRunPipeline. Idempotent. */
@@ -40,17 +45,17 @@ MLIR_CAPI_EXPORTED void distoptContextDestroy(MlirContext context);
 
 /* Parses `source` (MLIR text or bytecode) as a module named `bufferName` in
  * diagnostics; a null module (mlirModuleIsNull) on error. */
-MLIR_CAPI_EXPORTED MlirModule
-distoptModuleParse(MlirContext context, MlirStringRef source,
-                   MlirStringRef bufferName, MlirStringCallback diagnostics,
-                   void *userData);
+MLIR_CAPI_EXPORTED MlirModule distoptModuleParse(MlirContext context,
+                                                 MlirStringRef source,
+                                                 MlirStringRef bufferName,
+                                                 MlirStringCallback diagnostics,
+                                                 void *userData);
 MLIR_CAPI_EXPORTED void distoptModuleDestroy(MlirModule module);
 
 /* Runs the op and attribute verifiers (the step contract is the
  * `train-verify` / `dist-verify` passes' work). */
-MLIR_CAPI_EXPORTED MlirLogicalResult
-distoptModuleVerify(MlirModule module, MlirStringCallback diagnostics,
-                    void *userData);
+MLIR_CAPI_EXPORTED MlirLogicalResult distoptModuleVerify(
+    MlirModule module, MlirStringCallback diagnostics, void *userData);
 
 /* Runs textual pass pipeline `pipeline` on the module, as dist-opt's
  * --pass-pipeline does: "builtin.module(dist-mirrored{replicas=2})", or
@@ -67,10 +72,9 @@ MLIR_CAPI_EXPORTED void distoptModulePrint(MlirModule module, bool generic,
 
 /* The cost report (--dist-cost-report) as `format` "json" or "text" to
  * `report`, in one call. */
-MLIR_CAPI_EXPORTED MlirLogicalResult
-distoptModuleCostReport(MlirModule module, MlirStringRef format,
-                        MlirStringCallback report,
-                        MlirStringCallback diagnostics, void *userData);
+MLIR_CAPI_EXPORTED MlirLogicalResult distoptModuleCostReport(
+    MlirModule module, MlirStringRef format, MlirStringCallback report,
+    MlirStringCallback diagnostics, void *userData);
 
 #ifdef __cplusplus
 }

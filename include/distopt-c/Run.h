@@ -69,11 +69,10 @@ distoptRunSetOption(DistoptRun run, MlirStringRef name, MlirStringRef value,
  * "state" (or "data") set too, the arrays set here complete or replace
  * those of that npz file (a trained state handed back beside the file's
  * hyperparameters). Fails on an unknown dtype or a negative extent. */
-MLIR_CAPI_EXPORTED MlirLogicalResult
-distoptRunSetArray(DistoptRun run, DistoptArrayKind kind, MlirStringRef name,
-                   MlirStringRef dtype, intptr_t rank, const int64_t *shape,
-                   const void *data, MlirStringCallback diagnostics,
-                   void *userData);
+MLIR_CAPI_EXPORTED MlirLogicalResult distoptRunSetArray(
+    DistoptRun run, DistoptArrayKind kind, MlirStringRef name,
+    MlirStringRef dtype, intptr_t rank, const int64_t *shape, const void *data,
+    MlirStringCallback diagnostics, void *userData);
 
 /* Trains `module` (a step at any stage) in this process with the options
  * and arrays set. `events` (may be null) gets each event as one JSON object

@@ -1,5 +1,10 @@
-//===- InitAll.h - what DistOpt's tools load ---------------------*- C++
-//-*-===//
+//===- InitAll.h - what DistOpt's tools load --------------------*- C++ -*-===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // The entry points a tool or a compiler embedding DistOpt calls: every
 // dialect (and the external models the lowering needs) into a registry,

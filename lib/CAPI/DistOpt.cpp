@@ -1,5 +1,9 @@
 //===- DistOpt.cpp - DistOpt's C API --------------------------------------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // include/distopt-c/: MLIR's handle types, wrapped and unwrapped with MLIR's
 // header-only helpers (mlir/CAPI/*.h), so the library needs none of MLIR's
 // C API libraries.
@@ -72,9 +76,9 @@ MlirModule distoptModuleParse(MlirContext context, MlirStringRef source,
   MLIRContext *ctx = unwrap(context);
   CallbackDiagnostics capture(ctx, diagnostics, userData);
   llvm::SourceMgr sources;
-  sources.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(
-                                 unwrap(source), unwrap(bufferName)),
-                             llvm::SMLoc());
+  sources.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(unwrap(source), unwrap(bufferName)),
+      llvm::SMLoc());
   // Refused with an error rather than crashing the caller's process.
   OwningOpRef<ModuleOp> module = dist::parseUserSource(sources, ctx);
   return wrap(module.release());

@@ -38,8 +38,7 @@ CRun *unwrap(DistoptRun run) { return static_cast<CRun *>(run.ptr); }
 MlirLogicalResult failWith(const std::string &message,
                            MlirStringCallback diagnostics, void *userData) {
   if (diagnostics)
-    diagnostics(mlirStringRefCreate(message.data(), message.size()),
-                userData);
+    diagnostics(mlirStringRefCreate(message.data(), message.size()), userData);
   else
     llvm::errs() << message << "\n";
   return mlirLogicalResultFailure();
@@ -50,8 +49,7 @@ class CallbackObserver : public RunObserver {
 public:
   CallbackObserver(MlirStringCallback events,
                    DistoptEpochCallback continueAfterEpoch, void *userData)
-      : events(events), epochCallback(continueAfterEpoch),
-        userData(userData) {}
+      : events(events), epochCallback(continueAfterEpoch), userData(userData) {}
 
   void onEvent(const llvm::json::Object &event) override {
     if (!events)
@@ -90,8 +88,7 @@ MlirLogicalResult distoptRunSetOption(DistoptRun run, MlirStringRef name,
                                       void *userData) {
   if (llvm::Error error =
           setRunOption(unwrap(run)->config, unwrap(name), unwrap(value)))
-    return failWith(takeErrorMessage(std::move(error)), diagnostics,
-                    userData);
+    return failWith(takeErrorMessage(std::move(error)), diagnostics, userData);
   return mlirLogicalResultSuccess();
 }
 

@@ -1,4 +1,10 @@
 //===- InitAll.cpp - what DistOpt's tools load ----------------------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/InitAll.h"
 #include "distopt/Conversion/Passes.h"

@@ -1,4 +1,10 @@
 //===- ParseSource.cpp - parse user text without crashing -----------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Support/ParseSource.h"
 
@@ -140,8 +146,7 @@ OwningOpRef<ModuleOp> dist::parseUserSource(llvm::SourceMgr &sourceMgr,
   if (std::optional<ParserHazard> hazard =
           findParserHazard(buffer->getBuffer())) {
     auto [line, column] = sourceMgr.getLineAndColumn(
-        llvm::SMLoc::getFromPointer(buffer->getBufferStart() +
-                                    hazard->offset));
+        llvm::SMLoc::getFromPointer(buffer->getBufferStart() + hazard->offset));
     emitError(FileLineColLoc::get(config.getContext(),
                                   buffer->getBufferIdentifier(), line, column))
         << hazard->message;

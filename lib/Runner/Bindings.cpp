@@ -1,4 +1,10 @@
 //===- Bindings.cpp - the step's arrays on this rank ----------------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Runner/Bindings.h"
 #include "distopt/Runner/Error.h"

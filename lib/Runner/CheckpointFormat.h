@@ -1,5 +1,10 @@
-//===- CheckpointFormat.h - what the checkpoint files share ------*- C++
-//-*-===//
+//===- CheckpointFormat.h - what the checkpoint files share -----*- C++ -*-===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // Part of the DistOpt project.
 //

@@ -1,6 +1,8 @@
 //===- CheckpointReading.cpp - restoring and exporting checkpoints --------===//
 //
-// Part of the DistOpt project.
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 // The reading half of Checkpoint.h: a checkpoint's index checked for
 // consistency, its shards mapped and checked against their checksums and

@@ -1,4 +1,10 @@
 //===- Cluster.cpp - the job's layout over nodes against the mesh ---------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Runner/Cluster.h"
 #include "distopt/Runner/Error.h"

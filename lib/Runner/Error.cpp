@@ -1,6 +1,8 @@
 //===- Error.cpp - the runner's errors and warnings -----------------------===//
 //
-// Part of the DistOpt project.
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,4 +1,10 @@
 //===- Evaluation.cpp - dist-run --eval-dataset ---------------------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Runner/Evaluation.h"
 #include "distopt/Runner/Checkpoint.h"

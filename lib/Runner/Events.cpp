@@ -1,4 +1,10 @@
 //===- Events.cpp - dist-run --events and --control -----------------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Runner/Events.h"
 #include "distopt/Runner/Error.h"

@@ -1,4 +1,10 @@
 //===- Library.cpp - compiled steps as shared libraries -------------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Runner/Library.h"
 #include "distopt/Support/SafeOutput.h"

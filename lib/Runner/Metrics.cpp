@@ -1,4 +1,10 @@
 //===- Metrics.cpp - dist-run --metrics: one JSON line per event ----------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Runner/Metrics.h"
 #include "distopt/Runner/Error.h"

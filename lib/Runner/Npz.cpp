@@ -1,4 +1,10 @@
 //===- Npz.cpp - NumPy .npz archives of named arrays ----------------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Runner/Npz.h"
 #include "distopt/Support/InputFile.h"

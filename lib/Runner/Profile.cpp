@@ -1,4 +1,10 @@
 //===- Profile.cpp - dist-run --profile -----------------------------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Runner/Profile.h"
 #include "distopt/Runner/Error.h"

@@ -1,6 +1,8 @@
 //===- Run.cpp - a training run as a library call -------------------------===//
 //
-// Part of the DistOpt project.
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 // run(): what dist-run did in its main, with every failure returned. The
 // order is dist-run's: the options' checks, the inputs protected from the

@@ -1,4 +1,10 @@
 //===- StepInputs.cpp - initializing and checking the step's inputs -------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Runner/StepInputs.h"
 #include "distopt/Runner/Error.h"

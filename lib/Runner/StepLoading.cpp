@@ -1,6 +1,8 @@
 //===- StepLoading.cpp - the step run() runs, read from its module --------===//
 //
-// Part of the DistOpt project.
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
 

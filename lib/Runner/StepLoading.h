@@ -1,5 +1,10 @@
-//===- StepLoading.h - the step run() runs, read from its module -*- C++
-//-*-===//
+//===- StepLoading.h - the step run() runs, from its module -----*- C++ -*-===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // Part of the DistOpt project.
 //

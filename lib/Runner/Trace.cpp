@@ -1,4 +1,10 @@
 //===- Trace.cpp - the measured timeline of a run (--trace) ---------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Runner/Trace.h"
 #include "distopt/Runner/Error.h"

@@ -1,5 +1,9 @@
 //===- Backend.cpp - what every backend shares ----------------------------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Element types, timeouts, and the default implementations of Backend:
 // the node layout of one host and gradient buckets packed into host memory.
 //

@@ -1,5 +1,9 @@
 //===- Backend.h - the backends behind distrt.h -----------------*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // A backend moves contiguous buffers between the processes of the world;
 // Runtime.cpp turns mesh groups, buckets and errors into calls of it.
 //

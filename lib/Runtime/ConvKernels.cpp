@@ -1,5 +1,9 @@
 //===- ConvKernels.cpp - convolutions as batch-reduce products ------------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // `dist-conv-to-kernels` replaces the direct convolution contractions that
 // `train-to-linalg` builds (conv2d, its filter gradient, and the input
 // gradient of a stride-1 convolution) by calls of this entry point. Each

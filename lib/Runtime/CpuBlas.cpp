@@ -1,5 +1,9 @@
 //===- CpuBlas.cpp - OpenBLAS, loaded with a core for the CPU's ISA -------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // See CpuBlas.h. OpenBLAS is loaded in this library's constructor, while
 // the process has no threads of ours yet (OPENBLAS_CORETYPE is set for the
 // load and removed after it), RTLD_LOCAL so that its symbols interpose on
@@ -55,10 +59,9 @@ const char *getIsaName(Isa isa) {
 Isa getCpuIsa() {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("avx512cd"))
-    return __builtin_cpu_supports("avx512bf16") ? Isa::avx512bf16
-                                                 : Isa::avx512;
+      __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd"))
+    return __builtin_cpu_supports("avx512bf16") ? Isa::avx512bf16 : Isa::avx512;
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
     return Isa::avx2;
   if (__builtin_cpu_supports("avx"))
@@ -126,9 +129,7 @@ Isa getCoreIsa(const char *core) {
 }
 
 /// The f32 products of a core: Cooperlake's are SkylakeX's.
-Isa getF32Level(Isa isa) {
-  return isa == Isa::avx512bf16 ? Isa::avx512 : isa;
-}
+Isa getF32Level(Isa isa) { return isa == Isa::avx512bf16 ? Isa::avx512 : isa; }
 
 struct OpenBlas {
   SgemmFunction sgemm = nullptr;

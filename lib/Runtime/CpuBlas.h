@@ -1,4 +1,10 @@
-//===- CpuBlas.h - OpenBLAS, loaded with a core for the CPU's ISA -*- C++ -*-===//
+//===- CpuBlas.h - OpenBLAS with a core for the CPU's ISA -------*- C++ -*-===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // libdistopt_cpu does not link OpenBLAS: it loads it (dlopen) when the
 // library itself is loaded, having set OPENBLAS_CORETYPE from the CPU's
@@ -32,8 +38,7 @@ inline void sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE transA,
                   float alpha, const float *a, int64_t lda, const float *b,
                   int64_t ldb, float beta, float *c, int64_t ldc) {
   static const SgemmFunction function = getSgemm();
-  function(order, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c,
-           ldc);
+  function(order, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 /// What runs the convolutions' products (ConvKernels.cpp): "libxsmm <arch>"

@@ -1,5 +1,9 @@
 //===- CpuKernels.cpp - library kernels that compiled CPU steps call ------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // `dist-matmul-to-blas` replaces contractions by calls of these entry points
 // (memref C interface): OpenBLAS's sgemm on row-major buffers, one call per
 // batch. The threads are OpenMP's: the loops of a compiled step run on the
@@ -71,12 +75,12 @@ void _mlir_ciface_distopt_matmul_f32(UnrankedMemRefType<float> *a,
     int64_t aOffset = transA ? m0 : m0 * av.ld;
     int64_t bOffset = transB ? n0 * bv.ld : n0;
     for (int64_t i = b0; i < b1; ++i)
-      distopt::cpu::sgemm(
-          CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-          transB ? CblasTrans : CblasNoTrans, m1 - m0, n1 - n0, k, 1.0f,
-          av.data + i * av.batchStride + aOffset, av.ld,
-          bv.data + i * bv.batchStride + bOffset, bv.ld, 0.0f,
-          cv.data + i * cv.batchStride + m0 * cv.ld + n0, cv.ld);
+      distopt::cpu::sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+                          transB ? CblasTrans : CblasNoTrans, m1 - m0, n1 - n0,
+                          k, 1.0f, av.data + i * av.batchStride + aOffset,
+                          av.ld, bv.data + i * bv.batchStride + bOffset, bv.ld,
+                          0.0f, cv.data + i * cv.batchStride + m0 * cv.ld + n0,
+                          cv.ld);
   };
   if (!distopt::cpu::runsOnTeam(batch * m * n * k)) {
     multiply(0, batch, 0, m, 0, n);

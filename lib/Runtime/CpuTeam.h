@@ -1,5 +1,9 @@
 //===- CpuTeam.h - when a library kernel splits its work over the team ----===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The kernels of libdistopt_cpu (CpuKernels.cpp, ConvKernels.cpp) run on the
 // OpenMP team of the compiled step's loops, and all decide alike whether a
 // call is worth the team's fork and join.

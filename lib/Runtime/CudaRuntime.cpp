@@ -1,5 +1,9 @@
 //===- CudaRuntime.cpp - the host functions of CUDA steps -----------------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // libdistopt_cuda: what a step lowered by `dist-lower-cuda` calls. MLIR's
 // GPU lowering emits mgpu* calls (module load, kernel launch, stream,
 // stream-ordered allocation and copies); Debian ships no implementation of

@@ -1,4 +1,10 @@
 //===- LocalBackend.cpp - one process, groups of one ----------------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "Backend.h"
 
@@ -74,8 +80,7 @@ public:
     return "the local backend runs one process: no rank " +
            std::to_string(dest) + " to send to";
   }
-  Status recv(void *, int64_t, distrt_dtype, int64_t source,
-              int64_t) override {
+  Status recv(void *, int64_t, distrt_dtype, int64_t source, int64_t) override {
     return "the local backend runs one process: no rank " +
            std::to_string(source) + " to receive from";
   }

@@ -1,4 +1,10 @@
-//===- MLIRInterface.cpp - distrt for compiled programs --------------------===//
+//===- MLIRInterface.cpp - distrt for compiled programs -------------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // The entry points `dist-to-runtime` calls: memref descriptors in (the
 // `llvm.emit_c_interface` convention, `_mlir_ciface_` names), the mesh
@@ -32,8 +38,7 @@ struct Buffer {
   int64_t count;
 };
 
-template <typename T>
-Buffer getBuffer(UnrankedMemRefType<T> *memref) {
+template <typename T> Buffer getBuffer(UnrankedMemRefType<T> *memref) {
   DynamicMemRefType<T> view(*memref);
   int64_t count = 1;
   for (int64_t d = 0; d < view.rank; ++d)
@@ -108,10 +113,9 @@ void distrt_mlir_init_backend(const char *backend) {
   if (std::strcmp(backend, "auto") == 0) {
     backend = std::getenv("DISTRT_BACKEND");
     if (!backend)
-      backend =
-          std::getenv("PMI_RANK") || std::getenv("OMPI_COMM_WORLD_RANK")
-              ? "mpi"
-              : "local";
+      backend = std::getenv("PMI_RANK") || std::getenv("OMPI_COMM_WORLD_RANK")
+                    ? "mpi"
+                    : "local";
   }
   check(distrt_init(backend));
 }
@@ -136,14 +140,15 @@ int64_t _mlir_ciface_distrt_mlir_world_rank() { return distrt_rank(); }
 
 /// `dist.serve`: the index of the peer whose request arrived (see
 /// distrt_probe_any), looking from `start`.
-int64_t _mlir_ciface_distrt_mlir_probe_any(
-    StridedMemRefType<int64_t, 1> *sources,
-    StridedMemRefType<int64_t, 1> *tags, int64_t start) {
+int64_t
+_mlir_ciface_distrt_mlir_probe_any(StridedMemRefType<int64_t, 1> *sources,
+                                   StridedMemRefType<int64_t, 1> *tags,
+                                   int64_t start) {
   std::vector<int64_t> from = toVector(sources), tag = toVector(tags);
   int64_t found = 0;
-  check(distrt_probe_any(from.data(), tag.data(),
-                         static_cast<int64_t>(std::min(from.size(), tag.size())),
-                         start, &found));
+  check(distrt_probe_any(
+      from.data(), tag.data(),
+      static_cast<int64_t>(std::min(from.size(), tag.size())), start, &found));
   return found;
 }
 
@@ -154,8 +159,9 @@ void _mlir_ciface_distrt_mlir_unit_begin(int64_t kind, int64_t stage,
 
 void _mlir_ciface_distrt_mlir_unit_end() { distrt_trace_unit_end(); }
 
-int64_t _mlir_ciface_distrt_mlir_group_rank(
-    StridedMemRefType<int64_t, 1> *shape, StridedMemRefType<int64_t, 1> *axes) {
+int64_t
+_mlir_ciface_distrt_mlir_group_rank(StridedMemRefType<int64_t, 1> *shape,
+                                    StridedMemRefType<int64_t, 1> *axes) {
   return distrt_group_rank(getGroup(shape, axes));
 }
 
@@ -241,9 +247,9 @@ int64_t _mlir_ciface_distrt_mlir_group_rank(
       StridedMemRefType<int64_t, 1> *shape,                                    \
       StridedMemRefType<int64_t, 1> *axes, int32_t reduction) {                \
     Buffer in = getBuffer(send), out = getBuffer(recv);                        \
-    return handle(distrt_reduce_scatter_start(                                 \
-        getGroup(shape, axes), in.data, out.data, out.count, DTYPE,            \
-        distrt_reduction(reduction)));                                         \
+    return handle(distrt_reduce_scatter_start(getGroup(shape, axes), in.data,  \
+                                              out.data, out.count, DTYPE,      \
+                                              distrt_reduction(reduction)));   \
   }
 
 DISTRT_MLIR_COLLECTIVES(f32, float, DISTRT_F32)

@@ -1,5 +1,9 @@
 //===- MPIUtils.h - MPI helpers of the mpi and nccl backends ----*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Error messages, completion within the timeout, the node layout and the
 // job's end over MPI: the mpi backend's (MPIBackend.cpp, in libdistrt) and
 // the nccl backend's, which bootstraps over MPI (NCCLBackend.cpp, in

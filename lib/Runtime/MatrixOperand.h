@@ -1,5 +1,10 @@
-//===- MatrixOperand.h - a product's operand from its memref -----*- C++
-//-*-===//
+//===- MatrixOperand.h - a product's operand from a memref ------*- C++ -*-===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // What the CPU (OpenBLAS) and CUDA (cuBLAS) products of
 // `distopt_matmul_f32` read from an operand's memref descriptor.

@@ -1,5 +1,9 @@
 //===- NCCLBackend.cpp - device buffers over NCCL, started over MPI -------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // libdistrt_nccl.so: the `nccl` backend, which libdistrt loads with dlopen
 // (only this library needs CUDA and NCCL). One process per device, started
 // by an MPI launcher as under `mpi`; every buffer is device memory of the

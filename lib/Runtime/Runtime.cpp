@@ -1,5 +1,9 @@
 //===- Runtime.cpp - the C ABI of distrt.h --------------------------------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Mesh groups, gradient buckets and errors on top of a Backend.
 //
 //===----------------------------------------------------------------------===//

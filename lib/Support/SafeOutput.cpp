@@ -1,4 +1,10 @@
 //===- SafeOutput.cpp - the one safe writer of files ---------------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "distopt/Support/SafeOutput.h"
 #include "distopt/Support/InputFile.h"

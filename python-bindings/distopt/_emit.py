@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Writing train-dialect IR from Python, for every front end: typed SSA
 values, ops in MLIR's generic form (the verifier checks every op and every
 result type when the module is parsed), constants, and dead-op removal.

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """The exported step every front end returns (PyTorch, JAX, Keras): the
 train-dialect text, its parsed module, the state and the batch as NumPy
 arrays, and `save(dir)` for dist-opt / dist-run."""

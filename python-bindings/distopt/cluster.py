@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Launch dist-run on the hosts of a TensorFlow-style cluster description.
 
     python -m distopt.cluster [--cluster FILE] [--processes-per-task K]

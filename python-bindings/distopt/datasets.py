@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Dataset directories: one `.npy` file per input or label name, leading
 dim = samples (the format `dist-run --dataset` reads memory-mapped).
 

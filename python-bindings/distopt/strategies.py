@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Distribution strategies shaped like tf.distribute's: each names the
 dist-opt pass (and options) that rewrites a single-device step, and
 `distribute(module)` returns the distributed module (the input is left as

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """What the importers' tests mean by equal: one tolerance, one distributed
 comparison (imported by test_torch.py, test_jax.py, test_keras.py)."""
 

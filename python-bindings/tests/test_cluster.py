@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """distopt.cluster: a TF_CONFIG-style cluster description to mpirun's
 hostfile; the command runs on its hosts; what is refused."""
 

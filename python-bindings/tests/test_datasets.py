@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """distopt.datasets: dataset directories (one .npy per name, leading dim =
 samples) from an .npz and from scikit-learn's digits; what is refused."""
 

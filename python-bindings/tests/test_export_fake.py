@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """The export traces on fake tensors: no op of the step runs on the
 model's real tensors, and tensor constants the forward makes keep
 their values (should one come out fake, it is traced again on the real

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """The export traces with oneDNN on, except for recurrent modules.
 
 AOTAutograd retraces the joint graph on the real tensors; with oneDNN off

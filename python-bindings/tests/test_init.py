@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """distopt.init on a regression step (MSE loss, float targets no
 cross-entropy reads): the state and a batch with standard normal targets,
 which then train."""

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """distopt.jax: JAX + optax training steps exported to the train dialect
 and run by DistOpt equal the jitted JAX step (loss, parameters, optimizer
 state) for 3 steps, single-device, mirrored and tensor-parallel."""

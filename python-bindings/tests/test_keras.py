@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """distopt.keras: Keras 3 training steps (JAX backend) exported to the
 train dialect and run by DistOpt equal `model.train_on_batch` (loss,
 weights, batch-norm statistics, optimizer variables) for 3 steps,

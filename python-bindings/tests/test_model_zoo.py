@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """The model zoo's CI subset: bench/model_zoo.py's `ci` group, each model
 exported, run for one DistOpt step and compared with PyTorch's own step
 through the script's own functions (the same code that writes

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """One test per strategy: distribute() runs its pass and leaves the input
 as it was; a bad option raises DistOptError with the pass's message."""
 

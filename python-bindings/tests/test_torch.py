@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """distopt.torch: PyTorch training steps exported to the train dialect and
 run by DistOpt equal PyTorch's own steps (loss, parameters, optimizer and
 batch-norm state), single-device, mirrored and tensor-parallel.

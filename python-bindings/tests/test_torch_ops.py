@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """distopt.torch op coverage: each ATen op family the importer maps (the
 activations, split / chunk / unbind, pooling in ceil mode and adaptive,
 1-D convolution, LSTM / GRU, the losses) gives a DistOpt step whose loss

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Strategy arguments are checked before they reach the pass pipeline (a
 string was pasted into it: `num_replicas='2},dist-lower-cpu{'` also lowered
 the module, `hosts='2'` gave 22 processes); a failed pipeline leaves the

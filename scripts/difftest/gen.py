@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Random training steps in the train dialect, for differential testing.
 
     python3 scripts/difftest/gen.py SEED            # print the step of SEED

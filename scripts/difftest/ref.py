@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """A NumPy (float64) interpreter of the train ops the generator emits.
 
 The generator records every op it prints (gen.Op: kind, operands, results,

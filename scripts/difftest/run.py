@@ -1,4 +1,8 @@
 #!/usr/bin/env python3
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Differential tester: random training steps under every strategy.
 
     python3 scripts/difftest/run.py --build build --seeds 0-9 [--strategies mirrored*,zero2] \

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#
 # The sanitizer environment of scripts/sanitize.sh and scripts/fuzz.sh:
 # source it to reproduce their runs by hand. docs/guides/testing.md says
 # why each setting.

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """The host program's files for the AOT tests: `split NPZ DIR` writes every
 array of NPZ as DIR/<name>.npy; `compare NPZ DIR` checks that every array in
 DIR (the losses in DIR/loss.npy too) equals NPZ's."""

@@ -1,4 +1,8 @@
 #!/usr/bin/env bash
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#
 # The installed package, used as an embedding compiler would: installs the
 # build tree BUILD into a fresh prefix, builds test/Install/consumer against
 # it with find_package(DistOpt) (C++ and C), runs both on an example step

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """NumPy reference of test/Integration/mlp_step_cpu.mlir's step.
 
 Reads the values mlir-runner printed (printMemrefF32, in the order loss,

@@ -1,5 +1,9 @@
 //===- dist-compile.cpp - a training step as a shared library and header --===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 //   dist-compile STEP.mlir -o libstep.so [--header=step.h]
 //                [--device=cpu|cuda] [--entry=NAME] [--backend=B]
 //                [--opt-level=N] [--chip=sm_90]
@@ -302,8 +306,9 @@ int main(int argc, char **argv) {
   if (optLevel > 3)
     fail("--opt-level must be 0 to 3, got " + llvm::Twine(optLevel));
   std::string backend =
-      backendName.empty() ? (device == distopt::runner::Device::cuda ? "nccl" : "auto")
-                          : backendName.getValue();
+      backendName.empty()
+          ? (device == distopt::runner::Device::cuda ? "nccl" : "auto")
+          : backendName.getValue();
   if (!llvm::is_contained({"auto", "mpi", "local", "nccl"}, backend))
     fail("unknown --backend '" + backend +
          "' (expected auto, mpi, local or nccl)");
@@ -393,9 +398,9 @@ int main(int argc, char **argv) {
   }
   if (failed(pm.run(*module)))
     fail("cannot compile the step (see the diagnostics above)");
-  if (!distopt::runner::buildLibrary(*module, optLevel, outputFile,
-                             distopt::runner::getRuntimeLibraries(argv[0], device),
-                             error))
+  if (!distopt::runner::buildLibrary(
+          *module, optLevel, outputFile,
+          distopt::runner::getRuntimeLibraries(argv[0], device), error))
     fail("cannot build '" + outputFile + "': " + error);
   writeFile(header, writeHeader(*step, backend));
   llvm::outs() << "wrote " << outputFile << " and " << header << "\n";

@@ -1,5 +1,9 @@
 //===- dist-fuzz.cpp - libFuzzer target over the whole compiler -----------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Each input is parsed as an MLIR module with DistOpt's dialects, verified
 // and printed, checked with `train-verify`, distributed with one strategy
 // pipeline picked by a hash of the input and printed again, then lowered

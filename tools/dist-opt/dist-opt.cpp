@@ -1,5 +1,9 @@
 //===- dist-opt.cpp - DistOpt's mlir-opt ----------------------------------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Parses, verifies, transforms and prints MLIR with DistOpt's dialects and
 // passes and the upstream dialects training steps are combined with.
 // MlirOptMain's driver, with the input read first and refused when it
@@ -83,8 +87,7 @@ int main(int argc, char **argv) {
   llvm::Expected<std::unique_ptr<distopt::SafeOutputFile>> output =
       distopt::SafeOutputFile::open("-o", outputFilename);
   if (!output) {
-    llvm::errs() << "dist-opt: " << llvm::toString(output.takeError())
-                 << "\n";
+    llvm::errs() << "dist-opt: " << llvm::toString(output.takeError()) << "\n";
     return EXIT_FAILURE;
   }
   if (failed(MlirOptMain((*output)->os(), std::move(file), registry, config)))

@@ -1,4 +1,10 @@
 //===- Failure.cpp - how dist-run ends on an error or a signal ------------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "Failure.h"
 

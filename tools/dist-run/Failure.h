@@ -1,5 +1,9 @@
 //===- Failure.h - how dist-run ends on an error or a signal ----*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The runner library returns its errors (distopt/Runner/Error.h); the tool
 // ends on them. Failures are loud and whole: the rank that fails prints one
 // line

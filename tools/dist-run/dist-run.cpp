@@ -1,5 +1,9 @@
 //===- dist-run.cpp - train a step (single device or under mpirun) --------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 //   dist-run MODULE.mlir --state=STATE.npz --data=BATCH.npz --steps=N
 //            --out=OUT.npz [--entry=NAME] [--collective-timeout=SECONDS]
 //   dist-run MODULE.mlir --state=STATE.npz --dataset=DIR --epochs=E
@@ -201,18 +205,21 @@ static cl::opt<std::string> tracePath(
              "and point-to-point transfers) to this file as a Chrome trace, "
              "the format of dist-opt --dist-schedule-trace"));
 static cl::opt<unsigned> optLevel(
-    "opt-level", cl::init(mlir::train::kDefaultOptLevel), cl::cat(distRunCategory),
+    "opt-level", cl::init(mlir::train::kDefaultOptLevel),
+    cl::cat(distRunCategory),
     cl::desc("LLVM optimization level of the compiled step, 0-3 (default 3; "
              "0 compiles a large step in a fraction of the time and runs it "
              "slower)"));
 static cl::opt<unsigned> opsPerFunction(
-    "ops-per-function", cl::init(mlir::train::kDefaultOpsPerFunction), cl::cat(distRunCategory),
+    "ops-per-function", cl::init(mlir::train::kDefaultOpsPerFunction),
+    cl::cat(distRunCategory),
     cl::desc("Compile functions of more ops than this as private parts of "
              "about this many ops (dist-lower-cpu's ops-per-function; "
              "default 1000; 0 keeps every function whole)"));
 static cl::opt<int64_t> parallelMinIterations(
     "parallel-min-iterations",
-    cl::init(mlir::train::kDefaultParallelMinIterations), cl::cat(distRunCategory),
+    cl::init(mlir::train::kDefaultParallelMinIterations),
+    cl::cat(distRunCategory),
     cl::desc("Loop nests of at least this many iterations run their "
              "outermost parallel loop on the threads (dist-lower-cpu's "
              "parallel-min-iterations; default 32768; 0 keeps every loop "

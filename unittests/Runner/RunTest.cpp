@@ -115,8 +115,8 @@ TEST(Run, TrainsInThisProcessAndReportsEachStep) {
   Recorder recorder;
   llvm::Expected<RunResult> result = run(config, &recorder);
   ASSERT_TRUE(bool(result)) << messageOf(result.takeError());
-  EXPECT_EQ(recorder.names, (std::vector<std::string>{"start", "step", "step",
-                                                      "step", "end"}));
+  EXPECT_EQ(recorder.names,
+            (std::vector<std::string>{"start", "step", "step", "step", "end"}));
   ASSERT_EQ(result->losses.size(), 3u);
   for (size_t i = 0; i < 3; ++i)
     EXPECT_FLOAT_EQ(result->losses[i], float(recorder.losses[i]));

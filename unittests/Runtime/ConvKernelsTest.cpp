@@ -1,5 +1,9 @@
 //===- ConvKernelsTest.cpp - libdistopt_cpu's conv kernels and copy -------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The three convolution contractions of lib/Runtime/ConvKernels.cpp on
 // random shapes (groups, dilations, windows of odd widths, images that are
 // strided views of larger buffers, one and two threads) against the

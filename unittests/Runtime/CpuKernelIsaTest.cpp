@@ -1,4 +1,10 @@
-//===- CpuKernelIsaTest.cpp - libdistopt_cpu's kernels fit the CPU ---------===//
+//===- CpuKernelIsaTest.cpp - libdistopt_cpu's kernels fit the CPU --------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // The kernels libdistopt_cpu runs the steps' products on use the
 // instruction sets the CPU offers (cpuid's features): OpenBLAS's core, as
@@ -30,8 +36,8 @@ const char *const levelNames[] = {"sse", "avx", "avx2+fma",
 Level getCpuLevel() {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("avx512cd"))
+      __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd"))
     return avx512;
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
     return avx2;
@@ -48,8 +54,8 @@ Level getCoreLevel(const std::string &core) {
   for (const char *name : {"Haswell", "Zen", "Excavator"})
     if (strcasecmp(core.c_str(), name) == 0)
       return avx2;
-  for (const char *name : {"Sandybridge", "Bulldozer", "Piledriver",
-                           "Steamroller"})
+  for (const char *name :
+       {"Sandybridge", "Bulldozer", "Piledriver", "Steamroller"})
     if (strcasecmp(core.c_str(), name) == 0)
       return avx;
   return sse;

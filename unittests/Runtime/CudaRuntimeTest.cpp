@@ -1,5 +1,9 @@
 //===- CudaRuntimeTest.cpp - libdistopt_cuda on a device, or skipped ------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // ctest label `gpu`. libdistopt_cuda links the CUDA driver, which machines
 // without a GPU lack: the test loads it with dlopen and skips (with the
 // reason) when it cannot load or finds no device. On a device it checks

@@ -1,5 +1,9 @@
 //===- NCCLBackendTest.cpp - the nccl backend, or why it cannot start -----===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // distrt_init("nccl") either starts (a machine with a CUDA device: the
 // collectives then run on device buffers and are checked as in
 // RuntimeTest.cpp, for one process or any number under mpirun) or fails

@@ -1,5 +1,9 @@
 //===- RuntimeTest.cpp - distrt collectives, local and under MPI ----------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The same tests run in one process (local backend: groups of one) and,
 // as DistRtMPITests, under `mpirun -np 2|4` (DISTRT_BACKEND=mpi): every
 // rank checks the result of every collective against what the single-device
@@ -54,9 +58,8 @@ TEST(RuntimeTest, AllReduceSumsABucket) {
   std::vector<float> b = {10.0f * float(rank() + 1)};
   void *buffers[] = {a.data(), b.data()};
   int64_t counts[] = {3, 1};
-  ASSERT_EQ(distrt_all_reduce(group, buffers, counts, 2, DISTRT_F32,
-                              DISTRT_SUM),
-            0)
+  ASSERT_EQ(
+      distrt_all_reduce(group, buffers, counts, 2, DISTRT_F32, DISTRT_SUM), 0)
       << distrt_last_error();
   float n = size();
   EXPECT_EQ(a[0], n * (n - 1) / 2);
@@ -70,9 +73,8 @@ TEST(RuntimeTest, AllReduceMax) {
   std::vector<int64_t> a = {rank(), -rank()};
   void *buffers[] = {a.data()};
   int64_t counts[] = {2};
-  ASSERT_EQ(distrt_all_reduce(group, buffers, counts, 1, DISTRT_I64,
-                              DISTRT_MAX),
-            0)
+  ASSERT_EQ(
+      distrt_all_reduce(group, buffers, counts, 1, DISTRT_I64, DISTRT_MAX), 0)
       << distrt_last_error();
   EXPECT_EQ(a[0], size() - 1);
   EXPECT_EQ(a[1], 0);
@@ -83,9 +85,8 @@ TEST(RuntimeTest, AsyncAllReduceOfABucket) {
   std::vector<float> a(4, 1.0f), b(2, float(rank()));
   void *buffers[] = {a.data(), b.data()};
   int64_t counts[] = {4, 2};
-  distrt_request *request =
-      distrt_all_reduce_start(group, buffers, counts, 2, DISTRT_F32,
-                              DISTRT_SUM);
+  distrt_request *request = distrt_all_reduce_start(group, buffers, counts, 2,
+                                                    DISTRT_F32, DISTRT_SUM);
   ASSERT_NE(request, nullptr) << distrt_last_error();
   ASSERT_EQ(distrt_wait(request), 0) << distrt_last_error();
   float n = size();
@@ -205,8 +206,7 @@ TEST(RuntimeTest, GroupsOfATwoDimensionalMesh) {
   std::vector<int64_t> value = {rank()};
   void *buffers[] = {value.data()};
   int64_t counts[] = {1};
-  ASSERT_EQ(distrt_all_reduce(row, buffers, counts, 1, DISTRT_I64,
-                              DISTRT_SUM),
+  ASSERT_EQ(distrt_all_reduce(row, buffers, counts, 1, DISTRT_I64, DISTRT_SUM),
             0)
       << distrt_last_error();
   int64_t first = rank() - rank() % 2;
@@ -220,9 +220,10 @@ TEST(RuntimeTest, ErrorsNameTheRankAndTheCall) {
   std::string error = distrt_last_error();
   EXPECT_NE(error.find("distrt: rank " + std::to_string(rank()) +
                        ": distrt_get_group: the mesh has " +
-                       std::to_string(size() + 1) + " devices but the "
-                       "program runs on " + std::to_string(size()) +
-                       " processes"),
+                       std::to_string(size() + 1) +
+                       " devices but the "
+                       "program runs on " +
+                       std::to_string(size()) + " processes"),
             std::string::npos)
       << error;
 
@@ -237,9 +238,9 @@ TEST(RuntimeTest, ErrorsNameTheRankAndTheCall) {
   void *buffers[] = {half.data()};
   int64_t counts[] = {2};
   if (size() > 1) { // The local backend never reduces anything.
-    EXPECT_EQ(distrt_all_reduce(group, buffers, counts, 1, DISTRT_F16,
-                                DISTRT_SUM),
-              -1);
+    EXPECT_EQ(
+        distrt_all_reduce(group, buffers, counts, 1, DISTRT_F16, DISTRT_SUM),
+        -1);
     EXPECT_NE(std::string(distrt_last_error())
                   .find("reductions of f16 are not supported"),
               std::string::npos);
@@ -273,20 +274,17 @@ TEST(RuntimeTest, CollectivesCompleteWithinATimeout) {
   std::vector<int64_t> a = {rank() + 1};
   void *buffers[] = {a.data()};
   int64_t counts[] = {1};
-  EXPECT_EQ(distrt_all_reduce(group, buffers, counts, 1, DISTRT_I64,
-                              DISTRT_SUM),
-            0)
+  EXPECT_EQ(
+      distrt_all_reduce(group, buffers, counts, 1, DISTRT_I64, DISTRT_SUM), 0)
       << distrt_last_error();
   EXPECT_EQ(a[0], size() * (size() + 1) / 2);
   std::vector<int64_t> gathered(size());
   int64_t mine = 3 * rank();
-  EXPECT_EQ(distrt_all_gather(group, &mine, gathered.data(), 1, DISTRT_I64),
-            0)
+  EXPECT_EQ(distrt_all_gather(group, &mine, gathered.data(), 1, DISTRT_I64), 0)
       << distrt_last_error();
   EXPECT_EQ(gathered.back(), 3 * (size() - 1));
-  distrt_request *request =
-      distrt_all_reduce_start(group, buffers, counts, 1, DISTRT_I64,
-                              DISTRT_MAX);
+  distrt_request *request = distrt_all_reduce_start(group, buffers, counts, 1,
+                                                    DISTRT_I64, DISTRT_MAX);
   ASSERT_NE(request, nullptr) << distrt_last_error();
   EXPECT_EQ(distrt_wait(request), 0) << distrt_last_error();
   EXPECT_EQ(distrt_barrier(), 0) << distrt_last_error();
@@ -312,9 +310,9 @@ TEST(RuntimeTest, ReceiveTimesOut) {
     float value = 0;
     auto start = std::chrono::steady_clock::now();
     EXPECT_EQ(distrt_recv(&value, 1, DISTRT_F32, 1, 99), -1);
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     EXPECT_GE(seconds, 0.5);
     EXPECT_LT(seconds, 5);
     EXPECT_NE(std::string(distrt_last_error())

@@ -1,11 +1,10 @@
-//===- PipelineSchedule.h - pipeline schedules and their simulation -*- C++
+//===- PipelineSchedule.h - pipeline schedules, simulated -------*- C++ -*-===//
 //
 // Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
 // See LICENSE for license information.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
-//-*-===//
 //
 // A pipeline step is a set of units: for every stage `s` (0..S-1, where
 // S = ranks * virtual stages; stage `s` lives on rank `s % ranks`, chunk

@@ -189,14 +189,6 @@ def DistToRuntimePass : Pass<"dist-to-runtime", "ModuleOp"> {
                            "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect"];
-  let statistics = [
-    Statistic<"numCollectives", "collectives-lowered",
-              "Collectives turned into runtime calls">,
-    Statistic<"numCollectiveBytes", "collective-bytes",
-              "Bytes those collectives send per device">,
-    Statistic<"numTransfers", "transfers-lowered",
-              "Point-to-point sends turned into runtime calls">,
-  ];
 }
 
 def DistMatmulToBlasPass : Pass<"dist-matmul-to-blas", "ModuleOp"> {

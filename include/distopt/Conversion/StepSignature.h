@@ -1,11 +1,10 @@
-//===- StepSignature.h - a training step's interface for runners -*- C++
+//===- StepSignature.h - a training step's interface ------------*- C++ -*-===//
 //
 // Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
 // See LICENSE for license information.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
-//-*-===//
 //
 // What a runner (dist-run) needs to feed a training step: each argument's
 // and result's role, name, type and, for a partitioned step, its sharding

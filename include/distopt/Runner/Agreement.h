@@ -1,5 +1,9 @@
 //===- Agreement.h - the ranks agree on what they run -----------*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Every rank of a job must run the same module with the same options on the
 // same inputs: a rank with another --steps would wait forever in a
 // collective the others never start again, one with other state would

@@ -1,6 +1,8 @@
 //===- Array.h - the runner's host arrays -----------------------*- C++ -*-===//
 //
-// Part of the DistOpt project.
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 // An array as the runner holds it on the host: a NumPy dtype string
 // ("<f4", "<f8", "<i4", "<i8"), a shape and its bytes in C order. Arrays are

@@ -1,5 +1,9 @@
 //===- Bindings.h - the step's arrays on this rank --------------*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // How the arguments and results of a training step map onto the global
 // arrays of the npz files: each rank's block (from the value's split over
 // the mesh), memref descriptors for the JIT, and the step contract a

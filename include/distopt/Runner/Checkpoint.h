@@ -1,5 +1,9 @@
 //===- Checkpoint.h - sharded checkpoints of a training run ----*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // `dist-run --checkpoint-dir=DIR`: every N steps each rank writes the
 // blocks of the state it holds (one .npy file per distinct block: a
 // replicated array is written once, by the lowest rank holding it) into

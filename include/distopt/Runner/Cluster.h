@@ -1,5 +1,9 @@
 //===- Cluster.h - the job's layout over nodes against the mesh -*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // A multi-host strategy names the mesh axes that cross hosts (`host_axes`);
 // the ranks that differ only along the others are meant to share a node.
 //

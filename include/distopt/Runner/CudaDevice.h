@@ -1,5 +1,9 @@
 //===- CudaDevice.h - the device of dist-run --device=cuda ------*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // libdistopt_cuda, loaded with dlopen only for --device=cuda (dist-run
 // itself runs on machines without a CUDA driver): the step's arguments are
 // copied to device buffers before each step and its results back after it,

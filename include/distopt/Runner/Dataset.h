@@ -1,5 +1,9 @@
 //===- Dataset.h - a dataset directory read step by step -------*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // `dist-run --dataset=DIR`: one .npy file per input or label name of the
 // step, leading dim = samples, memory-mapped (never read whole). Every
 // step takes the next global batch of a per-epoch shuffle of the samples,

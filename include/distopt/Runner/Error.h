@@ -1,6 +1,8 @@
 //===- Error.h - the runner's errors and warnings ---------------*- C++ -*-===//
 //
-// Part of the DistOpt project.
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 // Every failure of the runner comes back as an llvm::Error holding a
 // RunError: the message dist-run prints after "dist-run: rank R: ", and

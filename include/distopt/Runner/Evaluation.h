@@ -1,5 +1,9 @@
 //===- Evaluation.h - dist-run --eval-dataset ------------------*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The step's evaluation function (train-derive-eval) on this rank: its
 // parameters copied from the training step's blocks before each
 // evaluation, the other arguments bound once from --state, the batches from

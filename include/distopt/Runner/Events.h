@@ -1,5 +1,9 @@
 //===- Events.h - the --events stream and --control channel -----*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The run as it happens, for whoever drives it (Python's fit, a progress
 // bar): rank 0 appends one JSON object per line to the --events file or
 // FIFO ("start", "step", "eval", "checkpoint", "epoch_end", "end"; any rank

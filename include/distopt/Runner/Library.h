@@ -1,5 +1,9 @@
 //===- Library.h - compiled steps as shared libraries -----------*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // What dist-run's compile cache and dist-compile share: the runtime
 // libraries a compiled step links, and a module in the LLVM dialect
 // compiled for this host into a shared library.

@@ -1,5 +1,9 @@
 //===- Metrics.h - dist-run --metrics: one JSON line per event -*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Rank 0 appends one JSON object per line to the --metrics file, flushed
 // at once: one per step (its loss, time, the runtime's communication
 // counters, the peak resident memory) and one per evaluation.

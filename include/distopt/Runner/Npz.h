@@ -1,5 +1,9 @@
 //===- Npz.h - NumPy .npz archives of named arrays --------------*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Reads and writes the arrays of an .npz archive (a zip of .npy files):
 // libzip for the archive (members CRC-checked), the .npy format (versions
 // 1 to 3) parsed and written here. Every malformed input is an error naming

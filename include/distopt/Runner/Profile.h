@@ -1,5 +1,9 @@
 //===- Profile.h - dist-run --profile: time per op family -------*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // With --profile the step is compiled with dist-lower-cpu{profile=true}:
 // every op that does work is bracketed by runtime profile calls, and the
 // module's `distopt.profile` table gives each bracket's op family (the train

@@ -1,6 +1,8 @@
 //===- Run.h - a training run as a library call -----------------*- C++ -*-===//
 //
-// Part of the DistOpt project.
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 // What `dist-run` does, for any front end (the tool, the C API, Python's
 // extension): load a step at any stage, start the runtime, check that the

@@ -1,6 +1,8 @@
 //===- RunOptions.h - RunConfig from dist-run's option names ----*- C++ -*-===//
 //
-// Part of the DistOpt project.
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 // A front end that takes options by name (the C API, Python's
 // `_distopt.run(options=...)`) sets a RunConfig through setRunOption():

@@ -1,5 +1,9 @@
 //===- Runner.h - compile, run and gather the step --------------*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The JIT side of dist-run: the step compiled for this host, run N times
 // on this rank's blocks with the state fed back, and the state gathered
 // back to rank 0.

@@ -1,5 +1,9 @@
 //===- ShardTiling.h - do a checkpoint's shards tile an array? -*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // A checkpoint lists each array's shards as boxes (offsets and shape) of
 // its global shape. Restoring copies every box into place, so the index
 // must prove the boxes cover the array exactly once: each lies inside the

@@ -1,5 +1,9 @@
 //===- StepInputs.h - initializing and checking step inputs -----*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The ranges that the step's ops give its integer arguments (labels in
 // [0, classes) of the cross-entropy reading them, token ids in [0, rows) of
 // the table a gather reads), used both to write random inputs

@@ -1,5 +1,9 @@
 //===- Trace.h - the measured timeline of a run (--trace) -------*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // dist-run --trace=FILE: the runtime records each rank's units (the
 // fragments of placed programs) and point-to-point transfers; rank 0
 // gathers them and writes a Chrome trace (chrome://tracing, Perfetto) in

@@ -1,5 +1,9 @@
 //===- CpuKernels.h - libdistopt_cpu's functions for the runner -*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The library kernels of compiled CPU steps (lib/Runtime/CpuKernels.cpp,
 // ConvKernels.cpp) are called through the memref C interface by the JIT'd
 // code; this header declares what the runner calls directly, on the same

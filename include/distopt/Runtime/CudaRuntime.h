@@ -1,5 +1,9 @@
 /*===- CudaRuntime.h - libdistopt_cuda: the device of a CUDA step --*- C -*-===*
  *
+ * Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+ * See LICENSE for license information.
+ * SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+ *
  * libdistopt_cuda (lib/Runtime/CudaRuntime.cpp) implements the host
  * functions MLIR's GPU lowering calls (mgpuModuleLoad, mgpuLaunchKernel,
  * mgpuStreamCreate, mgpuMemAlloc, ...) over the CUDA driver API, and the

@@ -1,5 +1,9 @@
 /*===- distrt.h - DistOpt's collective runtime, C ABI --------------*- C -*-===*
  *
+ * Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+ * See LICENSE for license information.
+ * SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+ *
  * The calls that lowered distributed programs make: collectives over the
  * groups of a device mesh, point-to-point messages, barriers. Backends:
  * "local" (one process: every group has one member), "mpi" (one process

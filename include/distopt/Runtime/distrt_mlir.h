@@ -1,5 +1,9 @@
 /*===- distrt_mlir.h - distrt for compiled programs, host side -----*- C -*-===*
  *
+ * Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+ * See LICENSE for license information.
+ * SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+ *
  * The entry points of lib/Runtime/MLIRInterface.cpp that a host program
  * (dist-run) calls around a compiled step; the step itself calls the
  * `_mlir_ciface_distrt_mlir_*` functions that `dist-to-runtime` emits.

@@ -1,5 +1,9 @@
 //===- DiagnosticText.h - diagnostics as text for API callers ---*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // How the C API and the Python package hand diagnostics to their callers:
 // "file:line:col: error: message", each note on its own line after it,
 // as dist-opt prints them (without the source line).

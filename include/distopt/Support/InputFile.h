@@ -1,6 +1,8 @@
 //===- InputFile.h - files read only when regular and bounded --*- C++ -*-===//
 //
-// Part of the DistOpt project.
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 // Every file dist-run and dist-compile read as data (npz archives, dataset
 // members, checkpoint shards and indexes) is opened only when it is a

@@ -1,5 +1,9 @@
 //===- ParseSource.h - parse user text without crashing ---------*- C++ -*-===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Every tool and API that parses MLIR text a user hands it (dist-opt,
 // dist-run, dist-compile, the C API, the Python package) goes through
 // parseUserSource: it first scans the text for inputs that crash upstream

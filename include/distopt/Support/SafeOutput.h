@@ -1,6 +1,8 @@
 //===- SafeOutput.h - the one safe writer of files -------------*- C++ -*-===//
 //
-// Part of the DistOpt project.
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 // Every writer of DistOpt (dist-run, dist-compile, dist-opt -o, the runner
 // library, Python through the extension) writes its outputs here. A file

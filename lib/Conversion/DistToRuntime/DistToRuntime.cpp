@@ -648,9 +648,6 @@ struct DistToRuntimePass
       module->setAttr(kBackendAttrName,
                       StringAttr::get(module.getContext(), backend));
     CommunicationTally tally = tallyCommunication(module);
-    numCollectives += tally.collectives;
-    numCollectiveBytes += tally.collectiveBytes;
-    numTransfers += tally.transfers;
     LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE << ": " << tally.collectives
                             << " collectives of " << tally.collectiveBytes
                             << " bytes, " << tally.transfers << " sends\n");

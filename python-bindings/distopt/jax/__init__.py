@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Import a JAX training step: `loss_fn(params, batch) -> loss` + an optax
 optimizer -> a train-dialect step, its state and a batch.
 

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """JAX primitives (a traced step's jaxpr) to train ops.
 
 Every equation goes through `Translator.eqn`; a primitive without a handler

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Import a Keras 3 training step (JAX backend): model + loss + optimizer ->
 a train-dialect step, its state and a batch.
 

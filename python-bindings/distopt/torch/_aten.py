@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Core-ATen ops (PyTorch's joint forward-backward graph) to train ops.
 
 Every `call_function` node of the graph goes through `Translator.node`;

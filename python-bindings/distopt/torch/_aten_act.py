@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Core-ATen activations and elementwise functions beyond _aten's basic
 set: erf, log1p, expm1, sign, ELU / SELU / CELU, leaky ReLU, exact GELU
 (the handlers register in _aten's table)."""

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """3-D convolution as 2-D ones: each depth tap of the filter is a
 train.conv2d over the input's depth slices folded into the batch, and the
 taps sum (the backward ops likewise, per tap). Called by _aten_nn's

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Core-ATen ops with a train op of their own: normalizations,
 convolutions (1-D and 2-D, transposed too), embeddings, dropout (the handlers register in
 _aten's table)."""

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Core-ATen pooling to train ops: max and average pooling (2-D, and 1-D
 as 2-D of height 1 by PyTorch's own reshapes), ceil mode with partial
 windows, divisor_override, adaptive average and max pooling (the handlers

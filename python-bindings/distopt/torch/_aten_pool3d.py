@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """3-D max and average pooling as 2-D pooling of each depth tap of the
 window over the input's depth slices folded into the batch (as
 _aten_conv3d does for convolutions): max or mean over the taps."""

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Core-ATen ops about shapes and placement: allocations that are only
 shape templates, copies into them, random masks, one tensor split into
 several and slices scattered back (the handlers register in _aten's

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Where an op of the exported graph came from (the module and the line
 of the model's source that called it), and the model's state kept
 exactly across an export that fails."""

@@ -67,9 +67,9 @@ int main(int argc, char **argv) {
   size_t size = fread(source, 1, sizeof(source), file);
   fclose(file);
   MlirContext context = distoptContextCreate();
-  MlirModule module = distoptModuleParse(
-      context, mlirStringRefCreate(source, size), str(argv[1]), diagnostic,
-      NULL);
+  MlirModule module =
+      distoptModuleParse(context, mlirStringRefCreate(source, size),
+                         str(argv[1]), diagnostic, NULL);
   if (mlirModuleIsNull(module))
     return 1;
 
@@ -85,28 +85,26 @@ int main(int argc, char **argv) {
   DistoptRun whole = distoptRunCreate();
   if (!setOption(whole, "state", argv[2]) ||
       !setOption(whole, "data", argv[3]) || !setOption(whole, "steps", "2") ||
-      mlirLogicalResultIsFailure(distoptRunExecute(
-          whole, module, printEvent, NULL, diagnostic, NULL)))
+      mlirLogicalResultIsFailure(
+          distoptRunExecute(whole, module, printEvent, NULL, diagnostic, NULL)))
     return 1;
 
   /* One step, then one more from its state in memory. */
   DistoptRun first = distoptRunCreate();
   if (!setOption(first, "state", argv[2]) ||
       !setOption(first, "data", argv[3]) || !setOption(first, "steps", "1") ||
-      mlirLogicalResultIsFailure(distoptRunExecute(first, module, NULL, NULL,
-                                                   diagnostic, NULL)))
+      mlirLogicalResultIsFailure(
+          distoptRunExecute(first, module, NULL, NULL, diagnostic, NULL)))
     return 1;
   DistoptRun second = distoptRunCreate();
-  if (!setOption(second, "data", argv[3]) ||
-      !setOption(second, "steps", "1"))
+  if (!setOption(second, "data", argv[3]) || !setOption(second, "steps", "1"))
     return 1;
   for (intptr_t i = 0; i < distoptRunGetNumResults(first); ++i) {
     MlirStringRef name = distoptRunGetResultName(first, i);
     if (name.length == 4 && !memcmp(name.data, "loss", 4))
       continue;
     if (mlirLogicalResultIsFailure(distoptRunSetArray(
-            second, DistoptArrayState, name,
-            distoptRunGetResultDtype(first, i),
+            second, DistoptArrayState, name, distoptRunGetResultDtype(first, i),
             distoptRunGetResultRank(first, i),
             distoptRunGetResultShape(first, i),
             distoptRunGetResultData(first, i), diagnostic, NULL)))
@@ -115,8 +113,8 @@ int main(int argc, char **argv) {
   /* The hyperparameters (lr, ...) are state the step does not return. */
   if (!setOption(second, "state", argv[2]))
     return 1;
-  if (mlirLogicalResultIsFailure(distoptRunExecute(second, module, NULL, NULL,
-                                                   diagnostic, NULL)))
+  if (mlirLogicalResultIsFailure(
+          distoptRunExecute(second, module, NULL, NULL, diagnostic, NULL)))
     return 1;
 
   int mismatches = 0;

@@ -1,5 +1,9 @@
 /*===- consumer.c - a C program using DistOpt's C API ----------------------===*
  *
+ * Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+ * See LICENSE for license information.
+ * SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+ *
  * consumer-c STEP.mlir PIPELINE: parses the step, runs the pipeline,
  * prints the module and its cost report as JSON; with a bad pipeline it
  * prints the diagnostic it got and the module (unchanged) and exits 1.
@@ -35,10 +39,9 @@ int main(int argc, char **argv) {
   fclose(file);
 
   MlirContext context = distoptContextCreate();
-  MlirModule module =
-      distoptModuleParse(context, mlirStringRefCreate(source, size),
-                         mlirStringRefCreate(argv[1], strlen(argv[1])), diagnostic,
-                         NULL);
+  MlirModule module = distoptModuleParse(
+      context, mlirStringRefCreate(source, size),
+      mlirStringRefCreate(argv[1], strlen(argv[1])), diagnostic, NULL);
   if (mlirModuleIsNull(module))
     return 1;
   if (mlirLogicalResultIsFailure(
@@ -54,8 +57,8 @@ int main(int argc, char **argv) {
   }
   distoptModulePrint(module, false, print, stdout);
   printf("\ncost report:\n");
-  distoptModuleCostReport(module, mlirStringRefCreate("json", 4),
-                          print, diagnostic, stdout);
+  distoptModuleCostReport(module, mlirStringRefCreate("json", 4), print,
+                          diagnostic, stdout);
   distoptModuleDestroy(module);
   distoptContextDestroy(context);
   return 0;

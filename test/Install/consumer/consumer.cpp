@@ -1,5 +1,9 @@
 //===- consumer.cpp - a C++ compiler embedding DistOpt --------------------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // consumer STEP.mlir PASSES: registers DistOpt's dialects in its own
 // context and its passes globally, parses the step, runs the pipeline (a
 // strategy) and prints the result.

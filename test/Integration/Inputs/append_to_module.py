@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Appends the ops of one MLIR file to the module a dist-opt output holds.
 
     append_to_module.py MODULE.mlir OPS.mlir > ALL.mlir

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Checks a nondeterministic training run by convergence (an asynchronous
 parameter-server run): the per-step losses it saved (array LOSS of OUT)
 fall below RATIO times the first, and the saved state has the arrays of a

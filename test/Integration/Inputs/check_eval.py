@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Checks dist-run's evaluation lines against NumPy.
 
     check_eval.py STATE.npz EVAL_DIR BATCH STEP LOG...

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Checks a dist-run --trace file against the plan (--dist-schedule-trace).
 
     check_trace.py RUN.json PLAN.json STEPS

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Compares dist-run outputs with the single-device run.
 
     compare_runs.py [--atol-for SUBSTRING=ATOL]... RTOL ATOL SINGLE.npz OTHER.npz...

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Damages a checkpoint's index.json the way a bad copy or a crafted index
 would, keeping every CRC-32 valid (only the records move).
 

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Runs a command that must fail, and fail fast: exits 0 when the command
 ended with a non-zero status within SECONDS, else 1 (it succeeded, or it
 was still running after SECONDS and was killed, with everything it

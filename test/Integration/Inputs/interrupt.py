@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Sends SIGNAL to a running command (mpirun, say) once it printed its
 first "step " line, and checks that it then ends with a non-zero status
 within SECONDS: exits 0 if so, else 1 (the command ended with 0, never

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Writes the state and the batch of Inputs/mlp_step.mlir, and checks
 dist-run's outputs: NumPy's steps (mlp_step_reference.py uses the same
 step) against the single-device run, and every distributed run against

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Writes a damaged copy of an .npz archive: one member (MEMBER.npy) gets
 a malformed .npy header or the wrong number of bytes (written with a
 correct zip CRC, so only the .npy is wrong), or its stored bytes are

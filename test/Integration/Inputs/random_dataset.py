@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Writes a random classification dataset directory for dist-run --dataset.
 
     random_dataset.py DIR SAMPLES FEATURES CLASSES SEED [X_DTYPE] [Y_DTYPE]

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """PyTorch eager reference of the examples' training steps.
 
     torch_reference.py MODEL STATE.npz DATA.npz OUT.npz [OUT.npz ...]

@@ -1,3 +1,7 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """Independent NumPy check of examples/transformer_block.mlir's first loss.
 
     transformer_block_reference.py STATE.npz DATA.npz OUT.npz

@@ -1,5 +1,9 @@
 //===- TestInterfaces.cpp - write sharding rules and costs onto ops -------===//
 //
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Test passes that make every op's ShardingRuleOpInterface rule and
 // CostOpInterface cost visible to FileCheck as discardable attributes.
 //

@@ -311,8 +311,7 @@ LogicalResult SendOp::verify() {
 }
 
 LogicalResult SendOp::verifySymbolUses(SymbolTableCollection &tables) {
-  return verifyPlace(
-      getTo(), *this, [&]() { return emitOpError(); }, &tables);
+  return verifyPlace(getTo(), *this, [&]() { return emitOpError(); }, &tables);
 }
 
 LogicalResult RecvOp::verify() {

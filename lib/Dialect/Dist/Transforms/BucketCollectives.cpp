@@ -118,14 +118,14 @@ struct DistBucketCollectivesPass
           << bucketMb << " and " << firstBucketMb;
       return signalPassFailure();
     }
-    int64_t before = tallyCommunication(getOperation()).collectives;
+    [[maybe_unused]] int64_t before =
+        tallyCommunication(getOperation()).collectives;
     getOperation().walk([&](Block *block) {
       bucketBlock<AllReduceOp>(*block);
       bucketBlock<ReduceScatterOp>(*block);
     });
-    int64_t after = tallyCommunication(getOperation()).collectives;
-    numCollectivesBefore += before;
-    numCollectivesAfter += after;
+    [[maybe_unused]] int64_t after =
+        tallyCommunication(getOperation()).collectives;
     LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE << ": " << before
                             << " collectives into " << after << "\n");
   }

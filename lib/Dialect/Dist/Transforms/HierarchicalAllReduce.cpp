@@ -109,15 +109,15 @@ struct DistHierarchicalAllReducePass
     : public mlir::dist::impl::DistHierarchicalAllReducePassBase<
           DistHierarchicalAllReducePass> {
   void runOnOperation() override {
-    int64_t before = tallyCommunication(getOperation()).collectives;
+    [[maybe_unused]] int64_t before =
+        tallyCommunication(getOperation()).collectives;
     SmallVector<AllReduceOp> ops;
     getOperation().walk([&](AllReduceOp op) { ops.push_back(op); });
     for (AllReduceOp op : ops)
       if (failed(decompose(op)))
         return signalPassFailure();
-    int64_t after = tallyCommunication(getOperation()).collectives;
-    numCollectivesBefore += before;
-    numCollectivesAfter += after;
+    [[maybe_unused]] int64_t after =
+        tallyCommunication(getOperation()).collectives;
     LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE << ": " << before
                             << " collectives into " << after << "\n");
   }

@@ -99,8 +99,7 @@ struct DistOverlapCollectivesPass
     int64_t before = countStarts();
     for (Operation *op : collectives)
       overlap(op);
-    int64_t started = countStarts() - before;
-    numStarted += started;
+    [[maybe_unused]] int64_t started = countStarts() - before;
     LLVM_DEBUG(llvm::dbgs()
                << DEBUG_TYPE << ": " << started << " of " << collectives.size()
                << " collectives started early\n");

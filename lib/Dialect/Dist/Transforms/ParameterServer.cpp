@@ -527,11 +527,6 @@ struct DistParameterServerPass
     if (failed(finishPrograms(module, func)))
       return signalPassFailure();
     CommunicationTally tally = tallyCommunication(module);
-    numVariables += builder.getNumVariables();
-    numShards += builder.getNumShards();
-    numSparseTables += builder.getNumSparseTables();
-    numTransfers += tally.transfers;
-    numTransferBytes += tally.transferBytes;
     LLVM_DEBUG(llvm::dbgs()
                << DEBUG_TYPE << ": " << builder.getNumVariables()
                << " variables in " << builder.getNumShards() << " shards, "

@@ -533,9 +533,6 @@ struct DistPartitionPass
       if (failed(partitioner.run()))
         return WalkResult::interrupt();
       CommunicationTally after = tallyCommunication(func);
-      ++numFunctions;
-      numCollectives += after.collectives - before.collectives;
-      numCollectiveBytes += after.collectiveBytes - before.collectiveBytes;
       LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE << ": @" << func.getSymName()
                               << ": " << after.collectives - before.collectives
                               << " collectives inserted, "

@@ -837,14 +837,11 @@ struct DistPipelinePass
   }
 
   void countPrograms(ModuleOp module) {
-    int64_t programs =
+    [[maybe_unused]] int64_t programs =
         llvm::count_if(module.getOps<func::FuncOp>(), [](func::FuncOp program) {
           return program->hasAttr(DistDialect::kPlaceAttrName);
         });
     CommunicationTally tally = tallyCommunication(module);
-    numPrograms += programs;
-    numTransfers += tally.transfers;
-    numTransferBytes += tally.transferBytes;
     LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE << ": " << programs << " programs, "
                             << tally.transfers << " sends of "
                             << tally.transferBytes << " bytes\n");

@@ -339,10 +339,6 @@ struct DistPropagateShardingPass
       Propagation propagation(*mesh);
       if (failed(propagation.run(func)))
         return WalkResult::interrupt();
-      ++numFunctions;
-      numShardedValues += propagation.getNumSharded();
-      numInferredValues +=
-          propagation.getNumSharded() - propagation.getNumAnnotated();
       LLVM_DEBUG(llvm::dbgs()
                  << DEBUG_TYPE << ": @" << func.getSymName() << ": "
                  << propagation.getNumSharded() << " sharded values, "

@@ -80,7 +80,7 @@ private:
   bool argumentsChanged = false, resultsChanged = false;
 };
 
-/// The communication under an op, as pass statistics count it: the
+/// The communication under an op, as the passes' debug output counts it: the
 /// collectives (all-reduces, reduce-scatters, all-gathers, all-to-alls,
 /// broadcasts and the asynchronous starts; local slices move nothing) and
 /// the point-to-point transfers (sends), each with the bytes of its tensor

@@ -309,14 +309,6 @@ def DistPipelinePass : Pass<"dist-pipeline", "ModuleOp"> {
     Option<"zero", "zero", "int64_t", /*default=*/"0",
            "ZeRO stage over each stage's `data` axis (0: none)">,
   ];
-  let statistics = [
-    Statistic<"numPrograms", "programs",
-              "Placed programs written (one per rank)">,
-    Statistic<"numTransfers", "transfers",
-              "Point-to-point sends between stages">,
-    Statistic<"numTransferBytes", "transfer-bytes",
-              "Bytes the sends carry per step">,
-  ];
 }
 
 def DistParameterServerPass : Pass<"dist-parameter-server", "ModuleOp"> {
@@ -385,18 +377,6 @@ def DistParameterServerPass : Pass<"dist-parameter-server", "ModuleOp"> {
            "sync (the gradients of all workers summed, then applied) or "
            "async (each worker's gradient applied as it arrives)">,
   ];
-  let statistics = [
-    Statistic<"numVariables", "variables",
-              "Variables (parameters and their state) held by the servers">,
-    Statistic<"numShards", "shards",
-              "Shards of those variables over the servers">,
-    Statistic<"numSparseTables", "sparse-tables",
-              "Embedding tables whose looked-up rows alone travel">,
-    Statistic<"numTransfers", "transfers",
-              "Point-to-point sends between servers and workers">,
-    Statistic<"numTransferBytes", "transfer-bytes",
-              "Bytes the sends carry per step">,
-  ];
 }
 
 def DistScheduleTracePass : Pass<"dist-schedule-trace", "ModuleOp"> {
@@ -454,14 +434,6 @@ def DistPropagateShardingPass : Pass<"dist-propagate-sharding", "ModuleOp"> {
     ```
   }];
   let dependentDialects = ["::mlir::dist::DistDialect"];
-  let statistics = [
-    Statistic<"numFunctions", "functions",
-              "Functions on a mesh whose values got shardings">,
-    Statistic<"numShardedValues", "sharded-values",
-              "Tensor values with a sharding after propagation">,
-    Statistic<"numInferredValues", "inferred-values",
-              "Values whose sharding propagation decided (not annotated)">,
-  ];
 }
 
 def DistPartitionPass : Pass<"dist-partition", "ModuleOp"> {
@@ -493,14 +465,6 @@ def DistPartitionPass : Pass<"dist-partition", "ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::dist::DistDialect",
                            "::mlir::arith::ArithDialect"];
-  let statistics = [
-    Statistic<"numFunctions", "functions",
-              "Functions rewritten into per-device programs">,
-    Statistic<"numCollectives", "collectives-inserted",
-              "Collectives inserted (all-reduces, all-gathers, ...)">,
-    Statistic<"numCollectiveBytes", "collective-bytes",
-              "Bytes the inserted collectives send per device">,
-  ];
 }
 
 //===----------------------------------------------------------------------===//
@@ -566,12 +530,6 @@ def DistBucketCollectivesPass : Pass<"dist-bucket-collectives", "ModuleOp"> {
     Option<"firstBucketMb", "first-bucket-mb", "double", /*default=*/"1.0",
            "Capacity of the first bucket in MiB">,
   ];
-  let statistics = [
-    Statistic<"numCollectivesBefore", "collectives-before",
-              "Collectives before bucketing">,
-    Statistic<"numCollectivesAfter", "collectives-after",
-              "Collectives after bucketing (one per bucket or unbucketed op)">,
-  ];
 }
 
 def DistOverlapCollectivesPass
@@ -599,10 +557,6 @@ def DistOverlapCollectivesPass
     %new = train.sgd %w2, %g#0, %lr : ...
     ```
   }];
-  let statistics = [
-    Statistic<"numStarted", "collectives-started",
-              "Collectives split into an asynchronous start and a wait">,
-  ];
 }
 
 def DistHierarchicalAllReducePass
@@ -627,12 +581,6 @@ def DistHierarchicalAllReducePass
     %g = dist.all_gather %r on @mesh axes = ["devices"] gather_dim = 0 : tensor<32x784xf32> -> tensor<128x784xf32>
     ```
   }];
-  let statistics = [
-    Statistic<"numCollectivesBefore", "collectives-before",
-              "Collectives before the decomposition">,
-    Statistic<"numCollectivesAfter", "collectives-after",
-              "Collectives after it (intra- and inter-host steps)">,
-  ];
 }
 
 //===----------------------------------------------------------------------===//
