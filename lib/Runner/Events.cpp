@@ -25,24 +25,6 @@
 using namespace distopt::runner;
 using namespace distopt;
 
-/// Writes `text` whole (one write() unless the kernel takes less).
-static bool writeAll(int fd, llvm::StringRef text, std::string &error) {
-  const char *data = text.data();
-  size_t size = text.size();
-  while (size > 0) {
-    ssize_t written = ::write(fd, data, size);
-    if (written < 0 && errno == EINTR)
-      continue;
-    if (written <= 0) {
-      error = std::strerror(written < 0 ? errno : ENOSPC);
-      return false;
-    }
-    data += written;
-    size -= written;
-  }
-  return true;
-}
-
 /// `event` as one line of text.
 static std::string formatLine(const llvm::json::Object &event) {
   std::string line;

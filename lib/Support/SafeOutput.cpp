@@ -210,21 +210,29 @@ bool PartialFile::create(const std::string &destination, std::string &error) {
   return true;
 }
 
-bool PartialFile::write(const char *data, std::size_t size,
-                        std::string &error) {
+bool distopt::writeAll(int fd, llvm::StringRef text, std::string &error) {
+  const char *data = text.data();
+  size_t size = text.size();
   while (size > 0) {
     ssize_t written = ::write(fd, data, size);
     if (written < 0 && errno == EINTR)
       continue;
     if (written <= 0) {
       error = std::strerror(written < 0 ? errno : ENOSPC);
-      discard();
       return false;
     }
     data += written;
     size -= written;
   }
   return true;
+}
+
+bool PartialFile::write(const char *data, std::size_t size,
+                        std::string &error) {
+  if (writeAll(fd, llvm::StringRef(data, size), error))
+    return true;
+  discard();
+  return false;
 }
 
 bool PartialFile::commit(std::string &error) {

@@ -369,6 +369,26 @@ _ROLE = re.compile(r"train\.role\s*=\s*#train\.role<(\w+)>")
 _NAME = re.compile(r'train\.name\s*=\s*"([^"]*)"')
 
 
+# Keras's default global batch, when fit is given none.
+DEFAULT_BATCH = 32
+
+
+def batch_size_for(batch_size, samples, what):
+    """The global batch of a front end's fit: `batch_size`, or Keras's
+    default 32 (at most the samples); ValueError unless a positive int no
+    larger than the samples `what` holds."""
+    if batch_size is None:
+        batch_size = min(DEFAULT_BATCH, samples)
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or \
+            batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int, got "
+                         f"{batch_size!r}")
+    if samples < batch_size:
+        raise ValueError(f"{what} has {samples} samples, fewer than one "
+                         f"batch of {batch_size}")
+    return batch_size
+
+
 def _batch_signature(step):
     """The step's batch arguments in order, (name, leading dim) each: the
     inputs, then the labels (from the function's argument attributes)."""

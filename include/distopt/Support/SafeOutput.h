@@ -66,6 +66,10 @@ private:
   int fd = -1;
 };
 
+/// Writes `text` whole to `fd` (as many write() calls as the kernel needs,
+/// retried on EINTR); false with `error` set (strerror) on a failure.
+bool writeAll(int fd, llvm::StringRef text, std::string &error);
+
 /// What an output is: a file (replaced whole by a rename), a directory
 /// (written into, e.g. --checkpoint-dir) or a stream (a regular file or a
 /// FIFO written in place, e.g. --events).

@@ -31,9 +31,6 @@ from . import export_train_step, keras, load_into
 
 __all__ = ["fit"]
 
-# Keras's default batch.
-DEFAULT_BATCH = 32
-
 
 def _first_batch(x, y, batch_size):
     """The first `batch_size` samples of (x, y): x an array or a tuple of
@@ -65,15 +62,8 @@ def _first_batch(x, y, batch_size):
     if any(len(a) != samples for a in xs):
         raise ValueError(f"x has {[len(a) for a in xs]} samples but y has "
                          f"{samples}")
-    if batch_size is None:
-        batch_size = min(DEFAULT_BATCH, samples)
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or \
-            batch_size < 1:
-        raise ValueError(f"batch_size must be a positive int, got "
-                         f"{batch_size!r}")
-    if samples < batch_size:
-        raise ValueError(f"the training data has {samples} samples, fewer "
-                         f"than one batch of {batch_size}")
+    batch_size = training.batch_size_for(batch_size, samples,
+                                         "the training data")
     first = [np.array(a[:batch_size]) for a in xs]
     return (first[0] if len(first) == 1 else tuple(first),
             np.array(labels[:batch_size]), batch_size)

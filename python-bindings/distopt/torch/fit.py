@@ -32,9 +32,6 @@ from . import _Optimizer, _input_names, export_train_step
 
 __all__ = ["fit"]
 
-# Keras's default batch.
-DEFAULT_BATCH = 32
-
 
 def _count_inputs(data):
     """How many inputs the data feeds (its label excluded)."""
@@ -142,15 +139,7 @@ def fit(model, loss, optimizer, train_data, *, strategy=None, epochs=1,
         names = _input_names(model, count) + ["labels"]
     arrays = _arrays_of(train_data, names, "train_data")
     samples = len(arrays[names[0]])
-    if batch_size is None:
-        batch_size = min(DEFAULT_BATCH, samples)
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or \
-            batch_size < 1:
-        raise ValueError(f"batch_size must be a positive int, got "
-                         f"{batch_size!r}")
-    if samples < batch_size:
-        raise ValueError(f"train_data has {samples} samples, fewer than one "
-                         f"batch of {batch_size}")
+    batch_size = training.batch_size_for(batch_size, samples, "train_data")
     first = [torch.from_numpy(np.array(arrays[n][:batch_size])) for n in names]
     step = export_train_step(model, tuple(first[:-1]), first[-1], loss=loss,
                              optimizer=optimizer, dropout_seed=dropout_seed)
