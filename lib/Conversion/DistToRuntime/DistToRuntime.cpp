@@ -647,10 +647,12 @@ struct DistToRuntimePass
     if (backend != "auto")
       module->setAttr(kBackendAttrName,
                       StringAttr::get(module.getContext(), backend));
-    CommunicationTally tally = tallyCommunication(module);
-    LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE << ": " << tally.collectives
-                            << " collectives of " << tally.collectiveBytes
-                            << " bytes, " << tally.transfers << " sends\n");
+    LLVM_DEBUG({
+      CommunicationTally tally = tallyCommunication(module);
+      llvm::dbgs() << DEBUG_TYPE << ": " << tally.collectives
+                   << " collectives of " << tally.collectiveBytes << " bytes, "
+                   << tally.transfers << " sends\n";
+    });
     RuntimeLowering lowering(module);
     // Placed programs (pipelines, parameter servers): their transfers, then
     // their fragments (one function per distinct body, or in place).

@@ -526,13 +526,14 @@ struct DistParameterServerPass
       return signalPassFailure();
     if (failed(finishPrograms(module, func)))
       return signalPassFailure();
-    CommunicationTally tally = tallyCommunication(module);
-    LLVM_DEBUG(llvm::dbgs()
-               << DEBUG_TYPE << ": " << builder.getNumVariables()
-               << " variables in " << builder.getNumShards() << " shards, "
-               << builder.getNumSparseTables() << " sparse tables, "
-               << tally.transfers << " sends of " << tally.transferBytes
-               << " bytes\n");
+    LLVM_DEBUG({
+      CommunicationTally tally = tallyCommunication(module);
+      llvm::dbgs() << DEBUG_TYPE << ": " << builder.getNumVariables()
+                   << " variables in " << builder.getNumShards() << " shards, "
+                   << builder.getNumSparseTables() << " sparse tables, "
+                   << tally.transfers << " sends of " << tally.transferBytes
+                   << " bytes\n";
+    });
   }
 };
 } // namespace

@@ -529,10 +529,10 @@ struct DistPartitionPass
       if (failed(mesh))
         return WalkResult::interrupt();
       Partitioner partitioner(func, *mesh);
-      CommunicationTally before = tallyCommunication(func);
+      [[maybe_unused]] CommunicationTally before = tallyCommunication(func);
       if (failed(partitioner.run()))
         return WalkResult::interrupt();
-      CommunicationTally after = tallyCommunication(func);
+      [[maybe_unused]] CommunicationTally after = tallyCommunication(func);
       LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE << ": @" << func.getSymName()
                               << ": " << after.collectives - before.collectives
                               << " collectives inserted, "

@@ -837,14 +837,16 @@ struct DistPipelinePass
   }
 
   void countPrograms(ModuleOp module) {
-    [[maybe_unused]] int64_t programs =
-        llvm::count_if(module.getOps<func::FuncOp>(), [](func::FuncOp program) {
-          return program->hasAttr(DistDialect::kPlaceAttrName);
-        });
-    CommunicationTally tally = tallyCommunication(module);
-    LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE << ": " << programs << " programs, "
-                            << tally.transfers << " sends of "
-                            << tally.transferBytes << " bytes\n");
+    LLVM_DEBUG({
+      int64_t programs = llvm::count_if(
+          module.getOps<func::FuncOp>(), [](func::FuncOp program) {
+            return program->hasAttr(DistDialect::kPlaceAttrName);
+          });
+      CommunicationTally tally = tallyCommunication(module);
+      llvm::dbgs() << DEBUG_TYPE << ": " << programs << " programs, "
+                   << tally.transfers << " sends of " << tally.transferBytes
+                   << " bytes\n";
+    });
   }
 };
 } // namespace
