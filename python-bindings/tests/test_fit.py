@@ -21,7 +21,9 @@ import pytest
 import distopt
 from distopt import training
 from distopt.callbacks import (BackupAndRestore, Callback, CallbackList,
-                               History, ProgbarLogger)
+                               History, ProgbarLogger, TensorBoard)
+from tensorboard.backend.event_processing.event_accumulator import \
+    EventAccumulator
 
 torch = pytest.importorskip("torch")
 import distopt.torch  # noqa: E402
@@ -371,7 +373,7 @@ def test_resnet18_mirrored_backup_and_restore(tmp_path, capfd):
     x = rng.normal(size=(64, 3, 32, 32)).astype(np.float32)
     y = rng.integers(0, 10, 64)
 
-    def call(backup=None, extra=(), verbose=0):
+    def call(backup=None, extra=(), verbose=0, callbacks=()):
         model = torchvision.models.resnet18(num_classes=10)
         model.load_state_dict(initial)
         optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
@@ -379,15 +381,34 @@ def test_resnet18_mirrored_backup_and_restore(tmp_path, capfd):
             model, "cross_entropy", optimizer, (x, y),
             strategy=distopt.MirroredStrategy(2), epochs=2, batch_size=16,
             verbose=verbose, opt_level=0, _extra_args=extra,
-            callbacks=[BackupAndRestore(backup)] if backup else [])
+            callbacks=([BackupAndRestore(backup)] if backup else []) +
+            list(callbacks))
         return history, model, optimizer
 
-    whole, model, optimizer = call(verbose=1)
+    logs = tmp_path / "logs"
+    whole, model, optimizer = call(
+        verbose=1, callbacks=[TensorBoard(logs, update_freq="batch")])
     bar = capfd.readouterr().err
     assert "Epoch 1/2" in bar and "Epoch 2/2" in bar and "4/4" in bar
     assert "samples_per_s" in bar
     assert len(whole.history["loss"]) == 2
     assert whole.history["loss"][1] < whole.history["loss"][0]
+    # The events, as TensorBoard's own reader loads them: a point per epoch
+    # and per step, the step time and the communication bytes too.
+    events = EventAccumulator(os.fspath(logs / "train"))
+    events.Reload()
+    tags = events.Tags()["scalars"]
+    assert {"epoch_loss", "batch_loss", "epoch_step_ms", "epoch_comm_bytes",
+            "epoch_learning_rate"} <= set(tags), tags
+    # The bytes each step hands to collectives (the ranks' step events).
+    comm = [e.value for e in events.Scalars("epoch_comm_bytes")]
+    assert comm == pytest.approx(whole.history["comm_bytes"]) and \
+        all(c > 0 for c in comm), comm
+    assert [e.value for e in events.Scalars("epoch_learning_rate")] == \
+        pytest.approx([0.01, 0.01])
+    epoch_loss = [e.value for e in events.Scalars("epoch_loss")]
+    assert epoch_loss == pytest.approx(whole.history["loss"], rel=1e-6)
+    assert len(events.Scalars("batch_loss")) == 8
 
     backup = str(tmp_path / "backup")
     with pytest.raises(distopt.DistOptError) as failure:
