@@ -317,7 +317,7 @@ runLoaded(const RunConfig &config, RunObserver *observer, LoadedStep &loaded) {
   if (llvm::Error error = checkAgreement(config, loaded.moduleHash,
                                          loaded.backend, state, data))
     return std::move(error);
-  if (llvm::Error error = setThreads(config.numThreads))
+  if (llvm::Error error = setThreads(config.numThreads, config.bindThreads))
     return std::move(error);
   if (llvm::Error error = readLoadedStep(config, loaded))
     return std::move(error);

@@ -46,7 +46,7 @@ __all__ = ["OutputError", "protect_input", "check_output_target",
            "write_file", "write_files", "open_partial", "open_in_place"]
 
 
-class OutputError(DistOptError):
+class OutputError(DistOptError, ValueError):
     """An output that cannot be written without harm, or a write that
     failed (the message names the output and why)."""
 

@@ -283,6 +283,7 @@ static RunConfig makeConfig(const char *argv0) {
   config.backend = backendName;
   config.device = device;
   config.flushDenormals = flushDenormals;
+  config.bindThreads = true;
   config.entry = entryName;
   config.collectiveTimeout = collectiveTimeout;
   config.optLevel = optLevel;

@@ -35,7 +35,8 @@ llvm::Error checkClusterLayout(const mlir::train::StepSignature &step);
 /// or above kThreadsPerCore x the machine's cores, and on an
 /// OMP_NUM_THREADS that is not such a count. A collective: every rank
 /// calls it.
-llvm::Error setThreads(std::optional<unsigned> requested);
+llvm::Error setThreads(std::optional<unsigned> requested,
+                       bool bindThreads = true);
 
 /// The most threads per core of the machine a rank may ask for.
 constexpr unsigned kThreadsPerCore = 4;

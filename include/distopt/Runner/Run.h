@@ -89,6 +89,12 @@ struct RunConfig {
   std::string backend = "auto";
   Device device = Device::cpu;
   bool flushDenormals = true;
+  /// Pin the OpenMP team to cores (OMP_PROC_BIND=true) when this process
+  /// is the only rank on its node: for a process of the runner's own
+  /// (dist-run). A host process (Python, the C API) keeps it off: the
+  /// binding pins its main thread, and every process it starts afterwards
+  /// inherits the one core.
+  bool bindThreads = false;
   std::string entry;
   double collectiveTimeout = 300;
   unsigned optLevel = mlir::train::kDefaultOptLevel;
