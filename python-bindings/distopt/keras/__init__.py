@@ -28,6 +28,7 @@ updates. Every variable is named by its Keras path (`variable.path`:
 docs/guides/jax-keras.md.
 """
 
+import contextlib
 import os
 import sys
 
@@ -59,7 +60,9 @@ if keras.backend.backend() != "jax":
         f"{os.environ.get('KERAS_BACKEND')}); distopt.keras needs "
         "KERAS_BACKEND=jax")
 
+from .._exported import ExportedStep  # noqa: E402
 from ..jax import UnsupportedOpError, export_flat  # noqa: E402
+from . import _mixed  # noqa: E402
 
 __all__ = ["export_train_step", "load_into", "fit", "UnsupportedOpError"]
 
@@ -91,7 +94,17 @@ def export_train_step(model, x, y, loss=None, optimizer=None, *,
     them out for a model already compiled. `x` (an array, or a tuple / dict
     of arrays for a multi-input model) and `y` give the batch: its shapes
     and dtypes are the step's, its values the batch. The model is built on
-    `x` if it is not built yet; nothing else of it changes."""
+    `x` if it is not built yet; nothing else of it changes.
+
+    Mixed precision: a model under the `mixed_bfloat16` / `mixed_float16`
+    dtype policy exports the step the train-mixed-precision pass makes of
+    its float32 step (traced with every layer's policy float32): 16-bit
+    compute, float32 variables; a LossScaleOptimizer (compile wraps one
+    around the optimizer under mixed_float16) becomes dynamic loss scaling
+    with its initial scale and growth steps, its dynamic_scale and
+    step_counter the step's `loss_scale` and `loss_scale.growth_tracker`
+    (load_into sets them back). `step.mixed_precision` holds the pass's
+    options (None for float32)."""
     if not isinstance(model, keras.Model):
         raise TypeError(f"model must be a keras.Model, not "
                         f"{type(model).__name__}")
@@ -121,6 +134,23 @@ def export_train_step(model, x, y, loss=None, optimizer=None, *,
     optimizer = model.optimizer
     if not optimizer.built:
         optimizer.build(model.trainable_variables)
+    mixed = _mixed.mixed_precision(model, optimizer)
+    with _mixed.float32_trace(model, optimizer) if mixed is not None \
+            else contextlib.nullcontext(optimizer) as traced:
+        step = _export(model, traced, x, y, name)
+    step.mixed_precision = None if mixed is None else mixed.options()
+    if mixed is None:
+        return step
+    mixed_step = ExportedStep(mixed.apply(step.mlir),
+                              {**step.state, **mixed.state()}, step.batch,
+                              step.param_names)
+    mixed_step.mixed_precision = mixed.options()
+    return mixed_step
+
+
+def _export(model, optimizer, x, y, name):
+    """The step with `optimizer` (the model's, or a LossScaleOptimizer's
+    inner one) as the model's layers compute now."""
     # The loss and metrics are built on the first batch.
     groups = _variables(model, optimizer)
     _unique_paths(groups[:3])
@@ -182,7 +212,9 @@ def export_train_step(model, x, y, loss=None, optimizer=None, *,
 def load_into(model, state, optimizer=None):
     """Assigns `state`'s arrays (a RunResult's state merged over
     step.state, a checkpoint) to the model's variables and to `optimizer`'s
-    (default: the model's), matched by Keras path. Every variable of the
+    (default: the model's), matched by Keras path; a mixed step's
+    `loss_scale` and `loss_scale.growth_tracker` to a LossScaleOptimizer's
+    dynamic_scale and step_counter. Every variable of the
     model must be in `state` with its shape (metrics' need not); the
     optimizer's that are there are set. Checks everything before it assigns
     anything. Returns the paths set."""
@@ -192,11 +224,16 @@ def load_into(model, state, optimizer=None):
     if optimizer is None:
         optimizer = getattr(model, "optimizer", None)
     metrics = {id(v) for v in model.metrics_variables}
+    # A mixed step's loss scale goes to a LossScaleOptimizer's own
+    # variables (dynamic_scale, step_counter).
+    scaling = _mixed.loss_scale_plan(optimizer, state)
+    scaling_ids = {id(v) for v, _ in scaling}
     # Every weight and statistic; not the seeds of random layers (uint32:
     # never in a step).
     required = [v for v in model.variables if id(v) not in metrics
                 and not str(v.dtype).startswith("uint")]
-    optional = list(optimizer.variables) if optimizer is not None else []
+    optional = [v for v in optimizer.variables if id(v) not in scaling_ids] \
+        if optimizer is not None else []
     plan = []
     for v in required + optional:
         if v.path not in state:
@@ -209,6 +246,7 @@ def load_into(model, state, optimizer=None):
             raise ValueError(f"{v.path}: shape {array.shape} in the state, "
                              f"{tuple(v.shape)} in the model")
         plan.append((v, array))
+    plan += scaling
     for v, array in plan:
         v.assign(array.astype(v.dtype))
     return [v.path for v, _ in plan]

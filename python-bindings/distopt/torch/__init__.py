@@ -30,10 +30,12 @@ import torch.nn.functional as F
 
 from .._distopt import DistOptError
 from .._exported import ExportedStep
-from . import _aten, _aten_where
-from .._emit import Emitter, Value, attr_f64, function_text
+from . import _amp, _aten, _aten_where
+from .._emit import (Emitter, Value, attr_f64, function_text, scalar_literal,
+                     tensor_type)
 
-__all__ = ["export_train_step", "ExportedStep", "UnsupportedOpError", "fit"]
+__all__ = ["export_train_step", "ExportedStep", "UnsupportedOpError", "fit",
+           "load_into"]
 
 
 class UnsupportedOpError(DistOptError):
@@ -247,15 +249,25 @@ def _exporting():
 
 
 def export_train_step(model, example_inputs, labels, loss="cross_entropy",
-                      optimizer=("sgd", {"lr": 0.1}), *, dropout_seed=0,
-                      name="train_step"):
+                      optimizer=("sgd", {"lr": 0.1}), *, scaler=None,
+                      dropout_seed=0, name="train_step"):
     """Exports one training step of `model` (in train() mode): forward on
     `example_inputs` (a tensor or a tuple), `loss(output, labels)`, backward
     and `optimizer`'s update (a torch.optim.SGD/Adam/AdamW over the model's
     parameters, or ("sgd"|"adam"|"adamw", {options})). The example tensors'
-    shapes and dtypes are the step's; their values become the batch."""
+    shapes and dtypes are the step's; their values become the batch.
+
+    Mixed precision: exported inside `torch.autocast(device_type="cpu" or
+    "cuda", dtype=torch.bfloat16 or torch.float16)`, the step computes in
+    that type with float32 master weights (the float32 step traced with
+    autocast off, then the train-mixed-precision pass); `scaler`, a
+    torch.amp.GradScaler, adds its dynamic loss scaling, the scaler's scale
+    and growth tracker becoming the step's `loss_scale` and
+    `loss_scale.growth_tracker` state (`load_into` puts them back).
+    `step.mixed_precision` holds the pass's options (None for float32)."""
     if not isinstance(model, torch.nn.Module):
         raise TypeError("model must be a torch.nn.Module")
+    mixed = _amp.mixed_precision(scaler, model)
     inputs = tuple(example_inputs) if isinstance(example_inputs, (tuple, list)) \
         else (example_inputs,)
     if loss in ("cross_entropy", "nll") and isinstance(labels, torch.Tensor) \
@@ -272,13 +284,23 @@ def export_train_step(model, example_inputs, labels, loss="cross_entropy",
     snapshot = _aten_where.Snapshot(model, parameters=False)
     try:
         model.train()
-        return _export(model, wrapped, inputs, labels, opt, dropout_seed,
-                       name)
+        with _amp.autocast_off():
+            step = _export(model, wrapped, inputs, labels, opt, dropout_seed,
+                           name, mark_seed=mixed is not None)
     finally:
         snapshot.restore()
+    step.mixed_precision = None if mixed is None else mixed.options()
+    if mixed is None:
+        return step
+    mixed_step = ExportedStep(mixed.apply(step.mlir),
+                              {**step.state, **mixed.state()}, step.batch,
+                              step.param_names)
+    mixed_step.mixed_precision = mixed.options()
+    return mixed_step
 
 
-def _export(model, wrapped, inputs, labels, opt, dropout_seed, name):
+def _export(model, wrapped, inputs, labels, opt, dropout_seed, name,
+            mark_seed=False):
     try:
         # Without oneDNN PyTorch's RNN decompositions unroll the sequence
         # into matrix products and pointwise ops; with it an LSTM is one
@@ -393,9 +415,19 @@ def _export(model, wrapped, inputs, labels, opt, dropout_seed, name):
         translator.seed = argument((), torch.int64, "hyper", "dropout_seed",
                                    np.int64(dropout_seed))
 
+    # The backward's seed (the constant 1 every gradient is the linear
+    # image of), marked train.loss_seed for the mixed-precision pass.
+    seed = _loss_seed(graph, signature) if mark_seed else None
+
     # The graph.
     for node in graph.nodes:
-        if node.op == "call_function":
+        if node is seed:
+            translator.env[node] = e.op(
+                "constant", [], [((), node.meta["val"].dtype)],
+                {"value": f"dense<{scalar_literal(1, node.meta['val'].dtype)}>"
+                          f" : {tensor_type((), node.meta['val'].dtype)}",
+                 "train.loss_seed": None})
+        elif node.op == "call_function":
             try:
                 translator.node(node)
             except _aten.UnsupportedOp as error:
@@ -458,6 +490,24 @@ def _export(model, wrapped, inputs, labels, opt, dropout_seed, name):
 
 
 
+def _loss_seed(graph, signature):
+    """The node AOTAutograd seeds the backward with (`full_like(loss, 1)`
+    or `ones_like(loss)` of the scalar loss), or None."""
+    output = next(n for n in graph.nodes if n.op == "output").args[0]
+    named = {n.name: n for n in output if isinstance(n, torch.fx.Node)}
+    loss = named.get(signature.user_outputs[0])
+    for node in graph.nodes:
+        if node.op != "call_function" or not node.args or \
+                node.args[0] is not loss:
+            continue
+        if node.target is torch.ops.aten.ones_like.default or (
+                node.target is torch.ops.aten.full_like.default and
+                node.args[1] == 1):
+            if tuple(node.meta["val"].shape) == ():
+                return node
+    return None
+
+
 # -- where an unsupported op came from --------------------------------------------
 
 def _unsupported(model, wrapped, inputs, labels, error):
@@ -476,4 +526,4 @@ def _unsupported(model, wrapped, inputs, labels, error):
     return UnsupportedOpError(message, str(target), path, line)
 
 
-from .fit import fit  # noqa: E402 (uses the names above)
+from .fit import fit, load_into  # noqa: E402 (uses the names above)

@@ -28,9 +28,9 @@ import numpy as np
 import torch
 
 from .. import training
-from . import _Optimizer, _input_names, export_train_step
+from . import _Optimizer, _amp, _input_names, export_train_step
 
-__all__ = ["fit"]
+__all__ = ["fit", "load_into"]
 
 
 def _count_inputs(data):
@@ -63,9 +63,13 @@ def _arrays_of(data, names, what):
     return training._arrays(data, names, what)
 
 
-def _load_back(model, optimizer, state):
-    """The trained parameters, buffers and optimizer state into `model`
-    and `optimizer` (in place: the optimizer's parameter references stay)."""
+def load_into(model, state, optimizer=None, scaler=None):
+    """The trained parameters, buffers and optimizer state of `state` (a
+    RunResult's state, a checkpoint: name -> array) into `model` and
+    `optimizer` (in place: the optimizer's parameter references stay), and
+    a mixed step's `loss_scale` and `loss_scale.growth_tracker` into
+    `scaler` (a torch.amp.GradScaler), so training can go on in PyTorch."""
+    _amp.load_scaler(scaler, state)
     params = dict(model.named_parameters())
     buffers = dict(model.named_buffers())
 
@@ -97,7 +101,7 @@ def _load_back(model, optimizer, state):
 def fit(model, loss, optimizer, train_data, *, strategy=None, epochs=1,
         batch_size=None, validation_data=None, callbacks=(), verbose=1,
         seed=0, shuffle=True, checkpoint_dir=None, num_threads=None,
-        opt_level=None, dropout_seed=0, _extra_args=(),
+        opt_level=None, dropout_seed=0, scaler=None, _extra_args=(),
         _force_subprocess=False):
     """Trains `model` (a torch.nn.Module) with `loss` and `optimizer` for
     `epochs` epochs over `train_data`, distributed by `strategy`, and
@@ -118,7 +122,13 @@ def fit(model, loss, optimizer, train_data, *, strategy=None, epochs=1,
     (distopt.datasets: one .npy per input name and `labels`, or x.npy and
     y.npy), or a torch.utils.data.Dataset of (x, y) items. `batch_size`:
     the global batch (default 32); each of the strategy's replicas takes
-    its share. The other options are `distopt.fit`'s."""
+    its share. The other options are `distopt.fit`'s.
+
+    Mixed precision as in PyTorch: call fit inside `torch.autocast(
+    device_type="cpu", dtype=torch.bfloat16)` (or float16) and give the
+    `scaler` (a torch.amp.GradScaler) for dynamic loss scaling; the step
+    computes in 16 bits with float32 master weights (export_train_step),
+    and afterwards the scaler holds the trained scale and growth tracker."""
     if not isinstance(model, torch.nn.Module):
         raise TypeError("model must be a torch.nn.Module")
     if isinstance(optimizer, tuple):
@@ -142,7 +152,8 @@ def fit(model, loss, optimizer, train_data, *, strategy=None, epochs=1,
     batch_size = training.batch_size_for(batch_size, samples, "train_data")
     first = [torch.from_numpy(np.array(arrays[n][:batch_size])) for n in names]
     step = export_train_step(model, tuple(first[:-1]), first[-1], loss=loss,
-                             optimizer=optimizer, dropout_seed=dropout_seed)
+                             optimizer=optimizer, scaler=scaler,
+                             dropout_seed=dropout_seed)
     if not isinstance(train_data, (str, os.PathLike)):
         train_data = arrays         # converted once
     history = training.fit(
@@ -152,5 +163,5 @@ def fit(model, loss, optimizer, train_data, *, strategy=None, epochs=1,
         checkpoint_dir=checkpoint_dir, num_threads=num_threads,
         opt_level=opt_level, _extra_args=_extra_args,
         _force_subprocess=_force_subprocess)
-    _load_back(model, optimizer, history.model.state)
+    load_into(model, history.model.state, optimizer, scaler)
     return history
