@@ -13,6 +13,14 @@
 // (distopt_cpu_kernel_info) and a warning names the variable that fixes it.
 // bench/README.md ("The CPU's kernels") has the rates of each core.
 //
+// bf16 products go through oneDNN's dnnl_gemm_bf16bf16f32 (Debian's
+// OpenBLAS 0.3.21 exports no sbgemm), loaded on first use where the CPU has
+// bf16 products (cpuid), RTLD_LOCAL too. Debian's libdnnl.so.2 links GCC's
+// libgomp: LLVM's libomp (our team's runtime, which also defines libgomp's
+// entry points) is made global first, so that oneDNN's OpenMP calls bind to
+// it -- inside our team's parallel region oneDNN then runs on the calling
+// thread, and no second thread pool starts.
+//
 //===----------------------------------------------------------------------===//
 
 #include "CpuBlas.h"
@@ -20,6 +28,7 @@
 #include "distopt/Runtime/CpuKernels.h"
 
 #include <dlfcn.h>
+#include <omp.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -208,6 +217,82 @@ OpenBlas &getOpenBlas() {
 }
 [[maybe_unused]] const OpenBlas &loadedWithTheLibrary = getOpenBlas();
 } // namespace
+
+namespace {
+/// oneDNN's bf16 product, loaded where the CPU multiplies bf16.
+struct OneDnn {
+  Bf16GemmFunction gemm = nullptr;
+  std::string info;
+
+  OneDnn() {
+    if (const char *choice = getenv("DISTOPT_CPU_BF16_PRODUCTS")) {
+      if (strcmp(choice, "f32") == 0) {
+        info = "f32 sgemm of the converted operands "
+               "(DISTOPT_CPU_BF16_PRODUCTS=f32)";
+        return;
+      }
+      if (strcmp(choice, "onednn") != 0) {
+        fprintf(stderr,
+                "libdistopt_cpu: DISTOPT_CPU_BF16_PRODUCTS is '%s', expected "
+                "'onednn' or 'f32'\n",
+                choice);
+        exit(1);
+      }
+    }
+    __builtin_cpu_init();
+    const char *feature = __builtin_cpu_supports("amx-bf16")     ? "amx_bf16"
+                          : __builtin_cpu_supports("avx512bf16") ? "avx512_bf16"
+                                                                 : nullptr;
+    if (!feature) {
+      info = "f32 sgemm of the converted operands (the CPU has neither "
+             "avx512_bf16 nor amx_bf16)";
+      return;
+    }
+    // oneDNN's OpenMP calls must bind to our libomp (see the top).
+    Dl_info omp;
+    if (dladdr(reinterpret_cast<void *>(&omp_get_max_threads), &omp) &&
+        omp.dli_fname)
+      dlopen(omp.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
+    void *handle = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      info = std::string("f32 sgemm of the converted operands (cannot load "
+                         "oneDNN: ") +
+             dlerror() + ")";
+      return;
+    }
+    gemm = reinterpret_cast<Bf16GemmFunction>(
+        dlsym(handle, "dnnl_gemm_bf16bf16f32"));
+    struct Version {
+      int major, minor, patch;
+      const char *hash;
+    };
+    auto getVersion =
+        reinterpret_cast<const Version *(*)()>(dlsym(handle, "dnnl_version"));
+    if (!gemm || !getVersion) {
+      gemm = nullptr;
+      info = "f32 sgemm of the converted operands (libdnnl.so.2 lacks "
+             "dnnl_gemm_bf16bf16f32 or dnnl_version)";
+      return;
+    }
+    const Version *version = getVersion();
+    info = "onednn " + std::to_string(version->major) + "." +
+           std::to_string(version->minor) + "." +
+           std::to_string(version->patch) + " (" + feature + ")";
+  }
+};
+
+OneDnn &getOneDnn() {
+  static OneDnn oneDnn;
+  return oneDnn;
+}
+} // namespace
+
+Bf16GemmFunction distopt::cpu::getBf16Gemm() { return getOneDnn().gemm; }
+
+std::string distopt::cpu::getSixteenBitProductInfo() {
+  return "bf16: " + getOneDnn().info +
+         "; f16: f32 sgemm of the converted operands";
+}
 
 SgemmFunction distopt::cpu::getSgemm() {
   OpenBlas &openBlas = getOpenBlas();

@@ -41,6 +41,26 @@ inline void sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE transA,
   function(order, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
+/// oneDNN's dnnl_gemm_bf16bf16f32 (exported by libdnnl.so.2, not declared
+/// in its headers): row-major C (f32) = alpha op(A) x op(B) + beta C with
+/// bf16 A and B (their bits), accumulated in f32. 0 on success.
+using Bf16GemmFunction = int (*)(char transA, char transB, int64_t m, int64_t n,
+                                 int64_t k, float alpha, const uint16_t *a,
+                                 int64_t lda, const uint16_t *b, int64_t ldb,
+                                 float beta, float *c, int64_t ldc);
+
+/// The bf16 product with f32 accumulation where the CPU multiplies bf16
+/// itself (cpuid: avx512_bf16 or amx_bf16) and oneDNN loads (libdnnl.so.2,
+/// loaded on first use); null otherwise, or where DISTOPT_CPU_BF16_PRODUCTS
+/// is "f32": the caller then converts the operands to f32 (exact) and runs
+/// sgemm. Any other value of that variable exits with a message.
+Bf16GemmFunction getBf16Gemm();
+
+/// What runs the bf16 and f16 products, one line: "bf16: onednn 2.6.3
+/// (avx512_bf16); f16: f32 sgemm of the converted operands" (with the
+/// reason where bf16 falls back too).
+std::string getSixteenBitProductInfo();
+
 /// What runs the convolutions' products (ConvKernels.cpp): "libxsmm <arch>"
 /// or "openblas (libxsmm has no JIT for '<arch>')".
 std::string getConvolutionKernelInfo();

@@ -16,7 +16,10 @@
 // calls.
 //
 // OpenBLAS is loaded by CpuBlas.cpp, with the core the CPU's features call
-// for.
+// for; so is oneDNN, for bf16 products. 16-bit products accumulate in f32
+// and round each element of the result once; where no library multiplies
+// the type (f16; bf16 on CPUs without bf16 products) the operands are
+// widened to f32 (exact) and multiplied by sgemm.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,7 +34,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
 
 using distopt::getMatrix;
 using distopt::Matrix;
@@ -45,43 +52,17 @@ int64_t partBegin(int64_t size, int part, int parts) {
 }
 } // namespace
 
-extern "C" {
-
-/// C[b] = op(A[b]) x op(B[b]) for b < batch, with C [batch, m, n]; A is
-/// [m, k] ([k, m] when transA) per batch, or one matrix for every batch
-/// when !batchedA; likewise B ([k, n], [n, k] when transB). Rows may be
-/// padded and batches apart (the strides of the buffers; dist-matmul-to-blas
-/// checks that the batch dims flatten into one stride); the last dim is
-/// contiguous.
-///
-/// On a team of T threads: when the batches split evenly enough (at least
-/// 2T of them, or a multiple of T), each thread takes whole batches;
-/// otherwise each product is cut into T blocks of rows of C (of columns
-/// when C is wider than tall).
-void _mlir_ciface_distopt_matmul_f32(UnrankedMemRefType<float> *a,
-                                     UnrankedMemRefType<float> *b,
-                                     UnrankedMemRefType<float> *c,
-                                     int64_t batch, int64_t m, int64_t n,
-                                     int64_t k, int32_t transA, int32_t transB,
-                                     int32_t batchedA, int32_t batchedB) {
-  Matrix av = getMatrix(a, batchedA), bv = getMatrix(b, batchedB),
-         cv = getMatrix(c, /*batched=*/true);
-  // Rows [m0, m1) and columns [n0, n1) of C for batches [b0, b1).
-  auto multiply = [&](int64_t b0, int64_t b1, int64_t m0, int64_t m1,
-                      int64_t n0, int64_t n1) {
-    if (m0 >= m1 || n0 >= n1)
-      return;
-    // Row i of op(A) starts at i * ld (at column i when transposed).
-    int64_t aOffset = transA ? m0 : m0 * av.ld;
-    int64_t bOffset = transB ? n0 * bv.ld : n0;
-    for (int64_t i = b0; i < b1; ++i)
-      distopt::cpu::sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-                          transB ? CblasTrans : CblasNoTrans, m1 - m0, n1 - n0,
-                          k, 1.0f, av.data + i * av.batchStride + aOffset,
-                          av.ld, bv.data + i * bv.batchStride + bOffset, bv.ld,
-                          0.0f, cv.data + i * cv.batchStride + m0 * cv.ld + n0,
-                          cv.ld);
-  };
+namespace {
+/// Splits the product C[b] = op(A[b]) x op(B[b]) (b < batch, C [batch, m,
+/// n]) over the team when it is large enough: `multiply(b0, b1, m0, m1, n0,
+/// n1)` computes rows [m0, m1) and columns [n0, n1) of C for batches [b0,
+/// b1). When the batches split evenly enough (at least 2T of them on T
+/// threads, or a multiple of T), each thread takes whole batches; otherwise
+/// each product is cut into T blocks of rows of C (of columns when C is
+/// wider than tall).
+template <typename Multiply>
+void splitProduct(int64_t batch, int64_t m, int64_t n, int64_t k,
+                  Multiply multiply) {
   if (!distopt::cpu::runsOnTeam(batch * m * n * k)) {
     multiply(0, batch, 0, m, 0, n);
     return;
@@ -101,6 +82,241 @@ void _mlir_ciface_distopt_matmul_f32(UnrankedMemRefType<float> *a,
       multiply(0, batch, 0, m, partBegin(n, part, parts),
                partBegin(n, part + 1, parts));
   }
+}
+
+/// The f32 product of distopt_matmul_f32 on views.
+void multiplyF32(Matrix<float> av, Matrix<float> bv, Matrix<float> cv,
+                 int64_t batch, int64_t m, int64_t n, int64_t k, bool transA,
+                 bool transB) {
+  splitProduct(batch, m, n, k,
+               [&](int64_t b0, int64_t b1, int64_t m0, int64_t m1, int64_t n0,
+                   int64_t n1) {
+                 if (m0 >= m1 || n0 >= n1)
+                   return;
+                 // Row i of op(A) starts at i * ld (at column i when
+                 // transposed).
+                 int64_t aOffset = transA ? m0 : m0 * av.ld;
+                 int64_t bOffset = transB ? n0 * bv.ld : n0;
+                 for (int64_t i = b0; i < b1; ++i)
+                   distopt::cpu::sgemm(
+                       CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+                       transB ? CblasTrans : CblasNoTrans, m1 - m0, n1 - n0, k,
+                       1.0f, av.data + i * av.batchStride + aOffset, av.ld,
+                       bv.data + i * bv.batchStride + bOffset, bv.ld, 0.0f,
+                       cv.data + i * cv.batchStride + m0 * cv.ld + n0, cv.ld);
+               });
+}
+
+//===----------------------------------------------------------------------===//
+// 16-bit floats: conversions (round to nearest even, as arith.truncf)
+//===----------------------------------------------------------------------===//
+
+/// The two 16-bit formats, by their element conversions.
+enum class Half { bf16, f16 };
+
+// Cloned for AVX-512 (x86-64-v4 has F16C and 512-bit integer shifts) and
+// the baseline, chosen by the CPU's features when the library loads.
+#define DISTOPT_VECTOR_CLONES                                                  \
+  __attribute__((target_clones("arch=x86-64-v4", "default")))
+
+DISTOPT_VECTOR_CLONES void widenBf16(const uint16_t *from, float *to,
+                                     int64_t count) {
+  for (int64_t i = 0; i < count; ++i) {
+    uint32_t bits = uint32_t(from[i]) << 16;
+    std::memcpy(&to[i], &bits, 4);
+  }
+}
+
+DISTOPT_VECTOR_CLONES void narrowToBf16(const float *from, uint16_t *to,
+                                        int64_t count) {
+  for (int64_t i = 0; i < count; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &from[i], 4);
+    // NaNs stay NaNs (quieted); others round to nearest, ties to even.
+    bool nan = (bits & 0x7fffffffu) > 0x7f800000u;
+    uint32_t rounded = bits + 0x7fffu + ((bits >> 16) & 1u);
+    to[i] = nan ? uint16_t((bits >> 16) | 0x40u) : uint16_t(rounded >> 16);
+  }
+}
+
+DISTOPT_VECTOR_CLONES void widenF16(const uint16_t *from, float *to,
+                                    int64_t count) {
+  for (int64_t i = 0; i < count; ++i) {
+    _Float16 half;
+    std::memcpy(&half, &from[i], 2);
+    to[i] = float(half);
+  }
+}
+
+DISTOPT_VECTOR_CLONES void narrowToF16(const float *from, uint16_t *to,
+                                       int64_t count) {
+  for (int64_t i = 0; i < count; ++i) {
+    _Float16 half = _Float16(from[i]);
+    std::memcpy(&to[i], &half, 2);
+  }
+}
+
+void widen(Half half, const uint16_t *from, float *to, int64_t count) {
+  half == Half::bf16 ? widenBf16(from, to, count) : widenF16(from, to, count);
+}
+
+void narrow(Half half, const float *from, uint16_t *to, int64_t count) {
+  half == Half::bf16 ? narrowToBf16(from, to, count)
+                     : narrowToF16(from, to, count);
+}
+
+/// The elements a matrix operand spans: from its first element to its last
+/// (padding between rows and batches included), `batches` of `rows` rows
+/// of `cols`.
+int64_t getSpan(const Matrix<uint16_t> &matrix, int64_t batches, int64_t rows,
+                int64_t cols) {
+  if (batches == 0 || rows == 0 || cols == 0)
+    return 0;
+  return (batches - 1) * matrix.batchStride + (rows - 1) * matrix.ld + cols;
+}
+
+/// `matrix` (its span) widened to f32, with its layout.
+Matrix<float> widenMatrix(Half half, const Matrix<uint16_t> &matrix,
+                          int64_t span, std::vector<float> &storage) {
+  storage.resize(span);
+  // 64 Ki-element pieces over the team when there is much.
+  constexpr int64_t piece = 1 << 16;
+  int64_t pieces = (span + piece - 1) / piece;
+  bool team = distopt::cpu::teamIsFree() && pieces >= 4;
+#pragma omp parallel for schedule(static) if (team)
+  for (int64_t i = 0; i < pieces; ++i)
+    widen(half, matrix.data + i * piece, storage.data() + i * piece,
+          std::min(piece, span - i * piece));
+  return {storage.data(), matrix.ld, matrix.batchStride};
+}
+
+/// C = op(A) x op(B) for 16-bit A, B and C, accumulated in f32 and rounded
+/// to C's type once: oneDNN's bf16 product where the CPU has one, else the
+/// f32 product of the (exactly) widened operands.
+void multiplyHalf(Half half, UnrankedMemRefType<uint16_t> *a,
+                  UnrankedMemRefType<uint16_t> *b,
+                  UnrankedMemRefType<uint16_t> *c, int64_t batch, int64_t m,
+                  int64_t n, int64_t k, bool transA, bool transB, bool batchedA,
+                  bool batchedB) {
+  Matrix<uint16_t> av = getMatrix(a, batchedA), bv = getMatrix(b, batchedB),
+                   cv = getMatrix(c, /*batched=*/true);
+  if (batch == 0 || m == 0 || n == 0)
+    return;
+  // Rows [m0, m1) of C[i] from f32 rows `from` (n1 - n0 wide).
+  auto store = [&](int64_t i, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
+                   const float *from, int64_t ld) {
+    for (int64_t row = m0; row < m1; ++row)
+      narrow(half, from + (row - m0) * ld,
+             cv.data + i * cv.batchStride + row * cv.ld + n0, n1 - n0);
+  };
+  if (distopt::cpu::Bf16GemmFunction gemm =
+          half == Half::bf16 ? distopt::cpu::getBf16Gemm() : nullptr) {
+    // Outside a parallel region oneDNN would start the team itself: the
+    // calls below run on the thread that makes them (splitProduct chose).
+    bool serial = !omp_in_parallel();
+    int threads = omp_get_max_threads();
+    if (serial)
+      omp_set_num_threads(1);
+    bool failed = false;
+    splitProduct(batch, m, n, k,
+                 [&](int64_t b0, int64_t b1, int64_t m0, int64_t m1, int64_t n0,
+                     int64_t n1) {
+                   if (m0 >= m1 || n0 >= n1)
+                     return;
+                   thread_local std::vector<float> scratch;
+                   scratch.resize((m1 - m0) * (n1 - n0));
+                   int64_t aOffset = transA ? m0 : m0 * av.ld;
+                   int64_t bOffset = transB ? n0 * bv.ld : n0;
+                   for (int64_t i = b0; i < b1; ++i) {
+                     int status =
+                         gemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m1 - m0,
+                              n1 - n0, k, 1.0f,
+                              av.data + i * av.batchStride + aOffset, av.ld,
+                              bv.data + i * bv.batchStride + bOffset, bv.ld,
+                              0.0f, scratch.data(), n1 - n0);
+                     if (status != 0) {
+#pragma omp atomic write
+                       failed = true;
+                       return;
+                     }
+                     store(i, m0, m1, n0, n1, scratch.data(), n1 - n0);
+                   }
+                 });
+    if (serial)
+      omp_set_num_threads(threads);
+    if (failed) {
+      fprintf(stderr,
+              "libdistopt_cpu: oneDNN's dnnl_gemm_bf16bf16f32 failed on a "
+              "%ld x %ld x %ld bf16 product (batch %ld)\n",
+              long(m), long(n), long(k), long(batch));
+      exit(1);
+    }
+    return;
+  }
+  std::vector<float> aStorage, bStorage, cStorage;
+  int64_t aSpan =
+              getSpan(av, batchedA ? batch : 1, transA ? k : m, transA ? m : k),
+          bSpan =
+              getSpan(bv, batchedB ? batch : 1, transB ? n : k, transB ? k : n),
+          cSpan = getSpan(cv, batch, m, n);
+  Matrix<float> aw = widenMatrix(half, av, aSpan, aStorage),
+                bw = widenMatrix(half, bv, bSpan, bStorage);
+  cStorage.resize(cSpan);
+  Matrix<float> cw = {cStorage.data(), cv.ld, cv.batchStride};
+  multiplyF32(aw, bw, cw, batch, m, n, k, transA, transB);
+  for (int64_t i = 0; i < batch; ++i)
+    store(i, 0, m, 0, n, cw.data + i * cw.batchStride, cw.ld);
+}
+} // namespace
+
+extern "C" {
+
+/// C[b] = op(A[b]) x op(B[b]) for b < batch, with C [batch, m, n]; A is
+/// [m, k] ([k, m] when transA) per batch, or one matrix for every batch
+/// when !batchedA; likewise B ([k, n], [n, k] when transB). Rows may be
+/// padded and batches apart (the strides of the buffers; dist-matmul-to-blas
+/// checks that the batch dims flatten into one stride); the last dim is
+/// contiguous. Split over the team as splitProduct says.
+void _mlir_ciface_distopt_matmul_f32(UnrankedMemRefType<float> *a,
+                                     UnrankedMemRefType<float> *b,
+                                     UnrankedMemRefType<float> *c,
+                                     int64_t batch, int64_t m, int64_t n,
+                                     int64_t k, int32_t transA, int32_t transB,
+                                     int32_t batchedA, int32_t batchedB) {
+  multiplyF32(getMatrix(a, batchedA), getMatrix(b, batchedB),
+              getMatrix(c, /*batched=*/true), batch, m, n, k, transA, transB);
+}
+
+/// distopt_matmul_f32 on bf16 buffers (their bits): the products
+/// accumulate in f32 and each element of C is rounded to bf16 once
+/// (oneDNN where the CPU multiplies bf16, else f32 sgemm of the widened
+/// operands; distopt_cpu_sixteen_bit_info says which).
+void _mlir_ciface_distopt_matmul_bf16(UnrankedMemRefType<uint16_t> *a,
+                                      UnrankedMemRefType<uint16_t> *b,
+                                      UnrankedMemRefType<uint16_t> *c,
+                                      int64_t batch, int64_t m, int64_t n,
+                                      int64_t k, int32_t transA, int32_t transB,
+                                      int32_t batchedA, int32_t batchedB) {
+  multiplyHalf(Half::bf16, a, b, c, batch, m, n, k, transA, transB, batchedA,
+               batchedB);
+}
+
+/// distopt_matmul_bf16 for f16: f32 sgemm of the widened operands (neither
+/// OpenBLAS 0.3.21 nor oneDNN 2.6 has an f16 product for CPUs), C rounded
+/// to f16 once.
+void _mlir_ciface_distopt_matmul_f16(UnrankedMemRefType<uint16_t> *a,
+                                     UnrankedMemRefType<uint16_t> *b,
+                                     UnrankedMemRefType<uint16_t> *c,
+                                     int64_t batch, int64_t m, int64_t n,
+                                     int64_t k, int32_t transA, int32_t transB,
+                                     int32_t batchedA, int32_t batchedB) {
+  multiplyHalf(Half::f16, a, b, c, batch, m, n, k, transA, transB, batchedA,
+               batchedB);
+}
+
+const char *distopt_cpu_sixteen_bit_info() {
+  static const std::string info = distopt::cpu::getSixteenBitProductInfo();
+  return info.c_str();
 }
 
 void distopt_copy(void *to, const void *from, size_t bytes) {

@@ -332,9 +332,9 @@ void _mlir_ciface_distopt_matmul_f32(UnrankedMemRefType<float> *a,
                                      int32_t batchedA, int32_t batchedB) {
   if (!ensureDevice())
     return;
-  distopt::Matrix av = distopt::getMatrix(a, batchedA),
-                  bv = distopt::getMatrix(b, batchedB),
-                  cv = distopt::getMatrix(c, /*batched=*/true);
+  distopt::Matrix<float> av = distopt::getMatrix(a, batchedA),
+                         bv = distopt::getMatrix(b, batchedB),
+                         cv = distopt::getMatrix(c, /*batched=*/true);
   const float one = 1.0f, zero = 0.0f;
   checkBlas("cublasSgemmStridedBatched",
             cublasSgemmStridedBatched(

@@ -6,8 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// What the CPU (OpenBLAS) and CUDA (cuBLAS) products of
-// `distopt_matmul_f32` read from an operand's memref descriptor.
+// What the CPU (OpenBLAS, oneDNN) and CUDA (cuBLAS) products of
+// `distopt_matmul_f32` / `_bf16` / `_f16` read from an operand's memref
+// descriptor (16-bit elements as their bits: uint16_t).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,13 +23,14 @@ namespace distopt {
 /// A matrix operand as sgemm takes it: its first element, the distance
 /// between its rows (a row of a one-row matrix is as long as it needs to
 /// be) and, when it has a batch dim, between batches.
-struct Matrix {
-  float *data;
+template <typename T = float> struct Matrix {
+  T *data;
   int64_t ld, batchStride;
 };
 
-inline Matrix getMatrix(UnrankedMemRefType<float> *memref, bool batched) {
-  DynamicMemRefType<float> view(*memref);
+template <typename T>
+Matrix<T> getMatrix(UnrankedMemRefType<T> *memref, bool batched) {
+  DynamicMemRefType<T> view(*memref);
   int64_t rank = view.rank;
   int64_t ld = view.strides[rank - 2];
   if (view.sizes[rank - 2] == 1 && ld < view.sizes[rank - 1])

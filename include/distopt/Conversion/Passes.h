@@ -45,10 +45,11 @@ inline constexpr unsigned kDefaultOptLevel = 3;
 #define GEN_PASS_REGISTRATION
 #include "distopt/Conversion/Passes.h.inc"
 
-/// True when `op` is an f32 `linalg.generic` contraction (two inputs, one
-/// output, a multiply-add body) of the kind `dist-matmul-to-blas` turns
-/// into sgemm calls once bufferized; `dist-fuse-elementwise` keeps such
-/// ops out of fusion so that they stay BLAS calls.
+/// True when `op` is an f32, bf16 or f16 `linalg.generic` contraction (two
+/// inputs, one output, one element type, a multiply-add body) of the kind
+/// `dist-matmul-to-blas` turns into library products once bufferized;
+/// `dist-fuse-elementwise` keeps such ops out of fusion so that they stay BLAS
+/// calls.
 bool isBlasContraction(linalg::LinalgOp op);
 
 /// True when `op` is one of the f32 stride-1 convolution contractions

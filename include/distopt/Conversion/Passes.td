@@ -192,9 +192,11 @@ def DistToRuntimePass : Pass<"dist-to-runtime", "ModuleOp"> {
 }
 
 def DistMatmulToBlasPass : Pass<"dist-matmul-to-blas", "ModuleOp"> {
-  let summary = "Run f32 contractions on buffers through OpenBLAS's sgemm";
+  let summary = "Run f32, bf16 and f16 contractions on buffers through "
+                "library products (OpenBLAS's sgemm, oneDNN's bf16 gemm)";
   let description = [{
-    Runs after one-shot bufferization. Replaces every f32 `linalg.generic`
+    Runs after one-shot bufferization. Replaces every f32, bf16 or f16
+    `linalg.generic` (one element type throughout)
     on buffers that is a matrix product (one m, n and k dim, optional
     leading batch dims, a multiply-add body: what `train-to-linalg` makes
     of `train.matmul`, transposed operands and a weight shared by every
@@ -204,6 +206,15 @@ def DistMatmulToBlasPass : Pass<"dist-matmul-to-blas", "ModuleOp"> {
     beta 0) on the same buffers, and erases the fill. Every operand must be
     a static, contiguous row-major buffer (any offset). Other generics are
     left to the loops.
+
+    bf16 and f16 products call `distopt_matmul_bf16` / `distopt_matmul_f16`
+    (same arguments): they accumulate in f32 and round each element of the
+    result to the 16-bit type once (the generic's own loops would round
+    after every addition). bf16 runs on oneDNN's `dnnl_gemm_bf16bf16f32`
+    where the CPU multiplies bf16 (cpuid `avx512_bf16` / `amx_bf16`); f16,
+    and bf16 elsewhere, as sgemm of the operands widened to f32 (exact).
+    Under `dist-lower-cuda` the same calls are cuBLAS's `cublasGemmEx`
+    products (16-bit inputs and output, `CUBLAS_COMPUTE_32F`).
 
     Working on buffers is what makes the rewrite safe: the call reads and
     writes exactly the buffers the generic did, so no earlier tensor-level

@@ -29,6 +29,12 @@ void distopt_copy(void *to, const void *from, size_t bytes);
 /// kernels use less than the CPU offers).
 const char *distopt_cpu_kernel_info(void);
 
+/// The kernels behind the steps' 16-bit products, one line: "bf16: onednn
+/// 2.6.3 (avx512_bf16); f16: f32 sgemm of the converted operands" (bf16
+/// falls back to the f32 product too, with the reason, where the CPU lacks
+/// bf16 products or oneDNN does not load).
+const char *distopt_cpu_sixteen_bit_info(void);
+
 } // extern "C"
 
 #endif // DISTOPT_RUNTIME_CPUKERNELS_H

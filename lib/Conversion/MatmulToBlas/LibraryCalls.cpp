@@ -70,7 +70,8 @@ void train::replaceByLibraryCall(
   SmallVector<Value> args;
   for (Value operand : op->getOperands())
     args.push_back(memref::CastOp::create(
-        builder, loc, UnrankedMemRefType::get(builder.getF32Type(), 0),
+        builder, loc,
+        UnrankedMemRefType::get(getElementTypeOrSelf(operand.getType()), 0),
         operand));
   buildScalars(builder, loc, args);
   auto module = op->getParentOfType<ModuleOp>();

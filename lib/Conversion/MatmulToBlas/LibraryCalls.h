@@ -33,9 +33,9 @@ void forEachBufferUse(Value value, function_ref<void(OpOperand &)> visit);
 linalg::FillOp findZeroFill(linalg::GenericOp op, Value out);
 
 /// Replaces `op` and `fill` by a call of the library function `name` on
-/// `op`'s operands (as unranked f32 memrefs) followed by the scalars
-/// `buildScalars` appends (built before the call), declaring `name` in the
-/// module on first use.
+/// `op`'s operands (as unranked memrefs of their element types) followed by the
+/// scalars `buildScalars` appends (built before the call), declaring `name` in
+/// the module on first use.
 void replaceByLibraryCall(
     linalg::GenericOp op, linalg::FillOp fill, StringRef name,
     function_ref<void(OpBuilder &, Location, SmallVectorImpl<Value> &)>

@@ -1,4 +1,4 @@
-//===- MatmulToBlas.cpp - f32 contractions through sgemm ------------------===//
+//===- MatmulToBlas.cpp - contractions through library products ----------===//
 //
 // Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
 // See LICENSE for license information.
@@ -47,14 +47,21 @@ static std::optional<SmallVector<unsigned>> getDims(AffineMap map) {
   return dims;
 }
 
-/// True when `type` is a static f32 buffer whose last dim is contiguous,
+/// True when `type` is an element type the library multiplies: f32
+/// (sgemm), bf16 and f16 (f32 accumulation, CpuKernels.cpp).
+static bool isLibraryType(Type type) {
+  return type.isF32() || type.isBF16() || type.isF16();
+}
+
+/// True when `type` is a static buffer of a library type whose last dim is
+/// contiguous,
 /// whose rows are at least a row apart, and whose first `batchDims` dims
 /// flatten into one batch dim: what sgemm's leading dimension and the
 /// kernel's batch stride describe.
 static bool isBlasOperand(Type type, unsigned batchDims) {
   auto memref = dyn_cast<MemRefType>(type);
-  if (!memref || !memref.getElementType().isF32() || !memref.hasStaticShape() ||
-      memref.getRank() < 2)
+  if (!memref || !isLibraryType(memref.getElementType()) ||
+      !memref.hasStaticShape() || memref.getRank() < 2)
     return false;
   SmallVector<int64_t> strides;
   int64_t offset;
@@ -74,10 +81,15 @@ static bool isBlasOperand(Type type, unsigned batchDims) {
 
 bool mlir::train::isBlasContraction(linalg::LinalgOp op) {
   auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-  return generic && generic.getNumDpsInputs() == 2 &&
-         generic.getNumDpsInits() == 1 &&
-         linalg::isaContractionOpInterface(op) &&
-         getElementTypeOrSelf(generic.getDpsInits()[0].getType()).isF32();
+  if (!generic || generic.getNumDpsInputs() != 2 ||
+      generic.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
+    return false;
+  // One type throughout: the body multiplies and adds in the output's type.
+  Type type = getElementTypeOrSelf(generic.getDpsInits()[0].getType());
+  return isLibraryType(type) &&
+         llvm::all_of(generic.getDpsInputs(), [&](Value input) {
+           return getElementTypeOrSelf(input.getType()) == type;
+         });
 }
 
 /// The gemm `op` is, or nullopt. The output must be [batch..., m, n] and
@@ -143,10 +155,15 @@ static std::optional<Gemm> matchGemm(linalg::GenericOp op) {
 }
 
 /// Replaces `op` (and its output's zero fill) by a call of
-/// distopt_matmul_f32 on the same buffers.
+/// distopt_matmul_f32 (distopt_matmul_bf16, distopt_matmul_f16: f32
+/// accumulation, the result rounded once) on the same buffers.
 static void rewrite(linalg::GenericOp op, const Gemm &gemm) {
+  Type type = getElementTypeOrSelf(op.getDpsInits()[0].getType());
+  StringRef name = type.isBF16()  ? "distopt_matmul_bf16"
+                   : type.isF16() ? "distopt_matmul_f16"
+                                  : "distopt_matmul_f32";
   train::replaceByLibraryCall(
-      op, gemm.fill, "distopt_matmul_f32",
+      op, gemm.fill, name,
       [&](OpBuilder &builder, Location loc, SmallVectorImpl<Value> &args) {
         for (int64_t v : {gemm.batch, gemm.m, gemm.n, gemm.k})
           args.push_back(arith::ConstantOp::create(
