@@ -14,7 +14,7 @@
 distopt_packages=(cmake ninja-build ccache python3 python3-numpy libgtest-dev
                   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
                   libmpich-dev mpich libzip-dev pkg-config libopenblas-dev
-                  libomp-22-dev libxsmm-dev
+                  libomp-22-dev libxsmm-dev libdnnl2
                   python3-dev python3-venv pybind11-dev python3-pytest
                   python3-sklearn python3-matplotlib clang-format-22)
 

@@ -9,7 +9,8 @@
 // stream-ordered allocation and copies); Debian ships no implementation of
 // them, so this is the project's own, over the CUDA driver API. Products
 // are cuBLAS calls behind the same `distopt_matmul_f32` interface the CPU
-// library implements with OpenBLAS.
+// library implements with OpenBLAS (and `distopt_matmul_bf16` / `_f16`:
+// cublasGemmStridedBatchedEx with 16-bit inputs and output, f32 compute).
 //
 // One device and one stream per process: mgpuStreamCreate answers the
 // process's stream (and mgpuStreamDestroy leaves it), so every kernel,
@@ -342,6 +343,58 @@ void _mlir_ciface_distopt_matmul_f32(UnrankedMemRefType<float> *a,
                 transA ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &one, bv.data,
                 bv.ld, bv.batchStride, av.data, av.ld, av.batchStride, &zero,
                 cv.data, cv.ld, cv.batchStride, batch));
+}
+
+} // extern "C"
+
+namespace {
+/// distopt_matmul_f32 for 16-bit buffers of cuBLAS type `type`: 16-bit A, B
+/// and C, accumulated in f32 (CUBLAS_COMPUTE_32F, the tensor cores' bf16 /
+/// f16 paths), each element of C rounded once.
+void multiplyHalf(const char *name, cudaDataType type,
+                  UnrankedMemRefType<uint16_t> *a,
+                  UnrankedMemRefType<uint16_t> *b,
+                  UnrankedMemRefType<uint16_t> *c, int64_t batch, int64_t m,
+                  int64_t n, int64_t k, int32_t transA, int32_t transB,
+                  int32_t batchedA, int32_t batchedB) {
+  if (!ensureDevice())
+    return;
+  distopt::Matrix<uint16_t> av = distopt::getMatrix(a, batchedA),
+                            bv = distopt::getMatrix(b, batchedB),
+                            cv = distopt::getMatrix(c, /*batched=*/true);
+  const float one = 1.0f, zero = 0.0f;
+  checkBlas(name,
+            cublasGemmStridedBatchedEx(
+                getState().blas, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
+                transA ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &one, bv.data,
+                type, bv.ld, bv.batchStride, av.data, type, av.ld,
+                av.batchStride, &zero, cv.data, type, cv.ld, cv.batchStride,
+                batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+} // namespace
+
+extern "C" {
+
+/// distopt_matmul_f32 on bf16 device buffers (their bits).
+void _mlir_ciface_distopt_matmul_bf16(UnrankedMemRefType<uint16_t> *a,
+                                      UnrankedMemRefType<uint16_t> *b,
+                                      UnrankedMemRefType<uint16_t> *c,
+                                      int64_t batch, int64_t m, int64_t n,
+                                      int64_t k, int32_t transA, int32_t transB,
+                                      int32_t batchedA, int32_t batchedB) {
+  multiplyHalf("cublasGemmStridedBatchedEx (bf16)", CUDA_R_16BF, a, b, c, batch,
+               m, n, k, transA, transB, batchedA, batchedB);
+}
+
+/// distopt_matmul_f32 on f16 device buffers (their bits).
+void _mlir_ciface_distopt_matmul_f16(UnrankedMemRefType<uint16_t> *a,
+                                     UnrankedMemRefType<uint16_t> *b,
+                                     UnrankedMemRefType<uint16_t> *c,
+                                     int64_t batch, int64_t m, int64_t n,
+                                     int64_t k, int32_t transA, int32_t transB,
+                                     int32_t batchedA, int32_t batchedB) {
+  multiplyHalf("cublasGemmStridedBatchedEx (f16)", CUDA_R_16F, a, b, c, batch,
+               m, n, k, transA, transB, batchedA, batchedB);
 }
 
 } // extern "C"
