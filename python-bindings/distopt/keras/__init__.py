@@ -141,9 +141,20 @@ def export_train_step(model, x, y, loss=None, optimizer=None, *,
     step.mixed_precision = None if mixed is None else mixed.options()
     if mixed is None:
         return step
-    mixed_step = ExportedStep(mixed.apply(step.mlir),
-                              {**step.state, **mixed.state()}, step.batch,
-                              step.param_names)
+    try:
+        mlir = mixed.apply(step.mlir)
+    except DistOptError as error:
+        if mixed.loss_scale == "none":
+            raise
+        raise DistOptError(
+            f"cannot export model {model.name!r} with its "
+            f"{type(model.optimizer).__name__}'s loss scaling: {error}\n"
+            "(a Keras optimizer's update is traced as elementwise ops, not "
+            "as train.sgd / train.adam / train.adamw; for 16-bit compute "
+            "without loss scaling compile with auto_scale_loss=False, or use "
+            "the mixed_bfloat16 policy)") from error
+    mixed_step = ExportedStep(mlir, {**step.state, **mixed.state()},
+                              step.batch, step.param_names)
     mixed_step.mixed_precision = mixed.options()
     return mixed_step
 
