@@ -256,12 +256,13 @@ DISTRT_MLIR_COLLECTIVES(f32, float, DISTRT_F32)
 DISTRT_MLIR_COLLECTIVES(f64, double, DISTRT_F64)
 DISTRT_MLIR_COLLECTIVES(i32, int32_t, DISTRT_I32)
 DISTRT_MLIR_COLLECTIVES(i64, int64_t, DISTRT_I64)
-// An i1 memref stores a byte per element; f16 and bf16 move as 16-bit
-// words.
+// f16 and bf16 move as 16-bit words; the backends reduce them (MPI through
+// its own operations, NCCL natively): compressed gradients.
+DISTRT_MLIR_COLLECTIVES(f16, uint16_t, DISTRT_F16)
+DISTRT_MLIR_COLLECTIVES(bf16, uint16_t, DISTRT_BF16)
+// An i1 memref stores a byte per element.
 DISTRT_MLIR_MOVES(i1, int8_t, DISTRT_I8)
 DISTRT_MLIR_MOVES(i8, int8_t, DISTRT_I8)
-DISTRT_MLIR_MOVES(f16, uint16_t, DISTRT_F16)
-DISTRT_MLIR_MOVES(bf16, uint16_t, DISTRT_BF16)
 
 #undef DISTRT_MLIR_COLLECTIVES
 #undef DISTRT_MLIR_MOVES

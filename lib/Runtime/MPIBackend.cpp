@@ -11,7 +11,10 @@
 #ifdef DISTOPT_HAVE_MPI
 #include "MPIUtils.h"
 
+#include <array>
 #include <chrono>
+#include <cmath>
+#include <cstring>
 #include <functional>
 #include <thread>
 
@@ -51,6 +54,108 @@ static MPI_Op getMPIOp(distrt_reduction reduction) {
   return MPI_OP_NULL;
 }
 
+//===----------------------------------------------------------------------===//
+// Reductions of 16-bit floats
+//===----------------------------------------------------------------------===//
+//
+// MPI has no 16-bit float type: f16 and bf16 move as 16-bit words and are
+// combined by user-defined operations. Each pairwise step widens both
+// elements to f32, combines them there and rounds the result once to the
+// 16-bit type (nearest even), as NCCL's 16-bit reductions do: an n-rank sum
+// rounds at most n-1 times, each time by at most half a 16-bit ulp of the
+// partial sum.
+
+static float widenBF16(uint16_t bits) {
+  uint32_t wide = uint32_t(bits) << 16;
+  float value;
+  std::memcpy(&value, &wide, sizeof(value));
+  return value;
+}
+
+static uint16_t narrowBF16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  if (std::isnan(value))
+    return uint16_t((bits >> 16) | 0x40); // Quiet, sign kept.
+  bits += 0x7fff + ((bits >> 16) & 1);    // Round to nearest even.
+  return uint16_t(bits >> 16);
+}
+
+static float widenF16(uint16_t bits) {
+  _Float16 half;
+  std::memcpy(&half, &bits, sizeof(half));
+  return float(half);
+}
+
+static uint16_t narrowF16(float value) {
+  _Float16 half = _Float16(value);
+  uint16_t bits;
+  std::memcpy(&bits, &half, sizeof(bits));
+  return bits;
+}
+
+/// `inout[i] = in[i] (reduction) inout[i]` on 16-bit floats, in f32.
+template <float (*Widen)(uint16_t), uint16_t (*Narrow)(float),
+          distrt_reduction Reduction>
+static void reduce16(void *in, void *inout, int *length, MPI_Datatype *) {
+  const auto *lhs = static_cast<const uint16_t *>(in);
+  auto *rhs = static_cast<uint16_t *>(inout);
+  for (int i = 0, e = *length; i < e; ++i) {
+    float a = Widen(lhs[i]), b = Widen(rhs[i]);
+    float r = Reduction == DISTRT_SUM   ? a + b
+              : Reduction == DISTRT_MAX ? (std::isnan(a) || a > b ? a : b)
+                                        : (std::isnan(a) || a < b ? a : b);
+    rhs[i] = Narrow(r);
+  }
+}
+
+namespace {
+/// The user-defined operations reducing f16 and bf16, created after
+/// MPI_Init and freed before MPI_Finalize.
+class HalfOps {
+public:
+  Status create() {
+    using Fn = MPI_User_function *;
+    const std::pair<distrt_dtype, std::array<Fn, 3>> table[] = {
+        {DISTRT_BF16,
+         {reduce16<widenBF16, narrowBF16, DISTRT_SUM>,
+          reduce16<widenBF16, narrowBF16, DISTRT_MAX>,
+          reduce16<widenBF16, narrowBF16, DISTRT_MIN>}},
+        {DISTRT_F16,
+         {reduce16<widenF16, narrowF16, DISTRT_SUM>,
+          reduce16<widenF16, narrowF16, DISTRT_MAX>,
+          reduce16<widenF16, narrowF16, DISTRT_MIN>}}};
+    for (const auto &[dtype, functions] : table)
+      for (distrt_reduction reduction : {DISTRT_SUM, DISTRT_MAX, DISTRT_MIN})
+        if (Status s =
+                checkMPI(MPI_Op_create(functions[reduction],
+                                       /*commute=*/1, &slot(dtype, reduction)),
+                         "MPI_Op_create");
+            !s.empty())
+          return s;
+    return {};
+  }
+  void free() {
+    for (MPI_Op &op : ops)
+      if (op != MPI_OP_NULL)
+        MPI_Op_free(&op);
+  }
+  /// The operation reducing `dtype` by `reduction`.
+  MPI_Op get(distrt_dtype dtype, distrt_reduction reduction) {
+    if (dtype != DISTRT_F16 && dtype != DISTRT_BF16)
+      return getMPIOp(reduction);
+    return slot(dtype, reduction);
+  }
+
+private:
+  MPI_Op &slot(distrt_dtype dtype, distrt_reduction reduction) {
+    return ops[(dtype == DISTRT_BF16 ? 3 : 0) + reduction];
+  }
+  std::array<MPI_Op, 6> ops{MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL,
+                            MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL};
+};
+} // namespace
+
 Status distrt::checkMPI(int code, const char *call) {
   if (code == MPI_SUCCESS)
     return {};
@@ -58,14 +163,6 @@ Status distrt::checkMPI(int code, const char *call) {
   int length = 0;
   MPI_Error_string(code, text, &length);
   return std::string(call) + " failed: " + std::string(text, length);
-}
-
-/// Reductions need a type MPI can add; 16-bit floats are not (yet).
-static Status checkReducible(distrt_dtype dtype) {
-  if (dtype == DISTRT_F16 || dtype == DISTRT_BF16)
-    return std::string("reductions of ") + getDTypeName(dtype) +
-           " are not supported by the mpi backend";
-  return {};
 }
 
 /// MPI counts are int: larger buffers are an error, not a silent wrap.
@@ -225,6 +322,9 @@ public:
     MPI_Comm_set_errhandler(control, MPI_ERRORS_RETURN);
   }
 
+  /// Creates what the constructor cannot report a failure of.
+  Status initialize() { return halfOps.create(); }
+
   const char *getName() const override { return "mpi"; }
   int64_t getRank() const override { return rank; }
   int64_t getSize() const override { return size; }
@@ -281,13 +381,11 @@ public:
 
   Status allReduce(Group &group, void *buffer, int64_t count,
                    distrt_dtype dtype, distrt_reduction reduction) override {
-    if (Status s = checkReducible(dtype); !s.empty())
-      return s;
     if (Status s = checkCount(count); !s.empty())
       return s;
     return startAndComplete("MPI_Allreduce", [&](MPI_Request *r) {
       return MPI_Iallreduce(MPI_IN_PLACE, buffer, count, getMPIType(dtype),
-                            getMPIOp(reduction), comm(group), r);
+                            halfOps.get(dtype, reduction), comm(group), r);
     });
   }
 
@@ -295,15 +393,13 @@ public:
                         distrt_dtype dtype, distrt_reduction reduction,
                         std::function<void()> done,
                         std::unique_ptr<Request> &request) override {
-    if (Status s = checkReducible(dtype); !s.empty())
-      return s;
     if (Status s = checkCount(count); !s.empty())
       return s;
     return startRequest(
         "MPI_Iallreduce",
         [&](MPI_Request *r) {
           return MPI_Iallreduce(MPI_IN_PLACE, buffer, count, getMPIType(dtype),
-                                getMPIOp(reduction), comm(group), r);
+                                halfOps.get(dtype, reduction), comm(group), r);
         },
         request, std::move(done));
   }
@@ -311,13 +407,12 @@ public:
   Status reduceScatter(Group &group, const void *send, void *recv,
                        int64_t recvCount, distrt_dtype dtype,
                        distrt_reduction reduction) override {
-    if (Status s = checkReducible(dtype); !s.empty())
-      return s;
     if (Status s = checkCount(recvCount * group.size); !s.empty())
       return s;
     return startAndComplete("MPI_Reduce_scatter_block", [&](MPI_Request *r) {
       return MPI_Ireduce_scatter_block(send, recv, recvCount, getMPIType(dtype),
-                                       getMPIOp(reduction), comm(group), r);
+                                       halfOps.get(dtype, reduction),
+                                       comm(group), r);
     });
   }
 
@@ -325,16 +420,14 @@ public:
                             int64_t recvCount, distrt_dtype dtype,
                             distrt_reduction reduction,
                             std::unique_ptr<Request> &request) override {
-    if (Status s = checkReducible(dtype); !s.empty())
-      return s;
     if (Status s = checkCount(recvCount * group.size); !s.empty())
       return s;
     return startRequest(
         "MPI_Ireduce_scatter_block",
         [&](MPI_Request *r) {
-          return MPI_Ireduce_scatter_block(send, recv, recvCount,
-                                           getMPIType(dtype),
-                                           getMPIOp(reduction), comm(group), r);
+          return MPI_Ireduce_scatter_block(
+              send, recv, recvCount, getMPIType(dtype),
+              halfOps.get(dtype, reduction), comm(group), r);
         },
         request);
   }
@@ -481,6 +574,7 @@ public:
   }
 
   Status finalize() override {
+    halfOps.free();
     if (!ownsMPI)
       return {};
     // MPI_Finalize waits for every rank: a barrier with the timeout first.
@@ -538,12 +632,18 @@ private:
 
   int64_t rank = 0, size = 1;
   bool ownsMPI = false;
+  HalfOps halfOps;
   MPI_Comm control = MPI_COMM_NULL;
 };
 } // namespace
 
-std::unique_ptr<Backend> distrt::createMPIBackend(Status &) {
-  return std::make_unique<MPIBackend>();
+std::unique_ptr<Backend> distrt::createMPIBackend(Status &error) {
+  auto backend = std::make_unique<MPIBackend>();
+  if (Status s = backend->initialize(); !s.empty()) {
+    error = s;
+    return nullptr;
+  }
+  return backend;
 }
 
 #else // !DISTOPT_HAVE_MPI

@@ -39,19 +39,20 @@ FailureOr<StringRef> RuntimeLowering::getSuffix(Operation *op, Type type,
     return StringRef("i32");
   if (element.isInteger(64))
     return StringRef("i64");
+  // 16-bit floats are reduced too (compressed gradients).
+  if (element.isF16())
+    return StringRef("f16");
+  if (element.isBF16())
+    return StringRef("bf16");
   if (!reduces) {
     if (element.isInteger(1))
       return StringRef("i1");
     if (element.isInteger(8))
       return StringRef("i8");
-    if (element.isF16())
-      return StringRef("f16");
-    if (element.isBF16())
-      return StringRef("bf16");
   }
   return op->emitOpError("dist-to-runtime does not ")
          << (reduces ? "reduce " : "move ") << element << " elements yet ("
-         << (reduces ? "" : "i1, i8, f16, bf16, ") << "f32, f64, i32, i64)";
+         << (reduces ? "" : "i1, i8, ") << "f16, bf16, f32, f64, i32, i64)";
 }
 
 func::FuncOp RuntimeLowering::declare(StringRef name, TypeRange args,

@@ -34,17 +34,17 @@ func.func @wait_elsewhere(%a: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
 // Element types the runtime does not add are errors at the reduction (it
 // moves them: all-gathers, all-to-alls and broadcasts).
 dist.mesh @mesh {axes = ["data"], shape = array<i64: 2>}
-func.func @bf16(%a: tensor<4xbf16>) -> tensor<4xbf16> {
-  // expected-error @+1 {{'dist.all_reduce' op dist-to-runtime does not reduce 'bf16' elements yet (f32, f64, i32, i64)}}
-  %r = dist.all_reduce %a on @mesh axes = ["data"] : tensor<4xbf16>
-  return %r : tensor<4xbf16>
+func.func @f8_sum(%a: tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN> {
+  // expected-error @+1 {{'dist.all_reduce' op dist-to-runtime does not reduce 'f8E4M3FN' elements yet (f16, bf16, f32, f64, i32, i64)}}
+  %r = dist.all_reduce %a on @mesh axes = ["data"] : tensor<4xf8E4M3FN>
+  return %r : tensor<4xf8E4M3FN>
 }
 
 // -----
 
 dist.mesh @mesh {axes = ["data"], shape = array<i64: 2>}
 func.func @i1(%a: tensor<4xi1>) -> tensor<2xi1> {
-  // expected-error @+1 {{'dist.reduce_scatter' op dist-to-runtime does not reduce 'i1' elements yet (f32, f64, i32, i64)}}
+  // expected-error @+1 {{'dist.reduce_scatter' op dist-to-runtime does not reduce 'i1' elements yet (f16, bf16, f32, f64, i32, i64)}}
   %r = dist.reduce_scatter %a on @mesh axes = ["data"] scatter_dims = [0] : tensor<4xi1> -> tensor<2xi1>
   return %r : tensor<2xi1>
 }

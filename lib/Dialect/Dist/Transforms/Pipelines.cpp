@@ -32,18 +32,29 @@ struct BucketOptions : public PassPipelineOptions<Derived> {
       llvm::cl::init(1.0)};
 };
 
-struct MirroredPipelineOptions : public BucketOptions<MirroredPipelineOptions> {
+/// The gradient-communication options of the data-parallel pipelines.
+template <typename Derived>
+struct DataParallelOptions : public BucketOptions<Derived> {
+  mlir::detail::PassOptions::Option<std::string> gradDtype{
+      *this, "grad-dtype",
+      llvm::cl::desc("Element type the gradients are reduced in: f32 "
+                     "(unchanged), bf16 or f16 (dist-compress-gradients)"),
+      llvm::cl::init("f32")};
+};
+
+struct MirroredPipelineOptions
+    : public DataParallelOptions<MirroredPipelineOptions> {
   Option<int64_t> replicas{*this, "replicas",
                            llvm::cl::desc("Number of data-parallel replicas")};
 };
 
 struct MultiWorkerPipelineOptions
-    : public BucketOptions<MultiWorkerPipelineOptions> {
+    : public DataParallelOptions<MultiWorkerPipelineOptions> {
   Option<int64_t> hosts{*this, "hosts", llvm::cl::desc("Number of hosts")};
   Option<int64_t> devices{*this, "devices", llvm::cl::desc("Devices per host")};
 };
 
-struct ZeroPipelineOptions : public BucketOptions<ZeroPipelineOptions> {
+struct ZeroPipelineOptions : public DataParallelOptions<ZeroPipelineOptions> {
   Option<int64_t> stage{*this, "stage",
                         llvm::cl::desc("ZeRO stage (required): 1, 2 or 3")};
   Option<int64_t> replicas{*this, "replicas",
@@ -66,7 +77,8 @@ struct TensorParallelPipelineOptions
       llvm::cl::init(false)};
 };
 
-struct HybridPipelineOptions : public BucketOptions<HybridPipelineOptions> {
+struct HybridPipelineOptions
+    : public DataParallelOptions<HybridPipelineOptions> {
   Option<int64_t> hosts{*this, "hosts",
                         llvm::cl::desc("Number of hosts (a 3-D mesh when > 1)"),
                         llvm::cl::init(1)};
@@ -97,11 +109,22 @@ struct HybridPipelineOptions : public BucketOptions<HybridPipelineOptions> {
 };
 } // namespace
 
-/// Propagation, partitioning and buckets: the tail every strategy shares.
+/// The gradient compression `options` ask for, before the buckets (which
+/// then count the compressed bytes).
+static void addCompression(OpPassManager &pm, StringRef gradDtype) {
+  if (gradDtype != "f32")
+    pm.addPass(createDistCompressGradientsPass(
+        DistCompressGradientsPassOptions{gradDtype.str()}));
+}
+
+/// Propagation, partitioning, the gradient compression `gradDtype` asks for
+/// and buckets: the tail every strategy shares.
 template <typename Options>
-static void addEngine(OpPassManager &pm, const Options &options) {
+static void addEngine(OpPassManager &pm, const Options &options,
+                      StringRef gradDtype = "f32") {
   pm.addPass(createDistPropagateShardingPass());
   pm.addPass(createDistPartitionPass());
+  addCompression(pm, gradDtype);
   pm.addPass(createDistBucketCollectivesPass(DistBucketCollectivesPassOptions{
       options.bucketMb, options.firstBucketMb}));
 }
@@ -109,19 +132,56 @@ static void addEngine(OpPassManager &pm, const Options &options) {
 /// What every strategy pipeline ends with: the step contract.
 static void addVerify(OpPassManager &pm) { pm.addPass(createDistVerifyPass()); }
 
+/// The error of data-parallel pipeline `pipeline`'s gradient options, empty
+/// when they are valid.
+template <typename Options>
+static std::string getCompressionError(StringRef pipeline,
+                                       const Options &options) {
+  StringRef dtype = options.gradDtype;
+  if (dtype != "f32" && dtype != "bf16" && dtype != "f16")
+    return (pipeline + ": grad-dtype='" + dtype +
+            "' is not one of f32, bf16, f16")
+        .str();
+  return "";
+}
+
+/// Registers data-parallel pipeline `arg`, whose gradient options are
+/// checked before `builder` builds it.
+template <typename Options>
+static void registerDataParallelPipeline(
+    StringRef arg, StringRef description,
+    std::function<void(OpPassManager &, const Options &)> builder) {
+  registerPassPipeline(
+      arg, description,
+      [arg, builder](OpPassManager &pm, StringRef text,
+                     function_ref<LogicalResult(const Twine &)> errorHandler) {
+        Options options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        std::string error = getCompressionError(arg, options);
+        if (!error.empty())
+          return errorHandler(error);
+        builder(pm, options);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {
+        optHandler(Options());
+      });
+}
+
 void mlir::dist::registerStrategyPipelines() {
-  PassPipelineRegistration<MirroredPipelineOptions>(
+  registerDataParallelPipeline<MirroredPipelineOptions>(
       "dist-mirrored",
       "MirroredStrategy: annotate (batch split over `replicas`, state "
       "replicated), propagate shardings, partition, bucket the gradient "
-      "all-reduces",
+      "all-reduces (in 16 bits with grad-dtype=bf16|f16)",
       [](OpPassManager &pm, const MirroredPipelineOptions &options) {
         pm.addPass(createDistAnnotateMirroredPass(
             DistAnnotateMirroredPassOptions{options.replicas}));
-        addEngine(pm, options);
+        addEngine(pm, options, options.gradDtype);
         addVerify(pm);
       });
-  PassPipelineRegistration<MultiWorkerPipelineOptions>(
+  registerDataParallelPipeline<MultiWorkerPipelineOptions>(
       "dist-multi-worker-mirrored",
       "MultiWorkerMirroredStrategy: batch split over hosts x devices, state "
       "replicated, bucketed gradient all-reduces decomposed hierarchically "
@@ -131,18 +191,18 @@ void mlir::dist::registerStrategyPipelines() {
         pm.addPass(createDistAnnotateMultiWorkerMirroredPass(
             DistAnnotateMultiWorkerMirroredPassOptions{options.hosts,
                                                        options.devices}));
-        addEngine(pm, options);
+        addEngine(pm, options, options.gradDtype);
         pm.addPass(createDistHierarchicalAllReducePass());
         addVerify(pm);
       });
-  PassPipelineRegistration<ZeroPipelineOptions>(
+  registerDataParallelPipeline<ZeroPipelineOptions>(
       "dist-zero",
       "ZeRO: data parallelism with sharded optimizer state (stage 1), "
       "gradients (stage 2) and parameters (stage 3)",
       [](OpPassManager &pm, const ZeroPipelineOptions &options) {
         pm.addPass(createDistAnnotateZeroPass(
             DistAnnotateZeroPassOptions{options.stage, options.replicas}));
-        addEngine(pm, options);
+        addEngine(pm, options, options.gradDtype);
         addVerify(pm);
       });
   PassPipelineRegistration<TensorParallelPipelineOptions>(
@@ -202,10 +262,19 @@ void mlir::dist::registerStrategyPipelines() {
         if (options.hosts * options.pp * options.dp * options.tp == 1)
           return errorHandler("dist-hybrid: set pp, dp and/or tp (and hosts): "
                               "the mesh has one device");
+        std::string compression = getCompressionError("dist-hybrid", options);
+        if (compression.empty() && options.gradDtype != "f32" &&
+            options.hosts * options.dp == 1)
+          compression =
+              "dist-hybrid: grad-dtype=" + std::string(options.gradDtype) +
+              " compresses the data-parallel gradient reductions, "
+              "but hosts=1 dp=1 has no data axis";
+        if (!compression.empty())
+          return errorHandler(compression);
         if (options.pp == 1) {
           pm.addPass(createDistAnnotateHybridPass(DistAnnotateHybridPassOptions{
               options.hosts, options.dp, options.tp, options.zero}));
-          addEngine(pm, options);
+          addEngine(pm, options, options.gradDtype);
           pm.addPass(createDistHierarchicalAllReducePass());
           addVerify(pm);
           return success();
@@ -222,6 +291,7 @@ void mlir::dist::registerStrategyPipelines() {
             options.microbatches > 0 ? options.microbatches : options.pp,
             options.schedule, options.virtualStages, options.dp, options.tp,
             options.zero}));
+        addCompression(pm, options.gradDtype);
         pm.addPass(
             createDistBucketCollectivesPass(DistBucketCollectivesPassOptions{
                 options.bucketMb, options.firstBucketMb}));

@@ -139,6 +139,12 @@ private:
   llvm::DenseMap<StringAttr, SmallVector<unsigned, 1>> resultsByName;
 };
 
+/// True when `value` (the result of a reduction of a partitioned step) is
+/// a gradient: it reaches the gradient operand of an optimizer op, directly
+/// or through elementwise single-result ops that keep its shape (a widening
+/// convert, an unscaling multiply, a select).
+bool isGradient(Value value);
+
 /// Estimated seconds of one run of `op` on one CPU core (a roofline of
 /// 50 GFLOP/s and 10 GB/s over its CostOpInterface figures; 0 for ops
 /// without a cost): what pipeline stages are balanced and simulated with.

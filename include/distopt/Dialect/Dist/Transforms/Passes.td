@@ -532,6 +532,51 @@ def DistBucketCollectivesPass : Pass<"dist-bucket-collectives", "ModuleOp"> {
   ];
 }
 
+def DistCompressGradientsPass
+    : Pass<"dist-compress-gradients", "ModuleOp"> {
+  let summary = "Reduce gradients in 16 bits (DDP's fp16/bf16 compress hooks)";
+  let description = [{
+    Runs on a partitioned program (after `dist-partition` or `dist-pipeline`,
+    before `dist-bucket-collectives`). Every sum `dist.all_reduce` and
+    `dist.reduce_scatter` input that is a float32 gradient -- its result
+    reaches the gradient operand of an optimizer op, directly or through
+    elementwise single-result ops of the same shape (a `train.convert`, an
+    unscaling multiply, a select) -- is converted to `dtype` before the collective
+    and its result back to float32 after it, so the collective moves half
+    the bytes. Other inputs of the same collective (the loss, metrics) keep
+    their type.
+
+    The division by the number of replicas happens before the collective,
+    as in PyTorch's `fp16_compress_hook` / `bf16_compress_hook`: the
+    partitioned step scales the backward's seed (the loss is a mean over
+    the global batch), so each rank's gradient is already divided when it
+    is rounded, and the sum cannot overflow f16 where the f32 sum would
+    not. Each rank's gradient is rounded once to `dtype`; the reduction
+    adds pairs in float32 and rounds each partial sum to `dtype` (the MPI
+    backend's user-defined reduction; NCCL's bf16/f16 sums); the result is
+    widened exactly.
+
+    ```mlir
+    // Before:
+    %g = dist.all_reduce %dw on @mesh axes = ["data"] : tensor<10x128xf32>
+    %p, %m = train.sgd %w, %g, %lr, %mom ...
+    // After (dtype=bf16):
+    %h = train.convert %dw : (tensor<10x128xf32>) -> tensor<10x128xbf16>
+    %r = dist.all_reduce %h on @mesh axes = ["data"] : tensor<10x128xbf16>
+    %g = train.convert %r : (tensor<10x128xbf16>) -> tensor<10x128xf32>
+    %p, %m = train.sgd %w, %g, %lr, %mom ...
+    ```
+    A `dtype` other than `bf16` or `f16` is an error; a module with no
+    gradient reduction to compress gets a warning. The asynchronous forms
+    (`dist-overlap-collectives`) come after this pass and keep its types.
+  }];
+  let options = [
+    Option<"dtype", "dtype", "std::string", /*default=*/"\"bf16\"",
+           "Element type gradients are reduced in: bf16 or f16">,
+  ];
+  let dependentDialects = ["::mlir::train::TrainDialect"];
+}
+
 def DistOverlapCollectivesPass
     : Pass<"dist-overlap-collectives", "ModuleOp"> {
   let summary = "Start collectives early and wait for them late";
