@@ -148,54 +148,66 @@ llvm::Expected<Array> runner::initialize(func::FuncOp entry, ModuleOp module,
   int64_t count = array.getNumElements();
   std::vector<double> values(count, 0.0);
   std::optional<IndexRange> range = getIndexRange(entry, binding, bindings);
-  switch (*value.role) {
-  case train::Role::param:
-    if (shape.size() >= 2) {
-      int64_t fanIn = count / shape[0];
-      double bound = 1.0 / std::sqrt(double(fanIn));
-      std::uniform_real_distribution<double> uniform(-bound, bound);
-      for (double &v : values)
-        v = uniform(random);
-    } else if (isNormScale(arg)) {
-      std::fill(values.begin(), values.end(), 1.0);
-    }
-    break;
-  case train::Role::hyper:
-    if (!isInteger(array.dtype))
-      std::fill(values.begin(), values.end(), 0.01);
-    break;
-  case train::Role::input:
-    if (range) {
+  // The step's own initial value (`train.init`: the loss scale, PowerSGD's
+  // warm-start matrix) comes before the runner's scheme.
+  Attribute init =
+      entry.getArgAttr(value.index, train::TrainDialect::kInitAttrName);
+  if (auto splat = dyn_cast_or_null<FloatAttr>(init)) {
+    std::fill(values.begin(), values.end(), splat.getValueAsDouble());
+  } else if (init) {
+    std::normal_distribution<double> normal(0.0, 1.0);
+    for (double &v : values)
+      v = normal(random);
+  } else {
+    switch (*value.role) {
+    case train::Role::param:
+      if (shape.size() >= 2) {
+        int64_t fanIn = count / shape[0];
+        double bound = 1.0 / std::sqrt(double(fanIn));
+        std::uniform_real_distribution<double> uniform(-bound, bound);
+        for (double &v : values)
+          v = uniform(random);
+      } else if (isNormScale(arg)) {
+        std::fill(values.begin(), values.end(), 1.0);
+      }
+      break;
+    case train::Role::hyper:
+      if (!isInteger(array.dtype))
+        std::fill(values.begin(), values.end(), 0.01);
+      break;
+    case train::Role::input:
+      if (range) {
+        std::uniform_int_distribution<int64_t> uniform(0, range->bound - 1);
+        for (double &v : values)
+          v = double(uniform(random));
+      } else {
+        std::normal_distribution<double> normal(0.0, 1.0);
+        for (double &v : values)
+          v = normal(random);
+      }
+      break;
+    case train::Role::label: {
+      // Float labels (a regression's targets): standard normal.
+      if (!isInteger(array.dtype)) {
+        std::normal_distribution<double> normal(0.0, 1.0);
+        for (double &v : values)
+          v = normal(random);
+        break;
+      }
+      if (!range)
+        return makeError(
+            "--init-data cannot tell the range of the integer labels '" +
+            value.name +
+            "': no cross_entropy reads them (write the batch yourself; "
+            "--init-state alone needs no labels)");
       std::uniform_int_distribution<int64_t> uniform(0, range->bound - 1);
       for (double &v : values)
         v = double(uniform(random));
-    } else {
-      std::normal_distribution<double> normal(0.0, 1.0);
-      for (double &v : values)
-        v = normal(random);
-    }
-    break;
-  case train::Role::label: {
-    // Float labels (a regression's targets): standard normal.
-    if (!isInteger(array.dtype)) {
-      std::normal_distribution<double> normal(0.0, 1.0);
-      for (double &v : values)
-        v = normal(random);
       break;
     }
-    if (!range)
-      return makeError(
-          "--init-data cannot tell the range of the integer labels '" +
-          value.name +
-          "': no cross_entropy reads them (write the batch yourself; "
-          "--init-state alone needs no labels)");
-    std::uniform_int_distribution<int64_t> uniform(0, range->bound - 1);
-    for (double &v : values)
-      v = double(uniform(random));
-    break;
-  }
-  default:
-    break;
+    default:
+      break;
+    }
   }
   int64_t bytes = getElementBytes(array.dtype);
   array.bytes.resize(count * bytes);

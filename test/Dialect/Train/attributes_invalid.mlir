@@ -59,7 +59,7 @@ func.func @typo(%x: tensor<f32> {train.rol = #train.role<param>}) {
 
 // An unknown train attribute on an op.
 func.func @op_attribute(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'train.neg' op unknown attribute 'train.role' (train attributes on ops are 'train.sharding_rule', 'train.cost' and 'train.stage', on functions 'train.eval_of', on modules 'train.step'; roles and names belong on function arguments and results)}}
+  // expected-error @+1 {{'train.neg' op unknown attribute 'train.role' (train attributes on ops are 'train.sharding_rule', 'train.cost', 'train.stage' and 'train.loss_seed', on functions 'train.eval_of' and 'train.mixed_precision', on modules 'train.step'; roles and names belong on function arguments and results)}}
   %0 = train.neg %x {train.role = #train.role<param>} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
@@ -134,5 +134,36 @@ func.func @result_classes(%y: tensor<4xi32>) -> (tensor<4xi32> {train.classes = 
 // train.eval_of names the step a function evaluates: a symbol.
 // expected-error @+1 {{'func.func' op 'train.eval_of' must be a symbol (the training step) on a function}}
 func.func @bad_eval_of() attributes {train.eval_of = "train_step"} {
+  return
+}
+
+// -----
+
+// An initial value: a float or "normal", on an argument.
+// expected-error @+1 {{'func.func' op argument #0: 'train.init' must be a float or "normal" on an argument (its initial value), got "uniform"}}
+func.func @bad_init(%s: tensor<f32> {train.init = "uniform"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result #0: 'train.init' must be a float or "normal" on an argument (its initial value), got 1.000000e+00 : f64}}
+func.func @result_init(%s: tensor<f32>) -> (tensor<f32> {train.init = 1.0 : f64}) {
+  return %s : tensor<f32>
+}
+
+// -----
+
+// The backward's seed is a constant.
+func.func @bad_seed(%x: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{'train.neg' op 'train.loss_seed' must be a unit attribute on a train.constant (the backward's seed)}}
+  %0 = train.neg %x {train.loss_seed} : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'train.mixed_precision' must be a string (train-mixed-precision's options) on a function}}
+func.func @bad_precision() attributes {train.mixed_precision = 16} {
   return
 }

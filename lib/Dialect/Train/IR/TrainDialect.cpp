@@ -134,6 +134,17 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef what,
                     << attr.getValue();
     return success();
   }
+  if (attr.getName() == TrainDialect::kInitAttrName) {
+    Attribute value = attr.getValue();
+    auto text = dyn_cast<StringAttr>(value);
+    if (what != "argument" ||
+        !(isa<FloatAttr>(value) || (text && text.getValue() == "normal")))
+      return emit() << "'" << TrainDialect::kInitAttrName
+                    << "' must be a float or \"normal\" on an argument (its "
+                       "initial value), got "
+                    << value;
+    return success();
+  }
   return emit() << "unknown attribute '" << attr.getName().getValue() << "'";
 }
 
@@ -180,6 +191,22 @@ LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
              << "' must be a symbol (the training step) on a function";
     return success();
   }
+  if (attr.getName() == kMixedPrecisionAttrName) {
+    if (!isa<StringAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
+      return op->emitOpError()
+             << "'" << kMixedPrecisionAttrName
+             << "' must be a string (train-mixed-precision's options) on a "
+                "function";
+    return success();
+  }
+  if (attr.getName() == kLossSeedAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<ConstantOp>(op))
+      return op->emitOpError()
+             << "'" << kLossSeedAttrName
+             << "' must be a unit attribute on a train.constant (the "
+                "backward's seed)";
+    return success();
+  }
   if (attr.getName() == kCostAttrName) {
     if (!isa<DictionaryAttr>(attr.getValue()))
       return op->emitOpError()
@@ -189,8 +216,10 @@ LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
   return op->emitOpError() << "unknown attribute '" << attr.getName().getValue()
                            << "' (train attributes on ops are '"
                            << kShardingRuleAttrName << "', '" << kCostAttrName
-                           << "' and '" << kStageAttrName << "', on functions '"
-                           << kEvalOfAttrName << "', on modules '"
+                           << "', '" << kStageAttrName << "' and '"
+                           << kLossSeedAttrName << "', on functions '"
+                           << kEvalOfAttrName << "' and '"
+                           << kMixedPrecisionAttrName << "', on modules '"
                            << kStepAttrName << "'; roles and names belong "
                            << "on function arguments and results)";
 }

@@ -59,6 +59,10 @@ def Train_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kRoleAttrName = "train.role";
     static constexpr ::llvm::StringLiteral kNameAttrName = "train.name";
     static constexpr ::llvm::StringLiteral kClassesAttrName = "train.classes";
+    /// On a param or opt_state argument: its initial value for a runner's
+    /// --init-state, a float (every element) or "normal" (standard normal
+    /// draws from the run's seed); without it a runner's own scheme.
+    static constexpr ::llvm::StringLiteral kInitAttrName = "train.init";
     /// Discardable attributes the test passes write on ops.
     static constexpr ::llvm::StringLiteral kShardingRuleAttrName =
         "train.sharding_rule";
@@ -74,6 +78,14 @@ def Train_Dialect : Dialect {
     /// On a function `train-derive-eval` made: the training step (a symbol)
     /// whose forward-only evaluation it is.
     static constexpr ::llvm::StringLiteral kEvalOfAttrName = "train.eval_of";
+    /// On a function train-mixed-precision rewrote: its options (a string).
+    static constexpr ::llvm::StringLiteral kMixedPrecisionAttrName =
+        "train.mixed_precision";
+    /// A unit attribute on the `train.constant` that seeds the backward
+    /// pass (d loss / d loss), which a front end knows; loss scaling
+    /// multiplies it.
+    static constexpr ::llvm::StringLiteral kLossSeedAttrName =
+        "train.loss_seed";
   }];
 }
 

@@ -111,6 +111,85 @@ def TrainDeriveEvalPass : Pass<"train-derive-eval", "ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Precision
+//===----------------------------------------------------------------------===//
+
+def TrainMixedPrecisionPass : Pass<"train-mixed-precision", "ModuleOp"> {
+  let summary = "Compute a float32 training step in bfloat16 or float16 "
+                "with float32 master weights and loss scaling";
+  let description = [{
+    Rewrites every float32 single-device training step (and its evaluation
+    function) so that its work runs in the 16-bit type `compute` while the
+    parameters, the optimizer state and the update stay float32 master
+    copies, as PyTorch's `torch.autocast` + `GradScaler` and Keras's
+    `mixed_bfloat16` / `mixed_float16` policies do. Each op is put in one of
+    four classes:
+
+    - **16-bit**: `matmul`, `conv2d`, `conv2d_backward_input`,
+      `conv2d_backward_filter`: float32 operands are converted to `compute`
+      and the result is `compute`;
+    - **float32** (they accumulate or lose range in 16 bits): `reduce`,
+      `softmax`, `log_softmax`, `layer_norm`, `batch_norm`,
+      `cross_entropy`, their backward ops, `exp`, `log`, `log1p`,
+      `expm1`, `pow`, `sqrt`, `rsqrt` and `scatter_add`: 16-bit operands
+      are converted back to float32;
+    - **master**: optimizer updates (`sgd`, `adam`, `adamw`) read the
+      float32 parameter and state and a gradient converted to float32;
+    - **follow** (every other elementwise and data-movement op): runs in
+      16 bits when one of its float operands is 16-bit (a float32 bias or
+      residual is converted down), else in float32.
+
+    A float32 value is converted to a type once per step, next to its
+    definition (a parameter once, at the top), whatever number of ops read
+    it. Step results keep their types; float64 and integer values are left
+    alone.
+
+    `loss-scale=static` multiplies the backward's seed (the constant 1.0 of
+    the loss's type of which every gradient is a linear image, or the
+    constant marked `train.loss_seed`) by `init-scale` and multiplies each
+    gradient by `1 / init-scale` before the update. `loss-scale=dynamic`
+    does what `torch.amp.GradScaler` does: the scale and its growth tracker
+    become optimizer state (`loss_scale`, initialized to `init-scale`
+    through `train.init`, and `loss_scale.growth_tracker`); when any
+    gradient element is infinite or NaN, every parameter and optimizer
+    state result keeps its old value, the scale is multiplied by
+    `backoff-factor` and the tracker reset; otherwise the tracker counts
+    the step and after `growth-interval` clean steps the scale is
+    multiplied by `growth-factor` (when the product is finite).
+
+    The function gets `train.mixed_precision`, the canonical option string;
+    a step that has it, or one a strategy already partitioned, is refused:
+    run this pass before the strategy.
+
+    ```mlir
+    %w16 = train.convert %w : (tensor<128x784xf32>) -> tensor<128x784xbf16>
+    %x16 = train.convert %x : (tensor<64x784xf32>) -> tensor<64x784xbf16>
+    %h = train.matmul %x16, %w16 {transpose_rhs}
+        : (tensor<64x784xbf16>, tensor<128x784xbf16>) -> tensor<64x128xbf16>
+    ```
+  }];
+  let options = [
+    Option<"compute", "compute", "std::string", /*default=*/"\"bf16\"",
+           "The 16-bit type the step computes in: bf16 or f16">,
+    Option<"lossScale", "loss-scale", "std::string", /*default=*/"\"none\"",
+           "Loss scaling: none, static (a fixed init-scale) or dynamic (as "
+           "torch.amp.GradScaler)">,
+    Option<"initScale", "init-scale", "double", /*default=*/"65536.0",
+           "The (initial) loss scale">,
+    Option<"growthFactor", "growth-factor", "double", /*default=*/"2.0",
+           "Dynamic scaling: what the scale is multiplied by after "
+           "growth-interval clean steps (> 1)">,
+    Option<"backoffFactor", "backoff-factor", "double", /*default=*/"0.5",
+           "Dynamic scaling: what the scale is multiplied by after a step "
+           "with a non-finite gradient (in (0, 1))">,
+    Option<"growthInterval", "growth-interval", "int64_t",
+           /*default=*/"2000",
+           "Dynamic scaling: the clean steps after which the scale grows">,
+  ];
+  let dependentDialects = ["::mlir::train::TrainDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // Reporting
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,660 @@
+//===- MixedPrecision.cpp - 16-bit compute, float32 master weights --------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+// Rewrites a float32 training step to compute in bfloat16 or float16 with
+// float32 master parameters and optimizer state, and scales the loss (a
+// fixed scale, or torch.amp.GradScaler's dynamic one with skipped steps).
+//
+//===----------------------------------------------------------------------===//
+
+#include "distopt/Dialect/Train/IR/TrainOps.h"
+#include "distopt/Dialect/Train/IR/TrainingStep.h"
+#include "distopt/Dialect/Train/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mlir::train {
+#define GEN_PASS_DEF_TRAINMIXEDPRECISIONPASS
+#include "distopt/Dialect/Train/Transforms/Passes.h.inc"
+} // namespace mlir::train
+
+using namespace mlir;
+using namespace mlir::train;
+
+namespace {
+
+/// Where an op computes under mixed precision.
+enum class OpClass {
+  /// Products and convolutions: float32 operands go to 16 bits.
+  Narrow,
+  /// Reductions, normalizations, losses and transcendental functions:
+  /// 16-bit operands go back to float32.
+  Wide,
+  /// Elementwise and data movement: 16 bits when a float operand is.
+  Follow,
+  /// Left as written (constants, iota, conversions).
+  Keep,
+};
+
+enum class LossScale { none, fixed, dynamic };
+
+/// The options, checked.
+struct Precision {
+  FloatType compute;
+  LossScale lossScale;
+  double initScale, growthFactor, backoffFactor;
+  int64_t growthInterval;
+};
+
+} // namespace
+
+static OpClass classify(Operation *op) {
+  return llvm::TypeSwitch<Operation *, OpClass>(op)
+      .Case<MatmulOp, Conv2dOp, Conv2dBackwardInputOp, Conv2dBackwardFilterOp>(
+          [](Operation *) { return OpClass::Narrow; })
+      .Case<ReduceOp, SoftmaxOp, LogSoftmaxOp, SoftmaxBackwardOp,
+            LogSoftmaxBackwardOp, LayerNormOp, LayerNormBackwardOp, BatchNormOp,
+            BatchNormBackwardOp, CrossEntropyOp, CrossEntropyBackwardOp, ExpOp,
+            LogOp, Log1pOp, Expm1Op, PowOp, SqrtOp, RsqrtOp, ScatterAddOp>(
+          [](Operation *) { return OpClass::Wide; })
+      .Case<ConstantOp, IotaOp, ConvertOp>(
+          [](Operation *) { return OpClass::Keep; })
+      .Default([](Operation *op) {
+        // Optimizer updates and anything outside the train dialect (the
+        // return, calls) see their operands' original types.
+        if (isa<OptimizerOpInterface>(op) ||
+            !isa<TrainDialect>(op->getDialect()))
+          return OpClass::Wide;
+        return OpClass::Follow;
+      });
+}
+
+static bool isF32Tensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getElementType().isF32();
+}
+
+//===----------------------------------------------------------------------===//
+// The backward's seed
+//===----------------------------------------------------------------------===//
+
+/// True when `value` is a constant whose elements are all `x`.
+static bool isSplatConstant(Value value, double x) {
+  while (auto convert = value.getDefiningOp<ConvertOp>())
+    value = convert.getOperand();
+  auto constant = value.getDefiningOp<ConstantOp>();
+  if (!constant)
+    return false;
+  auto dense = dyn_cast<DenseFPElementsAttr>(constant.getValue());
+  return dense && dense.isSplat() &&
+         dense.getSplatValue<APFloat>().convertToDouble() == x;
+}
+
+namespace {
+/// Which values of a step's backward pass are linear images of a candidate
+/// seed `c` (`linear`), and which depend on it at all (`dependent`). A
+/// gradient is linear in the seed. The forward pass (what the loss depends
+/// on) reads no seed. A constant 1.0 may serve more than the seed (one
+/// constant after CSE): a use of `c` through which its user would not be
+/// linear (1 - t^2 in tanh's derivative) reads it as a plain constant.
+struct Linearity {
+  Value seed;
+  llvm::DenseSet<Value> linear, dependent;
+  /// The uses of the seed that carry it (and get the scaled seed).
+  SmallVector<OpOperand *> seedUses;
+
+  bool isLinear(Value v, bool seedIsConstant) const {
+    return v == seed ? !seedIsConstant : linear.contains(v);
+  }
+  bool isIndependent(Value v, bool seedIsConstant) const {
+    return v == seed ? seedIsConstant : !dependent.contains(v);
+  }
+
+  /// True when every result of `op` is linear in the seed.
+  bool resultsLinear(Operation *op, bool seedIsConstant) const {
+    ValueRange in = op->getOperands();
+    auto linearIn = [&](unsigned linearIndex) {
+      for (auto [i, v] : llvm::enumerate(in))
+        if (i == linearIndex ? !isLinear(v, seedIsConstant)
+                             : !isIndependent(v, seedIsConstant))
+          return false;
+      return true;
+    };
+    auto allLinearOrZero = [&](ValueRange values) {
+      return llvm::all_of(values,
+                          [&](Value v) {
+                            return isLinear(v, seedIsConstant) ||
+                                   isSplatConstant(v, 0.0);
+                          }) &&
+             llvm::any_of(values,
+                          [&](Value v) { return isLinear(v, seedIsConstant); });
+    };
+    return llvm::TypeSwitch<Operation *, bool>(op)
+        .Case<MulOp, MatmulOp, Conv2dOp, Conv2dBackwardInputOp,
+              Conv2dBackwardFilterOp>(
+            [&](Operation *) { return linearIn(0) || linearIn(1); })
+        .Case<AddOp, SubOp, ConcatOp>(
+            [&](Operation *) { return allLinearOrZero(in); })
+        .Case<SelectOp>([&](SelectOp select) {
+          return isIndependent(select.getCondition(), seedIsConstant) &&
+                 allLinearOrZero({select.getOnTrue(), select.getOnFalse()});
+        })
+        .Case<ScatterAddOp>([&](ScatterAddOp scatter) {
+          return isIndependent(scatter.getIndices(), seedIsConstant) &&
+                 allLinearOrZero({scatter.getInit(), scatter.getUpdates()});
+        })
+        .Case<ReduceOp>([&](ReduceOp reduce) {
+          return (reduce.getKind() == ReduceKind::sum ||
+                  reduce.getKind() == ReduceKind::mean) &&
+                 linearIn(0);
+        })
+        .Case<PadOp>([&](PadOp pad) {
+          return pad.getValue().convertToDouble() == 0.0 && linearIn(0);
+        })
+        // Linear in operand 0 (a data operand, or the gradient of a
+        // backward op), the others held fixed.
+        .Case<DivOp, NegOp, ReshapeOp, TransposeOp, BroadcastOp, SliceOp,
+              ConvertOp, DropoutOp, GatherOp, SoftmaxBackwardOp,
+              LogSoftmaxBackwardOp, LayerNormBackwardOp, BatchNormBackwardOp,
+              MaxPool2dBackwardOp, AvgPool2dBackwardOp, CrossEntropyBackwardOp>(
+            [&](Operation *) { return linearIn(0); })
+        .Default([](Operation *) { return false; });
+  }
+
+  static Linearity of(func::FuncOp func, Value seed,
+                      const llvm::DenseSet<Operation *> &forward) {
+    Linearity result;
+    result.seed = seed;
+    for (Operation &op : func.getBody().front()) {
+      if (forward.contains(&op))
+        continue;
+      bool readsSeed = llvm::is_contained(op.getOperands(), seed);
+      if (!readsSeed && llvm::none_of(op.getOperands(), [&](Value v) {
+            return result.dependent.contains(v);
+          }))
+        continue;
+      bool linear = result.resultsLinear(&op, /*seedIsConstant=*/false);
+      if (readsSeed && linear) {
+        for (OpOperand &use : op.getOpOperands())
+          if (use.get() == seed)
+            result.seedUses.push_back(&use);
+      }
+      if (!linear && llvm::none_of(op.getOperands(), [&](Value v) {
+            return result.dependent.contains(v);
+          }))
+        continue;
+      for (Value r : op.getResults()) {
+        result.dependent.insert(r);
+        if (linear)
+          result.linear.insert(r);
+      }
+    }
+    return result;
+  }
+};
+} // namespace
+
+/// The ops `value` depends on.
+static llvm::DenseSet<Operation *> getDefiningSlice(Value value) {
+  llvm::DenseSet<Operation *> slice;
+  SmallVector<Value> worklist{value};
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val().getDefiningOp();
+    if (op && slice.insert(op).second)
+      llvm::append_range(worklist, op->getOperands());
+  }
+  return slice;
+}
+
+/// The seed of `func`'s backward pass and its uses: the constant marked
+/// `train.loss_seed`, else the only constant 1.0 of the loss's type of
+/// which every gradient is a linear image.
+static FailureOr<Linearity> findSeed(func::FuncOp func, Value loss,
+                                     ArrayRef<Value> grads) {
+  llvm::DenseSet<Operation *> forward = getDefiningSlice(loss);
+  SmallVector<Value> marked, candidates;
+  func.walk([&](ConstantOp constant) {
+    if (constant->hasAttr(TrainDialect::kLossSeedAttrName))
+      marked.push_back(constant);
+    else if (constant.getType() == loss.getType() &&
+             isSplatConstant(constant, 1.0))
+      candidates.push_back(constant);
+  });
+  if (marked.size() > 1)
+    return emitError(func.getLoc())
+           << "train-mixed-precision: " << marked.size()
+           << " constants are marked '" << TrainDialect::kLossSeedAttrName
+           << "'; a step has one backward seed";
+  if (marked.size() == 1)
+    return Linearity::of(func, marked.front(), forward);
+  SmallVector<Linearity> seeds;
+  for (Value candidate : candidates) {
+    Linearity linearity = Linearity::of(func, candidate, forward);
+    if (llvm::all_of(grads,
+                     [&](Value g) { return linearity.linear.contains(g); }))
+      seeds.push_back(std::move(linearity));
+  }
+  if (seeds.size() == 1)
+    return std::move(seeds.front());
+  InFlightDiagnostic diag =
+      emitError(func.getLoc())
+      << "train-mixed-precision: cannot tell the backward pass's seed (d "
+         "loss / d loss) for loss scaling: "
+      << (seeds.empty() ? "no" : std::to_string(seeds.size()).c_str())
+      << " constant 1.0 of type " << loss.getType()
+      << " has every gradient as a linear image; mark the seed with '"
+      << TrainDialect::kLossSeedAttrName << "'";
+  for (const Linearity &seed : seeds)
+    diag.attachNote(seed.seed.getLoc()) << "candidate seed";
+  return failure();
+}
+
+//===----------------------------------------------------------------------===//
+// The rewrite
+//===----------------------------------------------------------------------===//
+
+namespace {
+class StepRewriter {
+public:
+  StepRewriter(func::FuncOp func, const Precision &precision)
+      : func(func), precision(precision), builder(func.getContext()) {}
+
+  /// Puts every op of the function in its class's precision.
+  LogicalResult rewritePrecision();
+  /// Adds static or dynamic loss scaling (a training step only).
+  LogicalResult scaleLoss();
+
+private:
+  /// `value` as a tensor of `element`, converted once next to its
+  /// definition.
+  Value convert(Value value, Type element);
+  /// The element type `value` had before the pass.
+  Type originalElement(Value value) const;
+  Value scalar(Location loc, double x) {
+    auto type = RankedTensorType::get({}, builder.getF32Type());
+    return ConstantOp::create(builder, loc,
+                              DenseElementsAttr::get(type, float(x)));
+  }
+  Value add(Location loc, Value a, Value b) {
+    return AddOp::create(builder, loc, a, b);
+  }
+  Value mul(Location loc, Value a, Value b) {
+    return MulOp::create(builder, loc, a, b);
+  }
+  Value select(Location loc, Value c, Value a, Value b) {
+    return SelectOp::create(builder, loc, c, a, b);
+  }
+  Value compare(Location loc, Value a, Value b, CompareDirection d) {
+    return CompareOp::create(builder, loc, a, b, d);
+  }
+  /// Appends a scalar float32 opt_state argument and result named `name`.
+  FailureOr<BlockArgument> addScalarState(StringRef name,
+                                          std::optional<double> init);
+
+  func::FuncOp func;
+  const Precision &precision;
+  OpBuilder builder;
+  llvm::DenseSet<Value> narrowed;
+  DenseMap<std::pair<Value, Type>, Value> conversions;
+  Operation *lastArgumentConversion = nullptr;
+  SmallVector<Value> newResults;
+};
+} // namespace
+
+Type StepRewriter::originalElement(Value value) const {
+  Type element = getElementTypeOrSelf(value.getType());
+  return narrowed.contains(value) ? Float32Type::get(value.getContext())
+                                  : element;
+}
+
+Value StepRewriter::convert(Value value, Type element) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getElementType() == element)
+    return value;
+  if (Value converted = conversions.lookup({value, element}))
+    return converted;
+  OpBuilder::InsertionGuard guard(builder);
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    // Arguments' conversions at the top, in the order first needed.
+    if (lastArgumentConversion)
+      builder.setInsertionPointAfter(lastArgumentConversion);
+    else
+      builder.setInsertionPointToStart(arg.getOwner());
+  } else
+    builder.setInsertionPointAfter(value.getDefiningOp());
+  Value result =
+      ConvertOp::create(builder, value.getLoc(), type.clone(element), value);
+  if (isa<BlockArgument>(value))
+    lastArgumentConversion = result.getDefiningOp();
+  return conversions[{value, element}] = result;
+}
+
+LogicalResult StepRewriter::rewritePrecision() {
+  Type narrow = precision.compute;
+  SmallVector<Operation *> ops;
+  for (Operation &op : func.getBody().front())
+    ops.push_back(&op);
+  for (Operation *op : ops) {
+    if (op->getNumRegions() != 0)
+      return op->emitOpError()
+             << "train-mixed-precision: ops with regions are not handled";
+    OpClass opClass = classify(op);
+    if (opClass == OpClass::Keep)
+      continue;
+    bool toNarrow = opClass == OpClass::Narrow;
+    if (opClass == OpClass::Follow)
+      toNarrow = llvm::any_of(op->getOperands(),
+                              [&](Value v) { return narrowed.contains(v); });
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value v = operand.get();
+      if (toNarrow ? !isF32Tensor(v.getType()) : !narrowed.contains(v))
+        continue;
+      operand.set(convert(v, toNarrow ? narrow : originalElement(v)));
+    }
+    if (!toNarrow)
+      continue;
+    for (Value result : op->getResults()) {
+      if (!isF32Tensor(result.getType()))
+        continue;
+      result.setType(cast<RankedTensorType>(result.getType()).clone(narrow));
+      narrowed.insert(result);
+    }
+  }
+  return success();
+}
+
+FailureOr<BlockArgument>
+StepRewriter::addScalarState(StringRef name, std::optional<double> init) {
+  TrainingStep step = TrainingStep::get(func);
+  for (const StepValue &value : step.arguments)
+    if (value.name && value.name.getValue() == name)
+      return emitError(func.getLoc())
+             << "train-mixed-precision: the step already has an argument '"
+             << name << "'; loss scaling names its state so";
+  MLIRContext *context = func.getContext();
+  auto type = RankedTensorType::get({}, builder.getF32Type());
+  NamedAttrList attrs;
+  attrs.set(TrainDialect::kRoleAttrName,
+            RoleAttr::get(context, Role::opt_state));
+  attrs.set(TrainDialect::kNameAttrName, builder.getStringAttr(name));
+  NamedAttrList resultAttrs = attrs;
+  if (init)
+    attrs.set(TrainDialect::kInitAttrName, builder.getF64FloatAttr(*init));
+  unsigned index = func.getNumArguments();
+  if (failed(func.insertArgument(index, type, attrs.getDictionary(context),
+                                 func.getLoc())))
+    return failure();
+  if (failed(func.insertResult(func.getNumResults(), type,
+                               resultAttrs.getDictionary(context))))
+    return failure();
+  return func.getArgument(index);
+}
+
+LogicalResult StepRewriter::scaleLoss() {
+  TrainingStep step = TrainingStep::get(func);
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  Value loss;
+  for (const StepValue &value : step.results)
+    if (value.role == Role::loss)
+      loss = ret.getOperand(value.index);
+  if (!loss)
+    return emitError(func.getLoc())
+           << "train-mixed-precision: loss scaling needs the step's loss "
+              "result";
+  SmallVector<OptimizerOpInterface> updates;
+  func.walk([&](OptimizerOpInterface op) { updates.push_back(op); });
+  if (updates.empty())
+    return emitError(func.getLoc())
+           << "train-mixed-precision: loss scaling needs optimizer updates "
+              "(train.sgd, train.adam, train.adamw) to unscale gradients for";
+  if (loss.getType() != RankedTensorType::get({}, builder.getF32Type()))
+    return emitError(loss.getLoc())
+           << "train-mixed-precision: loss scaling needs a float32 scalar "
+              "loss; this one is "
+           << loss.getType();
+  for (OptimizerOpInterface update : updates)
+    if (!isF32Tensor(update.getGrad().getType()))
+      return emitError(update->getLoc())
+             << "train-mixed-precision: loss scaling needs float32 "
+                "gradients; '"
+             << update->getName() << "' updates with "
+             << update.getGrad().getType();
+  SmallVector<Value> grads = llvm::map_to_vector(
+      updates, [](OptimizerOpInterface op) { return op.getGrad(); });
+  FailureOr<Linearity> seed = findSeed(func, loss, grads);
+  if (failed(seed))
+    return failure();
+
+  Location loc = func.getLoc();
+  bool dynamic = precision.lossScale == LossScale::dynamic;
+  Value scale, tracker;
+  if (dynamic) {
+    FailureOr<BlockArgument> scaleArg =
+        addScalarState("loss_scale", precision.initScale);
+    if (failed(scaleArg))
+      return failure();
+    FailureOr<BlockArgument> trackerArg =
+        addScalarState("loss_scale.growth_tracker", std::nullopt);
+    if (failed(trackerArg))
+      return failure();
+    scale = *scaleArg;
+    tracker = *trackerArg;
+  }
+
+  // The seed times the scale, for the uses that carry it to the gradients.
+  builder.setInsertionPointAfterValue(seed->seed);
+  Value scaleValue = dynamic ? scale : scalar(loc, precision.initScale);
+  Value scaledSeed = mul(seed->seed.getLoc(), seed->seed, scaleValue);
+  for (OpOperand *use : seed->seedUses)
+    use->set(scaledSeed);
+
+  // Unscale each gradient just before its update; PyTorch multiplies by
+  // the reciprocal, computed once.
+  builder.setInsertionPointAfterValue(scaledSeed);
+  Value inverse =
+      dynamic ? Value(DivOp::create(builder, loc, scalar(loc, 1.0), scale))
+              : scalar(loc, double(1.0f / float(precision.initScale)));
+  Value nonFinite, zero = scalar(loc, 0.0);
+  for (OptimizerOpInterface update : updates) {
+    builder.setInsertionPoint(update);
+    OpOperand *gradOperand = nullptr;
+    for (OpOperand &operand : update->getOpOperands())
+      if (operand.get() == update.getGrad())
+        gradOperand = &operand;
+    Value grad = gradOperand->get();
+    Location gradLoc = grad.getLoc();
+    gradOperand->set(mul(gradLoc, grad, inverse));
+    if (!dynamic)
+      continue;
+    // Any infinite or NaN element makes the sum of g * 0 NaN.
+    auto gradType = cast<RankedTensorType>(grad.getType());
+    SmallVector<int64_t> dims =
+        llvm::to_vector(llvm::seq<int64_t>(0, gradType.getRank()));
+    Value zeros = mul(gradLoc, grad, zero);
+    Value sum = dims.empty() ? zeros
+                             : Value(ReduceOp::create(builder, gradLoc, zeros,
+                                                      ReduceKind::sum, dims));
+    nonFinite = nonFinite ? add(gradLoc, nonFinite, sum) : sum;
+  }
+  if (!dynamic)
+    return success();
+
+  // After the last update: keep every param and state on a bad step, and
+  // move the scale as GradScaler's _amp_update_scale_ does.
+  builder.setInsertionPoint(func.getBody().front().getTerminator());
+  Value finite = compare(loc, nonFinite, nonFinite, CompareDirection::eq);
+  Value one = scalar(loc, 1.0);
+  step = TrainingStep::get(func);
+  llvm::StringMap<Value> argumentsByName;
+  for (const StepValue &value : step.arguments)
+    if (value.name)
+      argumentsByName[value.name.getValue()] = func.getArgument(value.index);
+  for (const StepValue &value : step.results) {
+    if ((value.role != Role::param && value.role != Role::opt_state) ||
+        !value.name)
+      continue;
+    Value old = argumentsByName.lookup(value.name.getValue());
+    if (!old || old == scale || old == tracker)
+      continue;
+    OpOperand &operand = ret->getOpOperand(value.index);
+    operand.set(select(loc, finite, operand.get(), old));
+  }
+  Value successful = add(loc, tracker, one);
+  Value grow =
+      compare(loc, successful, scalar(loc, double(precision.growthInterval)),
+              CompareDirection::eq);
+  Value grown = mul(loc, scale, scalar(loc, precision.growthFactor));
+  Value grownFinite =
+      compare(loc, grown, scalar(loc, std::numeric_limits<float>::max()),
+              CompareDirection::le);
+  Value cleanScale =
+      select(loc, grow, select(loc, grownFinite, grown, scale), scale);
+  Value newScale =
+      select(loc, finite, cleanScale,
+             mul(loc, scale, scalar(loc, precision.backoffFactor)));
+  Value newTracker =
+      select(loc, finite, select(loc, grow, zero, successful), zero);
+  ret->insertOperands(ret.getNumOperands(), {newScale, newTracker});
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct TrainMixedPrecisionPass
+    : public train::impl::TrainMixedPrecisionPassBase<TrainMixedPrecisionPass> {
+  using Base::Base;
+
+  FailureOr<Precision> getPrecision(ModuleOp module);
+  std::string canonicalOptions(const Precision &precision) const;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<Precision> precision = getPrecision(module);
+    if (failed(precision))
+      return signalPassFailure();
+    std::string text = canonicalOptions(*precision);
+    SmallVector<func::FuncOp> steps;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal() && TrainingStep::isTrainingStep(func))
+        steps.push_back(func);
+    for (func::FuncOp func : steps) {
+      if (func->hasAttr(TrainDialect::kMixedPrecisionAttrName)) {
+        emitError(func.getLoc())
+            << "train-mixed-precision: '" << func.getSymName()
+            << "' already computes in mixed precision ("
+            << func->getAttr(TrainDialect::kMixedPrecisionAttrName) << ")";
+        return signalPassFailure();
+      }
+      WalkResult distributed = func.walk([&](Operation *op) {
+        if (op->getDialect() && op->getDialect()->getNamespace() == "dist" &&
+            op->getName().getStringRef() != "dist.annotate") {
+          emitError(op->getLoc())
+              << "train-mixed-precision runs on a single-device step, before "
+                 "the strategy; '"
+              << func.getSymName() << "' is already distributed ('"
+              << op->getName() << "')";
+          return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      });
+      if (distributed.wasInterrupted())
+        return signalPassFailure();
+      // Precision first, so that unscaling and the finiteness check read
+      // the float32 gradients the updates see.
+      StepRewriter rewriter(func, *precision);
+      if (failed(rewriter.rewritePrecision()))
+        return signalPassFailure();
+      if (precision->lossScale != LossScale::none &&
+          !TrainingStep::isEvalFunction(func) && failed(rewriter.scaleLoss()))
+        return signalPassFailure();
+      if (failed(verify(func)))
+        return signalPassFailure();
+      func->setAttr(TrainDialect::kMixedPrecisionAttrName,
+                    StringAttr::get(&getContext(), text));
+    }
+  }
+};
+} // namespace
+
+FailureOr<Precision> TrainMixedPrecisionPass::getPrecision(ModuleOp module) {
+  auto fail = [&](const Twine &message) {
+    emitError(module.getLoc()) << "train-mixed-precision: " << message;
+    return failure();
+  };
+  Precision p;
+  MLIRContext *context = &getContext();
+  if (compute == "bf16")
+    p.compute = BFloat16Type::get(context);
+  else if (compute == "f16")
+    p.compute = Float16Type::get(context);
+  else
+    return fail("compute must be bf16 or f16, got '" + compute + "'");
+  if (lossScale == "none")
+    p.lossScale = LossScale::none;
+  else if (lossScale == "static")
+    p.lossScale = LossScale::fixed;
+  else if (lossScale == "dynamic")
+    p.lossScale = LossScale::dynamic;
+  else
+    return fail("loss-scale must be none, static or dynamic, got '" +
+                lossScale + "'");
+  auto fitsF32 = [](double x) {
+    return std::isfinite(x) && std::abs(x) <= std::numeric_limits<float>::max();
+  };
+  if (!fitsF32(initScale) || initScale <= 0)
+    return fail("init-scale must be a positive finite float32, got " +
+                llvm::formatv("{0}", double(initScale)).str());
+  if (!fitsF32(growthFactor) || growthFactor <= 1)
+    return fail("growth-factor must be greater than 1, got " +
+                llvm::formatv("{0}", double(growthFactor)).str());
+  if (!(backoffFactor > 0 && backoffFactor < 1))
+    return fail("backoff-factor must be in (0, 1), got " +
+                llvm::formatv("{0}", double(backoffFactor)).str());
+  if (growthInterval < 1 || growthInterval > (int64_t(1) << 24))
+    return fail("growth-interval must be in [1, 2^24] (a float32 counter), "
+                "got " +
+                Twine(int64_t(growthInterval)));
+  p.initScale = initScale;
+  p.growthFactor = growthFactor;
+  p.backoffFactor = backoffFactor;
+  p.growthInterval = growthInterval;
+  return p;
+}
+
+/// The shortest decimal text that reads back as `x`.
+static std::string formatNumber(double x) {
+  for (int digits = 1;; ++digits) {
+    std::string text = llvm::formatv("{0}", llvm::format("%.*g", digits, x));
+    if (std::strtod(text.c_str(), nullptr) == x || digits >= 17)
+      return text;
+  }
+}
+
+std::string
+TrainMixedPrecisionPass::canonicalOptions(const Precision &p) const {
+  std::string text = "compute=" + compute.getValue();
+  text += " loss-scale=" + lossScale.getValue();
+  if (p.lossScale != LossScale::none)
+    text += " init-scale=" + formatNumber(p.initScale);
+  if (p.lossScale == LossScale::dynamic)
+    text += " growth-factor=" + formatNumber(p.growthFactor) +
+            " backoff-factor=" + formatNumber(p.backoffFactor) +
+            " growth-interval=" + std::to_string(p.growthInterval);
+  return text;
+}
