@@ -286,7 +286,7 @@ def export_train_step(model, example_inputs, labels, loss="cross_entropy",
         model.train()
         with _amp.autocast_off():
             step = _export(model, wrapped, inputs, labels, opt, dropout_seed,
-                           name, mark_seed=mixed is not None)
+                           name)
     finally:
         snapshot.restore()
     step.mixed_precision = None if mixed is None else mixed.options()
@@ -299,8 +299,7 @@ def export_train_step(model, example_inputs, labels, loss="cross_entropy",
     return mixed_step
 
 
-def _export(model, wrapped, inputs, labels, opt, dropout_seed, name,
-            mark_seed=False):
+def _export(model, wrapped, inputs, labels, opt, dropout_seed, name):
     try:
         # Without oneDNN PyTorch's RNN decompositions unroll the sequence
         # into matrix products and pointwise ops; with it an LSTM is one
@@ -416,8 +415,10 @@ def _export(model, wrapped, inputs, labels, opt, dropout_seed, name,
                                    np.int64(dropout_seed))
 
     # The backward's seed (the constant 1 every gradient is the linear
-    # image of), marked train.loss_seed for the mixed-precision pass.
-    seed = _loss_seed(graph, signature) if mark_seed else None
+    # image of): a constant of its own, marked train.loss_seed for the
+    # mixed-precision pass's loss scaling (whether the pass runs now, on
+    # autocast, or later from dist-opt).
+    seed = _loss_seed(graph, signature)
 
     # The graph.
     for node in graph.nodes:
