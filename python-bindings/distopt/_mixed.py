@@ -10,6 +10,7 @@ state. Every front end traces in float32 and applies the pass, so a step
 exported under autocast or a mixed policy is the float32 export with the
 pass run on it, text for text. Nothing here imports torch, jax or keras."""
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,6 +83,34 @@ class MixedPrecision:
         scale = self.init_scale if self.scale is None else self.scale
         return {LOSS_SCALE: np.asarray(scale, np.float32),
                 GROWTH_TRACKER: np.asarray(self.growth_tracker, np.float32)}
+
+
+_RESULT = re.compile(r'train\.name = "((?:[^"\\]|\\.)*)", '
+                     r'train\.role = #train\.role<(param|opt_state)>')
+_CONVERT_UP = re.compile(r"^\s*(%[\w#]+) = train\.convert (%[\w#]+) : "
+                         r"\(tensor<(?:[^>]*x)?(bf16|f16)>\) -> tensor<")
+
+
+def sixteen_bit_updates(mlir):
+    """The names of the param and opt_state results of the mixed step
+    `mlir` (the pass's printed module) that are a 16-bit value converted
+    up: state the step computes in 16 bits (an optimizer traced as
+    elementwise ops, whose update follows its 16-bit gradient), so its
+    float32 value is rounded to 16 bits every step."""
+    lines = mlir.splitlines()
+    header = next((line for line in lines if "func.func @" in line), "")
+    names = _RESULT.findall(header[header.find(") -> ("):])
+    ret = next((line for line in reversed(lines)
+                if line.strip().startswith("return ")), "")
+    operands = ret.strip()[len("return "):].split(" : ")[0].split(", ")
+    converted = {}
+    for line in lines:
+        match = _CONVERT_UP.match(line)
+        if match:
+            converted[match.group(1)] = match.group(3)
+    return [(name, converted[operand])
+            for (name, _), operand in zip(names, operands)
+            if operand in converted]
 
 
 def scaler_state(state):
