@@ -9,12 +9,15 @@
 #include "distopt/Conversion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
@@ -41,6 +44,10 @@ void mlir::train::addTensorPasses(OpPassManager &pm, bool approximateMath,
   // their gradients) fuse into one loop each: one pass over memory and no
   // temporaries (transformer block: 153 -> 99 ms per step).
   pm.addNestedPass<func::FuncOp>(train::createDistFuseElementwisePass());
+  // bf16 and f16 math (tanh, erf, exp, ...) computed in f32, rounded
+  // once: there are no 16-bit libm functions or polynomials; the f32 ones
+  // below then apply.
+  pm.addNestedPass<func::FuncOp>(math::createMathExtendToSupportedTypes());
   // tanh, exp and log as arithmetic LLVM vectorizes, not libm calls
   // (transformer block: 80 -> 52 ms per step).
   if (approximateMath)
@@ -111,6 +118,43 @@ void mlir::train::addBufferPasses(OpPassManager &pm, bool blas,
   pm.addPass(createConvertBufferizationToMemRefPass());
 }
 
+namespace {
+/// bf16 extf / truncf as i32 arithmetic (shifts; round to nearest even, NaN
+/// kept): upstream's arith-expand bf16 patterns without the rest of
+/// arith-expand.
+struct ExpandBf16ConversionsPass
+    : public PassWrapper<ExpandBf16ConversionsPass, OperationPass<>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ExpandBf16ConversionsPass)
+  StringRef getArgument() const override {
+    return "dist-expand-bf16-conversions";
+  }
+  StringRef getDescription() const override {
+    return "bf16 extf and truncf as integer arithmetic";
+  }
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    arith::populateExpandBFloat16Patterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
+
+/// 16-bit float arithmetic of the loops as f32 arithmetic between exact
+/// widenings and one rounding per op (what each op means; f32 has more
+/// than twice bf16's and f16's precision, so the double rounding is
+/// innocuous), with bf16 conversions as integer shifts and adds, which
+/// vectorize on any x86-64 (an fptrunc to bfloat is a libcall per element
+/// without avx512_bf16). After dist-matmul-to-blas, which must still see
+/// the 16-bit contractions.
+static void addSixteenBitArithmeticPasses(OpPassManager &pm) {
+  arith::ArithEmulateUnsupportedFloatsOptions emulate;
+  emulate.sourceTypeStrs = {"bf16", "f16"};
+  emulate.targetTypeStr = "f32";
+  pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
+  pm.addPass(std::make_unique<ExpandBf16ConversionsPass>());
+}
+
 /// Loops (the large ones' outermost parallel loop on the OpenMP team),
 /// arith, math, memref, func and cf to the LLVM dialect.
 static void addCPULoweringPasses(OpPassManager &pm,
@@ -154,6 +198,7 @@ void mlir::train::buildCPUPipeline(OpPassManager &pm,
   addTensorPasses(pm, options.approximateMath, options.backend,
                   options.opsPerFunction, options.profile);
   addBufferPasses(pm, options.blas, /*convKernels=*/true, options.profile);
+  addSixteenBitArithmeticPasses(pm);
   addCPULoweringPasses(pm, options.parallelMinIterations);
 }
 
