@@ -174,6 +174,10 @@ def test_autocast_export_is_float32_export_plus_pass(dtype, scaled):
     if scaled:
         assert mixed.state["loss_scale"] == np.float32(1024.0)
         assert mixed.state["loss_scale.growth_tracker"] == 0
+        # A state made for the step starts from the scaler's scale too.
+        fresh, _ = distopt.init(mixed.module, seed=0)
+        assert fresh["loss_scale"] == np.float32(1024.0)
+        assert fresh["loss_scale.growth_tracker"] == 0
     else:
         assert "loss_scale" not in mixed.state
 
