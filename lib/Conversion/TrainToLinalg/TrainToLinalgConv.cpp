@@ -240,7 +240,14 @@ static Value insertBlock(OpBuilder &b, Location loc, Value block, Value dest,
 /// in-place convolution kernels there, while a product is one cuBLAS call)
 /// the strides do not matter: every convolution whose groups are few and
 /// large enough is im2col, products and col2im.
+///
+/// 16-bit convolutions always take the `products` route: their products
+/// are the library's 16-bit products (f32 accumulation: oneDNN's bf16 gemm
+/// on CPUs with bf16 products), while libdistopt_cpu's in-place
+/// convolution kernels are f32 only and a direct contraction's loops would
+/// accumulate in 16 bits.
 static bool usesGroupProducts(const ConvParams &p, bool products = false) {
+  products |= isa<BFloat16Type, Float16Type>(p.element);
   constexpr int64_t kMaxGroups = 16, kMinFilters = 8, kMinPatch = 32;
   if (!products && llvm::all_of(p.strides, [](int64_t s) { return s == 1; }))
     return false;
@@ -460,7 +467,7 @@ static constexpr int64_t kMinDirectChannels = 16;
 /// 16 ms through im2col and sgemm against 29 direct.
 static bool keepsPatches(const ConvParams &p, bool filterGradient,
                          bool products) {
-  if (products)
+  if (products || isa<BFloat16Type, Float16Type>(p.element))
     return usesGroupProducts(p, products);
   if (!usesGroupProducts(p))
     return false;
@@ -741,6 +748,8 @@ struct Conv2dBackwardInputPattern
         cast<RankedTensorType>(op.getGradOutput().getType()));
     bool strided = llvm::any_of(p.strides, [](int64_t s) { return s > 1; });
     bool pointwise = p.kernelH == 1 && p.kernelW == 1;
+    // (16-bit convolutions as products: usesGroupProducts.)
+    bool products = this->products || isa<BFloat16Type, Float16Type>(p.element);
     if (strided && !pointwise && !(products && usesGroupProducts(p, true))) {
       rewriter.replaceOp(op, buildPhasedConvInputGrad(rewriter, loc,
                                                       op.getGradOutput(),
