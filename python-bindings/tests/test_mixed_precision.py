@@ -360,6 +360,25 @@ def test_fit_under_autocast_equals_pytorch():
                        STATE_RTOL[dtype], "fit")
 
 
+def test_fit_mirrored_under_autocast_loads_the_scale_back():
+    """The same fit under MirroredStrategy(2) (mpirun): the loss scale is
+    state like any other, gathered and loaded back into the scaler."""
+    model = mlp()
+    g = torch.Generator().manual_seed(3)
+    xs, ys = torch.randn(32, 16, generator=g), \
+        torch.randint(0, 10, (32,), generator=g)
+    scaler = torch.amp.GradScaler("cpu", init_scale=128.0, growth_interval=2)
+    with torch.autocast(device_type="cpu", dtype=torch.float16):
+        history = dt.fit(model, "cross_entropy", sgd(model),
+                         (xs.numpy(), ys.numpy()), epochs=1, batch_size=8,
+                         shuffle=False, verbose=0, scaler=scaler,
+                         strategy=distopt.MirroredStrategy(2))
+    assert "train.mixed_precision" in str(history.model.module)
+    # Four clean steps, growth_interval=2: two doublings.
+    assert scaler_of(scaler) == (512.0, 0)
+    assert np.isfinite(history.history["loss"][0])
+
+
 # -- Keras --------------------------------------------------------------------
 
 keras_missing = importlib.util.find_spec("keras") is None or \
