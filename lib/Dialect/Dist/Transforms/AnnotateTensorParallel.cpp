@@ -99,7 +99,21 @@ private:
 };
 } // namespace
 
+/// The operand of `value`'s defining op when that op maps the elements of
+/// that one operand alone into a result of its shape (a cast: the 16-bit copy
+/// of a float32 master weight in a mixed-precision step), else null. Such an
+/// op runs on any block of its operand, so it splits as its operand does.
+static Value getUnaryElementwiseOperand(Value value) {
+  auto op = value.getDefiningOp<train::ElementwiseOpInterface>();
+  if (!op || op->getNumOperands() != 1 || !op.isElementwiseOnShapes())
+    return nullptr;
+  return op->getOperand(0);
+}
+
 std::optional<unsigned> TensorParallelPlanner::getParamIndex(Value value) {
+  // A parameter read through a cast is split as the parameter.
+  if (Value operand = getUnaryElementwiseOperand(value))
+    value = operand;
   auto arg = dyn_cast<BlockArgument>(value);
   if (!arg || arg.getOwner()->getParentOp() != func ||
       step.arguments[arg.getArgNumber()].role != train::Role::param)
@@ -330,6 +344,8 @@ TensorParallelPlan TensorParallelPlanner::run() {
     if (llvm::any_of(op.getOperands(),
                      [&](Value v) { return split.contains(v); }))
       continue; // Downstream of a column-parallel weight.
+    if (op.getNumResults() == 1 && getUnaryElementwiseOperand(op.getResult(0)))
+      continue; // A cast of a parameter: its users tell how it splits.
     ShardingRule rule = ruleOp.getShardingRule();
     for (unsigned j = 0; j < op.getNumOperands(); ++j) {
       std::optional<unsigned> param = getParamIndex(op.getOperand(j));

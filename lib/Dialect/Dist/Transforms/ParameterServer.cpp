@@ -492,8 +492,10 @@ struct DistParameterServerPass
       return signalPassFailure();
     FailureOr<func::FuncOp> step =
         getSingleTrainingStep(module, "dist-parameter-server");
-    if (failed(step) || failed(checkBatchBound(module, "dist-parameter-server",
-                                               "workers", workers, "worker")))
+    if (failed(step) ||
+        failed(checkBatchBound(module, "dist-parameter-server", "workers",
+                               workers, "worker")) ||
+        failed(checkNoSkippedUpdates(*step, "dist-parameter-server", "server")))
       return signalPassFailure();
     func::FuncOp func = *step;
     // A server holds at least one row of a variable.

@@ -605,6 +605,26 @@ FailureOr<func::FuncOp> mlir::dist::getSingleTrainingStep(ModuleOp module,
   return steps.front();
 }
 
+LogicalResult mlir::dist::checkNoSkippedUpdates(func::FuncOp step,
+                                                StringRef pass,
+                                                StringRef device) {
+  train::TrainingStep trainingStep = train::TrainingStep::get(step);
+  const train::StepValue *skipped = trainingStep.getSkippedUpdate();
+  if (!skipped)
+    return success();
+  return trainingStep.emitResultError(*skipped)
+         << "is kept when a gradient is not finite (dynamic loss scaling, "
+            "train-mixed-precision loss-scale=dynamic): "
+         << pass << " cannot place it, because each " << device
+         << " would need the finiteness of every " << device
+         << "'s gradients and its own copy of the loss scale, which " << pass
+         << " does not exchange; use loss-scale=static or compute=bf16 "
+            "loss-scale=none with "
+         << pass
+         << ", or dist-mirrored, dist-zero, dist-tensor-parallel or "
+            "dist-hybrid with dynamic loss scaling";
+}
+
 SetAsideEvaluation::SetAsideEvaluation(ModuleOp module, StringRef pass)
     : module(module) {
   for (auto func : module.getOps<func::FuncOp>())
@@ -802,7 +822,8 @@ struct DistPipelinePass
       return signalPassFailure();
     FailureOr<func::FuncOp> step =
         getSingleTrainingStep(module, "dist-pipeline");
-    if (failed(step) || failed(checkStepCounts(*step, *kind)))
+    if (failed(step) || failed(checkStepCounts(*step, *kind)) ||
+        failed(checkNoSkippedUpdates(*step, "dist-pipeline", "stage")))
       return signalPassFailure();
     func::FuncOp func = *step;
     // An interleaved plan is compared with 1F1B on the same devices: a

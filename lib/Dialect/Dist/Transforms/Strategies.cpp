@@ -327,8 +327,10 @@ static void shardParameter(func::FuncOp func, MeshOp mesh, int64_t stage,
   Value returned = ret.getOperand(updated.index);
   if (returned == arg)
     return; // Returned unchanged: nothing to update.
-  auto update = returned.getDefiningOp<train::OptimizerOpInterface>();
-  if (!update || update.getNewParam() != returned || update.getParam() != arg) {
+  // Behind a mixed-precision step's skip select too: its arguments are then
+  // sharded as the update's, so the select runs on the shards.
+  train::OptimizerOpInterface update = train::getUpdateOf(returned, arg);
+  if (!update || update.getParam() != arg) {
     step.emitArgumentRemark(param)
         << "stays replicated: its result is not the update of the "
            "argument by an optimizer op";
@@ -393,9 +395,13 @@ static void shardParameter(func::FuncOp func, MeshOp mesh, int64_t stage,
   SmallVector<OpOperand *> otherUses;
   // Gathered before each use, except by elementwise ops on the parameter
   // alone, which run on its shard.
+  // The skip select of a mixed-precision step keeps the argument's shard.
+  Operation *skip = train::getUnskipped(returned, arg) != returned
+                        ? returned.getDefiningOp()
+                        : nullptr;
   for (OpOperand &use : arg.getUses())
-    if (use.getOwner() != update && !isa<AnnotateOp>(use.getOwner()) &&
-        !isShardwise(use))
+    if (use.getOwner() != update && use.getOwner() != skip &&
+        !isa<AnnotateOp>(use.getOwner()) && !isShardwise(use))
       otherUses.push_back(&use);
   for (OpOperand *use : otherUses)
     annotateUse(*use, whole);

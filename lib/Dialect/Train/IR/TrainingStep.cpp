@@ -170,3 +170,48 @@ LogicalResult TrainingStep::verify(bool requireLoss) const {
            << "' has no result with role 'loss'";
   return success();
 }
+
+const StepValue *TrainingStep::getSkippedUpdate() const {
+  FunctionOpInterface function = func;
+  if (function.isExternal())
+    return nullptr;
+  Operation *ret = function.getFunctionBody().back().getTerminator();
+  llvm::StringMap<unsigned> argumentOf;
+  for (const StepValue &argument : arguments)
+    argumentOf.try_emplace(argument.getKey(), argument.index);
+  for (const StepValue &result : results) {
+    if (result.role != Role::param && result.role != Role::opt_state)
+      continue;
+    auto it = argumentOf.find(result.getKey());
+    if (it == argumentOf.end())
+      continue;
+    Value returned = ret->getOperand(result.index);
+    if (getUnskipped(returned, function.getArgument(it->second)) != returned)
+      return &result;
+  }
+  return nullptr;
+}
+
+Value mlir::train::getUnskipped(Value returned, Value arg) {
+  auto select = returned.getDefiningOp<SelectOp>();
+  if (!select || select.getOnFalse() != arg ||
+      select.getOnTrue().getType() != returned.getType())
+    return returned;
+  auto condition = dyn_cast<RankedTensorType>(select.getCondition().getType());
+  if (!condition || condition.getRank() != 0)
+    return returned;
+  return select.getOnTrue();
+}
+
+OptimizerOpInterface mlir::train::getUpdateOf(Value returned, Value arg) {
+  Value unskipped = getUnskipped(returned, arg);
+  auto update = unskipped.getDefiningOp<OptimizerOpInterface>();
+  if (!update)
+    return nullptr;
+  // The parameter becomes the new parameter; state becomes other results.
+  if (update.getParam() == arg || unskipped == update.getNewParam())
+    return update.getParam() == arg && unskipped == update.getNewParam()
+               ? update
+               : nullptr;
+  return llvm::is_contained(update->getOperands(), arg) ? update : nullptr;
+}

@@ -55,6 +55,11 @@ struct TrainingStep {
   /// another device computes the loss).
   LogicalResult verify(bool requireLoss = true) const;
 
+  /// The first param or opt_state result whose update the step skips on a
+  /// condition (see `getUnskipped`: a mixed-precision step with dynamic loss
+  /// scaling), or null.
+  const StepValue *getSkippedUpdate() const;
+
   /// The argument or result `index` of the step as messages name it:
   /// `argument #1 'fc1.bias' (param)`.
   static std::string describe(StringRef what, const StepValue &value);
@@ -66,6 +71,19 @@ struct TrainingStep {
   InFlightDiagnostic emitResultError(const StepValue &value) const;
   InFlightDiagnostic emitArgumentRemark(const StepValue &value) const;
 };
+
+/// The value a step result replacing argument `arg` takes when the step is
+/// not skipped: `%update` of `train.select %c, %update, %arg` with a scalar
+/// `i1` condition (a mixed-precision step keeps every parameter and its
+/// state when a gradient is not finite), else `returned` itself.
+Value getUnskipped(Value returned, Value arg);
+
+/// The optimizer op that updates argument `arg` into the step's result
+/// `returned`, directly or behind a skip select (see `getUnskipped`): the op
+/// defines the unskipped value and reads `arg` (as its parameter when the
+/// value is its new parameter). Null otherwise. Strategies find "the update
+/// of a parameter" through this one function.
+OptimizerOpInterface getUpdateOf(Value returned, Value arg);
 
 } // namespace mlir::train
 
