@@ -484,6 +484,7 @@ runLoaded(const RunConfig &config, RunObserver *observer, LoadedStep &loaded) {
   RunHooks hooks;
   hooks.firstStep = position.step;
   hooks.stopOnNonFinite = config.onNonFinite == OnNonFinite::stop;
+  hooks.dynamicLossScale = wholeStep.hasDynamicLossScale();
   hooks.print = config.print;
   hooks.beforeStep = [&](uint64_t s) -> llvm::Error {
     raiseForTest(raise, "step" + std::to_string(s + 1));
@@ -522,19 +523,27 @@ runLoaded(const RunConfig &config, RunObserver *observer, LoadedStep &loaded) {
       profile->afterStep(report, done == hooks.firstStep + 1 &&
                                      totalSteps > hooks.firstStep + 1);
     metrics.writeStep(report);
-    if (emitting)
-      if (llvm::Error error = observers.emit(llvm::json::Object{
-              {"event", "step"},
-              {"step", done},
-              {"epoch", epochOf(done)},
-              {"loss", number(report.loss)},
-              {"step_ms", report.ms},
-              {"comm_ms", report.comm.comm_seconds * 1e3},
-              {"collective_bytes", report.comm.collective_bytes},
-              {"sent_bytes", report.comm.sent_bytes},
-              {"peak_rss_mb", getPeakRssMiB()},
-              {"lr", readLearningRate(learningRate)}}))
+    if (emitting) {
+      llvm::json::Object event{
+          {"event", "step"},
+          {"step", done},
+          {"epoch", epochOf(done)},
+          {"loss", number(report.loss)},
+          {"step_ms", report.ms},
+          {"comm_ms", report.comm.comm_seconds * 1e3},
+          {"collective_bytes", report.comm.collective_bytes},
+          {"sent_bytes", report.comm.sent_bytes},
+          {"peak_rss_mb", getPeakRssMiB()},
+          {"lr", readLearningRate(learningRate)}};
+      // Dynamic loss scaling: the scale after the step, and whether the
+      // step kept its parameters (a non-finite gradient).
+      if (report.lossScale) {
+        event["loss_scale"] = number(*report.lossScale);
+        event["skipped"] = report.skipped;
+      }
+      if (llvm::Error error = observers.emit(std::move(event)))
         return error;
+    }
     if (evaluation && isDue(done, config.evalEvery)) {
       llvm::Expected<std::optional<EvaluationResult>> evaluated =
           evaluate(compiled, *evaluation, args, done, metrics);

@@ -26,6 +26,7 @@
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -531,11 +532,27 @@ runner::runSteps(CompiledStep &compiled, StringRef entry,
   uint64_t first = hooks.firstStep;
   uint64_t toRun = steps > first ? steps - first : 0;
   uint64_t progressEvery = toRun >= 20 ? toRun / 10 : 0;
+  // The loss scale (a replicated scalar every rank holds) before and after
+  // each step: a drop means the step kept its parameters and state.
+  const Binding *lossScale = nullptr;
+  if (hooks.dynamicLossScale)
+    for (const Binding &arg : args)
+      if (arg.value->name == train::TrainDialect::kLossScaleStateName &&
+          arg.dtype == "<f4" && arg.local.bytes.size() == sizeof(float))
+        lossScale = &arg;
+  auto readLossScale = [&] {
+    float value;
+    std::memcpy(&value, lossScale->local.bytes.data(), sizeof(float));
+    return value;
+  };
   for (uint64_t s = first; s < steps; ++s) {
     if (hooks.beforeStep)
       if (llvm::Error error = hooks.beforeStep(s))
         return std::move(error);
     distrt_reset_stats();
+    std::optional<float> scaleBefore;
+    if (lossScale)
+      scaleBefore = readLossScale();
     auto start = std::chrono::steady_clock::now();
     llvm::Expected<float> stepLoss =
         invokeStep(compiled, entry, args, results, feedBack);
@@ -556,12 +573,24 @@ runner::runSteps(CompiledStep &compiled, StringRef entry,
         return makeRuntimeError();
     }
     losses.push_back(loss);
-    if (printing)
-      llvm::outs() << llvm::formatv("step {0}: loss {1:F6} ({2:F2} ms)\n",
-                                    s + 1, loss, ms);
+    if (lossScale) {
+      report.lossScale = readLossScale();
+      report.skipped = *report.lossScale < *scaleBefore;
+    }
+    if (printing) {
+      llvm::outs() << llvm::formatv("step {0}: loss {1:F6} ({2:F2} ms)", s + 1,
+                                    loss, ms);
+      if (report.skipped)
+        llvm::outs() << ", update skipped: a gradient is not finite; loss "
+                        "scale "
+                     << llvm::format("%g", *scaleBefore) << " -> "
+                     << llvm::format("%g", *report.lossScale);
+      llvm::outs() << "\n";
+    }
     // A non-finite loss ends the run before anything of the step is saved
-    // (rank 0 fails, which ends every rank).
-    if (distrt_rank() == 0 && !std::isfinite(loss)) {
+    // (rank 0 fails, which ends every rank), unless dynamic loss scaling
+    // skipped the step's update.
+    if (distrt_rank() == 0 && !std::isfinite(loss) && !report.skipped) {
       if (hooks.stopOnNonFinite) {
         std::string found = describeNonFinite(args);
         return makeError(

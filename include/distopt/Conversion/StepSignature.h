@@ -95,6 +95,14 @@ struct StepSignature {
   /// The mesh axes that cross hosts (`host_axes` of the mesh); the others
   /// are meant to stay within a host.
   SmallVector<std::string> hostAxes;
+  /// train-mixed-precision's options when the step computes in mixed
+  /// precision ("compute=f16 loss-scale=dynamic ..."); empty otherwise.
+  std::string mixedPrecision;
+  /// True when the step scales its loss dynamically: its optimizer state
+  /// `loss_scale` drops on a step it skipped.
+  bool hasDynamicLossScale() const {
+    return StringRef(mixedPrecision).contains("loss-scale=dynamic");
+  }
   SmallVector<Value> arguments, results;
   /// Empty for an SPMD step (every device runs `entry`).
   std::vector<Program> programs;

@@ -117,6 +117,10 @@ struct StepReport {
   /// The runtime's counters over the call (time inside communication,
   /// bytes handed to collectives and sent).
   distrt_stats comm{};
+  /// A step with dynamic loss scaling: the scale after it, and whether it
+  /// skipped its update (a non-finite gradient lowered the scale).
+  std::optional<float> lossScale;
+  bool skipped = false;
 };
 
 /// What a run does around each step: with a dataset, fill the batch
@@ -134,6 +138,10 @@ struct RunHooks {
   /// run (rank 0 returns an error naming the step, the loss and the first
   /// non-finite value it holds) before afterStep saves anything of it.
   bool stopOnNonFinite = true;
+  /// The step scales its loss dynamically (train-mixed-precision): its
+  /// state `loss_scale` tells a skipped update, which a non-finite loss
+  /// does not end.
+  bool dynamicLossScale = false;
   /// After afterStep: true ends the run there (--control's "stop").
   std::function<llvm::Expected<bool>(uint64_t stepsDone)> stopAfter;
   /// Rank 0 prints each step's loss and time, and progress.

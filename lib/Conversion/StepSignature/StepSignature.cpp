@@ -31,7 +31,8 @@ static constexpr StringLiteral kEntry = "entry", kMeshShape = "mesh_shape",
                                kPrograms = "programs", kDevices = "devices",
                                kBlock = "block", kGlobalShape = "global_shape",
                                kCache = "cache", kEval = "eval",
-                               kHostAxes = "host_axes";
+                               kHostAxes = "host_axes",
+                               kMixedPrecision = "mixed_precision";
 
 int64_t StepSignature::getNumDevices() const {
   int64_t devices = 1;
@@ -216,6 +217,18 @@ static LogicalResult recordEval(NamedAttrList &step, func::FuncOp eval,
   return success();
 }
 
+/// Records the options of train-mixed-precision (from the first of `funcs`
+/// that has them), which tell runners about dynamic loss scaling.
+static void recordMixedPrecision(NamedAttrList &step,
+                                 ArrayRef<FunctionOpInterface> funcs) {
+  for (FunctionOpInterface func : funcs)
+    if (auto options = func->getAttrOfType<StringAttr>(
+            TrainDialect::kMixedPrecisionAttrName)) {
+      step.set(kMixedPrecision, options);
+      return;
+    }
+}
+
 /// Records the placed programs of an MPMD module (`programs`, in module
 /// order) and its single-device evaluation function, if any.
 static LogicalResult recordPrograms(ModuleOp module,
@@ -273,6 +286,9 @@ static LogicalResult recordPrograms(ModuleOp module,
   step.set(kArguments, builder.getArrayAttr(first->arguments));
   step.set(kResults, builder.getArrayAttr(first->results));
   step.set(kPrograms, builder.getArrayAttr(records));
+  recordMixedPrecision(step, llvm::map_to_vector(programs, [](auto program) {
+                         return FunctionOpInterface(program);
+                       }));
   // The evaluation function dist-pipeline and dist-parameter-server leave
   // single-device (their step is gone: the one evaluation function there is).
   func::FuncOp eval;
@@ -362,6 +378,7 @@ LogicalResult mlir::train::recordStepSignature(ModuleOp module,
   }
   step.set(kArguments, builder.getArrayAttr(values->arguments));
   step.set(kResults, builder.getArrayAttr(values->results));
+  recordMixedPrecision(step, {FunctionOpInterface(entry)});
   // The step's evaluation function (train-derive-eval), on the same mesh.
   for (auto eval : module.getOps<func::FuncOp>()) {
     auto of =
@@ -434,6 +451,12 @@ FailureOr<StepSignature> mlir::train::readStepSignature(ModuleOp module) {
                            << ", not an axis of the mesh";
       signature.hostAxes.push_back(name.str());
     }
+  }
+  if (Attribute options = step.get(kMixedPrecision)) {
+    auto text = dyn_cast<StringAttr>(options);
+    if (!text)
+      return malformed() << "'" << kMixedPrecision << "' must be a string";
+    signature.mixedPrecision = text.str();
   }
   // The arguments and results of `dict` (the step's or a program's).
   auto readValues = [&](DictionaryAttr dict,

@@ -443,11 +443,11 @@ LogicalResult StepRewriter::scaleLoss() {
   Value scale, tracker;
   if (dynamic) {
     FailureOr<BlockArgument> scaleArg =
-        addScalarState("loss_scale", precision.initScale);
+        addScalarState(TrainDialect::kLossScaleStateName, precision.initScale);
     if (failed(scaleArg))
       return failure();
     FailureOr<BlockArgument> trackerArg =
-        addScalarState("loss_scale.growth_tracker", std::nullopt);
+        addScalarState(TrainDialect::kGrowthTrackerStateName, std::nullopt);
     if (failed(trackerArg))
       return failure();
     scale = *scaleArg;

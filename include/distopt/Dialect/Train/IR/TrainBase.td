@@ -86,6 +86,11 @@ def Train_Dialect : Dialect {
     /// multiplies it.
     static constexpr ::llvm::StringLiteral kLossSeedAttrName =
         "train.loss_seed";
+    /// The optimizer state dynamic loss scaling adds: the scale and the
+    /// count of clean steps since it last changed.
+    static constexpr ::llvm::StringLiteral kLossScaleStateName = "loss_scale";
+    static constexpr ::llvm::StringLiteral kGrowthTrackerStateName =
+        "loss_scale.growth_tracker";
   }];
 }
 
