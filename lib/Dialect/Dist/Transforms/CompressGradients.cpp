@@ -37,7 +37,7 @@ static FloatType getCompressedType(MLIRContext *context, StringRef name) {
   return nullptr;
 }
 
-bool mlir::dist::isGradient(Value value) {
+train::OptimizerOpInterface mlir::dist::getGradientUpdate(Value value) {
   // Follows elementwise single-result ops that keep the shape (a widening
   // convert, an unscaling multiply, a select of finite steps) to an
   // optimizer op.
@@ -48,7 +48,7 @@ bool mlir::dist::isGradient(Value value) {
   };
   std::optional<ArrayRef<int64_t>> shape = shapeOf(value);
   if (!shape)
-    return false;
+    return nullptr;
   SmallVector<Value> worklist{value};
   llvm::SmallPtrSet<Operation *, 8> seen;
   while (!worklist.empty()) {
@@ -57,7 +57,7 @@ bool mlir::dist::isGradient(Value value) {
       Operation *user = use.getOwner();
       if (auto update = dyn_cast<train::OptimizerOpInterface>(user)) {
         if (update.getGrad() == current)
-          return true;
+          return update;
         continue;
       }
       bool elementwise = isa<train::ElementwiseOpInterface>(user) ||
@@ -68,7 +68,7 @@ bool mlir::dist::isGradient(Value value) {
       worklist.push_back(user->getResult(0));
     }
   }
-  return false;
+  return nullptr;
 }
 
 /// Converts the float32 gradient inputs of sum reduction `op` to `type`
@@ -82,7 +82,7 @@ static unsigned compress(Operation *op, ValueRange inputs, FloatType type) {
     auto inputType = dyn_cast<RankedTensorType>(input.getType());
     Value result = op->getResult(index);
     if (!inputType || !inputType.getElementType().isF32() ||
-        !isGradient(result))
+        !getGradientUpdate(result))
       continue;
     Location loc = result.getLoc();
     builder.setInsertionPoint(op);

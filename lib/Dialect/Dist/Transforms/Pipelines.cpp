@@ -40,6 +40,14 @@ struct DataParallelOptions : public BucketOptions<Derived> {
       llvm::cl::desc("Element type the gradients are reduced in: f32 "
                      "(unchanged), bf16 or f16 (dist-compress-gradients)"),
       llvm::cl::init("f32")};
+  mlir::detail::PassOptions::Option<std::string> compression{
+      *this, "compression",
+      llvm::cl::desc("Gradient compression: none or powersgd (low-rank "
+                     "all-reduce with error feedback, dist-powersgd)"),
+      llvm::cl::init("none")};
+  mlir::detail::PassOptions::Option<int64_t> powersgdRank{
+      *this, "powersgd-rank",
+      llvm::cl::desc("Rank of PowerSGD's approximation"), llvm::cl::init(1)};
 };
 
 struct MirroredPipelineOptions
@@ -109,22 +117,39 @@ struct HybridPipelineOptions
 };
 } // namespace
 
-/// The gradient compression `options` ask for, before the buckets (which
-/// then count the compressed bytes).
-static void addCompression(OpPassManager &pm, StringRef gradDtype) {
-  if (gradDtype != "f32")
-    pm.addPass(createDistCompressGradientsPass(
-        DistCompressGradientsPassOptions{gradDtype.str()}));
+/// The gradient compression a data-parallel pipeline's options ask for.
+struct Compression {
+  std::string gradDtype = "f32";
+  bool powersgd = false;
+  int64_t powersgdRank = 1;
+};
+
+template <typename Options>
+static Compression getCompression(const Options &options) {
+  return {options.gradDtype, options.compression == "powersgd",
+          options.powersgdRank};
 }
 
-/// Propagation, partitioning, the gradient compression `gradDtype` asks for
-/// and buckets: the tail every strategy shares.
+/// The passes `compression` asks for, before the buckets (which then count
+/// the compressed bytes): PowerSGD first, then 16-bit reductions of what
+/// it leaves whole.
+static void addCompression(OpPassManager &pm, const Compression &compression) {
+  if (compression.powersgd)
+    pm.addPass(createDistPowerSGDPass(
+        DistPowerSGDPassOptions{compression.powersgdRank, 2.0}));
+  if (compression.gradDtype != "f32")
+    pm.addPass(createDistCompressGradientsPass(
+        DistCompressGradientsPassOptions{compression.gradDtype}));
+}
+
+/// Propagation, partitioning, the gradient compression asked for and
+/// buckets: the tail every strategy shares.
 template <typename Options>
 static void addEngine(OpPassManager &pm, const Options &options,
-                      StringRef gradDtype = "f32") {
+                      const Compression &compression = {}) {
   pm.addPass(createDistPropagateShardingPass());
   pm.addPass(createDistPartitionPass());
-  addCompression(pm, gradDtype);
+  addCompression(pm, compression);
   pm.addPass(createDistBucketCollectivesPass(DistBucketCollectivesPassOptions{
       options.bucketMb, options.firstBucketMb}));
 }
@@ -141,6 +166,15 @@ static std::string getCompressionError(StringRef pipeline,
   if (dtype != "f32" && dtype != "bf16" && dtype != "f16")
     return (pipeline + ": grad-dtype='" + dtype +
             "' is not one of f32, bf16, f16")
+        .str();
+  StringRef compression = options.compression;
+  if (compression != "none" && compression != "powersgd")
+    return (pipeline + ": compression='" + compression +
+            "' is not one of none, powersgd")
+        .str();
+  if (compression == "powersgd" && options.powersgdRank < 1)
+    return (pipeline + ": powersgd-rank=" + Twine(options.powersgdRank) +
+            " must be at least 1")
         .str();
   return "";
 }
@@ -178,7 +212,7 @@ void mlir::dist::registerStrategyPipelines() {
       [](OpPassManager &pm, const MirroredPipelineOptions &options) {
         pm.addPass(createDistAnnotateMirroredPass(
             DistAnnotateMirroredPassOptions{options.replicas}));
-        addEngine(pm, options, options.gradDtype);
+        addEngine(pm, options, getCompression(options));
         addVerify(pm);
       });
   registerDataParallelPipeline<MultiWorkerPipelineOptions>(
@@ -191,7 +225,7 @@ void mlir::dist::registerStrategyPipelines() {
         pm.addPass(createDistAnnotateMultiWorkerMirroredPass(
             DistAnnotateMultiWorkerMirroredPassOptions{options.hosts,
                                                        options.devices}));
-        addEngine(pm, options, options.gradDtype);
+        addEngine(pm, options, getCompression(options));
         pm.addPass(createDistHierarchicalAllReducePass());
         addVerify(pm);
       });
@@ -202,7 +236,7 @@ void mlir::dist::registerStrategyPipelines() {
       [](OpPassManager &pm, const ZeroPipelineOptions &options) {
         pm.addPass(createDistAnnotateZeroPass(
             DistAnnotateZeroPassOptions{options.stage, options.replicas}));
-        addEngine(pm, options, options.gradDtype);
+        addEngine(pm, options, getCompression(options));
         addVerify(pm);
       });
   PassPipelineRegistration<TensorParallelPipelineOptions>(
@@ -263,18 +297,29 @@ void mlir::dist::registerStrategyPipelines() {
           return errorHandler("dist-hybrid: set pp, dp and/or tp (and hosts): "
                               "the mesh has one device");
         std::string compression = getCompressionError("dist-hybrid", options);
-        if (compression.empty() && options.gradDtype != "f32" &&
+        bool powersgd = options.compression == "powersgd";
+        if (compression.empty() && (options.gradDtype != "f32" || powersgd) &&
             options.hosts * options.dp == 1)
           compression =
-              "dist-hybrid: grad-dtype=" + std::string(options.gradDtype) +
+              "dist-hybrid: " +
+              (powersgd ? std::string("compression=powersgd")
+                        : "grad-dtype=" + std::string(options.gradDtype)) +
               " compresses the data-parallel gradient reductions, "
               "but hosts=1 dp=1 has no data axis";
+        if (compression.empty() && powersgd &&
+            (options.tp > 1 || options.pp > 1 || options.zero > 0))
+          compression = "dist-hybrid: compression=powersgd compresses "
+                        "all-reduced gradients of data parallelism alone; "
+                        "not with tp, pp or zero (got tp=" +
+                        std::to_string(options.tp) +
+                        " pp=" + std::to_string(options.pp) +
+                        " zero=" + std::to_string(options.zero) + ")";
         if (!compression.empty())
           return errorHandler(compression);
         if (options.pp == 1) {
           pm.addPass(createDistAnnotateHybridPass(DistAnnotateHybridPassOptions{
               options.hosts, options.dp, options.tp, options.zero}));
-          addEngine(pm, options, options.gradDtype);
+          addEngine(pm, options, getCompression(options));
           pm.addPass(createDistHierarchicalAllReducePass());
           addVerify(pm);
           return success();
@@ -291,7 +336,7 @@ void mlir::dist::registerStrategyPipelines() {
             options.microbatches > 0 ? options.microbatches : options.pp,
             options.schedule, options.virtualStages, options.dp, options.tp,
             options.zero}));
-        addCompression(pm, options.gradDtype);
+        addCompression(pm, getCompression(options));
         pm.addPass(
             createDistBucketCollectivesPass(DistBucketCollectivesPassOptions{
                 options.bucketMb, options.firstBucketMb}));

@@ -15,6 +15,7 @@
 #define DISTOPT_LIB_DIALECT_DIST_TRANSFORMS_STRATEGIES_H
 
 #include "distopt/Dialect/Dist/IR/DistOps.h"
+#include "distopt/Dialect/Train/IR/TrainOps.h"
 #include "distopt/Dialect/Train/IR/TrainingStep.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -139,11 +140,11 @@ private:
   llvm::DenseMap<StringAttr, SmallVector<unsigned, 1>> resultsByName;
 };
 
-/// True when `value` (the result of a reduction of a partitioned step) is
-/// a gradient: it reaches the gradient operand of an optimizer op, directly
-/// or through elementwise single-result ops that keep its shape (a widening
-/// convert, an unscaling multiply, a select).
-bool isGradient(Value value);
+/// The optimizer op whose gradient `value` (the result of a reduction of a
+/// partitioned step) is, directly or through elementwise single-result ops
+/// that keep its shape (a widening convert, an unscaling multiply, a
+/// select); null when it is not a gradient.
+train::OptimizerOpInterface getGradientUpdate(Value value);
 
 /// Estimated seconds of one run of `op` on one CPU core (a roofline of
 /// 50 GFLOP/s and 10 GB/s over its CostOpInterface figures; 0 for ops

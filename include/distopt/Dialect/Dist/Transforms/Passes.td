@@ -577,6 +577,58 @@ def DistCompressGradientsPass
   let dependentDialects = ["::mlir::train::TrainDialect"];
 }
 
+def DistPowerSGDPass : Pass<"dist-powersgd", "ModuleOp"> {
+  let summary = "All-reduce gradient matrices as PowerSGD's low-rank factors";
+  let description = [{
+    Runs on a partitioned data-parallel step (after `dist-partition`,
+    before `dist-bucket-collectives`), following PyTorch's `powerSGD_hook`
+    with error feedback and warm start. Each float32 gradient of rank >= 2
+    that a sum `dist.all_reduce` reduces for an optimizer op, viewed as an
+    `n x m` matrix (dim 0 by the rest), is compressed when its factors are
+    small enough: `(n + m) * rank * min-compression-rate < n * m` (PyTorch's
+    rule, rate 2 by default); other gradients (biases, small matrices) stay
+    in the all-reduce, whole. For each compressed gradient `G`:
+
+    ```
+    M  = G + E                      (E: this device's error of the last step)
+    P  = all_reduce(M Q)            (n x rank)
+    P  = orthonormal columns of P   (modified Gram-Schmidt, unrolled)
+    Q' = all_reduce(M^T P)          (m x rank; kept for the next step)
+    G' = P Q'^T                     (the reduced gradient)
+    E' = M - G' / world
+    ```
+
+    The gradients arrive divided by the `world` devices of the reduction
+    (the partitioned backward divides the seed), so `G'` is already the
+    mean PyTorch divides by the world size last, and `E'` is PyTorch's
+    error in the same units. Each compressed gradient moves `(n + m) *
+    rank` elements instead of `n * m`. The columns are divided by their
+    norm plus 1e-8 (PyTorch's `orthogonalization_epsilon`, 0 there), so a
+    zero gradient stays zero. `Q` is not orthogonalized: `G'` depends only
+    on the column space of `M Q`.
+
+    `Q` and `E` become optimizer state of the step: arguments and results
+    `<param>.powersgd.q` (`m x rank`, replicated, `train.init = "normal"`:
+    standard normal draws of the run's seed, PyTorch's initial `Q`) and
+    `<param>.powersgd.error` (the gradient's local shape, split along dim
+    0 over the reduction's axes: each device keeps its own error, and a
+    checkpoint saves every device's), so they are checkpointed and
+    restored with the rest of the state. Compression starts at the first
+    step (PyTorch's `start_powerSGD_iter` runs plain all-reduces first).
+
+    A `rank` below 1 is an error; so is a gradient that is reduce-scattered
+    (ZeRO stage 2 or 3). A module with nothing to compress gets a warning.
+  }];
+  let options = [
+    Option<"rank", "rank", "int64_t", /*default=*/"1",
+           "Rank of the approximation (PyTorch's matrix_approximation_rank)">,
+    Option<"minCompressionRate", "min-compression-rate", "double",
+           /*default=*/"2.0",
+           "Compress a matrix only when its factors are at most 1/rate of it">,
+  ];
+  let dependentDialects = ["::mlir::train::TrainDialect"];
+}
+
 def DistOverlapCollectivesPass
     : Pass<"dist-overlap-collectives", "ModuleOp"> {
   let summary = "Start collectives early and wait for them late";
