@@ -141,11 +141,15 @@ struct ExpandBf16ConversionsPass
 } // namespace
 
 /// 16-bit float arithmetic of the loops as f32 arithmetic between exact
-/// widenings and one rounding per op (what each op means; f32 has more
-/// than twice bf16's and f16's precision, so the double rounding is
-/// innocuous), with bf16 conversions as integer shifts and adds, which
-/// vectorize on any x86-64 (an fptrunc to bfloat is a libcall per element
-/// without avx512_bf16). After dist-matmul-to-blas, which must still see
+/// widenings and a rounding per op (f32 has more than twice bf16's and
+/// f16's precision, so the double rounding is innocuous), with bf16
+/// conversions as integer shifts and adds, which vectorize on any x86-64
+/// (an fptrunc to bfloat is a libcall per element without avx512_bf16).
+/// The emulation marks its conversions `contract`, and a widening of such
+/// a rounding folds away (arith.extf's folder): inside one fused loop the values
+/// passed from op to op stay f32 and only what the loop stores is rounded
+/// (nearer the exact result than op-by-op rounding; PyTorch's fused CPU
+/// kernels do the same). After dist-matmul-to-blas, which must still see
 /// the 16-bit contractions.
 static void addSixteenBitArithmeticPasses(OpPassManager &pm) {
   arith::ArithEmulateUnsupportedFloatsOptions emulate;
