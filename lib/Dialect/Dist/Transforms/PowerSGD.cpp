@@ -142,7 +142,10 @@ void Compressor::compress(const Candidate &c) {
       SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
   int64_t world = mesh.getGroupSize(op.getAxes());
   Value grad = op.getInputs()[c.index];
-  auto type = cast<RankedTensorType>(grad.getType());
+  // A mixed step's 16-bit gradient is compressed in float32 (its error and
+  // Q are float32) and rounded back to its type for its users.
+  auto gradType = cast<RankedTensorType>(grad.getType());
+  auto type = gradType.clone(builder.getF32Type());
   int64_t n = type.getDimSize(0);
   int64_t m = type.getNumElements() / n;
   Type f32 = builder.getF32Type();
@@ -171,6 +174,8 @@ void Compressor::compress(const Candidate &c) {
         ->getResult(0);
   };
   // M = G + E, as a matrix.
+  if (gradType != type)
+    grad = train::ConvertOp::create(builder, loc, type, grad);
   Value full = train::AddOp::create(builder, loc, grad, error);
   Value matrix = type.getRank() == 2
                      ? full
@@ -198,6 +203,8 @@ void Compressor::compress(const Candidate &c) {
   newResults.push_back(newError);
 
   // The all-reduce keeps its other inputs.
+  if (gradType != type)
+    approx = train::ConvertOp::create(builder, loc, gradType, approx);
   op.getResult(c.index).replaceAllUsesWith(approx);
 }
 
@@ -313,12 +320,15 @@ struct DistPowerSGDPass
   }
 
   /// The name of the parameter whose gradient `input` (all-reduced into
-  /// `result`) is, when PowerSGD compresses it: a float32 gradient of rank
-  /// 2 or more whose factors are at most 1/min-compression-rate of it.
+  /// `result`) is, when PowerSGD compresses it: a float32 (or, in a mixed
+  /// step, 16-bit) gradient of rank 2 or more whose factors are at most
+  /// 1/min-compression-rate of it.
   std::optional<StringAttr> getCompressible(func::FuncOp func, Value input,
                                             Value result) {
     auto type = dyn_cast<RankedTensorType>(input.getType());
-    if (!type || type.getRank() < 2 || !type.getElementType().isF32())
+    if (!type || type.getRank() < 2 ||
+        !(type.getElementType().isF32() || type.getElementType().isBF16() ||
+          type.getElementType().isF16()))
       return std::nullopt;
     train::OptimizerOpInterface update = getGradientUpdate(result);
     if (!update)

@@ -86,3 +86,27 @@ func.func @conv(
   %nk = train.sgd %k, %r, %lr : (tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<f32>) -> tensor<8x4x3x3xf32>
   return %nk : tensor<8x4x3x3xf32>
 }
+
+// -----
+
+// A mixed step's bf16 gradient is compressed in float32 and rounded back
+// for the widening convert before the update.
+dist.mesh @mesh {axes = ["data"], shape = array<i64: 2>}
+// CHECK-LABEL: func.func @mixed
+// CHECK-SAME: tensor<16x32xf32> {{.*}}train.name = "w.powersgd.error"
+// CHECK: %[[WIDE:.*]] = train.convert %{{.*}} : (tensor<16x32xbf16>) -> tensor<16x32xf32>
+// CHECK: train.add %[[WIDE]], %{{.*}} : (tensor<16x32xf32>, tensor<16x32xf32>)
+// CHECK: %[[G:.*]] = train.matmul {{.*}} -> tensor<16x32xf32>
+// CHECK: %[[NARROW:.*]] = train.convert %[[G]] : (tensor<16x32xf32>) -> tensor<16x32xbf16>
+// CHECK: train.convert %[[NARROW]] : (tensor<16x32xbf16>) -> tensor<16x32xf32>
+func.func @mixed(
+    %w: tensor<16x32xf32> {dist.sharding = #dist.sharding<@mesh, [[], []]>, train.role = #train.role<param>, train.name = "w"},
+    %gw: tensor<16x32xbf16> {dist.sharding = #dist.sharding<@mesh, [[data], []]>, train.role = #train.role<input>, train.name = "gw"},
+    %lr: tensor<f32> {dist.sharding = #dist.sharding<@mesh, []>, train.role = #train.role<hyper>, train.name = "lr"})
+    -> (tensor<16x32xf32> {dist.sharding = #dist.sharding<@mesh, [[], []]>, train.role = #train.role<param>, train.name = "w"})
+    attributes {dist.partitioned} {
+  %r = dist.all_reduce %gw on @mesh axes = ["data"] : tensor<16x32xbf16>
+  %g = train.convert %r : (tensor<16x32xbf16>) -> tensor<16x32xf32>
+  %nw = train.sgd %w, %g, %lr : (tensor<16x32xf32>, tensor<16x32xf32>, tensor<f32>) -> tensor<16x32xf32>
+  return %nw : tensor<16x32xf32>
+}

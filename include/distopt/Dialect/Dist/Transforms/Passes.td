@@ -582,7 +582,7 @@ def DistPowerSGDPass : Pass<"dist-powersgd", "ModuleOp"> {
   let description = [{
     Runs on a partitioned data-parallel step (after `dist-partition`,
     before `dist-bucket-collectives`), following PyTorch's `powerSGD_hook`
-    with error feedback and warm start. Each float32 gradient of rank >= 2
+    with error feedback and warm start. Each float gradient of rank >= 2
     that a sum `dist.all_reduce` reduces for an optimizer op, viewed as an
     `n x m` matrix (dim 0 by the rest), is compressed when its factors are
     small enough: `(n + m) * rank * min-compression-rate < n * m` (PyTorch's
@@ -605,7 +605,9 @@ def DistPowerSGDPass : Pass<"dist-powersgd", "ModuleOp"> {
     rank` elements instead of `n * m`. The columns are divided by their
     norm plus 1e-8 (PyTorch's `orthogonalization_epsilon`, 0 there), so a
     zero gradient stays zero. `Q` is not orthogonalized: `G'` depends only
-    on the column space of `M Q`.
+    on the column space of `M Q`. A 16-bit gradient (a mixed-precision
+    step's, reduced where the 16-bit product made it) is widened to float32
+    first, and `G'` rounded back to its type.
 
     `Q` and `E` become optimizer state of the step: arguments and results
     `<param>.powersgd.q` (`m x rank`, replicated, `train.init = "normal"`:
