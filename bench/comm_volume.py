@@ -39,6 +39,16 @@ bytes per rank it reports with the analytic minimum:
       count in R, and its loss (4 bytes) is all-reduced
 
 and prints count, measured, formula and their ratio.
+
+With --compression, the gradient bytes per step of each gradient
+compression (docs/guides/gradient-compression.md) under mirrored N=4, for
+examples/mlp.mlir and examples/transformer_block.mlir:
+
+  f32:            2 (N-1)/N * (4 G + 4)          G = gradient elements
+  grad-dtype=bf16: 2 (N-1)/N * (2 G + 4)
+  PowerSGD rank r: 2 (N-1)/N * (4 r sum (n + m) + 4 G_whole + 4)
+      over the n x m matrices (a parameter's dim 0 by the rest) with
+      2 r (n + m) < n m; G_whole = the elements of the other parameters
 """
 
 import argparse
@@ -115,10 +125,74 @@ def cost(build, model, flags):
     return fn["collective_count"], fn["comm_bytes_per_rank"]
 
 
+def read_param_shapes(path):
+    """The step's parameters: name -> shape."""
+    shapes = {}
+    for m in re.finditer(r"%[\w.]+: tensor<([^>]*)> \{[^}]*train\.role = "
+                         r"#train\.role<param>, train\.name = \"([^\"]+)\"",
+                         open(path).read()):
+        shapes[m.group(2)] = [int(d) for d in m.group(1).split("x")[:-1]]
+    return shapes
+
+
+def powersgd_elements(shapes, rank):
+    """Elements all-reduced per step by PowerSGD of `rank` (dist-powersgd's
+    rule: compress n x m when 2 rank (n + m) < n m)."""
+    total = 0
+    for shape in shapes.values():
+        count = 1
+        for d in shape:
+            count *= d
+        if len(shape) >= 2:
+            n, m = shape[0], count // shape[0]
+            if 2 * rank * (n + m) < n * m:
+                total += rank * (n + m)
+                continue
+        total += count
+    return total
+
+
+def compression_rows(build):
+    rows = []
+    models = [("MLP", os.path.join(ROOT, "examples", "mlp.mlir")),
+              ("transformer block",
+               os.path.join(ROOT, "examples", "transformer_block.mlir"))]
+    ring = 2 * 3 / 4
+    for label, path in models:
+        shapes = read_param_shapes(path)
+        G = powersgd_elements(shapes, rank=10**9)  # nothing compressed
+        variants = [("f32", "", ring * (4 * G + 4)),
+                    ("grad-dtype=bf16", " grad-dtype=bf16",
+                     ring * (2 * G + 4))]
+        for r in (1, 4):
+            variants.append((f"PowerSGD r={r}",
+                             f" compression=powersgd powersgd-rank={r}",
+                             ring * (4 * powersgd_elements(shapes, r) + 4)))
+        for name, extra, formula in variants:
+            count, measured = cost(build, path,
+                                   [f"--dist-mirrored=replicas=4{extra}"])
+            rows.append((label, name, count, measured, formula))
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--compression", action="store_true",
+                        help="gradient bytes of each gradient compression")
     args = parser.parse_args()
+    if args.compression:
+        rows = compression_rows(args.build)
+        print("| model | gradients | collectives | bus bytes / rank | "
+              "formula | ratio | vs f32 |")
+        print("|---|---|---:|---:|---:|---:|---:|")
+        base = {}
+        for label, name, count, measured, formula in rows:
+            base.setdefault(label, measured)
+            print(f"| {label} | {name} | {count} | {measured:.0f} | "
+                  f"{formula:.0f} | {measured / formula:.2f} | "
+                  f"{measured / base[label]:.3f} |")
+        return
     tmp = tempfile.mkdtemp()
     gpt = os.path.join(tmp, "gpt4.mlir")
     with open(gpt, "w") as f:
