@@ -57,10 +57,31 @@ class Block(nn.Module):
         return self.head(self.block(x).mean(1))
 
 
+class CNN(nn.Module):
+    """Convolutions (strided, padded), a batch norm whose running
+    statistics are state, max pooling and a linear head."""
+    input_shape = (3, 16, 16)
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(8)
+        self.c2 = nn.Conv2d(8, 8, 3, stride=2, padding=1)
+        self.head = nn.Linear(8, 10)
+
+    def forward(self, x):
+        h = F.max_pool2d(torch.relu(self.bn(self.c1(x))), 2)
+        return self.head(torch.relu(self.c2(h)).mean((2, 3)))
+
+
+Block.input_shape = (6, 16)
+
+
 def batch_for(model, seed=1, size=8):
     g = torch.Generator().manual_seed(seed)
-    shape = (size, 16) if isinstance(model, nn.Sequential) else (size, 6, 16)
-    return torch.randn(*shape, generator=g), \
+    shape = getattr(model, "input_shape", (16,))
+    return torch.randn(size, *shape, generator=g), \
         torch.randint(0, 10, (size,), generator=g)
 
 
@@ -73,8 +94,11 @@ def adam(model):
 
 
 def snapshot(model, optimizer):
-    """The model's parameters and the optimizer's state by DistOpt's names."""
+    """The model's parameters, batch-norm statistics and the optimizer's
+    state by DistOpt's names."""
     state = {n: p.detach().numpy().copy() for n, p in model.named_parameters()}
+    state.update({n: b.detach().numpy().copy()
+                  for n, b in model.named_buffers() if "running" in n})
     for name, p in model.named_parameters():
         for key, value in optimizer.state[p].items():
             state[f"{name}.{key}"] = np.asarray(value.detach().numpy(),
@@ -220,7 +244,12 @@ def test_steps_equal_pytorch_autocast(make_model, make_optimizer, dtype):
     """3 steps of the exported step equal PyTorch's autocast (+ GradScaler
     for float16) steps: loss and master weights and optimizer state within
     16-bit tolerance, the loss scale and its tracker exactly."""
-    model = make_model()
+    compare_with_pytorch(make_model(), make_optimizer, dtype)
+
+
+def compare_with_pytorch(model, make_optimizer, dtype, steps=3):
+    """`steps` steps of the step exported under autocast (with a
+    GradScaler for float16) against PyTorch's: losses, state, scale."""
     reference = copy.deepcopy(model)
     x, y = batch_for(model)
     scaled = dtype == torch.float16
@@ -234,7 +263,7 @@ def test_steps_equal_pytorch_autocast(make_model, make_optimizer, dtype):
     step = export_mixed(model, make_optimizer(model), dtype, scaler(), x, y)
     optimizer, torch_scaler = make_optimizer(reference), scaler()
     state = dict(step.state)
-    for k in range(3):
+    for k in range(steps):
         exact_loss = torch_amp_step(exact, exact_optimizer, None, None, x, y)
         loss, state = run_one(step, state, x, y)
         want = torch_amp_step(reference, optimizer, torch_scaler, dtype, x, y)
@@ -248,6 +277,39 @@ def test_steps_equal_pytorch_autocast(make_model, make_optimizer, dtype):
             assert (float(state["loss_scale"]),
                     int(state["loss_scale.growth_tracker"])) == \
                 scaler_of(torch_scaler), k
+
+
+def test_cnn_float16_steps_equal_pytorch_autocast():
+    """Convolutions, a batch norm (running statistics included), max
+    pooling: float16 with a GradScaler, SGD with momentum (Adam's first
+    steps turn gradients near zero into full steps of either sign, which
+    a batch-norm CNN amplifies past any 16-bit bound)."""
+    compare_with_pytorch(CNN(), sgd, torch.float16)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "train-mixed-precision converts max_pool2d_backward's forward input "
+    "to bfloat16 while the forward pooled it in float32: the backward finds "
+    "the window maxima among rounded (tied) values and routes gradients "
+    "where the forward did not take its max"))
+def test_max_pool_gradient_in_bfloat16():
+    """The first bfloat16 SGD step of the CNN: its batch-norm bias gradient
+    (the sum of what max pooling routes back) is no further from float32
+    than PyTorch's autocast gradient is, twice over (measured: 18% where
+    PyTorch's is 3.8%; 7% with average pooling)."""
+    model = CNN()
+    reference, exact = copy.deepcopy(model), copy.deepcopy(model)
+    x, y = batch_for(model)
+    step = export_mixed(model, sgd(model), torch.bfloat16, None, x, y)
+    _, state = run_one(step, dict(step.state), x, y)
+    amp_optimizer, exact_optimizer = sgd(reference), sgd(exact)
+    torch_amp_step(reference, amp_optimizer, None, torch.bfloat16, x, y)
+    torch_amp_step(exact, exact_optimizer, None, None, x, y)
+    name = "bn.bias.momentum_buffer"
+    want = snapshot(reference, amp_optimizer)[name]
+    exact_value = snapshot(exact, exact_optimizer)[name]
+    assert normwise(state[name], exact_value) <= \
+        2 * normwise(want, exact_value)
 
 
 def test_non_finite_gradient_skips_the_step_as_gradscaler():
