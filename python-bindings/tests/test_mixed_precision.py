@@ -675,3 +675,42 @@ def test_master_weights_keep_small_updates():
     "to bfloat16 each step (the export warns)"))
 def test_keras_master_weights_keep_small_updates(keras_policy):
     assert small_update_error("keras", keras_policy) < 0.05
+
+
+# -- JAX ---------------------------------------------------------------------
+
+@pytest.mark.skipif(importlib.util.find_spec("jax") is None,
+                    reason="jax is not installed")
+def test_jax_step_takes_dynamic_loss_scaling():
+    """A JAX step's backward seed is marked train.loss_seed (JAX folds a
+    literal 1.0 into the products it scales), so with the short-form
+    optimizer (train.sgd ops) the pass's dynamic loss scaling applies:
+    3 steps within bfloat16 tolerance of the float32 step, the tracker
+    counting them."""
+    import jax
+    import jax.numpy as jnp
+    import distopt.jax as dj
+
+    def loss_fn(params, batch):
+        logits = jnp.tanh(batch["x"] @ params["w1"]) @ params["w2"]
+        labels = jax.nn.one_hot(batch["y"], 4)
+        return -jnp.mean(jnp.sum(labels * jax.nn.log_softmax(logits), -1))
+    rng = np.random.default_rng(0)
+    params = {"w1": rng.normal(size=(8, 16)).astype(np.float32) * 0.3,
+              "w2": rng.normal(size=(16, 4)).astype(np.float32) * 0.3}
+    batch = {"x": rng.normal(size=(4, 8)).astype(np.float32),
+             "y": np.array([0, 1, 2, 3], np.int32)}
+    step = dj.export_train_step(loss_fn, params, batch, optimizer=(
+        "sgd", {"lr": 0.1, "momentum": 0.9}))
+    assert str(step.module).count("train.loss_seed") == 1
+    mixed = step.module.clone().run_pipeline(
+        "train-mixed-precision{compute=bf16 loss-scale=dynamic "
+        "init-scale=1024 growth-interval=100}")
+    state = {**step.state, "loss_scale": np.float32(1024.0),
+             "loss_scale.growth_tracker": np.float32(0.0)}
+    exact = distopt.run(step.module, step.state, step.batch, steps=3)
+    ours = distopt.run(mixed, state, step.batch, steps=3)
+    np.testing.assert_allclose(ours.losses, exact.losses,
+                               rtol=LOSS_RTOL[torch.bfloat16])
+    assert float(ours.state["loss_scale"]) == 1024.0
+    assert int(ours.state["loss_scale.growth_tracker"]) == 3

@@ -26,7 +26,8 @@ import jax
 import numpy as np
 
 from .._distopt import DistOptError
-from .._emit import Emitter, Value, attr_f64, function_text
+from .._emit import (Emitter, Value, attr_f64, function_text, scalar_literal,
+                     tensor_type)
 from .._exported import ExportedStep
 from . import _lax
 
@@ -129,21 +130,38 @@ def unsupported_error(translator, error, what):
 
 # -- the export, shared with distopt.keras ----------------------------------------
 
+def value_and_grad_seeded(fun, seed, has_aux=False):
+    """jax.value_and_grad(fun, has_aux=has_aux) (the gradient in the first
+    argument) with `seed` as the loss's cotangent: the step's backward
+    seed, which export_flat marks."""
+    def wrapped(first, *rest, **kwargs):
+        out = jax.vjp(lambda f: fun(f, *rest, **kwargs), first,
+                      has_aux=has_aux)
+        value, pullback = out[0], out[1]
+        (grads,) = pullback(seed.astype(value.dtype))
+        return ((value, out[2]) if has_aux else value), grads
+    return wrapped
+
+
 def export_flat(flat_step, leaves, state_count, name, what, owners=None,
                 update=None):
-    """Traces `flat_step(*arrays) -> [loss] + new state leaves` and writes
-    the step. `leaves` is a list of (name, role, array) with the state
-    leaves (roles param / opt_state) first, `state_count` of them, then
-    the batch (input / label). A state leaf the step returns as it got it
-    (a learning rate) becomes a hyper-parameter: an argument, no result.
-    `owners` names what a leaf belongs to (a Keras layer), for errors.
-    With `update` (a _TrainOptimizer), the state leaves are parameters and
-    `flat_step` returns their gradients: `update` emits the optimizer ops
-    and the arguments they need."""
+    """Traces `flat_step(*arrays, seed) -> [loss] + new state leaves` and
+    writes the step. `leaves` is a list of (name, role, array) with the
+    state leaves (roles param / opt_state) first, `state_count` of them,
+    then the batch (input / label). `seed` is the backward's seed (d loss
+    / d loss, a float32 1.0 that flat_step gives its vjp as the loss's
+    cotangent): traced as an argument, so that no product with it folds
+    away, and written as the constant 1.0 marked train.loss_seed, which
+    train-mixed-precision's loss scaling multiplies. A state leaf the step
+    returns as it got it (a learning rate) becomes a hyper-parameter: an
+    argument, no result. `owners` names what a leaf belongs to (a Keras
+    layer), for errors. With `update` (a _TrainOptimizer), the state
+    leaves are parameters and `flat_step` returns their gradients:
+    `update` emits the optimizer ops and the arguments they need."""
     owners = owners or {}
     arrays = [a for _, _, a in leaves]
     try:
-        closed = jax.make_jaxpr(flat_step)(*arrays)
+        closed = jax.make_jaxpr(flat_step)(*arrays, np.float32(1.0))
     except DistOptError:
         raise
     except Exception as error:
@@ -211,9 +229,15 @@ def export_flat(flat_step, leaves, state_count, name, what, owners=None,
             raise DistOptError(f"two values of the {what} are named "
                                f"{leaf_name!r}")
         seen.add(leaf_name)
+    seed_var = jaxpr.invars[len(leaves)]
+    seed_dtype = np.dtype(seed_var.aval.dtype)
+    seed = e.op("constant", [], [((), seed_dtype)],
+                {"value": f"dense<{scalar_literal(1.0, seed_dtype)}> : "
+                          f"{tensor_type((), seed_dtype)}",
+                 "train.loss_seed": None})
     try:
         values = translator.closed(closed, [a[0] if a else None
-                                            for a in values_in])
+                                            for a in values_in] + [seed])
     except _lax.UnsupportedPrimitive as error:
         raise unsupported_error(translator, error, what) from None
     def add_argument(shape, dtype, role, arg_name, array):
@@ -425,11 +449,12 @@ def export_train_step(loss_fn, params, batch, optimizer=("sgd", {"lr": 0.1}),
                            "(loss_fn(params, batch) returns it)")
 
     def flat_step(*arrays):
+        *arrays, seed = arrays
         p = jax.tree_util.tree_unflatten(param_def, arrays[:counts[0]])
         s = jax.tree_util.tree_unflatten(
             opt_def, arrays[counts[0]:sum(counts)])
         b = jax.tree_util.tree_unflatten(batch_def, arrays[sum(counts):])
-        loss, grads = jax.value_and_grad(loss_fn)(p, b)
+        loss, grads = value_and_grad_seeded(loss_fn, seed)(p, b)
         if short:
             return [loss] + jax.tree_util.tree_leaves(grads)
         updates, new_s = tx.update(grads, s, p)

@@ -62,7 +62,8 @@ if keras.backend.backend() != "jax":
 
 from .._exported import ExportedStep  # noqa: E402
 from .._mixed import sixteen_bit_updates  # noqa: E402
-from ..jax import UnsupportedOpError, export_flat  # noqa: E402
+from ..jax import (UnsupportedOpError, export_flat,  # noqa: E402
+                   value_and_grad_seeded)
 from . import _mixed  # noqa: E402
 
 __all__ = ["export_train_step", "load_into", "fit", "UnsupportedOpError"]
@@ -211,13 +212,14 @@ def _export(model, optimizer, x, y, name):
     import jax
 
     def flat_step(*arrays):
+        *arrays, seed = arrays
         t = list(arrays[:counts[0]])
         nt = list(arrays[counts[0]:counts[0] + counts[1]])
         ov = list(arrays[counts[0] + counts[1]:sum(counts)])
         batch = arrays[sum(counts):]
         xs, ys = rebuild_x(list(batch[:-1])), batch[-1]
-        grad_fn = jax.value_and_grad(model.compute_loss_and_updates,
-                                     has_aux=True)
+        grad_fn = value_and_grad_seeded(model.compute_loss_and_updates,
+                                        seed, has_aux=True)
         (_, aux), grads = grad_fn(t, nt, metric_values, xs, ys, None,
                                   training=True, optimizer_variables=ov)
         unscaled_loss, _, new_nt, _ = aux
