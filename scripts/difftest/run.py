@@ -353,6 +353,13 @@ def run_seed(seed, strategies, tools, workdir, opts, emit):
     outcomes = []
     gen_cmd = [sys.executable, os.path.join(HERE, "gen.py"), str(seed)]
     verify = [tools.dist_opt, path, "--train-verify", "-o", os.path.join(workdir, "verified.mlir")]
+    # --mixed-precision: the step made mixed first; every run, the
+    # single-device one included, runs the mixed step.
+    mixed = None
+    if opts.mixed_precision:
+        mixed = [tools.dist_opt, path, f"--train-mixed-precision={opts.mixed_precision}", "-o",
+                 os.path.join(workdir, "mixed.mlir")]
+        path = os.path.join(workdir, "mixed.mlir")
     init = [tools.dist_run, path, f"--init-state={state}", f"--init-data={data}", f"--seed={seed}"]
     fill = [sys.executable, os.path.join(HERE, "run.py"), "--fill", str(seed), state, data]
     base = [tools.dist_run, path, f"--state={state}", f"--data={data}", "--steps=2", f"--out={single}"]
@@ -368,6 +375,15 @@ def run_seed(seed, strategies, tools, workdir, opts, emit):
     if rc != 0:
         return setup_fail("generator", "the generated step does not pass --train-verify: "
                           + first_error(err), verify)
+    if mixed:
+        setup_cmds.insert(1, shell_line(mixed))
+        rc, out, err, to = run_cmd(mixed, DIST_OPT_TIMEOUT)
+        if rc != 0 and (to or is_crash(rc, err) or "error:" not in err or opts.strict_refusals):
+            return setup_fail("mixed", "--train-mixed-precision failed: " + first_error(err + out), mixed)
+        if rc != 0:
+            o = Outcome(seed, "mixed", "refused", first_error(err))
+            emit(o)
+            return [o], text, step.describe(), setup_cmds[:1]
     rc, out, err, to = run_cmd(init, DIST_OPT_TIMEOUT)
     if rc != 0:
         return setup_fail("init", "dist-run --init-state failed: " + first_error(err), init)
@@ -381,6 +397,8 @@ def run_seed(seed, strategies, tools, workdir, opts, emit):
     # the single-device lowering.
     noise = None
     try:
+        if mixed:  # 16-bit rounding: the given tolerances, no NumPy check
+            raise NotImplementedError("a mixed-precision step")
         noise, problems = reference_noise(step, state, data, single)
         with open(os.path.join(workdir, "noise.json"), "w") as f:
             json.dump(noise, f, indent=1)
@@ -624,6 +642,10 @@ def main(argv):
     ap.add_argument("--strict-refusals", action="store_true",
                     help="a refusal whose diagnostic is an op verifier's or the step contract's on the "
                     "strategy's output (marked [invalid IR from the strategy?]) is a FAIL")
+    ap.add_argument("--mixed-precision", metavar="OPTIONS",
+                    help="make every step mixed first (--train-mixed-precision=OPTIONS, e.g. "
+                         "'compute=f16 loss-scale=dynamic'); compare with the mixed single-device run "
+                         "(give --rtol/--atol for 16-bit rounding)")
     ap.add_argument("--rtol", type=float, default=1e-5)
     ap.add_argument("--atol", type=float, default=1e-6)
     ap.add_argument("--adam-atol", type=float, default=1e-5,
@@ -710,6 +732,9 @@ def main(argv):
                tools.dist_run, "--mpirun", shell_line(tools.mpirun), "--seeds", str(seed), "--keep", wd]
         if names:
             cmd += ["--strategies", ",".join(names)]
+        if opts.mixed_precision:
+            cmd += ["--mixed-precision", opts.mixed_precision, "--rtol", str(opts.rtol), "--atol",
+                    str(opts.atol), "--adam-atol", str(opts.adam_atol)]
         return shell_line(cmd)
 
     def report(seed, bad, text, desc, wd, setup):

@@ -86,6 +86,17 @@ static const char *const kStrategies[] = {
     "train-derive-eval,dist-hybrid{dp=2 tp=2 zero=3}",
     "train-derive-eval,dist-hybrid{pp=2 dp=2 zero=1 microbatches=2}",
     "train-derive-eval,dist-parameter-server{ps=2 workers=2}",
+    // Mixed precision before the strategy (and alone): 16-bit compute,
+    // float32 master weights, static and dynamic loss scaling.
+    "train-mixed-precision{compute=bf16}",
+    "train-mixed-precision{compute=f16 loss-scale=dynamic},"
+    "dist-mirrored{replicas=2}",
+    "train-mixed-precision{compute=bf16 loss-scale=static},"
+    "dist-hybrid{dp=2 tp=2 zero=3}",
+    "train-mixed-precision{compute=f16 loss-scale=dynamic},"
+    "dist-pipeline{stages=2 microbatches=2 schedule=1f1b}",
+    "train-mixed-precision{compute=bf16},dist-parameter-server{ps=2 "
+    "workers=2}",
     // Whole-batch statistics under one microbatch with data parallelism,
     // and on one parameter-server worker.
     "dist-hybrid{pp=2 dp=2 microbatches=1}",

@@ -132,3 +132,51 @@ func.func @marked(
   %w2 = train.sgd %w, %dw, %lr : (tensor<2x2xf32>, tensor<2x2xf32>, tensor<f32>) -> tensor<2x2xf32>
   return %w2, %loss : tensor<2x2xf32>, tensor<f32>
 }
+
+// -----
+
+// One constant 1.0 is both the seed (d loss / d prediction times one) and
+// the 1 of tanh's derivative 1 - t^2, and both uses need it in 16 bits: the
+// seed is found on the float32 step, so only its use on the way to the
+// gradients is scaled (the 16-bit conversion of the constant was once
+// shared by both and made every gradient look nonlinear in it).
+// BF16-LABEL: func.func @shared_one(
+// STATIC-LABEL: func.func @shared_one(
+// DYN-LABEL: func.func @shared_one(
+// DYN: %[[ONE:.*]] = train.constant dense<1.000000e+00> : tensor<f32>
+// DYN-NEXT: %[[ONE16:.*]] = train.convert %[[ONE]] : (tensor<f32>) -> tensor<f16>
+// DYN-NEXT: %[[SCALED:.*]] = train.mul %[[ONE]], %{{.*}} : (tensor<f32>, tensor<f32>) -> tensor<f32>
+// DYN: %[[SCALED16:.*]] = train.convert %[[SCALED]] : (tensor<f32>) -> tensor<f16>
+// DYN: train.mul %{{.*}}, %[[SCALED16]] : (tensor<4x2xf16>, tensor<f16>) -> tensor<4x2xf16>
+// DYN: train.sub %[[ONE16]], %{{.*}} : (tensor<f16>, tensor<4x3xf16>) -> tensor<4x3xf16>
+func.func @shared_one(
+    %w: tensor<2x3xf32> {train.role = #train.role<param>, train.name = "w"},
+    %v: tensor<3x2xf32> {train.role = #train.role<param>, train.name = "v"},
+    %x: tensor<4x2xf32> {train.role = #train.role<input>, train.name = "x"},
+    %target: tensor<4x2xf32> {train.role = #train.role<label>, train.name = "target"},
+    %lr: tensor<f32> {train.role = #train.role<hyper>, train.name = "lr"})
+    -> (tensor<2x3xf32> {train.role = #train.role<param>, train.name = "w"},
+        tensor<3x2xf32> {train.role = #train.role<param>, train.name = "v"},
+        tensor<f32> {train.role = #train.role<loss>, train.name = "loss"}) {
+  %h = train.matmul %x, %w : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %t = train.tanh %h : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  %p = train.matmul %t, %v : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  %diff = train.sub %p, %target : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+  %sq = train.mul %diff, %diff : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+  %sum = train.reduce %sq {dims = array<i64: 0, 1>, kind = #train.reduce_kind<sum>} : (tensor<4x2xf32>) -> tensor<f32>
+  %mean = train.constant dense<1.250000e-01> : tensor<f32>
+  %loss = train.mul %sum, %mean : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %two_mean = train.constant dense<2.500000e-01> : tensor<f32>
+  %ds = train.mul %diff, %two_mean : (tensor<4x2xf32>, tensor<f32>) -> tensor<4x2xf32>
+  %one = train.constant dense<1.000000e+00> : tensor<f32>
+  %dp = train.mul %ds, %one : (tensor<4x2xf32>, tensor<f32>) -> tensor<4x2xf32>
+  %dv = train.matmul %t, %dp {transpose_lhs} : (tensor<4x3xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+  %dt = train.matmul %dp, %v {transpose_rhs} : (tensor<4x2xf32>, tensor<3x2xf32>) -> tensor<4x3xf32>
+  %t2 = train.mul %t, %t : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  %tg = train.sub %one, %t2 : (tensor<f32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  %dh = train.mul %dt, %tg : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  %dw = train.matmul %x, %dh {transpose_lhs} : (tensor<4x2xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %w2 = train.sgd %w, %dw, %lr : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %v2 = train.sgd %v, %dv, %lr : (tensor<3x2xf32>, tensor<3x2xf32>, tensor<f32>) -> tensor<3x2xf32>
+  return %w2, %v2, %loss : tensor<2x3xf32>, tensor<3x2xf32>, tensor<f32>
+}

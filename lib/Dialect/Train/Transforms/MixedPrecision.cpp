@@ -274,8 +274,12 @@ public:
 
   /// Puts every op of the function in its class's precision.
   LogicalResult rewritePrecision();
-  /// Adds static or dynamic loss scaling (a training step only).
-  LogicalResult scaleLoss();
+  /// Loss scaling, before the precision rewrite (a training step only):
+  /// the scale's state and the backward's seed times the scale.
+  LogicalResult scaleSeed();
+  /// After it: gradients unscaled, and with dynamic scaling the skip of a
+  /// step with a non-finite gradient and the scale's update.
+  LogicalResult unscaleGradients();
 
 private:
   /// `value` as a tensor of `element`, converted once next to its
@@ -310,6 +314,9 @@ private:
   llvm::DenseSet<Value> narrowed;
   DenseMap<std::pair<Value, Type>, Value> conversions;
   Operation *lastArgumentConversion = nullptr;
+  /// Loss scaling: the scale and tracker arguments (dynamic scaling) and
+  /// the scaled seed.
+  Value scale, tracker, scaledSeed;
   SmallVector<Value> newResults;
 };
 } // namespace
@@ -403,7 +410,7 @@ StepRewriter::addScalarState(StringRef name, std::optional<double> init) {
   return func.getArgument(index);
 }
 
-LogicalResult StepRewriter::scaleLoss() {
+LogicalResult StepRewriter::scaleSeed() {
   TrainingStep step = TrainingStep::get(func);
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   Value loss;
@@ -440,7 +447,6 @@ LogicalResult StepRewriter::scaleLoss() {
 
   Location loc = func.getLoc();
   bool dynamic = precision.lossScale == LossScale::dynamic;
-  Value scale, tracker;
   if (dynamic) {
     FailureOr<BlockArgument> scaleArg =
         addScalarState(TrainDialect::kLossScaleStateName, precision.initScale);
@@ -457,10 +463,19 @@ LogicalResult StepRewriter::scaleLoss() {
   // The seed times the scale, for the uses that carry it to the gradients.
   builder.setInsertionPointAfterValue(seed->seed);
   Value scaleValue = dynamic ? scale : scalar(loc, precision.initScale);
-  Value scaledSeed = mul(seed->seed.getLoc(), seed->seed, scaleValue);
+  scaledSeed = mul(seed->seed.getLoc(), seed->seed, scaleValue);
   for (OpOperand *use : seed->seedUses)
     use->set(scaledSeed);
 
+  return success();
+}
+
+LogicalResult StepRewriter::unscaleGradients() {
+  Location loc = func.getLoc();
+  bool dynamic = precision.lossScale == LossScale::dynamic;
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  SmallVector<OptimizerOpInterface> updates;
+  func.walk([&](OptimizerOpInterface op) { updates.push_back(op); });
   // Unscale each gradient just before its update; PyTorch multiplies by
   // the reciprocal, computed once.
   builder.setInsertionPointAfterValue(scaledSeed);
@@ -497,7 +512,7 @@ LogicalResult StepRewriter::scaleLoss() {
   builder.setInsertionPoint(func.getBody().front().getTerminator());
   Value finite = compare(loc, nonFinite, nonFinite, CompareDirection::eq);
   Value one = scalar(loc, 1.0);
-  step = TrainingStep::get(func);
+  TrainingStep step = TrainingStep::get(func);
   llvm::StringMap<Value> argumentsByName;
   for (const StepValue &value : step.arguments)
     if (value.name)
@@ -575,13 +590,14 @@ struct TrainMixedPrecisionPass
       });
       if (distributed.wasInterrupted())
         return signalPassFailure();
-      // Precision first, so that unscaling and the finiteness check read
-      // the float32 gradients the updates see.
+      // The seed is found on the float32 step; unscaling and the
+      // finiteness check read the float32 gradients the updates see.
       StepRewriter rewriter(func, *precision);
-      if (failed(rewriter.rewritePrecision()))
-        return signalPassFailure();
-      if (precision->lossScale != LossScale::none &&
-          !TrainingStep::isEvalFunction(func) && failed(rewriter.scaleLoss()))
+      bool scaling = precision->lossScale != LossScale::none &&
+                     !TrainingStep::isEvalFunction(func);
+      if ((scaling && failed(rewriter.scaleSeed())) ||
+          failed(rewriter.rewritePrecision()) ||
+          (scaling && failed(rewriter.unscaleGradients())))
         return signalPassFailure();
       if (failed(verify(func)))
         return signalPassFailure();
