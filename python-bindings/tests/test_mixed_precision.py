@@ -136,11 +136,10 @@ def export_mixed(model, optimizer, dtype, scaler, x, y):
                                     scaler=scaler)
 
 
-def run_one(step, state, x, y, extra_args=()):
+def run_one(step, state, x, y):
     """One DistOpt step from `state` on the batch (x, y): (loss, state)."""
     batch = dict(zip(step.batch, (x.numpy(), y.numpy())))
-    result = distopt.run(step.module, state, batch, steps=1,
-                         extra_args=extra_args)
+    result = distopt.run(step.module, state, batch, steps=1)
     return float(np.asarray(result.losses).reshape(-1)[0]), \
         {**state, **result.state}
 
@@ -279,37 +278,14 @@ def compare_with_pytorch(model, make_optimizer, dtype, steps=3):
                 scaler_of(torch_scaler), k
 
 
-def test_cnn_float16_steps_equal_pytorch_autocast():
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16],
+                         ids=["bf16", "f16"])
+def test_cnn_steps_equal_pytorch_autocast(dtype):
     """Convolutions, a batch norm (running statistics included), max
-    pooling: float16 with a GradScaler, SGD with momentum (Adam's first
-    steps turn gradients near zero into full steps of either sign, which
-    a batch-norm CNN amplifies past any 16-bit bound)."""
-    compare_with_pytorch(CNN(), sgd, torch.float16)
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "train-mixed-precision converts max_pool2d_backward's forward input "
-    "to bfloat16 while the forward pooled it in float32: the backward finds "
-    "the window maxima among rounded (tied) values and routes gradients "
-    "where the forward did not take its max"))
-def test_max_pool_gradient_in_bfloat16():
-    """The first bfloat16 SGD step of the CNN: its batch-norm bias gradient
-    (the sum of what max pooling routes back) is no further from float32
-    than PyTorch's autocast gradient is, twice over (measured: 18% where
-    PyTorch's is 3.8%; 7% with average pooling)."""
-    model = CNN()
-    reference, exact = copy.deepcopy(model), copy.deepcopy(model)
-    x, y = batch_for(model)
-    step = export_mixed(model, sgd(model), torch.bfloat16, None, x, y)
-    _, state = run_one(step, dict(step.state), x, y)
-    amp_optimizer, exact_optimizer = sgd(reference), sgd(exact)
-    torch_amp_step(reference, amp_optimizer, None, torch.bfloat16, x, y)
-    torch_amp_step(exact, exact_optimizer, None, None, x, y)
-    name = "bn.bias.momentum_buffer"
-    want = snapshot(reference, amp_optimizer)[name]
-    exact_value = snapshot(exact, exact_optimizer)[name]
-    assert normwise(state[name], exact_value) <= \
-        2 * normwise(want, exact_value)
+    pooling, with SGD and momentum. (Adam's first steps turn gradients near
+    zero into full steps of either sign, which a batch-norm CNN over 8
+    images amplifies past any 16-bit bound, PyTorch's own included.)"""
+    compare_with_pytorch(CNN(), sgd, dtype)
 
 
 def test_non_finite_gradient_skips_the_step_as_gradscaler():
@@ -331,9 +307,9 @@ def test_non_finite_gradient_skips_the_step_as_gradscaler():
     state = dict(step.state)
     for k, inputs in enumerate((x, bad, x, x)):
         before = dict(state)
-        # (The runner stops on a non-finite loss unless told to go on.)
-        loss, state = run_one(step, state, inputs, y,
-                              ("--on-nonfinite=continue",))
+        # (A non-finite loss on a step the loss scaling skipped does not
+        # stop the runner.)
+        loss, state = run_one(step, state, inputs, y)
         want = torch_amp_step(reference, optimizer, scaler, dtype, inputs, y)
         assert (float(state["loss_scale"]),
                 int(state["loss_scale.growth_tracker"])) == scaler_of(scaler)
