@@ -146,9 +146,9 @@ struct ExpandBf16ConversionsPass
 /// conversions as integer shifts and adds, which vectorize on any x86-64
 /// (an fptrunc to bfloat is a libcall per element without avx512_bf16).
 /// The emulation marks its conversions `contract`, and a widening of such
-/// a rounding folds away (arith.extf's folder): inside one fused loop the values
-/// passed from op to op stay f32 and only what the loop stores is rounded
-/// (nearer the exact result than op-by-op rounding; PyTorch's fused CPU
+/// a rounding folds away (arith.extf's folder): inside one fused loop the
+/// values passed from op to op stay f32 and only what the loop stores is
+/// rounded (nearer the exact result than op-by-op rounding; PyTorch's fused CPU
 /// kernels do the same). After dist-matmul-to-blas, which must still see
 /// the 16-bit contractions.
 static void addSixteenBitArithmeticPasses(OpPassManager &pm) {
