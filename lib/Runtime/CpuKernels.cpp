@@ -37,6 +37,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -177,17 +178,18 @@ int64_t getSpan(const Matrix<uint16_t> &matrix, int64_t batches, int64_t rows,
 
 /// `matrix` (its span) widened to f32, with its layout.
 Matrix<float> widenMatrix(Half half, const Matrix<uint16_t> &matrix,
-                          int64_t span, std::vector<float> &storage) {
-  storage.resize(span);
+                          int64_t span, std::unique_ptr<float[]> &storage) {
+  // Uninitialized (every element is written below).
+  storage.reset(new float[span]);
   // 64 Ki-element pieces over the team when there is much.
   constexpr int64_t piece = 1 << 16;
   int64_t pieces = (span + piece - 1) / piece;
   bool team = distopt::cpu::teamIsFree() && pieces >= 4;
 #pragma omp parallel for schedule(static) if (team)
   for (int64_t i = 0; i < pieces; ++i)
-    widen(half, matrix.data + i * piece, storage.data() + i * piece,
+    widen(half, matrix.data + i * piece, storage.get() + i * piece,
           std::min(piece, span - i * piece));
-  return {storage.data(), matrix.ld, matrix.batchStride};
+  return {storage.get(), matrix.ld, matrix.batchStride};
 }
 
 /// C = op(A) x op(B) for 16-bit A, B and C, accumulated in f32 and rounded
@@ -253,7 +255,7 @@ void multiplyHalf(Half half, UnrankedMemRefType<uint16_t> *a,
     }
     return;
   }
-  std::vector<float> aStorage, bStorage, cStorage;
+  std::unique_ptr<float[]> aStorage, bStorage, cStorage;
   int64_t aSpan =
               getSpan(av, batchedA ? batch : 1, transA ? k : m, transA ? m : k),
           bSpan =
@@ -261,11 +263,16 @@ void multiplyHalf(Half half, UnrankedMemRefType<uint16_t> *a,
           cSpan = getSpan(cv, batch, m, n);
   Matrix<float> aw = widenMatrix(half, av, aSpan, aStorage),
                 bw = widenMatrix(half, bv, bSpan, bStorage);
-  cStorage.resize(cSpan);
-  Matrix<float> cw = {cStorage.data(), cv.ld, cv.batchStride};
+  // Uninitialized: sgemm (beta 0) writes every element that is read back.
+  cStorage.reset(new float[cSpan]);
+  Matrix<float> cw = {cStorage.get(), cv.ld, cv.batchStride};
   multiplyF32(aw, bw, cw, batch, m, n, k, transA, transB);
+  bool team = distopt::cpu::teamIsFree() && batch * m * n >= (1 << 18);
+#pragma omp parallel for collapse(2) schedule(static) if (team)
   for (int64_t i = 0; i < batch; ++i)
-    store(i, 0, m, 0, n, cw.data + i * cw.batchStride, cw.ld);
+    for (int64_t row = 0; row < m; ++row)
+      store(i, row, row + 1, 0, n, cw.data + i * cw.batchStride + row * cw.ld,
+            cw.ld);
 }
 } // namespace
 
