@@ -50,7 +50,7 @@
 // DYN: train.cross_entropy_backward %[[SCALED]],
 // DYN: %[[DW:.*]] = train.convert %{{.*}} : (tensor<4x8xf16>) -> tensor<4x8xf32>
 // DYN: %[[UNSCALED:.*]] = train.mul %[[DW]], %[[INV]]
-// DYN: %[[ZEROS:.*]] = train.mul %[[DW]], %[[ZERO:.*]] :
+// DYN: %[[ZEROS:.*]] = train.mul %[[UNSCALED]], %[[ZERO:.*]] :
 // DYN-NEXT: %[[SUM:.*]] = train.reduce %[[ZEROS]] {dims = array<i64: 0, 1>, kind = #train.reduce_kind<sum>}
 // DYN-NEXT: %[[NEWW:.*]], %[[NEWMW:.*]] = train.sgd %[[W]], %[[UNSCALED]],
 // DYN: %[[TOTAL:.*]] = train.add %[[SUM]], %{{.*}}

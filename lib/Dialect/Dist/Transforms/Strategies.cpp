@@ -370,6 +370,17 @@ static void shardParameter(func::FuncOp func, MeshOp mesh, int64_t stage,
     if (value == grad) {
       // Reduce-scattered at every stage: with the all-gather of the updated
       // slice this moves one all-reduce's bytes, as data parallelism does.
+      // Every reader of the gradient sees the shard (dynamic loss scaling's
+      // finiteness sum adds the shards' sums, a scalar all-reduce), unless
+      // the gradient is an argument.
+      if (auto result = dyn_cast<OpResult>(value)) {
+        OpBuilder builder(func.getContext());
+        builder.setInsertionPointAfterValue(result);
+        auto annotate =
+            AnnotateOp::create(builder, result.getLoc(), result, sharded);
+        result.replaceAllUsesExcept(annotate, annotate);
+        continue;
+      }
       annotateUse(operand, sharded);
       continue;
     }

@@ -41,6 +41,21 @@ LogicalResult ConvertOp::verify() {
   return success();
 }
 
+bool ConvertOp::isExactWidening() {
+  auto from = dyn_cast<FloatType>(getOperand().getType().getElementType());
+  auto to = dyn_cast<FloatType>(getResult().getType().getElementType());
+  if (!from || !to)
+    return false;
+  const llvm::fltSemantics &source = from.getFloatSemantics();
+  const llvm::fltSemantics &target = to.getFloatSemantics();
+  return llvm::APFloat::semanticsPrecision(target) >=
+             llvm::APFloat::semanticsPrecision(source) &&
+         llvm::APFloat::semanticsMaxExponent(target) >=
+             llvm::APFloat::semanticsMaxExponent(source) &&
+         llvm::APFloat::semanticsMinExponent(target) <=
+             llvm::APFloat::semanticsMinExponent(source);
+}
+
 LogicalResult ReshapeOp::verify() {
   RankedTensorType operand = getOperand().getType();
   RankedTensorType result = getResult().getType();

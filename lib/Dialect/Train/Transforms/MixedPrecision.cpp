@@ -491,14 +491,19 @@ LogicalResult StepRewriter::unscaleGradients() {
         gradOperand = &operand;
     Value grad = gradOperand->get();
     Location gradLoc = grad.getLoc();
-    gradOperand->set(mul(gradLoc, grad, inverse));
+    Value unscaled = mul(gradLoc, grad, inverse);
+    gradOperand->set(unscaled);
     if (!dynamic)
       continue;
-    // Any infinite or NaN element makes the sum of g * 0 NaN.
+    // Any infinite or NaN element makes the sum of g * 0 NaN. It reads the
+    // gradient the update reads (which a strategy shards as the update's
+    // operand: ZeRO reduce-scatters it and sums the shards), not the scaled
+    // one GradScaler reads: they differ only when a scale below 1 makes a
+    // finite gradient infinite, a step this skips instead of applying.
     auto gradType = cast<RankedTensorType>(grad.getType());
     SmallVector<int64_t> dims =
         llvm::to_vector(llvm::seq<int64_t>(0, gradType.getRank()));
-    Value zeros = mul(gradLoc, grad, zero);
+    Value zeros = mul(gradLoc, unscaled, zero);
     Value sum = dims.empty() ? zeros
                              : Value(ReduceOp::create(builder, gradLoc, zeros,
                                                       ReduceKind::sum, dims));

@@ -31,17 +31,16 @@
 // STAGE3: %[[W0:.*]] = dist.annotate %[[W]] {sharding = #dist.sharding<@mesh, [{{\[}}], []]>} : tensor<6x8xf32>
 // STAGE3: train.matmul %{{.*}}, %[[W0]] {transpose_rhs}
 // CHECK: %[[DW:.*]] = train.matmul {{.*}} {transpose_lhs} : (tensor<16x6xf32>, tensor<16x8xf32>) -> tensor<6x8xf32>
+// Every reader of a gradient sees its shard: annotated where it is made.
+// CHECK-NEXT: %[[GW:.*]] = dist.annotate %[[DW]] {sharding = #dist.sharding<@mesh, [{{\[}}], [data]]>} : tensor<6x8xf32>
 // STAGE3: %[[W1:.*]] = dist.annotate %[[W]] {sharding = #dist.sharding<@mesh, [{{\[}}], []]>} : tensor<6x8xf32>
 // STAGE3: train.matmul %{{.*}}, %[[W1]] : (tensor<16x6xf32>, tensor<6x8xf32>) -> tensor<16x8xf32>
 // STAGE12: train.matmul %{{.*}}, %[[W]] : (tensor<16x6xf32>, tensor<6x8xf32>) -> tensor<16x8xf32>
 // CHECK: %[[DV:.*]] = train.matmul {{.*}} {transpose_lhs} : (tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<8x8xf32>
+// CHECK-NEXT: %[[GV:.*]] = dist.annotate %[[DV]] {sharding = #dist.sharding<@mesh, [{{\[}}data], []]>} : tensor<8x8xf32>
 // CHECK: %[[PV:.*]] = dist.annotate %[[V]] {sharding = #dist.sharding<@mesh, [{{\[}}data], []]>} : tensor<8x8xf32>
-// STAGE12: %[[GV:.*]] = dist.annotate %[[DV]] {sharding = #dist.sharding<@mesh, [{{\[}}data], []]>} : tensor<8x8xf32>
-// STAGE3: %[[GV:.*]] = dist.annotate %[[DV]] {sharding = #dist.sharding<@mesh, [{{\[}}data], []]>} : tensor<8x8xf32>
 // CHECK: train.sgd %[[PV]], %[[GV]], %{{.*}}, %[[MV]]
 // CHECK: %[[PW:.*]] = dist.annotate %[[W]] {sharding = #dist.sharding<@mesh, [{{\[}}], [data]]>} : tensor<6x8xf32>
-// STAGE12: %[[GW:.*]] = dist.annotate %[[DW]] {sharding = #dist.sharding<@mesh, [{{\[}}], [data]]>} : tensor<6x8xf32>
-// STAGE3: %[[GW:.*]] = dist.annotate %[[DW]] {sharding = #dist.sharding<@mesh, [{{\[}}], [data]]>} : tensor<6x8xf32>
 // CHECK: train.sgd %[[PW]], %[[GW]], %{{.*}}, %[[MW]]
 // CHECK-NOT: dist.annotate
 // CHECK: train.sgd %[[B]], %{{.*}}, %{{.*}}, %[[MB]]

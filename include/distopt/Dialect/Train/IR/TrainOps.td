@@ -178,7 +178,12 @@ def Train_ConvertOp : Train_PointwiseOp<"convert", 1,
     Converts every element to the result's element type (float <-> float
     rounds to nearest even; float -> integer truncates toward zero; integer
     -> float rounds; i1 converts as 0/1). The result type is the op's
-    specification: it must have the operand's shape.
+    specification: it must have the operand's shape. Sharding rule:
+    pointwise; a float conversion that widens (bf16 or f16 to f32, f32 to
+    f64) is exact, so it is linear: a partial sum passes through it and is
+    reduced in the wider type (a 16-bit gradient converted for a float32
+    update is all-reduced in float32, as PyTorch DDP reduces autocast's
+    gradients).
 
     ```mlir
     %h = train.convert %x : (tensor<8x4xf32>) -> tensor<8x4xbf16>
@@ -187,6 +192,20 @@ def Train_ConvertOp : Train_PointwiseOp<"convert", 1,
   let arguments = (ins Train_Tensor:$operand);
   let results = (outs Train_Tensor:$result);
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// True for a float-to-float conversion to at least as many mantissa
+    /// and exponent bits (exact for every value).
+    bool isExactWidening();
+  }];
+  let extraClassDefinition = [{
+    ::mlir::dist::ShardingRule $cppClass::getShardingRule() {
+      return ::mlir::train::getPointwiseRule(getOperation(),
+                                             /*linear=*/isExactWidening());
+    }
+    ::mlir::dist::OpCost $cppClass::getCost() {
+      return ::mlir::train::getPointwiseCost(getOperation(), 1);
+    }
+  }];
 }
 
 //===----------------------------------------------------------------------===//
