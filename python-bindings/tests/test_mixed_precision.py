@@ -472,12 +472,13 @@ def test_keras_mixed_bfloat16_is_float32_export_plus_pass(keras_policy):
     mixed_model = keras_compile(keras_mlp("mixed_bfloat16", keras_policy))
     plain_model = keras_compile(keras_mlp("float32", keras_policy))
     plain_model.set_weights(mixed_model.get_weights())
-    # The Keras optimizer's update, traced as elementwise ops, follows the
-    # kernels' 16-bit gradients: the export says that the pass rounds
-    # those variables (test_master_weights_keep_small_updates).
-    with pytest.warns(RuntimeWarning, match="new values of mlp/dense1/kernel"
-                                            ".* rounded to bf16 every step"):
+    # The Keras optimizer's update, traced as elementwise ops, reads the
+    # gradients other than linearly: the pass keeps it in float32, so the
+    # export has no variable to warn about.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         mixed = dk.export_train_step(mixed_model, x, y)
+    assert not [w for w in caught if "rounded to" in str(w.message)]
     plain = dk.export_train_step(plain_model, x, y)
     assert mixed.mixed_precision == "compute=bf16 loss-scale=none"
     want = plain.module.clone().run_pipeline(
@@ -517,21 +518,34 @@ def test_keras_mixed_steps_close_to_keras(keras_policy, policy):
 
 
 @needs_keras
-def test_keras_loss_scale_optimizer_is_refused_with_the_reason(keras_policy):
-    """mixed_float16 with the LossScaleOptimizer compile wraps: the pass
-    unscales the gradients of train.sgd / adam / adamw updates, and a Keras
-    optimizer's update is traced as elementwise ops, so the export says
-    so and what to do instead."""
+def test_keras_loss_scale_optimizer_scales_dynamically(keras_policy):
+    """mixed_float16 with the LossScaleOptimizer compile wraps: dynamic
+    loss scaling from its initial scale and growth steps, which the pass
+    applies to the Keras optimizer's elementwise update (it reads the
+    gradients other than linearly); 3 steps within float16 tolerance of
+    the float32 step, the tracker counting them."""
     import distopt.keras as dk
     import keras
     x, y = keras_batch()
     model = keras_compile(keras_mlp("mixed_float16", keras_policy))
+    plain = keras_compile(keras_mlp("float32", keras_policy))
+    plain.set_weights(model.get_weights())
     assert isinstance(model.optimizer, keras.optimizers.LossScaleOptimizer)
-    with pytest.raises(distopt.DistOptError,
-                       match="(?s)cannot export model 'mlp' with its "
-                             "LossScaleOptimizer's loss scaling: .*"
-                             "auto_scale_loss=False"):
-        dk.export_train_step(model, x, y)
+    step = dk.export_train_step(model, x, y)
+    scale = float(np.asarray(model.optimizer.dynamic_scale.value))
+    growth = int(model.optimizer.dynamic_growth_steps)
+    assert step.mixed_precision == (
+        f"compute=f16 loss-scale=dynamic init-scale={scale:g} growth-factor=2 "
+        f"backoff-factor=0.5 growth-interval={growth}")
+    assert float(step.state["loss_scale"]) == scale
+    ours = distopt.run(step.module, step.state, step.batch, steps=3)
+    exact_step = dk.export_train_step(plain, x, y)
+    exact = distopt.run(exact_step.module, exact_step.state, exact_step.batch,
+                        steps=3)
+    np.testing.assert_allclose(ours.losses, exact.losses,
+                               rtol=LOSS_RTOL[torch.float16])
+    assert float(ours.state["loss_scale"]) == scale
+    assert int(ours.state["loss_scale.growth_tracker"]) == 3
     # The model and its optimizer are as they were.
     assert isinstance(model.optimizer, keras.optimizers.LossScaleOptimizer)
     assert [layer.dtype_policy.name for layer in model.layers] == \
@@ -644,12 +658,9 @@ def test_master_weights_keep_small_updates():
 
 
 @needs_keras
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "train-mixed-precision keeps only train.sgd / train.adam / train.adamw "
-    "updates in float32; a Keras optimizer is traced as elementwise ops, "
-    "which follow the kernels' 16-bit gradients, so the kernels are rounded "
-    "to bfloat16 each step (the export warns)"))
 def test_keras_master_weights_keep_small_updates(keras_policy):
+    """Keras: the optimizer's elementwise update reads the gradients other
+    than linearly, so the pass keeps it on the float32 master weights."""
     assert small_update_error("keras", keras_policy) < 0.05
 
 

@@ -151,19 +151,17 @@ def export_train_step(model, x, y, loss=None, optimizer=None, *,
         raise DistOptError(
             f"cannot export model {model.name!r} with its "
             f"{type(model.optimizer).__name__}'s loss scaling: {error}\n"
-            "(a Keras optimizer's update is traced as elementwise ops, not "
-            "as train.sgd / train.adam / train.adamw; for 16-bit compute "
-            "without loss scaling compile with auto_scale_loss=False, or use "
-            "the mixed_bfloat16 policy)") from error
+            "(for 16-bit compute without loss scaling compile with "
+            "auto_scale_loss=False, or use the mixed_bfloat16 policy)"
+        ) from error
     rounded = sixteen_bit_updates(mlir)
     if rounded:
         names = ", ".join(name for name, _ in rounded)
         warnings.warn(
             f"model {model.name!r}: the mixed step computes the new values "
-            f"of {names} in {rounded[0][1]}: a Keras optimizer's update is "
-            "traced as elementwise ops, which follow their 16-bit gradient "
-            "(train-mixed-precision keeps only train.sgd / train.adam / "
-            "train.adamw in float32), so these float32 variables are "
+            f"of {names} in {rounded[0][1]}: the pass did not find the "
+            "update that reads their gradients (it keeps updates in "
+            "float32), so these float32 variables are "
             f"rounded to {rounded[0][1]} every step and updates below that "
             "resolution are lost", RuntimeWarning, stacklevel=2)
     mixed_step = ExportedStep(mlir, {**step.state, **mixed.state()},

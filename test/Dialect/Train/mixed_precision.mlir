@@ -49,10 +49,11 @@
 // DYN: train.mul %{{.*}}, %[[SEED]] : (tensor<f32>, tensor<f32>) -> tensor<f32>
 // DYN: train.cross_entropy_backward %[[SCALED]],
 // DYN: %[[DW:.*]] = train.convert %{{.*}} : (tensor<4x8xf16>) -> tensor<4x8xf32>
-// DYN: %[[UNSCALED:.*]] = train.mul %[[DW]], %[[INV]]
-// DYN: %[[ZEROS:.*]] = train.mul %[[UNSCALED]], %[[ZERO:.*]] :
+// Each gradient is unscaled where it is made, and checked there.
+// DYN-NEXT: %[[UNSCALED:.*]] = train.mul %[[DW]], %[[INV]]
+// DYN-NEXT: %[[ZEROS:.*]] = train.mul %[[UNSCALED]], %[[ZERO:.*]] :
 // DYN-NEXT: %[[SUM:.*]] = train.reduce %[[ZEROS]] {dims = array<i64: 0, 1>, kind = #train.reduce_kind<sum>}
-// DYN-NEXT: %[[NEWW:.*]], %[[NEWMW:.*]] = train.sgd %[[W]], %[[UNSCALED]],
+// DYN: %[[NEWW:.*]], %[[NEWMW:.*]] = train.sgd %[[W]], %[[UNSCALED]],
 // DYN: %[[TOTAL:.*]] = train.add %[[SUM]], %{{.*}}
 // DYN: %[[FINITE:.*]] = train.compare %[[TOTAL]], %[[TOTAL]] {direction = #train.compare_direction<eq>}
 // DYN: %[[KEEPW:.*]] = train.select %[[FINITE]], %[[NEWW]], %[[W]]
@@ -179,4 +180,46 @@ func.func @shared_one(
   %w2 = train.sgd %w, %dw, %lr : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
   %v2 = train.sgd %v, %dv, %lr : (tensor<3x2xf32>, tensor<3x2xf32>, tensor<f32>) -> tensor<3x2xf32>
   return %w2, %v2, %loss : tensor<2x3xf32>, tensor<3x2xf32>, tensor<f32>
+}
+
+// -----
+
+// An optimizer written as elementwise ops (how Keras and optax steps
+// export): the ops that read the gradient other than linearly are the
+// update, on float32 master weights; with loss scaling the gradient they
+// read is unscaled and checked.
+// BF16-LABEL: func.func @elementwise_update(
+// BF16: %[[DW:.*]] = train.matmul {{.*}} -> tensor<4x8xbf16>
+// BF16-NEXT: %[[DW32:.*]] = train.convert %[[DW]] : (tensor<4x8xbf16>) -> tensor<4x8xf32>
+// BF16: %[[M9:.*]] = train.mul %{{.*}}, %{{.*}} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+// BF16-NEXT: %[[M2:.*]] = train.add %[[M9]], %[[DW32]] : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+// BF16-NEXT: %[[STEP:.*]] = train.mul %{{.*}}, %[[M2]] : (tensor<f32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+// BF16-NEXT: %[[W2:.*]] = train.sub %{{.*}}, %[[STEP]] : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+// STATIC-LABEL: func.func @elementwise_update(
+// DYN-LABEL: func.func @elementwise_update(
+// DYN: %[[DW32:.*]] = train.convert %{{.*}} : (tensor<4x8xf16>) -> tensor<4x8xf32>
+// DYN-NEXT: %[[UNSCALED:.*]] = train.mul %[[DW32]], %{{.*}}
+// DYN: train.add %{{.*}}, %[[UNSCALED]] : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+// DYN: train.select %{{.*}}, %{{.*}}, %{{.*}} : (tensor<i1>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+// DYN: train.select %{{.*}}, %{{.*}}, %{{.*}} : (tensor<i1>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+func.func @elementwise_update(
+    %w: tensor<4x8xf32> {train.role = #train.role<param>, train.name = "w"},
+    %m: tensor<4x8xf32> {train.role = #train.role<opt_state>, train.name = "w.momentum"},
+    %x: tensor<16x8xf32> {train.role = #train.role<input>, train.name = "x"},
+    %y: tensor<16xi32> {train.role = #train.role<label>, train.name = "y"},
+    %lr: tensor<f32> {train.role = #train.role<hyper>, train.name = "lr"})
+    -> (tensor<4x8xf32> {train.role = #train.role<param>, train.name = "w"},
+        tensor<4x8xf32> {train.role = #train.role<opt_state>, train.name = "w.momentum"},
+        tensor<f32> {train.role = #train.role<loss>, train.name = "loss"}) {
+  %logits = train.matmul %x, %w {transpose_rhs} : (tensor<16x8xf32>, tensor<4x8xf32>) -> tensor<16x4xf32>
+  %loss = train.cross_entropy %logits, %y : (tensor<16x4xf32>, tensor<16xi32>) -> tensor<f32>
+  %seed = train.constant {train.loss_seed} dense<1.000000e+00> : tensor<f32>
+  %dlogits = train.cross_entropy_backward %seed, %logits, %y : (tensor<f32>, tensor<16x4xf32>, tensor<16xi32>) -> tensor<16x4xf32>
+  %dw = train.matmul %dlogits, %x {transpose_lhs} : (tensor<16x4xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+  %beta = train.constant dense<9.000000e-01> : tensor<f32>
+  %m9 = train.mul %m, %beta : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %m2 = train.add %m9, %dw : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %step = train.mul %lr, %m2 : (tensor<f32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %w2 = train.sub %w, %step : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %w2, %m2, %loss : tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>
 }

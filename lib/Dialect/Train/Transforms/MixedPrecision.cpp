@@ -61,7 +61,12 @@ struct Precision {
 
 } // namespace
 
-static OpClass classify(Operation *op) {
+/// The class of `op`; `master` holds the ops that update parameters or
+/// optimizer state without being optimizer ops (see StepRewriter::analyze).
+static OpClass classify(Operation *op,
+                        const llvm::DenseSet<Operation *> &master) {
+  if (master.contains(op))
+    return OpClass::Wide;
   return llvm::TypeSwitch<Operation *, OpClass>(op)
       .Case<MatmulOp, Conv2dOp, Conv2dBackwardInputOp, Conv2dBackwardFilterOp>(
           [](Operation *) { return OpClass::Narrow; })
@@ -223,7 +228,7 @@ static llvm::DenseSet<Operation *> getDefiningSlice(Value value) {
 /// `train.loss_seed`, else the only constant 1.0 of the loss's type of
 /// which every gradient is a linear image.
 static FailureOr<Linearity> findSeed(func::FuncOp func, Value loss,
-                                     ArrayRef<Value> grads) {
+                                     ArrayRef<Value> grads, bool report) {
   llvm::DenseSet<Operation *> forward = getDefiningSlice(loss);
   SmallVector<Value> marked, candidates;
   func.walk([&](ConstantOp constant) {
@@ -233,6 +238,8 @@ static FailureOr<Linearity> findSeed(func::FuncOp func, Value loss,
              isSplatConstant(constant, 1.0))
       candidates.push_back(constant);
   });
+  if (marked.size() > 1 && !report)
+    return failure();
   if (marked.size() > 1)
     return emitError(func.getLoc())
            << "train-mixed-precision: " << marked.size()
@@ -249,6 +256,8 @@ static FailureOr<Linearity> findSeed(func::FuncOp func, Value loss,
   }
   if (seeds.size() == 1)
     return std::move(seeds.front());
+  if (!report)
+    return failure();
   InFlightDiagnostic diag =
       emitError(func.getLoc())
       << "train-mixed-precision: cannot tell the backward pass's seed (d "
@@ -272,6 +281,12 @@ public:
   StepRewriter(func::FuncOp func, const Precision &precision)
       : func(func), precision(precision), builder(func.getContext()) {}
 
+  /// Finds the backward's seed and what reads the gradients: optimizer
+  /// ops, or the ops that depend on the seed but not linearly (an
+  /// optimizer written as elementwise ops, weight decay added to a
+  /// gradient, clipping), which compute in float32 as master ops. Without
+  /// a seed (not needed when `scaling` is false) only optimizer ops do.
+  LogicalResult analyze(bool scaling);
   /// Puts every op of the function in its class's precision.
   LogicalResult rewritePrecision();
   /// Loss scaling, before the precision rewrite (a training step only):
@@ -317,6 +332,11 @@ private:
   /// Loss scaling: the scale and tracker arguments (dynamic scaling) and
   /// the scaled seed.
   Value scale, tracker, scaledSeed;
+  /// From analyze(): the seed and its linear images, the master ops, and
+  /// the operands through which updates read gradients.
+  std::optional<Linearity> seed;
+  llvm::DenseSet<Operation *> master;
+  SmallVector<std::pair<Operation *, unsigned>> gradientUses;
   SmallVector<Value> newResults;
 };
 } // namespace
@@ -358,7 +378,7 @@ LogicalResult StepRewriter::rewritePrecision() {
     if (op->getNumRegions() != 0)
       return op->emitOpError()
              << "train-mixed-precision: ops with regions are not handled";
-    OpClass opClass = classify(op);
+    OpClass opClass = classify(op, master);
     if (opClass == OpClass::Keep)
       continue;
     bool toNarrow = opClass == OpClass::Narrow;
@@ -410,41 +430,62 @@ StepRewriter::addScalarState(StringRef name, std::optional<double> init) {
   return func.getArgument(index);
 }
 
-LogicalResult StepRewriter::scaleSeed() {
+LogicalResult StepRewriter::analyze(bool scaling) {
   TrainingStep step = TrainingStep::get(func);
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   Value loss;
   for (const StepValue &value : step.results)
     if (value.role == Role::loss)
       loss = ret.getOperand(value.index);
-  if (!loss)
+  if (!loss && scaling)
     return emitError(func.getLoc())
            << "train-mixed-precision: loss scaling needs the step's loss "
               "result";
-  SmallVector<OptimizerOpInterface> updates;
-  func.walk([&](OptimizerOpInterface op) { updates.push_back(op); });
-  if (updates.empty())
-    return emitError(func.getLoc())
-           << "train-mixed-precision: loss scaling needs optimizer updates "
-              "(train.sgd, train.adam, train.adamw) to unscale gradients for";
-  if (loss.getType() != RankedTensorType::get({}, builder.getF32Type()))
+  if (!loss)
+    return success();
+  if (scaling &&
+      loss.getType() != RankedTensorType::get({}, builder.getF32Type()))
     return emitError(loss.getLoc())
            << "train-mixed-precision: loss scaling needs a float32 scalar "
               "loss; this one is "
            << loss.getType();
-  for (OptimizerOpInterface update : updates)
-    if (!isF32Tensor(update.getGrad().getType()))
-      return emitError(update->getLoc())
-             << "train-mixed-precision: loss scaling needs float32 "
-                "gradients; '"
-             << update->getName() << "' updates with "
-             << update.getGrad().getType();
-  SmallVector<Value> grads = llvm::map_to_vector(
-      updates, [](OptimizerOpInterface op) { return op.getGrad(); });
-  FailureOr<Linearity> seed = findSeed(func, loss, grads);
-  if (failed(seed))
-    return failure();
+  SmallVector<Value> grads;
+  func.walk(
+      [&](OptimizerOpInterface update) { grads.push_back(update.getGrad()); });
+  FailureOr<Linearity> found = findSeed(func, loss, grads, scaling);
+  if (failed(found))
+    return failure(scaling);
+  seed = std::move(*found);
+  // Master ops: those that read the gradients other than linearly.
+  for (Operation &op : func.getBody().front()) {
+    if (llvm::none_of(op.getResults(),
+                      [&](Value r) { return seed->dependent.contains(r); }) ||
+        llvm::all_of(op.getResults(),
+                     [&](Value r) { return seed->linear.contains(r); }))
+      continue;
+    if (!isa<OptimizerOpInterface>(op) && !isa<func::ReturnOp>(op))
+      master.insert(&op);
+    for (OpOperand &operand : op.getOpOperands())
+      if (seed->linear.contains(operand.get()))
+        gradientUses.push_back({&op, operand.getOperandNumber()});
+  }
+  if (scaling && gradientUses.empty())
+    return emitError(func.getLoc())
+           << "train-mixed-precision: loss scaling finds no update that "
+              "reads the gradients (an optimizer op, or ops that depend on "
+              "the backward's seed other than linearly)";
+  if (scaling)
+    for (auto [op, index] : gradientUses)
+      if (!isF32Tensor(op->getOperand(index).getType()))
+        return emitError(op->getLoc())
+               << "train-mixed-precision: loss scaling needs float32 "
+                  "gradients; '"
+               << op->getName() << "' reads "
+               << op->getOperand(index).getType();
+  return success();
+}
 
+LogicalResult StepRewriter::scaleSeed() {
   Location loc = func.getLoc();
   bool dynamic = precision.lossScale == LossScale::dynamic;
   if (dynamic) {
@@ -474,25 +515,25 @@ LogicalResult StepRewriter::unscaleGradients() {
   Location loc = func.getLoc();
   bool dynamic = precision.lossScale == LossScale::dynamic;
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  SmallVector<OptimizerOpInterface> updates;
-  func.walk([&](OptimizerOpInterface op) { updates.push_back(op); });
-  // Unscale each gradient just before its update; PyTorch multiplies by
+  // Unscale each gradient once, where it is made; PyTorch multiplies by
   // the reciprocal, computed once.
   builder.setInsertionPointAfterValue(scaledSeed);
   Value inverse =
       dynamic ? Value(DivOp::create(builder, loc, scalar(loc, 1.0), scale))
               : scalar(loc, double(1.0f / float(precision.initScale)));
-  Value nonFinite, zero = scalar(loc, 0.0);
-  for (OptimizerOpInterface update : updates) {
-    builder.setInsertionPoint(update);
-    OpOperand *gradOperand = nullptr;
-    for (OpOperand &operand : update->getOpOperands())
-      if (operand.get() == update.getGrad())
-        gradOperand = &operand;
-    Value grad = gradOperand->get();
+  Value zero = scalar(loc, 0.0);
+  DenseMap<Value, Value> unscaledOf;
+  SmallVector<Value> sums;
+  for (auto [op, index] : gradientUses) {
+    Value grad = op->getOperand(index);
+    if (Value unscaled = unscaledOf.lookup(grad)) {
+      op->setOperand(index, unscaled);
+      continue;
+    }
+    builder.setInsertionPointAfterValue(grad);
     Location gradLoc = grad.getLoc();
-    Value unscaled = mul(gradLoc, grad, inverse);
-    gradOperand->set(unscaled);
+    Value unscaled = unscaledOf[grad] = mul(gradLoc, grad, inverse);
+    op->setOperand(index, unscaled);
     if (!dynamic)
       continue;
     // Any infinite or NaN element makes the sum of g * 0 NaN. It reads the
@@ -507,7 +548,7 @@ LogicalResult StepRewriter::unscaleGradients() {
     Value sum = dims.empty() ? zeros
                              : Value(ReduceOp::create(builder, gradLoc, zeros,
                                                       ReduceKind::sum, dims));
-    nonFinite = nonFinite ? add(gradLoc, nonFinite, sum) : sum;
+    sums.push_back(sum);
   }
   if (!dynamic)
     return success();
@@ -515,6 +556,9 @@ LogicalResult StepRewriter::unscaleGradients() {
   // After the last update: keep every param and state on a bad step, and
   // move the scale as GradScaler's _amp_update_scale_ does.
   builder.setInsertionPoint(func.getBody().front().getTerminator());
+  Value nonFinite = sums.front();
+  for (Value sum : ArrayRef(sums).drop_front())
+    nonFinite = add(loc, nonFinite, sum);
   Value finite = compare(loc, nonFinite, nonFinite, CompareDirection::eq);
   Value one = scalar(loc, 1.0);
   TrainingStep step = TrainingStep::get(func);
@@ -600,7 +644,9 @@ struct TrainMixedPrecisionPass
       StepRewriter rewriter(func, *precision);
       bool scaling = precision->lossScale != LossScale::none &&
                      !TrainingStep::isEvalFunction(func);
-      if ((scaling && failed(rewriter.scaleSeed())) ||
+      if ((!TrainingStep::isEvalFunction(func) &&
+           failed(rewriter.analyze(scaling))) ||
+          (scaling && failed(rewriter.scaleSeed())) ||
           failed(rewriter.rewritePrecision()) ||
           (scaling && failed(rewriter.unscaleGradients())))
         return signalPassFailure();
