@@ -92,6 +92,11 @@ public:
   /// so pending reductions can wait until after it.
   bool isLinear() const { return linear; }
 
+  /// The operands the op is linear in when every other operand is a
+  /// scalar (x * s, s * x, x / s): a partial sum scaled by a whole scalar is
+  /// the partial sum of the scaled parts.
+  ArrayRef<unsigned> getScaledOperands() const { return scaledOperands; }
+
   /// How the reduction factors combine (a sum unless the op says otherwise).
   Combiner getCombiner() const { return combiner; }
 
@@ -124,6 +129,7 @@ private:
   SmallVector<int64_t> meanFactors;
   SmallVector<int64_t> positionalFactors;
   bool linear = false;
+  SmallVector<unsigned> scaledOperands;
   Combiner combiner = Combiner::Sum;
 };
 
@@ -169,6 +175,13 @@ public:
   /// Marks the op as linear in its operands jointly (see isLinear).
   ShardingRuleBuilder &markLinear() {
     rule.linear = true;
+    return *this;
+  }
+
+  /// Marks the op linear in operand `index` scaled by scalars (see
+  /// getScaledOperands).
+  ShardingRuleBuilder &markScaled(unsigned index) {
+    rule.scaledOperands.push_back(index);
     return *this;
   }
 

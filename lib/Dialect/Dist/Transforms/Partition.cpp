@@ -35,9 +35,9 @@ namespace {
 /// local), and `current` tracks how each local value is sharded.
 class Partitioner {
 public:
-  Partitioner(func::FuncOp func, MeshOp mesh)
+  Partitioner(func::FuncOp func, MeshOp mesh, bool scalePartials)
       : func(func), mesh(mesh), meshShape(mesh.getShape()),
-        builder(func.getContext()) {}
+        builder(func.getContext()), scalePartials(scalePartials) {}
 
   LogicalResult run();
 
@@ -65,6 +65,11 @@ private:
   /// The partial axes all of `op`'s operands share, when they are all
   /// pending sums over the same axes.
   std::optional<AxisIndices> getCommonPartial(Operation *op);
+  /// The operand of `op` that is a partial sum the op scales by scalars
+  /// (ShardingRule::getScaledOperands), the other operands being whole
+  /// scalars; none otherwise.
+  std::optional<unsigned> getScaledPartial(Operation *op,
+                                           const ShardingRule &rule);
   LogicalResult partitionReturn(func::ReturnOp ret);
   /// Gives `value` (computed from `from` without resharding it) `from`'s
   /// sharding and global type.
@@ -75,6 +80,8 @@ private:
   MeshOp mesh;
   ArrayRef<int64_t> meshShape;
   OpBuilder builder;
+  /// See the pass's scale-partials option.
+  bool scalePartials;
   /// Global types and shardings, read before anything is rewritten.
   llvm::DenseMap<Value, RankedTensorType> globalTypes;
   llvm::DenseMap<Value, TensorSharding> current;
@@ -232,6 +239,26 @@ std::optional<AxisIndices> Partitioner::getCommonPartial(Operation *op) {
   return common;
 }
 
+std::optional<unsigned>
+Partitioner::getScaledPartial(Operation *op, const ShardingRule &rule) {
+  std::optional<unsigned> found;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto it = current.find(operand.get());
+    bool partial = it != current.end() && !it->second.partial.empty();
+    if (!partial) {
+      auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+      if (!type || type.getRank() != 0)
+        return std::nullopt;
+      continue;
+    }
+    if (found || !llvm::is_contained(rule.getScaledOperands(),
+                                     operand.getOperandNumber()))
+      return std::nullopt;
+    found = operand.getOperandNumber();
+  }
+  return found;
+}
+
 void Partitioner::setShardOffsets(ShardingRuleOpInterface op,
                                   const ShardingRule &rule,
                                   const FactorAxes &factors) {
@@ -298,6 +325,14 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
         for (TensorSharding &result : produced)
           result.partial = *partial;
       }
+    } else if (std::optional<unsigned> scaled =
+                   scalePartials ? getScaledPartial(op, rule) : std::nullopt) {
+      // A partial sum times (or over) a whole scalar stays a partial sum
+      // (an unscaled gradient before its reduce-scatter).
+      AxisIndices axes = current.find(op->getOperand(*scaled))->second.partial;
+      operandTargets[*scaled].partial = axes;
+      for (TensorSharding &result : produced)
+        result.partial = axes;
     }
   } else {
     // An op without a rule runs on whole values.
@@ -513,6 +548,7 @@ LogicalResult Partitioner::run() {
 namespace {
 struct DistPartitionPass
     : public mlir::dist::impl::DistPartitionPassBase<DistPartitionPass> {
+  using Base::Base;
   void runOnOperation() override {
     WalkResult result = getOperation().walk([&](func::FuncOp func) {
       if (func.isExternal() || func->hasAttr(DistDialect::kPartitionedAttrName))
@@ -528,7 +564,7 @@ struct DistPartitionPass
           lookupMesh(func, any.getMesh(), [&] { return func.emitOpError(); });
       if (failed(mesh))
         return WalkResult::interrupt();
-      Partitioner partitioner(func, *mesh);
+      Partitioner partitioner(func, *mesh, scalePartials);
       [[maybe_unused]] CommunicationTally before = tallyCommunication(func);
       if (failed(partitioner.run()))
         return WalkResult::interrupt();

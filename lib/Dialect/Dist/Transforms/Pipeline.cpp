@@ -132,7 +132,9 @@ LogicalResult PipelineBuilder::partitionMicrobatches(
     applyZero(module, *mesh, zero, /*dataAxes=*/{0}, dp);
   OpPassManager pm(ModuleOp::getOperationName());
   pm.addPass(createDistPropagateShardingPass());
-  pm.addPass(createDistPartitionPass());
+  // Reductions land where the microbatch split looks for them.
+  pm.addPass(createDistPartitionPass(
+      DistPartitionPassOptions{/*scalePartials=*/false}));
   if (failed(run(pm)))
     return failure();
   return splitMicrobatchAxis();
@@ -696,7 +698,8 @@ struct DistPipelinePass
     auto run = [&](OpPassManager &) {
       PassManager pm(copy.getContext());
       pm.addPass(createDistPropagateShardingPass());
-      pm.addPass(createDistPartitionPass());
+      pm.addPass(createDistPartitionPass(
+          DistPartitionPassOptions{/*scalePartials=*/false}));
       return pm.run(copy);
     };
     if (failed(oneFOneB.partitionMicrobatches(run)) ||

@@ -73,6 +73,11 @@ ShardingRule mlir::train::getPointwiseRule(Operation *op, bool linear,
                                 shapesOf(op->getResults()));
   if (linear)
     builder.markLinear();
+  // A product or quotient by a scalar scales its other operand linearly.
+  if (isa<MulOp>(op))
+    builder.markScaled(0).markScaled(1);
+  else if (isa<DivOp>(op))
+    builder.markScaled(0);
   if (positional) // One factor per dim, created in dim order.
     for (int64_t d = 0, e = shape.size(); d < e; ++d)
       builder.markPositional(d);

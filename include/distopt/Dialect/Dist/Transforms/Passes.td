@@ -446,7 +446,10 @@ def DistPartitionPass : Pass<"dist-partition", "ModuleOp"> {
     cheapest collectives (`partial -> replicated`: all_reduce, `partial ->
     sharded`: reduce_scatter, `sharded -> replicated`: all_gather, between
     dims: all_to_all, `replicated -> sharded`: local_slice) on N-D meshes.
-    Partial sums stay partial until an op needs them whole. When an op
+    Partial sums stay partial until an op needs them whole: through ops
+    linear in their operands jointly (add, sub, a widening convert), and
+    through a product or quotient by a whole scalar (`scale-partials`; a
+    gradient unscaled by a loss scale is reduce-scattered after it). When an op
     averages over a sharded factor (a mean factor of its rule), its local
     result is scaled by the shard's share. The function gets the unit
     attribute `dist.partitioned` (its `dist.sharding` attributes then
@@ -463,6 +466,12 @@ def DistPartitionPass : Pass<"dist-partition", "ModuleOp"> {
     %new = train.sgd %w, %r, %lr : ...
     ```
   }];
+  let options = [
+    Option<"scalePartials", "scale-partials", "bool", /*default=*/"true",
+           "Keep a partial sum pending through a product or quotient by a "
+           "whole scalar (false: reduce it before; the microbatch split of "
+           "pipelines and parameter servers reads where reductions land)">,
+  ];
   let dependentDialects = ["::mlir::dist::DistDialect",
                            "::mlir::arith::ArithDialect"];
 }
