@@ -22,12 +22,16 @@ class ExportedStep:
     hyper-parameters: dist-run's --state) and `batch` (inputs and labels:
     --data), name -> NumPy array, and `param_names` (the trainable
     parameters, as the framework names them: `named_parameters()`,
-    a JAX pytree path, a Keras variable path)."""
+    a JAX pytree path, a Keras variable path). `mixed_precision` is the
+    options string of the train-mixed-precision pass the front end applied
+    (`"compute=bf16 loss-scale=none"`: under `torch.autocast`, a
+    `GradScaler`, a Keras mixed policy), None for a float32 step."""
 
     def __init__(self, mlir, state, batch, param_names):
         self.mlir = mlir
         self.module = Module.parse(mlir)
         self.state, self.batch, self.param_names = state, batch, param_names
+        self.mixed_precision = None
 
     def save(self, directory):
         """Writes step.mlir, state.npz and batch.npz (for `dist-run STEP

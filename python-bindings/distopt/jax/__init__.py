@@ -276,10 +276,7 @@ def export_flat(flat_step, leaves, state_count, name, what, owners=None,
     mlir = function_text(name, arguments, results,
                          e.body([v.name for v, _, _ in results]))
     names = [n for n, r, _ in leaves if r == "param"]
-    step = ExportedStep(mlir, state, batch, names)
-    step.mixed_precision = None     # (as every front end's float32 step)
-    return step
-
+    return ExportedStep(mlir, state, batch, names)
 
 
 # -- optax ----------------------------------------------------------------------
