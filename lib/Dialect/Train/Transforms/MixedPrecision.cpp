@@ -400,6 +400,27 @@ LogicalResult StepRewriter::rewritePrecision() {
       narrowed.insert(result);
     }
   }
+  // A float32 parameter or state whose new value came out of 16-bit work
+  // loses every update below 16-bit resolution: an update the analysis did
+  // not find (no seed to tell it by), which is said, not passed over.
+  TrainingStep step = TrainingStep::get(func);
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  for (const StepValue &value : step.results) {
+    // (Loss scaling's own state is returned after this rewrite.)
+    if ((value.role != Role::param && value.role != Role::opt_state) ||
+        value.index >= ret.getNumOperands())
+      continue;
+    auto widened = ret.getOperand(value.index).getDefiningOp<ConvertOp>();
+    if (!widened || !narrowed.contains(widened.getOperand()))
+      continue;
+    emitWarning(ret.getOperand(value.index).getLoc())
+        << "train-mixed-precision: the new value of '" << value.name.getValue()
+        << "' is computed in " << narrow
+        << " and rounded into its float32 result: no update reading its "
+           "gradient was found (mark the backward's seed with '"
+        << TrainDialect::kLossSeedAttrName
+        << "', or update it with train.sgd, train.adam or train.adamw)";
+  }
   return success();
 }
 
