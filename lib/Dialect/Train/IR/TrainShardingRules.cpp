@@ -66,18 +66,16 @@ static void map(ShardingRuleBuilder &builder, TensorRef t, int64_t dim,
 }
 
 ShardingRule mlir::train::getPointwiseRule(Operation *op, bool linear,
-                                           bool positional) {
+                                           bool positional,
+                                           ArrayRef<unsigned> scaled) {
   ShardingRuleBuilder builder = makeBuilder(op);
   ArrayRef<int64_t> shape = shapeOf(op->getResult(0));
   builder.addBroadcastPointwise(shape, shapesOf(op->getOperands()),
                                 shapesOf(op->getResults()));
   if (linear)
     builder.markLinear();
-  // A product or quotient by a scalar scales its other operand linearly.
-  if (isa<MulOp>(op))
-    builder.markScaled(0).markScaled(1);
-  else if (isa<DivOp>(op))
-    builder.markScaled(0);
+  for (unsigned index : scaled)
+    builder.markScaled(index);
   if (positional) // One factor per dim, created in dim order.
     for (int64_t d = 0, e = shape.size(); d < e; ++d)
       builder.markPositional(d);

@@ -87,9 +87,11 @@ LogicalResult inferSoftmaxTypes(const ShapeDiagnostics &diag, TypeRange types,
 /// A rule pointwise over the shape of the first result, see
 /// `Train_PointwiseOp`.
 /// The rule of an elementwise op over its first result's shape; `linear`
-/// and `positional` mark the op linear or its dims positional.
+/// and `positional` mark the op linear or its dims positional, `scaled` the
+/// operands it is linear in when the others are scalars.
 dist::ShardingRule getPointwiseRule(Operation *op, bool linear = false,
-                                    bool positional = false);
+                                    bool positional = false,
+                                    ArrayRef<unsigned> scaled = {});
 /// The rule of a softmax-like op: `dim` needs replication.
 dist::ShardingRule getSoftmaxRule(Operation *op, int64_t dim);
 /// Streaming cost with `flopsPerElement` operations per element of result 0.

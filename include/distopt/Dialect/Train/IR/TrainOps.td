@@ -43,15 +43,18 @@ class Train_Op<string mnemonic, list<Trait> traits = [],
 // (operands aligned at their trailing dims; size-1 broadcast dims and scalar
 // operands are not mapped) and whose cost is `flopsPerElement` operations per
 // element of the first result.
+// `scaled`: the operands the op is linear in when the others are scalars
+// (ShardingRule::getScaledOperands).
 class Train_PointwiseOp<string mnemonic, int flopsPerElement,
                         list<Trait> traits = [], bit linear = 0,
-                        list<string> ruleMethods = []>
+                        list<string> ruleMethods = [], list<int> scaled = []>
     : Train_Op<mnemonic, traits, ruleMethods> {
   code pointwiseDefinitions = [{
     ::mlir::dist::ShardingRule $cppClass::getShardingRule() {
       return ::mlir::train::getPointwiseRule(getOperation(), }]
       # !if(linear, "true", "false") # [{, }]
-      # !if(!eq(mnemonic, "dropout"), "true", "false") # [{);
+      # !if(!eq(mnemonic, "dropout"), "true", "false") # [{, {}]
+      # !interleave(scaled, ", ") # [{});
     }
     ::mlir::dist::OpCost $cppClass::getCost() {
       return ::mlir::train::getPointwiseCost(getOperation(), }]
@@ -66,10 +69,11 @@ class Train_PointwiseOp<string mnemonic, int flopsPerElement,
 //===----------------------------------------------------------------------===//
 
 class Train_BinaryOp<string mnemonic, int flopsPerElement,
-                     Type operandType, string semantics, bit linear = 0>
+                     Type operandType, string semantics, bit linear = 0,
+                     list<int> scaled = []>
     : Train_PointwiseOp<mnemonic, flopsPerElement,
                         [InferTypeOpAdaptor, Train_ElementwiseOpInterface],
-                        linear> {
+                        linear, [], scaled> {
   let summary = "elementwise " # semantics # " with broadcasting";
   let description = [{
     Computes `}] # semantics # [{` elementwise. The operands broadcast by
@@ -98,8 +102,10 @@ def Train_AddOp : Train_BinaryOp<"add", 1, Train_Tensor, "lhs + rhs",
                                  /*linear=*/1>;
 def Train_SubOp : Train_BinaryOp<"sub", 1, Train_Tensor, "lhs - rhs",
                                  /*linear=*/1>;
-def Train_MulOp : Train_BinaryOp<"mul", 1, Train_Tensor, "lhs * rhs">;
-def Train_DivOp : Train_BinaryOp<"div", 1, Train_Tensor, "lhs / rhs">;
+def Train_MulOp : Train_BinaryOp<"mul", 1, Train_Tensor, "lhs * rhs",
+                                 /*linear=*/0, /*scaled=*/[0, 1]>;
+def Train_DivOp : Train_BinaryOp<"div", 1, Train_Tensor, "lhs / rhs",
+                                 /*linear=*/0, /*scaled=*/[0]>;
 def Train_MaxOp : Train_BinaryOp<"max", 1, Train_Tensor, "max(lhs, rhs)">;
 def Train_MinOp : Train_BinaryOp<"min", 1, Train_Tensor, "min(lhs, rhs)">;
 def Train_PowOp : Train_BinaryOp<"pow", 1, Train_FloatTensor, "lhs ^ rhs">;
