@@ -250,8 +250,11 @@ static FailureOr<Linearity> findSeed(func::FuncOp func, Value loss,
   SmallVector<Linearity> seeds;
   for (Value candidate : candidates) {
     Linearity linearity = Linearity::of(func, candidate, forward);
-    if (llvm::all_of(grads,
-                     [&](Value g) { return linearity.linear.contains(g); }))
+    // (A constant zero gradient, of a parameter the loss does not read, is
+    // every seed's linear image.)
+    if (llvm::all_of(grads, [&](Value g) {
+          return linearity.linear.contains(g) || isSplatConstant(g, 0.0);
+        }))
       seeds.push_back(std::move(linearity));
   }
   if (seeds.size() == 1)
