@@ -340,7 +340,6 @@ private:
   std::optional<Linearity> seed;
   llvm::DenseSet<Operation *> master;
   SmallVector<std::pair<Operation *, unsigned>> gradientUses;
-  SmallVector<Value> newResults;
 };
 } // namespace
 
@@ -363,8 +362,9 @@ Value StepRewriter::convert(Value value, Type element) {
       builder.setInsertionPointAfter(lastArgumentConversion);
     else
       builder.setInsertionPointToStart(arg.getOwner());
-  } else
+  } else {
     builder.setInsertionPointAfter(value.getDefiningOp());
+  }
   Value result =
       ConvertOp::create(builder, value.getLoc(), type.clone(element), value);
   if (isa<BlockArgument>(value))
