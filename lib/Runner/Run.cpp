@@ -484,7 +484,8 @@ runLoaded(const RunConfig &config, RunObserver *observer, LoadedStep &loaded) {
   RunHooks hooks;
   hooks.firstStep = position.step;
   hooks.stopOnNonFinite = config.onNonFinite == OnNonFinite::stop;
-  hooks.dynamicLossScale = wholeStep.hasDynamicLossScale();
+  if (wholeStep.hasDynamicLossScale())
+    hooks.lossScaleRank = getLossScaleRank(wholeStep);
   hooks.print = config.print;
   hooks.beforeStep = [&](uint64_t s) -> llvm::Error {
     raiseForTest(raise, "step" + std::to_string(s + 1));

@@ -532,10 +532,11 @@ runner::runSteps(CompiledStep &compiled, StringRef entry,
   uint64_t first = hooks.firstStep;
   uint64_t toRun = steps > first ? steps - first : 0;
   uint64_t progressEvery = toRun >= 20 ? toRun / 10 : 0;
-  // The loss scale (a replicated scalar every rank holds) before and after
-  // each step: a drop means the step kept its parameters and state.
+  // The loss scale (a scalar rank lossScaleRank holds, with its replicas)
+  // before and after each step: a drop means the step kept its parameters
+  // and state.
   const Binding *lossScale = nullptr;
-  if (hooks.dynamicLossScale)
+  if (hooks.lossScaleRank)
     for (const Binding &arg : args)
       if (arg.value->name == train::TrainDialect::kLossScaleStateName &&
           arg.dtype == "<f4" && arg.local.bytes.size() == sizeof(float))
@@ -573,9 +574,27 @@ runner::runSteps(CompiledStep &compiled, StringRef entry,
         return makeRuntimeError();
     }
     losses.push_back(loss);
-    if (lossScale) {
-      report.lossScale = readLossScale();
-      report.skipped = *report.lossScale < *scaleBefore;
+    if (hooks.lossScaleRank) {
+      // Before and after, told to rank 0 by the rank that holds it.
+      int64_t rank = distrt_rank(), from = *hooks.lossScaleRank;
+      float scales[2] = {scaleBefore.value_or(0), 0};
+      if (lossScale)
+        scales[1] = readLossScale();
+      else if (rank == from)
+        return makeError("the step scales its loss dynamically but rank " +
+                         llvm::Twine(rank) + " has no float32 scalar '" +
+                         train::TrainDialect::kLossScaleStateName + "'");
+      if (from != 0) {
+        if (rank == from && distrt_send(scales, 2, DISTRT_F32, 0, 3) != 0)
+          return makeRuntimeError();
+        if (rank == 0 && distrt_recv(scales, 2, DISTRT_F32, from, 3) != 0)
+          return makeRuntimeError();
+      }
+      if (rank == 0 || rank == from) {
+        scaleBefore = scales[0];
+        report.lossScale = scales[1];
+        report.skipped = scales[1] < scales[0];
+      }
     }
     if (printing) {
       llvm::outs() << llvm::formatv("step {0}: loss {1:F6} ({2:F2} ms)", s + 1,

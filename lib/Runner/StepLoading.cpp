@@ -261,6 +261,14 @@ int64_t distopt::runner::getLossRank(const train::StepSignature &step) {
   return 0;
 }
 
+int64_t distopt::runner::getLossScaleRank(const train::StepSignature &step) {
+  for (const train::StepSignature::Program &program : step.programs)
+    for (const train::StepSignature::Value &arg : program.arguments)
+      if (arg.name == train::TrainDialect::kLossScaleStateName)
+        return program.devices.front();
+  return 0;
+}
+
 //===----------------------------------------------------------------------===//
 // Options, inputs and outputs
 //===----------------------------------------------------------------------===//

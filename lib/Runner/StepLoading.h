@@ -48,6 +48,10 @@ llvm::Expected<mlir::train::StepSignature> readStep(mlir::ModuleOp module,
 /// device of the program that returns it.
 int64_t getLossRank(const mlir::train::StepSignature &step);
 
+/// The rank that holds the loss scale (optimizer state `loss_scale`): 0, or
+/// for an MPMD step the first device of the program whose state has it.
+int64_t getLossScaleRank(const mlir::train::StepSignature &step);
+
 /// `config.backend` as run() uses it: "nccl" for --device=cuda with "auto".
 std::string getBackend(const RunConfig &config);
 

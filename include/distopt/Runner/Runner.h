@@ -140,8 +140,9 @@ struct RunHooks {
   bool stopOnNonFinite = true;
   /// The step scales its loss dynamically (train-mixed-precision): its
   /// state `loss_scale` tells a skipped update, which a non-finite loss
-  /// does not end.
-  bool dynamicLossScale = false;
+  /// does not end. The rank that holds it (a pipeline's loss stage), which
+  /// tells rank 0.
+  std::optional<int64_t> lossScaleRank;
   /// After afterStep: true ends the run there (--control's "stop").
   std::function<llvm::Expected<bool>(uint64_t stepsDone)> stopAfter;
   /// Rank 0 prints each step's loss and time, and progress.

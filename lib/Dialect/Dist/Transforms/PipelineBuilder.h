@@ -217,6 +217,10 @@ protected:
   void autoForwardStages(ArrayRef<Operation *> forward);
   void splitWeightGradients();
   LogicalResult checkParameters();
+  /// Finds a step's dynamic loss scaling (see `LossScaling`).
+  void findLossScaling();
+  /// The stage of the op computing the loss (the last forward stage).
+  int64_t lossStage() const;
   PlaceAttr placeOf(int64_t rank) const;
   /// The device whose program defines `value` (an argument: -1, every
   /// device that needs it has it).
@@ -226,6 +230,9 @@ protected:
   int64_t getChannel(Value value, int64_t microbatch, int64_t toRank);
   LogicalResult writeUnit(int64_t rank, int64_t unitStage, UnitKind unitKind,
                           int64_t microbatch);
+  /// Writes `unit`, of stage `unitStage`, on device `rank`.
+  LogicalResult writeUnit(int64_t rank, UnitOps &unit, int64_t unitStage,
+                          UnitKind unitKind, int64_t microbatch);
   void sendOutputs(int64_t rank, Value value, Value local, int64_t microbatch,
                    Location loc);
 
@@ -261,6 +268,28 @@ protected:
   /// Where the accumulated value of an all-reduce is needed first.
   DenseMap<Operation *, int64_t> accumulationStage;
   std::map<std::pair<int64_t, UnitKind>, UnitOps> units;
+
+  /// A step that skips its update when a gradient is not finite
+  /// (train-mixed-precision's dynamic loss scaling). Every stage keeps or
+  /// updates its own parameters on one flag, the finiteness of every
+  /// stage's gradients: each stage sums its gradients' part of it, the
+  /// partial sums flow to later stages only, and the stages' updates wait
+  /// for the flag. The loss scale and its growth live on the loss's stage,
+  /// which scales the seed and sends the scale's reciprocal back with the
+  /// gradients.
+  struct {
+    /// The update ops the flag is computed from, in a unit of their own
+    /// per stage (`gateUnits`) that runs before the stage's update.
+    llvm::SetVector<Operation *> gate;
+    /// Those of them that only the flag reads (the partial sums and their
+    /// sum): on the latest stage of their operands.
+    DenseSet<Operation *> sums;
+    /// The loss scale's state and the ops on it alone (and the flag): on
+    /// the loss's stage.
+    DenseSet<Operation *> scaleOps;
+    SmallVector<unsigned> scaleArgs;
+  } lossScaling;
+  std::map<int64_t, UnitOps> gateUnits;
 
   pipeline::Schedule plan;
   pipeline::UnitCosts costs;

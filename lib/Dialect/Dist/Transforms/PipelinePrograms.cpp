@@ -135,7 +135,13 @@ void PipelineBuilder::sendOutputs(int64_t rank, Value value, Value local,
 LogicalResult PipelineBuilder::writeUnit(int64_t rank, int64_t unitStage,
                                          UnitKind unitKind,
                                          int64_t microbatch) {
-  UnitOps &unit = units[{unitStage, unitKind}];
+  return writeUnit(rank, units[{unitStage, unitKind}], unitStage, unitKind,
+                   microbatch);
+}
+
+LogicalResult PipelineBuilder::writeUnit(int64_t rank, UnitOps &unit,
+                                         int64_t unitStage, UnitKind unitKind,
+                                         int64_t microbatch) {
   MLIRContext *context = module.getContext();
   Location loc = unit.ops.empty() ? func.getLoc() : unit.ops.front()->getLoc();
   SmallVector<Value> operands;
@@ -213,6 +219,10 @@ LogicalResult PipelineBuilder::writePrograms() {
     for (Value input : unit.inputs)
       if (auto arg = dyn_cast<BlockArgument>(input))
         usedArgs[rankOf(key.first)].insert(arg.getArgNumber());
+  for (auto &[s, unit] : gateUnits)
+    for (Value input : unit.inputs)
+      if (auto arg = dyn_cast<BlockArgument>(input))
+        usedArgs[rankOf(s)].insert(arg.getArgNumber());
   auto ret = cast<func::ReturnOp>(func.front().getTerminator());
   for (auto [i, operand] : llvm::enumerate(ret.getOperands())) {
     int64_t rank = std::max<int64_t>(producerRank(operand), 0);
@@ -258,6 +268,10 @@ LogicalResult PipelineBuilder::writePrograms() {
                            toProgramSharding(resultShardings[i])))
         program.setResultAttrs(j, attrs);
     program->setAttr(DistDialect::kPlaceAttrName, placeOf(r));
+    // How the step computes (train-mixed-precision), which runners read.
+    if (Attribute precision =
+            func->getAttr(train::TrainDialect::kMixedPrecisionAttrName))
+      program->setAttr(train::TrainDialect::kMixedPrecisionAttrName, precision);
     // Data or tensor parallelism inside the stage: the program is an SPMD
     // program on its devices, with local types.
     if (dp * tp > 1)
@@ -287,6 +301,13 @@ LogicalResult PipelineBuilder::writePrograms() {
     for (const pipeline::Unit &unit : plan.ranks[r])
       if (failed(writeUnit(r, unit.stage, fromScheduleKind(unit.kind),
                            unit.microbatch)))
+        return failure();
+    // The finiteness of the gradients (dynamic loss scaling) before any
+    // update: every stage's updates wait for every stage's part of it.
+    for (int64_t s = r; s < numStages; s += ranks)
+      if (auto it = gateUnits.find(s);
+          it != gateUnits.end() &&
+          failed(writeUnit(r, it->second, s, UnitKind::update, 0)))
         return failure();
     for (int64_t s = r; s < numStages; s += ranks)
       if (failed(writeUnit(r, s, UnitKind::update, 0)))

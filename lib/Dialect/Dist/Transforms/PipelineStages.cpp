@@ -31,6 +31,21 @@ std::optional<int64_t> PipelineBuilder::annotatedStage(Operation *op) const {
   return std::nullopt;
 }
 
+/// The argument `op` keeps when a gradient is not finite, a select on a
+/// scalar flag between the argument's update and the argument
+/// (train-mixed-precision's dynamic loss scaling; see train::getUnskipped):
+/// null when `op` is no such select.
+static BlockArgument getKeptArgument(Operation *op) {
+  auto select = dyn_cast<train::SelectOp>(op);
+  if (!select)
+    return nullptr;
+  auto arg = dyn_cast<BlockArgument>(select.getOnFalse());
+  if (!arg ||
+      train::getUnskipped(select.getResult(), arg) == select.getResult())
+    return nullptr;
+  return arg;
+}
+
 /// Cuts `weights` (in order) into `parts` non-empty contiguous groups whose
 /// largest sum is as small as possible; returns each group's first index.
 static SmallVector<size_t> cutEvenly(ArrayRef<double> weights, int64_t parts) {
@@ -187,9 +202,87 @@ LogicalResult PipelineBuilder::assignForwardStages() {
   return success();
 }
 
+void PipelineBuilder::findLossScaling() {
+  // The flag: the condition of the selects that keep a parameter or its
+  // state.
+  DenseSet<Value> flags;
+  for (Operation *op : stepOps)
+    if (getKeptArgument(op))
+      flags.insert(cast<train::SelectOp>(op).getCondition());
+  if (flags.empty())
+    return;
+  // The update ops the flag depends on, and those only it reads.
+  llvm::SetVector<Operation *> gate;
+  for (Operation *op : llvm::reverse(stepOps)) {
+    bool defines = llvm::any_of(op->getResults(),
+                                [&](Value v) { return flags.contains(v); });
+    if (defines || llvm::any_of(op->getUsers(), [&](Operation *user) {
+          return gate.contains(user);
+        }))
+      gate.insert(op);
+    if (defines ||
+        (!op->use_empty() && llvm::all_of(op->getUsers(), [&](Operation *user) {
+          return lossScaling.sums.contains(user);
+        })))
+      lossScaling.sums.insert(op);
+  }
+  for (Operation *op : llvm::reverse(gate))
+    lossScaling.gate.insert(op);
+  // The scale's state: what the step returns on the flag, not kept by it.
+  auto ret = cast<func::ReturnOp>(func.front().getTerminator());
+  llvm::StringMap<unsigned> argOfName;
+  for (auto [i, attrs] : llvm::enumerate(argAttrs))
+    if (auto name =
+            attrs ? attrs.getAs<StringAttr>(train::TrainDialect::kNameAttrName)
+                  : nullptr)
+      argOfName[name.getValue()] = i;
+  for (auto [i, role] : llvm::enumerate(resultRoles)) {
+    if (role != train::Role::param && role != train::Role::opt_state)
+      continue;
+    auto select = ret.getOperand(i).getDefiningOp<train::SelectOp>();
+    auto name = resultAttrs[i] ? resultAttrs[i].getAs<StringAttr>(
+                                     train::TrainDialect::kNameAttrName)
+                               : nullptr;
+    if (!select || !flags.contains(select.getCondition()) ||
+        getKeptArgument(select) || !name || !argOfName.count(name.getValue()))
+      continue;
+    lossScaling.scaleArgs.push_back(argOfName[name.getValue()]);
+  }
+  // The ops on the scale alone (and the flag).
+  for (Operation &op : func.front().without_terminator()) {
+    if (batchOps.contains(&op) || gate.contains(&op) || isFree(&op) ||
+        op.getNumOperands() == 0)
+      continue;
+    bool onScale = false, onlyScale = true;
+    for (Value operand : op.getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      auto arg = dyn_cast<BlockArgument>(operand);
+      if ((arg &&
+           llvm::is_contained(lossScaling.scaleArgs, arg.getArgNumber())) ||
+          flags.contains(operand) || lossScaling.scaleOps.contains(def))
+        onScale = true;
+      else if (!def || !isFree(def))
+        onlyScale = false;
+    }
+    if (onScale && onlyScale)
+      lossScaling.scaleOps.insert(&op);
+  }
+}
+
+int64_t PipelineBuilder::lossStage() const {
+  // The loss ends the forward: its last stage.
+  int64_t last = 0;
+  for (Operation *op : batchOps)
+    if (auto it = stage.find(op);
+        it != stage.end() && unitKind.lookup(op) == UnitKind::forward)
+      last = std::max(last, it->second);
+  return last;
+}
+
 LogicalResult PipelineBuilder::assignStages() {
   if (failed(assignForwardStages()))
     return failure();
+  findLossScaling();
   auto isForwardBatch = [&](Operation *op) {
     return batchOps.contains(op) && unitKind[op] == UnitKind::forward;
   };
@@ -220,6 +313,12 @@ LogicalResult PipelineBuilder::assignStages() {
     }
     argStage[arg.getArgNumber()] = first;
   }
+  // The loss scale with the loss, which scales the seed.
+  int64_t scaleStage = lossStage();
+  for (unsigned arg : lossScaling.scaleArgs)
+    argStage[arg] = scaleStage;
+  for (Operation *op : lossScaling.scaleOps)
+    stage[op] = scaleStage;
 
   auto stageOfUsers = [&](Operation *op) {
     int64_t at = -1;
@@ -231,6 +330,13 @@ LogicalResult PipelineBuilder::assignStages() {
   // The update: optimizers on their parameter's stage, the rest with their
   // first user.
   for (Operation *op : llvm::reverse(stepOps)) {
+    if (lossScaling.scaleOps.contains(op))
+      continue;
+    // The finiteness sums follow their operands (below).
+    if (lossScaling.sums.contains(op)) {
+      stage[op] = -1;
+      continue;
+    }
     int64_t at = -1;
     if (auto optimizer = dyn_cast<train::OptimizerOpInterface>(op)) {
       // The parameter, or this device's slice of it (ZeRO).
@@ -239,6 +345,20 @@ LogicalResult PipelineBuilder::assignStages() {
         param = slice.getInput();
       if (auto arg = dyn_cast<BlockArgument>(param))
         at = argStage[arg.getArgNumber()];
+    } else if (BlockArgument kept = getKeptArgument(op)) {
+      // A parameter or its state kept when a gradient is not finite: on
+      // the stage of its update, which receives the finiteness of every
+      // stage's gradients.
+      at = argStage[kept.getArgNumber()];
+      for (Operation *user : kept.getUsers())
+        if (auto optimizer = dyn_cast<train::OptimizerOpInterface>(user);
+            at < 0 && optimizer) {
+          Value param = optimizer.getParam();
+          if (auto slice = param.getDefiningOp<LocalSliceOp>())
+            param = slice.getInput();
+          if (auto arg = dyn_cast<BlockArgument>(param))
+            at = argStage[arg.getArgNumber()];
+        }
     } else {
       at = stageOfUsers(op);
     }
@@ -282,7 +402,8 @@ LogicalResult PipelineBuilder::assignStages() {
   // Backward ops: on the latest stage whose forward
   // values or parameters they read or whose ops read them, ...
   for (Operation *op : llvm::reverse(mbOps)) {
-    if (isForwardBatch(op) || isParameterForward(op) || isFree(op))
+    if (isForwardBatch(op) || isParameterForward(op) || isFree(op) ||
+        lossScaling.scaleOps.contains(op))
       continue;
     int64_t at = -1;
     for (Value operand : op->getOperands()) {
@@ -306,7 +427,8 @@ LogicalResult PipelineBuilder::assignStages() {
   // earlier stages only, so a stage's backward never waits on its own
   // later work).
   for (Operation *op : mbOps) {
-    if (unitKind[op] != UnitKind::backward || isFree(op))
+    if (unitKind[op] != UnitKind::backward || isFree(op) ||
+        lossScaling.scaleOps.contains(op))
       continue;
     for (Value operand : op->getOperands())
       if (Operation *def = operand.getDefiningOp();
@@ -321,7 +443,8 @@ LogicalResult PipelineBuilder::assignStages() {
   // the parameter's first such stage at or after its own (none: the check
   // below reports it).
   for (Operation *op : mbOps) {
-    if (unitKind[op] != UnitKind::backward || isFree(op))
+    if (unitKind[op] != UnitKind::backward || isFree(op) ||
+        lossScaling.scaleOps.contains(op))
       continue;
     for (Value operand : op->getOperands()) {
       auto arg = dyn_cast<BlockArgument>(operand);
