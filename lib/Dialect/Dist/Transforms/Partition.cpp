@@ -68,6 +68,9 @@ private:
   /// The operand of `op` that is a partial sum the op scales by scalars
   /// (ShardingRule::getScaledOperands), the other operands being whole
   /// scalars; none otherwise.
+  /// Whether a user of `value` (a partial sum) needs it whole, so that it
+  /// is reduced anyway: one that is neither linear nor scales it.
+  bool isReducedAnyway(Value value) const;
   std::optional<unsigned> getScaledPartial(Operation *op,
                                            const ShardingRule &rule);
   LogicalResult partitionReturn(func::ReturnOp ret);
@@ -239,6 +242,20 @@ std::optional<AxisIndices> Partitioner::getCommonPartial(Operation *op) {
   return common;
 }
 
+bool Partitioner::isReducedAnyway(Value value) const {
+  for (OpOperand &use : value.getUses()) {
+    auto it = rules.find(use.getOwner());
+    if (it == rules.end())
+      return true;
+    const ShardingRule &rule = it->second;
+    if (!rule.isLinear() &&
+        !(scalePartials &&
+          llvm::is_contained(rule.getScaledOperands(), use.getOperandNumber())))
+      return true;
+  }
+  return false;
+}
+
 std::optional<unsigned>
 Partitioner::getScaledPartial(Operation *op, const ShardingRule &rule) {
   std::optional<unsigned> found;
@@ -317,16 +334,23 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     for (unsigned i = 0; i < op->getNumResults(); ++i)
       produced.push_back(projectResult(rule, factors, i));
     // A linear op of partial sums over the same axes is their partial sum:
-    // the reduction waits for a user that needs the value whole.
+    // the reduction waits for a user that needs the value whole, unless
+    // another user needs an operand whole (then it reads that sum too,
+    // rather than a second reduction after it: a gradient's finiteness).
+    auto reducedAnyway = [&](ArrayRef<Value> values) {
+      return llvm::any_of(values, [&](Value v) { return isReducedAnyway(v); });
+    };
     if (std::optional<AxisIndices> partial = getCommonPartial(op)) {
-      if (rule.isLinear()) {
+      if (rule.isLinear() &&
+          !reducedAnyway(llvm::to_vector(op->getOperands()))) {
         for (TensorSharding &target : operandTargets)
           target.partial = *partial;
         for (TensorSharding &result : produced)
           result.partial = *partial;
       }
     } else if (std::optional<unsigned> scaled =
-                   scalePartials ? getScaledPartial(op, rule) : std::nullopt) {
+                   scalePartials ? getScaledPartial(op, rule) : std::nullopt;
+               scaled && !reducedAnyway(op->getOperand(*scaled))) {
       // A partial sum times (or over) a whole scalar stays a partial sum
       // (an unscaled gradient before its reduce-scatter).
       AxisIndices axes = current.find(op->getOperand(*scaled))->second.partial;

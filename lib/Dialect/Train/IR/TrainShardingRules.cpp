@@ -211,6 +211,8 @@ ShardingRule ReduceOp::getShardingRule() {
     builder.setCombiner(dist::Combiner::Max);
   else if (getKind() == ReduceKind::min)
     builder.setCombiner(dist::Combiner::Min);
+  else // A sum (or mean) of partial sums is their partial sum.
+    builder.markLinear();
   for (int64_t d = 0, e = shape.size(); d < e; ++d) {
     bool isReduced = llvm::is_contained(reduced, d);
     int64_t factor = builder.addFactor(
