@@ -112,6 +112,7 @@ void ParameterServerBuilder::accumulateWholeBatchValues() {
 LogicalResult
 ParameterServerBuilder::placeVariables(const PartitionPolicy &policy) {
   shardsOf.assign(func.getNumArguments(), {});
+  placeLossScaleUpdate();
   if (failed(classifyUpdateOps()))
     return failure();
   // The servers' ops leave the workers.
@@ -119,7 +120,8 @@ ParameterServerBuilder::placeVariables(const PartitionPolicy &policy) {
     mbOps.remove(optimizer);
   for (auto [op, param] : shardwiseOf)
     mbOps.remove(op);
-  if (failed(checkGradientInputs()) || failed(assignLossPath()))
+  if (failed(classifyFiniteness()) || failed(checkGradientInputs()) ||
+      failed(assignLossPath()))
     return failure();
   // A gradient summed in another shape than its variable's (a bias's, as
   // [1, C, 1, 1]) is not split by rows: the variable stays whole.
@@ -130,7 +132,49 @@ ParameterServerBuilder::placeVariables(const PartitionPolicy &policy) {
   if (failed(placeAll(policy)))
     return failure();
   findSparseTables();
+  assignWorkerValues();
   return success();
+}
+
+/// The argument a select keeps when a gradient is not finite, a select on
+/// a scalar flag between the argument's update and the argument (see
+/// train::getUnskipped): null when `op` is no such select.
+static BlockArgument getKeptArgument(Operation *op) {
+  auto select = dyn_cast<train::SelectOp>(op);
+  if (!select)
+    return nullptr;
+  auto arg = dyn_cast<BlockArgument>(select.getOnFalse());
+  if (!arg ||
+      train::getUnskipped(select.getResult(), arg) == select.getResult())
+    return nullptr;
+  return arg;
+}
+
+void ParameterServerBuilder::placeLossScaleUpdate() {
+  findLossScaling();
+  if (lossScaling.scaleOps.empty())
+    return;
+  // The scale's and the tracker's new values and the ops only they read
+  // run on server 0, which holds the scale; the seed and the scale's
+  // reciprocal stay with the workers, which read them.
+  SmallVector<Operation *> body;
+  for (Operation &op : func.front().without_terminator())
+    body.push_back(&op);
+  DenseSet<Operation *> onServer;
+  for (Operation *op : llvm::reverse(body))
+    if (lossScaling.scaleOps.contains(op) &&
+        llvm::all_of(op->getUsers(), [&](Operation *user) {
+          return isa<func::ReturnOp>(user) || onServer.contains(user);
+        }))
+      onServer.insert(op);
+  llvm::SetVector<Operation *> update;
+  for (Operation *op : body) {
+    if (onServer.contains(op) && mbOps.remove(op))
+      unitKind[op] = UnitKind::update;
+    if (stepOps.contains(op) || onServer.contains(op))
+      update.insert(op);
+  }
+  stepOps = std::move(update);
 }
 
 /// Whether a server may run `op` on any shard of a variable: an op that
@@ -157,6 +201,18 @@ LogicalResult ParameterServerBuilder::classifyUpdateOps() {
     bool perSample = mbOps.contains(op);
     if (!perSample && !stepOps.contains(op))
       continue;
+    // The gradients' finiteness (classifyFiniteness).
+    if (lossScaling.sums.contains(op))
+      continue;
+    // A variable or its state kept when a gradient is not finite: with
+    // the variable's shards.
+    if (BlockArgument kept = getKeptArgument(op))
+      if (train::OptimizerOpInterface update =
+              train::getUpdateOf(op->getResult(0), kept))
+        if (auto param = dyn_cast<BlockArgument>(update.getParam())) {
+          skipping.keptOf[op] = param.getArgNumber();
+          continue;
+        }
     if (auto optimizer = dyn_cast<train::OptimizerOpInterface>(op)) {
       auto param = dyn_cast<BlockArgument>(optimizer.getParam());
       if (!param)
@@ -179,6 +235,9 @@ LogicalResult ParameterServerBuilder::classifyUpdateOps() {
     bool onlyGradient = !op->use_empty();
     for (OpOperand &use : op->getUses()) {
       Operation *user = use.getOwner();
+      // (The finiteness of an unscaled gradient is its variable's too.)
+      if (lossScaling.sums.contains(user))
+        continue;
       std::optional<unsigned> of;
       if (auto next = dyn_cast<train::OptimizerOpInterface>(user);
           next && next.getGrad() == use.get())
@@ -191,6 +250,7 @@ LogicalResult ParameterServerBuilder::classifyUpdateOps() {
       }
       variable = of;
     }
+    onlyGradient = onlyGradient && variable;
     auto paramType =
         onlyGradient
             ? dyn_cast<RankedTensorType>(func.getArgument(*variable).getType())
@@ -231,10 +291,132 @@ LogicalResult ParameterServerBuilder::classifyUpdateOps() {
   return success();
 }
 
+LogicalResult ParameterServerBuilder::classifyFiniteness() {
+  // The flag: the condition the selects keep the variables and state on
+  // (those of no optimizer's variable, as a batch norm's running
+  // statistics, are server 0's).
+  for (Operation &op : func.front().without_terminator()) {
+    if (!getKeptArgument(&op) ||
+        !llvm::any_of(op.getUsers(), llvm::IsaPred<func::ReturnOp>))
+      continue;
+    Value condition = cast<train::SelectOp>(op).getCondition();
+    if (skipping.flag && skipping.flag != condition)
+      return op.emitError() << "dist-parameter-server: this select keeps a "
+                               "variable on another condition than the "
+                               "others; a parameter-server step keeps every "
+                               "variable on one flag";
+    skipping.flag = condition;
+  }
+  if (!skipping.flag)
+    return success();
+  skipping.flagOp = skipping.flag.getDefiningOp();
+  if (!skipping.flagOp || !lossScaling.sums.contains(skipping.flagOp))
+    return mlir::emitError(skipping.flag.getLoc())
+           << "dist-parameter-server: the flag the variables are kept on "
+              "(dynamic loss scaling) is not computed from the gradients "
+              "summed over the batch";
+  // The variable whose gradient `value` is, or is computed from.
+  auto variableOf = [&](Value value) -> std::optional<unsigned> {
+    Operation *def = value.getDefiningOp();
+    if (!def)
+      return std::nullopt;
+    if (auto it = shardwiseOf.find(def); it != shardwiseOf.end())
+      return it->second;
+    if (auto it = skipping.partOf.find(def); it != skipping.partOf.end())
+      return it->second;
+    if (auto acc = dyn_cast<AllReduceOp>(def);
+        acc && llvm::is_contained(accumulations, acc))
+      for (Operation *user : acc->getUsers()) {
+        if (auto optimizer = dyn_cast<train::OptimizerOpInterface>(user);
+            optimizer && optimizer.getGrad() == value)
+          return paramOf.lookup(user);
+        if (shardwiseOf.count(user))
+          return shardwiseOf.lookup(user);
+      }
+    return std::nullopt;
+  };
+  // Each variable's part (on its shards: elementwise in its shape, or a
+  // sum of all its elements; else the variable stays whole), and the
+  // adds of the parts.
+  auto isPart = [&](Value value) {
+    Operation *def = value.getDefiningOp();
+    return def && (skipping.combine.contains(def) ||
+                   (skipping.partOf.count(def) &&
+                    cast<RankedTensorType>(value.getType()).getRank() == 0));
+  };
+  for (Operation &each : func.front().without_terminator()) {
+    Operation *op = &each;
+    if (!lossScaling.sums.contains(op) || op == skipping.flagOp)
+      continue;
+    if (isa<train::AddOp>(op) && llvm::all_of(op->getOperands(), isPart)) {
+      skipping.combine.insert(op);
+      continue;
+    }
+    std::optional<unsigned> variable;
+    bool one = true;
+    for (Value operand : op->getOperands())
+      if (skipping.combine.contains(operand.getDefiningOp()))
+        one = false;
+      else if (std::optional<unsigned> of = variableOf(operand)) {
+        one = one && (!variable || *variable == *of);
+        variable = of;
+      }
+    if (!variable || !one)
+      return op->emitError()
+             << "dist-parameter-server: the finiteness of the gradients "
+                "(dynamic loss scaling) must be a sum of one part per "
+                "variable's gradient, each server adding its own; this op "
+                "is neither on one variable's gradient alone nor an add of "
+                "such parts";
+    Type paramType = func.getArgument(*variable).getType();
+    auto reduce = dyn_cast<train::ReduceOp>(op);
+    bool sumOfAll = reduce && reduce.getKind() == train::ReduceKind::sum &&
+                    cast<RankedTensorType>(reduce.getType()).getRank() == 0 &&
+                    reduce.getOperand().getType() == paramType;
+    if (!sumOfAll &&
+        !(isElementwise(op) && op->getResult(0).getType() == paramType))
+      wholeOnly.insert(*variable);
+    skipping.partOf[op] = *variable;
+  }
+  // The flag reads the sum of every part, each once.
+  Value root = skipping.flagOp->getOperand(0);
+  if (!llvm::all_equal(skipping.flagOp->getOperands()) || !isPart(root))
+    return skipping.flagOp->emitError()
+           << "dist-parameter-server: the flag the variables are kept on "
+              "(dynamic loss scaling) must read the sum of the gradients' "
+              "parts alone";
+  DenseMap<Operation *, int64_t> added;
+  SmallVector<Value> worklist{root};
+  while (!worklist.empty()) {
+    Operation *def = worklist.pop_back_val().getDefiningOp();
+    if (skipping.combine.contains(def))
+      llvm::append_range(worklist, def->getOperands());
+    else
+      ++added[def];
+  }
+  for (Operation &op : func.front().without_terminator()) {
+    int64_t count = added.lookup(&op);
+    if (count > 1)
+      return op.emitError() << "dist-parameter-server: this part of the "
+                               "gradients' finiteness is added "
+                            << count << " times; each server adds its own once";
+    if (count == 1)
+      skipping.parts.push_back(&op);
+  }
+  return success();
+}
+
 LogicalResult ParameterServerBuilder::checkGradientInputs() {
   // What the gradient ops read: the summed gradient, the variable and its
   // state, scalars (anything on the server for a variable kept whole).
-  for (auto [op, param] : shardwiseOf)
+  SmallVector<std::pair<Operation *, unsigned>> onGradients;
+  for (Operation &op : func.front().without_terminator()) {
+    if (auto it = shardwiseOf.find(&op); it != shardwiseOf.end())
+      onGradients.push_back({&op, it->second});
+    if (auto it = skipping.partOf.find(&op); it != skipping.partOf.end())
+      onGradients.push_back({&op, it->second});
+  }
+  for (auto [op, param] : onGradients)
     for (Value operand : op->getOperands()) {
       auto type = cast<RankedTensorType>(operand.getType());
       Operation *def = operand.getDefiningOp();
@@ -246,7 +428,8 @@ LogicalResult ParameterServerBuilder::checkGradientInputs() {
                                     "are updated with the same gradient";
         continue;
       }
-      if (type.getRank() == 0 || (def && shardwiseOf.count(def)) ||
+      if (type.getRank() == 0 ||
+          (def && (shardwiseOf.count(def) || skipping.partOf.count(def))) ||
           isa<BlockArgument>(operand) || (def && isShardableConstant(def)) ||
           (wholeOnly.contains(param) && def && isFree(def)))
         continue;
@@ -277,17 +460,11 @@ LogicalResult ParameterServerBuilder::checkGradientInputs() {
 }
 
 LogicalResult ParameterServerBuilder::assignLossPath() {
-  // The loss path reads per-sample values that do not depend on the batch
-  // from worker 0.
-  for (Operation *op : lossOps)
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp();
-          def && mbOps.contains(def) && !isFree(def))
-        fromWorker0.insert(operand);
   for (AllReduceOp acc : accumulations) {
     if (gradientOf.count(acc)) {
       for (Operation *user : acc->getUsers())
-        if (!isa<train::OptimizerOpInterface>(user) && !shardwiseOf.count(user))
+        if (!isa<train::OptimizerOpInterface>(user) &&
+            !shardwiseOf.count(user) && !skipping.partOf.count(user))
           return user->emitError()
                  << "dist-parameter-server: this op reads a summed gradient "
                     "that a server also applies; only the optimizer may";
@@ -296,6 +473,37 @@ LogicalResult ParameterServerBuilder::assignLossPath() {
     gradientOf[acc] = -1;
   }
   return success();
+}
+
+bool ParameterServerBuilder::runsOn(Operation *op, int64_t s) const {
+  if (auto it = paramOf.find(op); it != paramOf.end())
+    return shardOn(it->second, s);
+  for (const DenseMap<Operation *, unsigned> *ofVariable :
+       {&shardwiseOf, &skipping.partOf, &skipping.keptOf})
+    if (auto it = ofVariable->find(op); it != ofVariable->end())
+      return shardOn(it->second, s);
+  // Server 0 sums the parts of the flag its own way (writeGate).
+  if (skipping.combine.contains(op) || op == skipping.flagOp)
+    return false;
+  return s == 0 && stepOps.contains(op);
+}
+
+void ParameterServerBuilder::assignWorkerValues() {
+  for (Operation &op : func.front().without_terminator())
+    for (int64_t s = 0; s < servers; ++s) {
+      if (!runsOn(&op, s))
+        continue;
+      for (Value operand : op.getOperands())
+        if (Operation *def = operand.getDefiningOp();
+            def && mbOps.contains(def) && !isFree(def)) {
+          fromWorker0.insert(operand);
+          SmallVector<int64_t> &to = fromWorker0To[operand];
+          if (!llvm::is_contained(to, s))
+            to.push_back(s);
+        }
+    }
+  for (auto &[value, to] : fromWorker0To)
+    llvm::sort(to);
 }
 
 LogicalResult ParameterServerBuilder::placeShards(unsigned arg,
@@ -492,15 +700,27 @@ struct DistParameterServerPass
       return signalPassFailure();
     FailureOr<func::FuncOp> step =
         getSingleTrainingStep(module, "dist-parameter-server");
-    if (failed(step) ||
-        failed(checkBatchBound(module, "dist-parameter-server", "workers",
-                               workers, "worker")) ||
-        failed(checkNoSkippedUpdates(*step, "dist-parameter-server", "server")))
+    if (failed(step) || failed(checkBatchBound(module, "dist-parameter-server",
+                                               "workers", workers, "worker")))
       return signalPassFailure();
     func::FuncOp func = *step;
+    train::TrainingStep trainingStep = train::TrainingStep::get(func);
+    // Each request of mode=async updates the variables alone: no step's
+    // gradients decide one skip.
+    if (const train::StepValue *skipped = trainingStep.getSkippedUpdate();
+        skipped && mode == "async") {
+      trainingStep.emitResultError(*skipped)
+          << "is kept when a gradient is not finite (dynamic loss scaling, "
+             "train-mixed-precision loss-scale=dynamic): "
+             "dist-parameter-server mode=async applies each worker's "
+             "gradients as they arrive, so no one step's gradients decide "
+             "whether to skip the update; use mode=sync with dynamic loss "
+             "scaling, or loss-scale=static (or compute=bf16 "
+             "loss-scale=none) with mode=async";
+      return signalPassFailure();
+    }
     // A server holds at least one row of a variable.
     int64_t rows = 0;
-    train::TrainingStep trainingStep = train::TrainingStep::get(func);
     for (const train::StepValue &arg : trainingStep.arguments)
       if (auto type = dyn_cast<RankedTensorType>(arg.type);
           type && arg.role == train::Role::param)

@@ -104,14 +104,27 @@ public:
 
 private:
   // placeVariables's phases.
+  /// A step that skips its update when a gradient is not finite (dynamic
+  /// loss scaling): the ops on the loss scale alone that only the update
+  /// reads run on server 0 (see `skipping`).
+  void placeLossScaleUpdate();
   /// Which update ops the servers run: the optimizers, the ops on one
   /// variable's gradient before them (shardwiseOf, wholeOnly) and the loss
   /// path (lossOps).
   LogicalResult classifyUpdateOps();
+  /// The gradients' finiteness: each variable's part of it and their sum
+  /// (see `skipping`).
+  LogicalResult classifyFiniteness();
   /// What the servers' gradient ops and optimizers read is on the server.
   LogicalResult checkGradientInputs();
-  /// The loss path's inputs from worker 0, and its sums (on server 0).
+  /// The loss path's sums (on server 0).
   LogicalResult assignLossPath();
+  /// What the servers' ops read from the per-sample ops without the batch
+  /// (the loss path's inputs, the loss scale's reciprocal): worker 0 sends
+  /// it to each server that runs them.
+  void assignWorkerValues();
+  /// Whether server `s` runs update op `op`.
+  bool runsOn(Operation *op, int64_t s) const;
   /// Variable `arg`'s shards (shared with its optimizer state `with`),
   /// round robin from server `next`.
   LogicalResult placeShards(unsigned arg, ArrayRef<Value> with,
@@ -263,7 +276,23 @@ private:
   LogicalResult checkAsyncUpdates(ServerProgram &server);
   /// Push (sync): each worker's part of the sums; and the other inputs.
   void receiveUpdateInputs(ServerProgram &server, UpdateInputs &inputs);
+  /// The step arguments `ops` read, as operands of `inputs`.
+  void addArgumentInputs(ServerProgram &server, ArrayRef<Operation *> ops,
+                         UpdateInputs &inputs);
+  /// Dynamic loss scaling: the ops the flag depends on in a fragment of
+  /// their own (the gate), this server's part of the flag to server 0, which
+  /// sends the flag back; then `inputs` are the update's (the gate's
+  /// results and the flag) and the server's ops the update's.
+  void writeGate(ServerProgram &server, UpdateInputs &inputs);
+  /// Whether server `s` sums a part of the gradients' finiteness, and
+  /// whether its update reads the flag.
+  bool hasFinitenessPart(int64_t s) const;
+  bool readsFlag(int64_t s) const;
   void writeUpdateFragment(ServerProgram &server, UpdateInputs &inputs);
+  /// Maps the step values `inputs` brings into a fragment's `block` and
+  /// adds the workers' parts of the server's sums there.
+  void mapUpdateInputs(OpBuilder &body, Block &block, ServerProgram &server,
+                       UpdateInputs &inputs, IRMapping &mapping);
   /// The return, in the step's result order.
   void writeServerReturn(ServerProgram &server, func::FuncOp program);
   /// A worker's part `value` of `part` (of rows `indices`, sparse) added
@@ -351,11 +380,40 @@ private:
   /// Elementwise update ops on one variable's summed gradient before its
   /// optimizer (a scaling, a weight decay term): run on each of its shards.
   DenseMap<Operation *, unsigned> shardwiseOf;
+  /// A step that skips its update when a gradient is not finite
+  /// (train-mixed-precision's dynamic loss scaling; PipelineBuilder's
+  /// `lossScaling` finds its ops). Every server keeps or updates its shards
+  /// on one flag, the finiteness of every gradient: each server sums its
+  /// shards' part of it in a fragment of its own (the gate) and sends it to
+  /// server 0, which sums the parts, computes the flag and sends it back
+  /// before the servers' updates. Server 0 holds the loss scale and its
+  /// growth tracker and updates them; the workers pull the scale (the seed)
+  /// and worker 0 sends its reciprocal to the servers (the unscaling).
+  struct {
+    /// The op computing the flag from the sum of the parts (on server 0),
+    /// and the flag.
+    Operation *flagOp = nullptr;
+    Value flag;
+    /// Ops on one variable's unscaled gradient that the flag reads through
+    /// (a product with zero, a sum of its elements): on its shards.
+    DenseMap<Operation *, unsigned> partOf;
+    /// Those of them whose scalar results are added into the flag's
+    /// operand: each server adds those of its shards.
+    SmallVector<Operation *> parts;
+    /// The adds of the parts (each server's and server 0's sums replace
+    /// them).
+    DenseSet<Operation *> combine;
+    /// Selects that keep a variable or its state when the flag is false:
+    /// with the variable's shards.
+    DenseMap<Operation *, unsigned> keptOf;
+  } skipping;
   /// Variables with such an op that is not elementwise: one shard.
   DenseSet<unsigned> wholeOnly;
-  /// Values the loss path reads from the per-sample ops that do not depend
-  /// on the batch (a penalty on the parameters): worker 0 sends them.
+  /// Values the servers' ops read from the per-sample ops that do not
+  /// depend on the batch (a penalty on the parameters, the loss scale's
+  /// reciprocal): worker 0 sends each to the servers `fromWorker0To` lists.
   llvm::SetVector<Value> fromWorker0;
+  DenseMap<Value, SmallVector<int64_t>> fromWorker0To;
   /// Embedding tables looked up on their servers: per table argument, its
   /// lookups, the scatter-add of its gradient and the batch argument of
   /// the indices. Only the looked-up rows travel.

@@ -298,8 +298,9 @@ void ParameterServerBuilder::sendUnitResults(WorkerProgram &worker,
   if (w == 0)
     for (auto [i, value] : llvm::enumerate(fromWorker0))
       if (unit.inUnit.contains(value.getDefiningOp()))
-        SendOp::create(top, value.getLoc(), made[value], placeOfTask(0),
-                       channel(4, i, 0, 0));
+        for (int64_t s : fromWorker0To.lookup(value))
+          SendOp::create(top, value.getLoc(), made[value], placeOfTask(s),
+                         channel(4, i, s, 0));
   // Push each part to its server.
   for (auto [i, push] : llvm::enumerate(unit.pushes)) {
     auto &[acc, a, shard] = push;
@@ -346,6 +347,10 @@ void ParameterServerBuilder::cloneUpdate(OpBuilder &body,
       variable = paramOf[optimizer];
     else if (shardwiseOf.count(op))
       variable = shardwiseOf.lookup(op);
+    else if (skipping.partOf.count(op))
+      variable = skipping.partOf.lookup(op);
+    else if (skipping.keptOf.count(op))
+      variable = skipping.keptOf.lookup(op);
     // Constants and other operand-free ops, in the fragment (a splat of
     // the variable's shape at the shard's shape).
     IRMapping constants;
@@ -388,6 +393,11 @@ Type ParameterServerBuilder::typeHere(Value value, int64_t s) {
   auto optimizer = value.getDefiningOp<train::OptimizerOpInterface>();
   if (optimizer && type == optimizer.getParam().getType())
     type = shardType(paramOf[optimizer], *shardOn(paramOf[optimizer], s));
+  // A variable's value kept when a gradient is not finite.
+  if (auto it = skipping.keptOf.find(value.getDefiningOp());
+      it != skipping.keptOf.end() &&
+      type == func.getArgument(it->second).getType())
+    type = shardType(it->second, *shardOn(it->second, s));
   return type;
 }
 
@@ -445,7 +455,13 @@ LogicalResult ParameterServerBuilder::writeServer(int64_t s,
     return failure();
   UpdateInputs inputs;
   receiveUpdateInputs(server, inputs);
-  if (!server.ops.empty() || !server.sums.empty())
+  // (mode=async refuses a step that skips its update.)
+  bool gated = skipping.flagOp && !async;
+  if (gated)
+    writeGate(server, inputs);
+  addArgumentInputs(server, server.ops, inputs);
+  if (!server.ops.empty() || !server.sums.empty() ||
+      (gated && !server.outputs.empty()))
     writeUpdateFragment(server, inputs);
   writeServerReturn(server, program);
   return success();
@@ -526,22 +542,9 @@ void ParameterServerBuilder::serveSparseLookups(ServerProgram &server) {
 }
 
 void ParameterServerBuilder::collectUpdateOps(ServerProgram &server) {
-  int64_t s = server.s;
-  for (Operation &each : func.front().without_terminator()) {
-    Operation *op = &each;
-    if (!stepOps.contains(op) && !shardwiseOf.count(op) &&
-        !isa<train::OptimizerOpInterface>(op))
-      continue;
-    if (auto optimizer = dyn_cast<train::OptimizerOpInterface>(op)) {
-      if (shardOn(paramOf[optimizer], s))
-        server.ops.push_back(op);
-    } else if (shardwiseOf.count(op)) {
-      if (shardOn(shardwiseOf.lookup(op), s))
-        server.ops.push_back(op);
-    } else if (s == 0) {
-      server.ops.push_back(op);
-    }
-  }
+  for (Operation &op : func.front().without_terminator())
+    if (runsOn(&op, server.s))
+      server.ops.push_back(&op);
 }
 
 LogicalResult ParameterServerBuilder::collectReturns(ServerProgram &server) {
@@ -564,6 +567,11 @@ LogicalResult ParameterServerBuilder::collectReturns(ServerProgram &server) {
     const Shard *shard = nullptr;
     if (auto optimizer = dyn_cast_or_null<train::OptimizerOpInterface>(def)) {
       shard = shardHere(paramOf[optimizer]);
+      if (!shard)
+        continue;
+    } else if (auto kept = skipping.keptOf.find(def);
+               kept != skipping.keptOf.end()) {
+      shard = shardHere(kept->second);
       if (!shard)
         continue;
     } else if (!def || !(stepOps.contains(def) ||
@@ -633,27 +641,183 @@ void ParameterServerBuilder::receiveUpdateInputs(ServerProgram &server,
         operands.push_back(
             server.indicesFrom.lookup({gradientOf.lookup(part.acc), w}));
   }
-  // What the loss path needs from worker 0.
-  if (s == 0)
-    for (auto [i, value] : llvm::enumerate(fromWorker0)) {
-      fromWorker.push_back({value, static_cast<unsigned>(operands.size())});
-      operands.push_back(RecvOp::create(top, value.getLoc(), value.getType(),
-                                        placeOfTask(servers),
-                                        channel(4, i, 0, 0)));
-    }
+  // What this server's ops read from worker 0.
+  for (auto [i, value] : llvm::enumerate(fromWorker0)) {
+    if (!llvm::is_contained(fromWorker0To.lookup(value), s))
+      continue;
+    fromWorker.push_back({value, static_cast<unsigned>(operands.size())});
+    operands.push_back(RecvOp::create(top, value.getLoc(), value.getType(),
+                                      placeOfTask(servers),
+                                      channel(4, i, s, 0)));
+  }
   for (auto [value, result] : server.servedSums) {
     carriedSlots.push_back({value, static_cast<unsigned>(operands.size())});
     operands.push_back(result);
   }
+}
+
+void ParameterServerBuilder::addArgumentInputs(ServerProgram &server,
+                                               ArrayRef<Operation *> ops,
+                                               UpdateInputs &inputs) {
   llvm::SetVector<unsigned> argInputs;
-  for (Operation *op : server.ops)
+  for (Operation *op : ops)
     for (Value operand : op->getOperands())
       if (auto arg = dyn_cast<BlockArgument>(operand))
         argInputs.insert(arg.getArgNumber());
   for (unsigned index : argInputs) {
-    argSlots.push_back({index, static_cast<unsigned>(operands.size())});
-    operands.push_back(serverArg(server, index));
+    inputs.argSlots.push_back(
+        {index, static_cast<unsigned>(inputs.operands.size())});
+    inputs.operands.push_back(serverArg(server, index));
   }
+}
+
+void ParameterServerBuilder::mapUpdateInputs(OpBuilder &body, Block &block,
+                                             ServerProgram &server,
+                                             UpdateInputs &inputs,
+                                             IRMapping &mapping) {
+  for (auto [index, slot] : inputs.argSlots)
+    mapping.map(func.getArgument(index), block.getArgument(slot));
+  for (auto [value, slot] : inputs.fromWorker)
+    mapping.map(value, block.getArgument(slot));
+  for (auto [value, slot] : inputs.carriedSlots)
+    mapping.map(value, block.getArgument(slot));
+  // The workers' parts, added in worker order.
+  for (auto [i, part] : llvm::enumerate(server.sums)) {
+    Value sum;
+    for (int64_t w = 0; w < workers; ++w)
+      sum = addPart(body, part, sum, block.getArgument(inputs.firstPart[i] + w),
+                    part.sparseShard
+                        ? block.getArgument(inputs.firstIndices[i] + w)
+                        : Value(),
+                    /*scale=*/1);
+    mapping.map(part.acc.getResult(0), sum);
+  }
+}
+
+bool ParameterServerBuilder::hasFinitenessPart(int64_t s) const {
+  return llvm::any_of(skipping.parts, [&](Operation *part) {
+    return shardOn(skipping.partOf.lookup(part), s);
+  });
+}
+
+bool ParameterServerBuilder::readsFlag(int64_t s) const {
+  return llvm::any_of(skipping.flag.getUsers(),
+                      [&](Operation *user) { return runsOn(user, s); });
+}
+
+void ParameterServerBuilder::writeGate(ServerProgram &server,
+                                       UpdateInputs &inputs) {
+  MLIRContext *context = module.getContext();
+  int64_t s = server.s;
+  OpBuilder &top = server.top;
+  Location loc = skipping.flagOp->getLoc();
+  Type flagType = skipping.flag.getType();
+  if (s != 0 && !hasFinitenessPart(s)) {
+    // No part of the flag here: the update waits for the flag alone.
+    if (readsFlag(s)) {
+      inputs.carriedSlots.push_back(
+          {skipping.flag, static_cast<unsigned>(inputs.operands.size())});
+      inputs.operands.push_back(RecvOp::create(
+          top, loc, flagType, placeOfTask(0), channel(7, s, 0, 0)));
+    }
+    return;
+  }
+  // The gate: the ops the flag depends on (this server's gradients
+  // unscaled, their parts of the flag).
+  SmallVector<Operation *> gateOps, updateOps;
+  for (Operation *op : server.ops)
+    (lossScaling.gate.contains(op) ? gateOps : updateOps).push_back(op);
+  addArgumentInputs(server, gateOps, inputs);
+  // Server 0 sums every server's part.
+  Type partType = skipping.parts.front()->getResult(0).getType();
+  SmallVector<unsigned> partSlots;
+  for (int64_t t = 1; t < servers && s == 0; ++t)
+    if (hasFinitenessPart(t)) {
+      partSlots.push_back(inputs.operands.size());
+      inputs.operands.push_back(RecvOp::create(
+          top, loc, partType, placeOfTask(t), channel(6, t, 0, 0)));
+    }
+  // What the update and the return read of the gate's values: the sums,
+  // the unscaled gradients, worker 0's values.
+  DenseSet<Value> gateValues;
+  for (Sum &part : server.sums)
+    gateValues.insert(part.acc.getResult(0));
+  for (auto [value, slot] : inputs.fromWorker)
+    gateValues.insert(value);
+  for (Operation *op : gateOps)
+    gateValues.insert(op->getResults().begin(), op->getResults().end());
+  llvm::SetVector<Value> later;
+  for (Operation *op : updateOps)
+    for (Value operand : op->getOperands())
+      if (gateValues.contains(operand))
+        later.insert(operand);
+  for (Value output : server.outputs)
+    if (gateValues.contains(output))
+      later.insert(output);
+  SmallVector<Type> resultTypes(later.size() + 1, flagType);
+  auto fragment = FragmentOp::create(
+      top, loc, resultTypes, inputs.operands, server.here,
+      ScheduleUnitAttr::get(context, UnitKind::update, 0, 0));
+  fragment.setOriginAttr(top.getStrArrayAttr({func.getSymName().str()}));
+  Block &block = fragment.getBodyBlock();
+  OpBuilder body = OpBuilder::atBlockBegin(&block);
+  IRMapping mapping;
+  mapUpdateInputs(body, block, server, inputs, mapping);
+  cloneUpdate(body, gateOps, mapping, s);
+  // This server's part: its shards' parts in step order.
+  Value part;
+  for (Operation *op : skipping.parts)
+    if (shardOn(skipping.partOf.lookup(op), s)) {
+      Value value = mapping.lookup(op->getResult(0));
+      part =
+          part ? partBuilder->buildAdd(body, op->getLoc(), part, value) : value;
+    }
+  SmallVector<Value> yielded{part};
+  if (s == 0) {
+    // The flag, of the sum of the parts in server order.
+    for (unsigned slot : partSlots)
+      part =
+          part ? partBuilder->buildAdd(body, loc, part, block.getArgument(slot))
+               : block.getArgument(slot);
+    IRMapping sum;
+    for (Value operand : skipping.flagOp->getOperands())
+      sum.map(operand, part);
+    Operation *flag = body.clone(*skipping.flagOp, sum);
+    flag->removeAttr(DistDialect::kResultShardingsAttrName);
+    yielded.front() = flag->getResult(0);
+  }
+  for (Value value : later)
+    yielded.push_back(mapping.lookup(value));
+  YieldOp::create(body, loc, yielded);
+  for (auto [result, value] : llvm::zip(fragment.getResults(), yielded))
+    result.setType(value.getType());
+  // The parts to server 0, the flag back.
+  Value flag = fragment.getResult(0);
+  if (s != 0) {
+    SendOp::create(top, loc, fragment.getResult(0), placeOfTask(0),
+                   channel(6, s, 0, 0));
+    flag = readsFlag(s) ? RecvOp::create(top, loc, flagType, placeOfTask(0),
+                                         channel(7, s, 0, 0))
+                              .getResult()
+                        : Value();
+  }
+  for (int64_t t = 1; t < servers && s == 0; ++t)
+    if (readsFlag(t))
+      SendOp::create(top, loc, flag, placeOfTask(t), channel(7, t, 0, 0));
+  // The update reads the flag and the gate's values.
+  UpdateInputs update;
+  if (flag) {
+    update.carriedSlots.push_back({skipping.flag, 0});
+    update.operands.push_back(flag);
+  }
+  for (auto [i, value] : llvm::enumerate(later)) {
+    update.carriedSlots.push_back(
+        {value, static_cast<unsigned>(update.operands.size())});
+    update.operands.push_back(fragment.getResult(i + 1));
+  }
+  inputs = std::move(update);
+  server.sums.clear();
+  server.ops = std::move(updateOps);
 }
 
 void ParameterServerBuilder::writeUpdateFragment(ServerProgram &server,
@@ -675,23 +839,7 @@ void ParameterServerBuilder::writeUpdateFragment(ServerProgram &server,
   Block &block = fragment.getBodyBlock();
   OpBuilder body = OpBuilder::atBlockBegin(&block);
   IRMapping mapping;
-  for (auto [index, slot] : inputs.argSlots)
-    mapping.map(func.getArgument(index), block.getArgument(slot));
-  for (auto [value, slot] : inputs.fromWorker)
-    mapping.map(value, block.getArgument(slot));
-  for (auto [value, slot] : inputs.carriedSlots)
-    mapping.map(value, block.getArgument(slot));
-  // The workers' parts, added in worker order.
-  for (auto [i, part] : llvm::enumerate(server.sums)) {
-    Value sum;
-    for (int64_t w = 0; w < workers; ++w)
-      sum = addPart(body, part, sum, block.getArgument(inputs.firstPart[i] + w),
-                    part.sparseShard
-                        ? block.getArgument(inputs.firstIndices[i] + w)
-                        : Value(),
-                    /*scale=*/1);
-    mapping.map(part.acc.getResult(0), sum);
-  }
+  mapUpdateInputs(body, block, server, inputs, mapping);
   cloneUpdate(body, server.ops, mapping, s);
   SmallVector<Value> yielded;
   for (Value output : stepOutputs)
@@ -736,6 +884,10 @@ LogicalResult ParameterServerBuilder::writeServerPrograms(StringRef mode) {
                                         builder.getFunctionType({}, {}));
     program->setAttr(DistDialect::kPlaceAttrName, placeOfTask(task));
     program->setAttr(DistDialect::kScheduleAttrName, schedule(role));
+    // How the step computes (train-mixed-precision), which runners read.
+    if (Attribute precision =
+            func->getAttr(train::TrainDialect::kMixedPrecisionAttrName))
+      program->setAttr(train::TrainDialect::kMixedPrecisionAttrName, precision);
     program.addEntryBlock();
     return program;
   };

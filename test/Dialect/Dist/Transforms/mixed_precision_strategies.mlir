@@ -2,11 +2,12 @@
 // tensor parallelism splits the weights through their 16-bit casts, ZeRO-3
 // shards the parameters behind the skip select of dynamic loss scaling and
 // the finite flag's sum over split gradients is all-reduced, and the
-// parameter server refuses a step whose updates are skipped together (the
-// pipeline's: pipeline_loss_scaling.mlir).
+// parameter server keeps every shard on one flag (the pipeline's and the
+// parameter server's: pipeline_loss_scaling.mlir,
+// parameter_server_loss_scaling.mlir).
 // RUN: dist-opt %examples/mlp.mlir --train-mixed-precision="compute=f16 loss-scale=dynamic" --dist-tensor-parallel=size=2 2>&1 | FileCheck %s --check-prefix=TP
 // RUN: dist-opt %examples/mlp.mlir --train-mixed-precision="compute=f16 loss-scale=dynamic" --dist-zero="stage=3 replicas=2" 2>&1 | FileCheck %s --check-prefix=ZERO
-// RUN: not dist-opt %examples/mlp.mlir --train-mixed-precision="compute=f16 loss-scale=dynamic" --dist-parameter-server="ps=1 workers=2" 2>&1 | FileCheck %s --check-prefix=PS
+// RUN: dist-opt %examples/mlp.mlir --train-mixed-precision="compute=f16 loss-scale=dynamic" --dist-parameter-server="ps=1 workers=2" 2>&1 | FileCheck %s --check-prefix=PS
 // RUN: dist-opt %examples/mlp.mlir --train-mixed-precision="compute=f16 loss-scale=static" --dist-pipeline="stages=2 microbatches=2" -o %t.static.mlir 2>&1 | FileCheck %s --check-prefix=STATIC --allow-empty
 
 // Column-parallel fc1 and row-parallel fc2, as for the float32 step: each
@@ -35,7 +36,12 @@
 // ZERO: return
 
 
-// PS: error: result #0 'fc1.weight' (param) is kept when a gradient is not finite (dynamic loss scaling, train-mixed-precision loss-scale=dynamic): dist-parameter-server cannot place it, because each server would need the finiteness of every server's gradients
+// The server computes the flag and keeps the parameters on it.
+// PS-NOT: error
+// PS-LABEL: func.func @train_step_ps0
+// PS: %[[FLAG:.*]] = train.compare %[[FINITE:.*]], %[[FINITE]] {direction = #train.compare_direction<eq>}
+// PS: dist.yield %[[FLAG]],
+// PS: train.select %{{.*}}, %new_param, %{{.*}} : (tensor<i1>, tensor<128x784xf32>, tensor<128x784xf32>)
 
 // Static loss scaling skips nothing: the pipeline places it.
 // STATIC-NOT: error
