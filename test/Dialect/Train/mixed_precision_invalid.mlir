@@ -22,13 +22,35 @@ func.func @mixed(%w: tensor<2xf32> {train.role = #train.role<param>, train.name 
 
 // -----
 
-// A step a strategy already distributed.
+// Collectives in a step that is not partitioned.
 dist.mesh @mesh {axes = ["data"], shape = array<i64: 2>}
 func.func @distributed(%w: tensor<2xf32> {train.role = #train.role<param>, train.name = "w"})
     -> (tensor<2xf32> {train.role = #train.role<param>, train.name = "w"}) {
-  // expected-error @+1 {{train-mixed-precision runs on a single-device step, before the strategy; 'distributed' is already distributed ('dist.all_reduce')}}
+  // expected-error @+1 {{train-mixed-precision: 'distributed' has 'dist.all_reduce' but is not a partitioned step (no 'dist.partitioned'): it cannot tell the values' layout}}
   %r = dist.all_reduce %w on @mesh axes = ["data"] : tensor<2xf32>
   return %r : tensor<2xf32>
+}
+
+// -----
+
+// A collective a later pass split (dist-overlap-collectives).
+dist.mesh @mesh2 {axes = ["data"], shape = array<i64: 2>}
+func.func @overlapped(%w: tensor<2xf32> {train.role = #train.role<param>, train.name = "w", dist.sharding = #dist.sharding<@mesh2, [[]]>})
+    -> (tensor<2xf32> {train.role = #train.role<param>, train.name = "w"}) attributes {dist.partitioned} {
+  // expected-error @+1 {{train-mixed-precision rewrites a single-device step or one a strategy partitioned (sums and movements of its values); 'overlapped' has 'dist.all_reduce_start' from a later pass: run train-mixed-precision before it}}
+  %t = dist.all_reduce_start %w on @mesh2 axes = ["data"] : tensor<2xf32> -> !dist.future<tensor<2xf32>>
+  %r = dist.wait %t : !dist.future<tensor<2xf32>>
+  return %r : tensor<2xf32>
+}
+
+// -----
+
+// A placed program (dist-pipeline, dist-parameter-server).
+dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
+// expected-error @+1 {{train-mixed-precision: 'placed' is a placed program (dist-pipeline, dist-parameter-server): run train-mixed-precision before that strategy, which places the loss scale and the gradients' finiteness on its devices}}
+func.func @placed(%w: tensor<2xf32> {train.role = #train.role<param>, train.name = "w"})
+    -> (tensor<2xf32> {train.role = #train.role<param>, train.name = "w"}) attributes {dist.place = #dist.place<@pipe, pipe = 0>} {
+  return %w : tensor<2xf32>
 }
 
 // -----

@@ -10,10 +10,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "distopt/Dialect/Dist/IR/DistOps.h"
 #include "distopt/Dialect/Train/IR/TrainOps.h"
 #include "distopt/Dialect/Train/IR/TrainingStep.h"
 #include "distopt/Dialect/Train/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -47,6 +49,10 @@ enum class OpClass {
   Follow,
   /// Left as written (constants, iota, conversions).
   Keep,
+  /// A strategy's collective (after dist-partition): result i is operand
+  /// i summed or moved across devices, in operand i's precision; a sum
+  /// that only float32 work reads runs in float32 (see isCarry).
+  Carry,
 };
 
 enum class LossScale { none, fixed, dynamic };
@@ -61,12 +67,37 @@ struct Precision {
 
 } // namespace
 
+/// A collective of a partitioned step that carries each operand to the
+/// result of the same index across devices: a sum (all_reduce,
+/// reduce_scatter), a max or min, or a movement (all_gather, all_to_all,
+/// local_slice, broadcast).
+static bool isCarry(Operation *op) {
+  return isa<dist::AllReduceOp, dist::ReduceScatterOp, dist::AllGatherOp,
+             dist::AllToAllOp, dist::LocalSliceOp, dist::BroadcastOp>(op);
+}
+
+/// A carry whose result is a sum of its operand's values across devices.
+static bool isSumCarry(Operation *op) {
+  if (auto allReduce = dyn_cast<dist::AllReduceOp>(op))
+    return allReduce.getReduction() == dist::ReductionKind::sum;
+  return isa<dist::ReduceScatterOp>(op);
+}
+
+/// A carry linear in its operand: all but a max or min.
+static bool isLinearCarry(Operation *op) {
+  auto allReduce = dyn_cast<dist::AllReduceOp>(op);
+  return isCarry(op) &&
+         (!allReduce || allReduce.getReduction() == dist::ReductionKind::sum);
+}
+
 /// The class of `op`; `master` holds the ops that update parameters or
 /// optimizer state without being optimizer ops (see StepRewriter::analyze).
 static OpClass classify(Operation *op,
                         const llvm::DenseSet<Operation *> &master) {
   if (master.contains(op))
     return OpClass::Wide;
+  if (isCarry(op))
+    return OpClass::Carry;
   return llvm::TypeSwitch<Operation *, OpClass>(op)
       .Case<MatmulOp, Conv2dOp, Conv2dBackwardInputOp, Conv2dBackwardFilterOp>(
           [](Operation *) { return OpClass::Narrow; })
@@ -98,8 +129,13 @@ static bool isF32Tensor(Type type) {
 
 /// True when `value` is a constant whose elements are all `x`.
 static bool isSplatConstant(Value value, double x) {
-  while (auto convert = value.getDefiningOp<ConvertOp>())
-    value = convert.getOperand();
+  // (Through conversions, and a strategy's slices and gathers of it.)
+  while (Operation *def = value.getDefiningOp()) {
+    if (!isa<ConvertOp, dist::LocalSliceOp, dist::AllGatherOp,
+             dist::BroadcastOp>(def))
+      break;
+    value = def->getOperand(0);
+  }
   auto constant = value.getDefiningOp<ConstantOp>();
   if (!constant)
     return false;
@@ -149,8 +185,10 @@ struct Linearity {
     };
     return llvm::TypeSwitch<Operation *, bool>(op)
         .Case<MulOp, MatmulOp, Conv2dOp, Conv2dBackwardInputOp,
-              Conv2dBackwardFilterOp>(
+              Conv2dBackwardFilterOp, arith::MulFOp>(
             [&](Operation *) { return linearIn(0) || linearIn(1); })
+        // (A partitioned step's mean over devices scales by a constant.)
+        .Case<arith::DivFOp>([&](Operation *) { return linearIn(0); })
         .Case<AddOp, SubOp, ConcatOp>(
             [&](Operation *) { return allLinearOrZero(in); })
         .Case<SelectOp>([&](SelectOp select) {
@@ -186,6 +224,19 @@ struct Linearity {
     for (Operation &op : func.getBody().front()) {
       if (forward.contains(&op))
         continue;
+      if (isLinearCarry(&op)) {
+        // Each result is its operand summed or moved: linear in it.
+        for (auto [use, r] : llvm::zip(op.getOpOperands(), op.getResults())) {
+          if (use.get() == seed)
+            result.seedUses.push_back(&use);
+          else if (!result.dependent.contains(use.get()))
+            continue;
+          result.dependent.insert(r);
+          if (result.isLinear(use.get(), /*seedIsConstant=*/false))
+            result.linear.insert(r);
+        }
+        continue;
+      }
       bool readsSeed = llvm::is_contained(op.getOperands(), seed);
       if (!readsSeed && llvm::none_of(op.getOperands(), [&](Value v) {
             return result.dependent.contains(v);
@@ -212,13 +263,23 @@ struct Linearity {
 };
 } // namespace
 
-/// The ops `value` depends on.
+/// The ops `value` depends on. A collective is not one of them: its
+/// result depends on its operand of the same index only (a sum of the
+/// loss and the gradients in one all-reduce), which is.
 static llvm::DenseSet<Operation *> getDefiningSlice(Value value) {
   llvm::DenseSet<Operation *> slice;
+  llvm::DenseSet<Value> seen;
   SmallVector<Value> worklist{value};
   while (!worklist.empty()) {
-    Operation *op = worklist.pop_back_val().getDefiningOp();
-    if (op && slice.insert(op).second)
+    Value v = worklist.pop_back_val();
+    Operation *op = v.getDefiningOp();
+    if (!op || !seen.insert(v).second)
+      continue;
+    if (isCarry(op)) {
+      worklist.push_back(op->getOperand(cast<OpResult>(v).getResultNumber()));
+      continue;
+    }
+    if (slice.insert(op).second)
       llvm::append_range(worklist, op->getOperands());
   }
   return slice;
@@ -281,8 +342,11 @@ static FailureOr<Linearity> findSeed(func::FuncOp func, Value loss,
 namespace {
 class StepRewriter {
 public:
-  StepRewriter(func::FuncOp func, const Precision &precision)
-      : func(func), precision(precision), builder(func.getContext()) {}
+  /// `mesh`: the mesh a strategy partitioned `func` over (null: a
+  /// single-device step).
+  StepRewriter(func::FuncOp func, const Precision &precision, dist::MeshOp mesh)
+      : func(func), precision(precision), builder(func.getContext()),
+        mesh(mesh) {}
 
   /// Finds the backward's seed and what reads the gradients: optimizer
   /// ops, or the ops that depend on the seed but not linearly (an
@@ -305,6 +369,9 @@ private:
   Value convert(Value value, Type element);
   /// The element type `value` had before the pass.
   Type originalElement(Value value) const;
+  /// True when every op that reads `value` computes in float32 or leaves
+  /// it as written.
+  bool readsWide(Value value) const;
   Value scalar(Location loc, double x) {
     auto type = RankedTensorType::get({}, builder.getF32Type());
     return ConstantOp::create(builder, loc,
@@ -325,10 +392,18 @@ private:
   /// Appends a scalar float32 opt_state argument and result named `name`.
   FailureOr<BlockArgument> addScalarState(StringRef name,
                                           std::optional<double> init);
+  /// In a partitioned step (after a strategy), the mesh axes the gradient
+  /// `grad` that `user` reads is split over, in mesh order: those of the
+  /// parameter an optimizer updates (its dist.sharding, and a ZeRO
+  /// slice's); of a reduce-scatter or slice that makes the gradient; else
+  /// every axis of the mesh. None in a single-device step.
+  SmallVector<StringAttr> getSplitAxes(Operation *user, Value grad);
 
   func::FuncOp func;
   const Precision &precision;
   OpBuilder builder;
+  /// A partitioned step's mesh (null in a single-device step).
+  dist::MeshOp mesh;
   llvm::DenseSet<Value> narrowed;
   DenseMap<std::pair<Value, Type>, Value> conversions;
   Operation *lastArgumentConversion = nullptr;
@@ -347,6 +422,25 @@ Type StepRewriter::originalElement(Value value) const {
   Type element = getElementTypeOrSelf(value.getType());
   return narrowed.contains(value) ? Float32Type::get(value.getContext())
                                   : element;
+}
+
+bool StepRewriter::readsWide(Value value) const {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    switch (classify(user, master)) {
+    case OpClass::Wide:
+    case OpClass::Keep:
+      continue;
+    case OpClass::Carry:
+      if (readsWide(user->getResult(use.getOperandNumber())))
+        continue;
+      return false;
+    case OpClass::Narrow:
+    case OpClass::Follow:
+      return false;
+    }
+  }
+  return true;
 }
 
 Value StepRewriter::convert(Value value, Type element) {
@@ -384,6 +478,26 @@ LogicalResult StepRewriter::rewritePrecision() {
     OpClass opClass = classify(op, master);
     if (opClass == OpClass::Keep)
       continue;
+    if (opClass == OpClass::Carry) {
+      // Result i in operand i's precision. A sum that only float32 work
+      // reads sums float32 values, as when the strategy partitions a step
+      // already in mixed precision: the widening sits at the value's
+      // definition, before the collective.
+      for (auto [use, result] :
+           llvm::zip(op->getOpOperands(), op->getResults())) {
+        Value v = use.get();
+        if (!narrowed.contains(v))
+          continue;
+        if (isSumCarry(op) && readsWide(result)) {
+          use.set(convert(v, originalElement(v)));
+          continue;
+        }
+        result.setType(cast<RankedTensorType>(result.getType())
+                           .clone(getElementTypeOrSelf(v.getType())));
+        narrowed.insert(result);
+      }
+      continue;
+    }
     bool toNarrow = opClass == OpClass::Narrow;
     if (opClass == OpClass::Follow)
       toNarrow = llvm::any_of(op->getOperands(),
@@ -441,6 +555,11 @@ StepRewriter::addScalarState(StringRef name, std::optional<double> init) {
   attrs.set(TrainDialect::kRoleAttrName,
             RoleAttr::get(context, Role::opt_state));
   attrs.set(TrainDialect::kNameAttrName, builder.getStringAttr(name));
+  if (mesh) // Replicated, as the strategy lays out scalar state.
+    attrs.set(dist::DistDialect::kShardingAttrName,
+              dist::ShardingAttr::get(
+                  context, FlatSymbolRefAttr::get(mesh.getSymNameAttr()), {},
+                  builder.getArrayAttr({})));
   NamedAttrList resultAttrs = attrs;
   if (init)
     attrs.set(TrainDialect::kInitAttrName, builder.getF64FloatAttr(*init));
@@ -452,6 +571,45 @@ StepRewriter::addScalarState(StringRef name, std::optional<double> init) {
                                resultAttrs.getDictionary(context))))
     return failure();
   return func.getArgument(index);
+}
+
+SmallVector<StringAttr> StepRewriter::getSplitAxes(Operation *user,
+                                                   Value grad) {
+  if (!mesh)
+    return {};
+  llvm::SmallDenseSet<StringAttr> axes;
+  bool found = false;
+  auto addSliceAxes = [&](Value &value) {
+    while (auto slice = value.getDefiningOp<dist::LocalSliceOp>()) {
+      for (auto axis : slice.getAxes().getAsRange<StringAttr>())
+        axes.insert(axis);
+      value = slice.getInput();
+      found = true;
+    }
+  };
+  if (auto update = dyn_cast<OptimizerOpInterface>(user)) {
+    Value param = update.getParam();
+    addSliceAxes(param);
+    if (auto arg = dyn_cast<BlockArgument>(param)) {
+      found = true;
+      if (auto sharding = func.getArgAttrOfType<dist::ShardingAttr>(
+              arg.getArgNumber(), dist::DistDialect::kShardingAttrName))
+        for (ArrayAttr dim : sharding.getDims())
+          for (auto axis : dim.getAsRange<StringAttr>())
+            axes.insert(axis);
+    }
+  } else if (auto scatter = grad.getDefiningOp<dist::ReduceScatterOp>()) {
+    for (auto axis : scatter.getAxes().getAsRange<StringAttr>())
+      axes.insert(axis);
+    found = true;
+  } else {
+    addSliceAxes(grad);
+  }
+  SmallVector<StringAttr> ordered;
+  for (auto axis : mesh.getAxes().getAsRange<StringAttr>())
+    if (!found || axes.contains(axis))
+      ordered.push_back(axis);
+  return ordered;
 }
 
 LogicalResult StepRewriter::analyze(bool scaling) {
@@ -482,10 +640,11 @@ LogicalResult StepRewriter::analyze(bool scaling) {
   seed = std::move(*found);
   // Master ops: those that read the gradients other than linearly.
   for (Operation &op : func.getBody().front()) {
-    if (llvm::none_of(op.getResults(),
-                      [&](Value r) { return seed->dependent.contains(r); }) ||
-        llvm::all_of(op.getResults(),
-                     [&](Value r) { return seed->linear.contains(r); }))
+    // (A collective carrying a gradient with the loss is linear in the
+    // gradient and independent of the seed in the loss.)
+    if (llvm::none_of(op.getResults(), [&](Value r) {
+          return seed->dependent.contains(r) && !seed->linear.contains(r);
+        }))
       continue;
     if (!isa<OptimizerOpInterface>(op) && !isa<func::ReturnOp>(op))
       master.insert(&op);
@@ -547,17 +706,49 @@ LogicalResult StepRewriter::unscaleGradients() {
               : scalar(loc, double(1.0f / float(precision.initScale)));
   Value zero = scalar(loc, 0.0);
   DenseMap<Value, Value> unscaledOf;
-  SmallVector<Value> sums;
-  for (auto [op, index] : gradientUses) {
+  // The finiteness sums, with the mesh axes their gradients are split over,
+  // in the order of gradientUses.
+  SmallVector<std::pair<SmallVector<StringAttr>, Value>> sums(
+      gradientUses.size());
+  // The gradients a collective sums are checked after it in its results'
+  // order, as when the strategy partitions a step already mixed.
+  auto carrierIndex = [&](unsigned i) -> int64_t {
+    auto [op, index] = gradientUses[i];
+    auto carried = dyn_cast<OpResult>(op->getOperand(index));
+    return carried && isSumCarry(carried.getOwner()) ? carried.getResultNumber()
+                                                     : -1;
+  };
+  SmallVector<unsigned> order =
+      llvm::to_vector(llvm::seq<unsigned>(0, gradientUses.size()));
+  llvm::stable_sort(order, [&](unsigned a, unsigned b) {
+    return carrierIndex(a) < carrierIndex(b);
+  });
+  DenseMap<Operation *, Operation *> lastCheckAfter;
+  for (unsigned i : order) {
+    auto [op, index] = gradientUses[i];
     Value grad = op->getOperand(index);
     if (Value unscaled = unscaledOf.lookup(grad)) {
       op->setOperand(index, unscaled);
       continue;
     }
-    builder.setInsertionPointAfterValue(grad);
     Location gradLoc = grad.getLoc();
-    Value unscaled = unscaledOf[grad] = mul(gradLoc, grad, inverse);
-    op->setOperand(index, unscaled);
+    Value unscaled;
+    auto carried = dyn_cast<OpResult>(grad);
+    if (carried && isSumCarry(carried.getOwner())) {
+      // Summed across devices by a strategy: each device's part is
+      // unscaled before the sum, as in a step made mixed before the
+      // strategy (the product by a whole scalar stays a partial sum).
+      OpOperand &part =
+          carried.getOwner()->getOpOperand(carried.getResultNumber());
+      builder.setInsertionPointAfterValue(part.get());
+      part.set(mul(gradLoc, part.get(), inverse));
+      unscaled = grad;
+    } else {
+      builder.setInsertionPointAfterValue(grad);
+      unscaled = mul(gradLoc, grad, inverse);
+      op->setOperand(index, unscaled);
+    }
+    unscaledOf[grad] = unscaled;
     if (!dynamic)
       continue;
     // Any infinite or NaN element makes the sum of g * 0 NaN. It reads the
@@ -565,6 +756,13 @@ LogicalResult StepRewriter::unscaleGradients() {
     // operand: ZeRO reduce-scatters it and sums the shards), not the scaled
     // one GradScaler reads: they differ only when a scale below 1 makes a
     // finite gradient infinite, a step this skips instead of applying.
+    Operation *carrier = carried && isSumCarry(carried.getOwner())
+                             ? carried.getOwner()
+                             : nullptr;
+    if (Operation *last = lastCheckAfter.lookup(carrier); carrier && last)
+      builder.setInsertionPointAfter(last);
+    else
+      builder.setInsertionPointAfterValue(unscaled);
     auto gradType = cast<RankedTensorType>(grad.getType());
     SmallVector<int64_t> dims =
         llvm::to_vector(llvm::seq<int64_t>(0, gradType.getRank()));
@@ -572,17 +770,41 @@ LogicalResult StepRewriter::unscaleGradients() {
     Value sum = dims.empty() ? zeros
                              : Value(ReduceOp::create(builder, gradLoc, zeros,
                                                       ReduceKind::sum, dims));
-    sums.push_back(sum);
+    if (carrier)
+      lastCheckAfter[carrier] = sum.getDefiningOp();
+    sums[i] = {getSplitAxes(op, grad), sum};
   }
+  // (A gradient read twice is checked once.)
+  llvm::erase_if(sums, [](auto &entry) { return !entry.second; });
   if (!dynamic)
     return success();
 
   // After the last update: keep every param and state on a bad step, and
-  // move the scale as GradScaler's _amp_update_scale_ does.
+  // move the scale as GradScaler's _amp_update_scale_ does. The sums of
+  // gradients split over mesh axes are added up there first (each device
+  // holds its shard's part), per set of axes.
   builder.setInsertionPoint(func.getBody().front().getTerminator());
-  Value nonFinite = sums.front();
-  for (Value sum : ArrayRef(sums).drop_front())
-    nonFinite = add(loc, nonFinite, sum);
+  SmallVector<std::pair<SmallVector<StringAttr>, Value>> groups;
+  for (auto &[axes, sum] : sums) {
+    auto group =
+        llvm::find_if(groups, [&](auto &g) { return g.first == axes; });
+    if (group == groups.end())
+      groups.push_back({axes, sum});
+    else
+      group->second = add(loc, group->second, sum);
+  }
+  Value nonFinite;
+  for (auto &[axes, sum] : groups) {
+    Value total = sum;
+    if (!axes.empty())
+      total = dist::AllReduceOp::create(
+                  builder, loc, TypeRange{sum.getType()}, ValueRange{sum},
+                  dist::ReductionKind::sum, mesh.getSymName(),
+                  builder.getArrayAttr(
+                      SmallVector<Attribute>(axes.begin(), axes.end())))
+                  .getResult(0);
+    nonFinite = nonFinite ? add(loc, nonFinite, total) : total;
+  }
   Value finite = compare(loc, nonFinite, nonFinite, CompareDirection::eq);
   Value one = scalar(loc, 1.0);
   TrainingStep step = TrainingStep::get(func);
@@ -623,6 +845,61 @@ LogicalResult StepRewriter::unscaleGradients() {
 // The pass
 //===----------------------------------------------------------------------===//
 
+/// The mesh a strategy partitioned `func` over (dist-mirrored, dist-zero,
+/// dist-tensor-parallel, dist-hybrid: one SPMD program of sums and
+/// movements), or null for a single-device step. Fails, naming what to do,
+/// on what the pass does not rewrite after a strategy: placed programs and
+/// collectives a later pass split or overlapped.
+static FailureOr<dist::MeshOp> getPartitionMesh(func::FuncOp func) {
+  if (func->hasAttr(dist::DistDialect::kPlaceAttrName))
+    return emitError(func.getLoc())
+           << "train-mixed-precision: '" << func.getSymName()
+           << "' is a placed program (dist-pipeline, dist-parameter-server): "
+              "run train-mixed-precision before that strategy, which places "
+              "the loss scale and the gradients' finiteness on its devices";
+  Operation *unhandled = nullptr, *carry = nullptr;
+  dist::MeshOp mesh;
+  func.walk([&](Operation *op) {
+    if (!isa_and_nonnull<dist::DistDialect>(op->getDialect()) ||
+        isa<dist::AnnotateOp, dist::ShardOffsetOp>(op))
+      return WalkResult::advance();
+    if (!isCarry(op)) {
+      unhandled = op;
+      return WalkResult::interrupt();
+    }
+    if (!carry)
+      carry = op;
+    if (auto name = op->getAttrOfType<FlatSymbolRefAttr>("mesh"); !mesh && name)
+      mesh = SymbolTable::lookupNearestSymbolFrom<dist::MeshOp>(func, name);
+    return WalkResult::advance();
+  });
+  if (unhandled)
+    return emitError(unhandled->getLoc())
+           << "train-mixed-precision rewrites a single-device step or one a "
+              "strategy partitioned (sums and movements of its values); '"
+           << func.getSymName() << "' has '" << unhandled->getName()
+           << "' from a later pass: run train-mixed-precision before it";
+  if (!func->hasAttr(dist::DistDialect::kPartitionedAttrName)) {
+    if (carry)
+      return emitError(carry->getLoc())
+             << "train-mixed-precision: '" << func.getSymName() << "' has '"
+             << carry->getName() << "' but is not a partitioned step (no '"
+             << dist::DistDialect::kPartitionedAttrName
+             << "'): it cannot tell the values' layout";
+    return dist::MeshOp();
+  }
+  for (unsigned i = 0; !mesh && i < func.getNumArguments(); ++i)
+    if (auto sharding = func.getArgAttrOfType<dist::ShardingAttr>(
+            i, dist::DistDialect::kShardingAttrName))
+      mesh = SymbolTable::lookupNearestSymbolFrom<dist::MeshOp>(
+          func, sharding.getMesh());
+  if (!mesh)
+    return emitError(func.getLoc())
+           << "train-mixed-precision: '" << func.getSymName()
+           << "' is partitioned but names no mesh in its shardings";
+  return mesh;
+}
+
 namespace {
 struct TrainMixedPrecisionPass
     : public train::impl::TrainMixedPrecisionPassBase<TrainMixedPrecisionPass> {
@@ -649,23 +926,12 @@ struct TrainMixedPrecisionPass
             << func->getAttr(TrainDialect::kMixedPrecisionAttrName) << ")";
         return signalPassFailure();
       }
-      WalkResult distributed = func.walk([&](Operation *op) {
-        if (op->getDialect() && op->getDialect()->getNamespace() == "dist" &&
-            op->getName().getStringRef() != "dist.annotate") {
-          emitError(op->getLoc())
-              << "train-mixed-precision runs on a single-device step, before "
-                 "the strategy; '"
-              << func.getSymName() << "' is already distributed ('"
-              << op->getName() << "')";
-          return WalkResult::interrupt();
-        }
-        return WalkResult::advance();
-      });
-      if (distributed.wasInterrupted())
+      FailureOr<dist::MeshOp> mesh = getPartitionMesh(func);
+      if (failed(mesh))
         return signalPassFailure();
       // The seed is found on the float32 step; unscaling and the
       // finiteness check read the float32 gradients the updates see.
-      StepRewriter rewriter(func, *precision);
+      StepRewriter rewriter(func, *precision, *mesh);
       bool scaling = precision->lossScale != LossScale::none &&
                      !TrainingStep::isEvalFunction(func);
       if ((!TrainingStep::isEvalFunction(func) &&

@@ -5,12 +5,12 @@
 // updates, the partial sums flow to the later stage, which sends the flag
 // back; every stage then keeps or updates its parameters on that flag.
 // The programs record the precision, which runners read.
-// RUN: sed 's/{transpose_rhs} : (tensor<64x128xf32>, tensor<10x128xf32>)/{transpose_rhs, train.stage = 1} : (tensor<64x128xf32>, tensor<10x128xf32>)/' %examples/mlp.mlir | dist-opt --train-mixed-precision="compute=f16 loss-scale=dynamic" --dist-pipeline="stages=2 microbatches=2" 2>/dev/null | FileCheck %s
+// RUN: sed 's/{transpose_rhs} : (tensor<64x128xf32>, tensor<10x128xf32>)/{transpose_rhs, train.stage = 1} : (tensor<64x128xf32>, tensor<10x128xf32>)/' %examples/mlp.mlir | dist-opt --train-mixed-precision="compute=f16 loss-scale=dynamic" --dist-pipeline="stages=2 microbatches=2" 2>%t.remarks | FileCheck %s
 // Interleaved and zero-bubble schedules and data-parallel stages with
 // ZeRO place the same units (the verifier finds no deadlock).
-// RUN: sed 's/{transpose_rhs} : (tensor<64x128xf32>, tensor<10x128xf32>)/{transpose_rhs, train.stage = 1} : (tensor<64x128xf32>, tensor<10x128xf32>)/' %examples/mlp.mlir | dist-opt --train-mixed-precision="compute=f16 loss-scale=dynamic" --dist-pipeline="stages=2 microbatches=2 schedule=zb-h1" 2>/dev/null | FileCheck %s --check-prefix=FLAG
-// RUN: sed 's/{transpose_rhs} : (tensor<64x128xf32>, tensor<10x128xf32>)/{transpose_rhs, train.stage = 1} : (tensor<64x128xf32>, tensor<10x128xf32>)/' %examples/mlp.mlir | dist-opt --train-mixed-precision="compute=f16 loss-scale=dynamic" --dist-pipeline="stages=2 microbatches=2 dp=2 zero=1" 2>/dev/null | FileCheck %s --check-prefix=FLAG
-// RUN: dist-opt %examples/transformer_stack.mlir --train-mixed-precision="compute=bf16 loss-scale=dynamic" --dist-pipeline="stages=2 microbatches=2 virtual-stages=2 schedule=interleaved" 2>/dev/null | FileCheck %s --check-prefix=FLAG
+// RUN: sed 's/{transpose_rhs} : (tensor<64x128xf32>, tensor<10x128xf32>)/{transpose_rhs, train.stage = 1} : (tensor<64x128xf32>, tensor<10x128xf32>)/' %examples/mlp.mlir | dist-opt --train-mixed-precision="compute=f16 loss-scale=dynamic" --dist-pipeline="stages=2 microbatches=2 schedule=zb-h1" 2>%t.remarks | FileCheck %s --check-prefix=FLAG
+// RUN: sed 's/{transpose_rhs} : (tensor<64x128xf32>, tensor<10x128xf32>)/{transpose_rhs, train.stage = 1} : (tensor<64x128xf32>, tensor<10x128xf32>)/' %examples/mlp.mlir | dist-opt --train-mixed-precision="compute=f16 loss-scale=dynamic" --dist-pipeline="stages=2 microbatches=2 dp=2 zero=1" 2>%t.remarks | FileCheck %s --check-prefix=FLAG
+// RUN: dist-opt %examples/transformer_stack.mlir --train-mixed-precision="compute=bf16 loss-scale=dynamic" --dist-pipeline="stages=2 microbatches=2 virtual-stages=2 schedule=interleaved" 2>%t.remarks | FileCheck %s --check-prefix=FLAG
 
 // CHECK-LABEL: func.func @train_step_pipe0(
 // CHECK-NOT: loss_scale

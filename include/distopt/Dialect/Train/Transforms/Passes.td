@@ -158,8 +158,17 @@ def TrainMixedPrecisionPass : Pass<"train-mixed-precision", "ModuleOp"> {
     multiplied by `growth-factor` (when the product is finite).
 
     The function gets `train.mixed_precision`, the canonical option string;
-    a step that has it, or one a strategy already partitioned, is refused:
-    run this pass before the strategy.
+    a step that has it is refused.
+
+    The pass runs before a strategy or after an SPMD one (dist-mirrored,
+    dist-zero, dist-tensor-parallel, dist-hybrid) with the same result:
+    on a partitioned step each collective carries its operand in the
+    operand's precision, a sum that only float32 work reads sums float32
+    values, a gradient summed across devices is unscaled before the sum,
+    and the finiteness of gradients split over mesh axes is all-reduced
+    over those axes. Placed programs (dist-pipeline,
+    dist-parameter-server) and collectives a later pass split or overlapped
+    are refused: run this pass before them.
 
     ```mlir
     %w16 = train.convert %w : (tensor<128x784xf32>) -> tensor<128x784xbf16>
@@ -186,7 +195,8 @@ def TrainMixedPrecisionPass : Pass<"train-mixed-precision", "ModuleOp"> {
            /*default=*/"2000",
            "Dynamic scaling: the clean steps after which the scale grows">,
   ];
-  let dependentDialects = ["::mlir::train::TrainDialect"];
+  let dependentDialects = ["::mlir::train::TrainDialect",
+                           "::mlir::dist::DistDialect"];
 }
 
 //===----------------------------------------------------------------------===//
