@@ -85,6 +85,20 @@ void splitProduct(int64_t batch, int64_t m, int64_t n, int64_t k,
   }
 }
 
+/// A batch of products with one B matrix, whose batches of A and of C each
+/// follow one another row after row, is one product of batch * m rows: one
+/// call with the rows a larger blocking and the team want (a layer's
+/// weight applied to [batch, seq, features] activations).
+template <typename T>
+void foldBatchIntoRows(const Matrix<T> &av, const Matrix<T> &cv, int64_t &batch,
+                       int64_t &m, bool transA, bool batchedA, bool batchedB) {
+  if (batch > 1 && batchedA && !batchedB && !transA &&
+      av.batchStride == m * av.ld && cv.batchStride == m * cv.ld) {
+    m *= batch;
+    batch = 1;
+  }
+}
+
 /// The f32 product of distopt_matmul_f32 on views.
 void multiplyF32(Matrix<float> av, Matrix<float> bv, Matrix<float> cv,
                  int64_t batch, int64_t m, int64_t n, int64_t k, bool transA,
@@ -204,6 +218,7 @@ void multiplyHalf(Half half, UnrankedMemRefType<uint16_t> *a,
                    cv = getMatrix(c, /*batched=*/true);
   if (batch == 0 || m == 0 || n == 0)
     return;
+  foldBatchIntoRows(av, cv, batch, m, transA, batchedA, batchedB);
   // Rows [m0, m1) of C[i] from f32 rows `from` (n1 - n0 wide).
   auto store = [&](int64_t i, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
                    const float *from, int64_t ld) {
@@ -290,8 +305,10 @@ void _mlir_ciface_distopt_matmul_f32(UnrankedMemRefType<float> *a,
                                      int64_t batch, int64_t m, int64_t n,
                                      int64_t k, int32_t transA, int32_t transB,
                                      int32_t batchedA, int32_t batchedB) {
-  multiplyF32(getMatrix(a, batchedA), getMatrix(b, batchedB),
-              getMatrix(c, /*batched=*/true), batch, m, n, k, transA, transB);
+  Matrix<float> av = getMatrix(a, batchedA),
+                cv = getMatrix(c, /*batched=*/true);
+  foldBatchIntoRows(av, cv, batch, m, transA, batchedA, batchedB);
+  multiplyF32(av, getMatrix(b, batchedB), cv, batch, m, n, k, transA, transB);
 }
 
 /// distopt_matmul_f32 on bf16 buffers (their bits): the products

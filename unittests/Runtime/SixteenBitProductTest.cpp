@@ -196,6 +196,10 @@ std::vector<Case> getCases() {
     // Batches: both batched, one shared operand, odd batch counts.
     cases.push_back({3, 17, 33, 65, transA, transB, true, true, 2, 2});
     cases.push_back({5, 64, 48, 40, transA, transB, true, false, 0, 2});
+    // A shared B with A's and C's batches row after row is one product of
+    // batch * m rows; with padding between the batches it is not.
+    cases.push_back({6, 16, 40, 24, transA, transB, true, false, 0, 1});
+    cases.push_back({3, 20, 24, 16, transA, transB, true, false, 3, 2});
     cases.push_back({4, 29, 31, 64, transA, transB, false, true, 1, 2});
   }
   return cases;
