@@ -43,3 +43,13 @@
 // ZERO-NEXT: %[[ALL:.*]] = dist.all_reduce %[[PART3]] on @mesh axes = ["data"] : tensor<f32>
 // ZERO-NEXT: %[[OK:.*]] = train.compare %[[ALL]], %[[ALL]] {direction = #train.compare_direction<eq>}
 // ZERO: train.select %[[OK]],
+
+// ZeRO-3 gathers a mixed step's 16-bit weights: the copy is made on the
+// shard and gathered in 16 bits, in either order (the float32 gather goes).
+// RUN: dist-opt %examples/mlp.mlir --train-mixed-precision="compute=bf16" --dist-zero="stage=3 replicas=2" | FileCheck %s --check-prefix=ZERO3
+// RUN: dist-opt %examples/mlp.mlir --dist-zero="stage=3 replicas=2" --train-mixed-precision="compute=bf16" | FileCheck %s --check-prefix=ZERO3
+// ZERO3-NOT: dist.all_gather {{.*}}xf32>
+// ZERO3: %[[W:.*]] = train.convert %arg0 : (tensor<64x784xf32>) -> tensor<64x784xbf16>
+// ZERO3: dist.all_gather %[[W]] on @mesh axes = ["data"] gather_dim = 0 : tensor<64x784xbf16> -> tensor<128x784xbf16>
+// ZERO3-NOT: dist.all_gather {{.*}}xf32>
+// ZERO3: return

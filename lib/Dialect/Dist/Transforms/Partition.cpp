@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Strategies.h"
+
 #include "distopt/Dialect/Dist/IR/DistOps.h"
 #include "distopt/Dialect/Dist/Transforms/Passes.h"
 #include "distopt/Dialect/Dist/Transforms/StepContract.h"
@@ -17,7 +19,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/Debug.h"
 
 namespace mlir::dist {
@@ -313,12 +314,26 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
             rule.getFactorKinds()[f] != FactorKind::NeedReplication)
           chosen[f] = *axes;
     };
-    for (auto [i, result] : llvm::enumerate(op->getResults()))
-      take(result, rule.getResultMappings()[i],
-           recorded(result, globalTypes.at(result).getRank()));
-    for (auto [i, operand] : llvm::enumerate(op->getOperands()))
-      if (current.count(operand))
-        take(operand, rule.getOperandMappings()[i], current.at(operand));
+    auto takeResults = [&] {
+      for (auto [i, result] : llvm::enumerate(op->getResults()))
+        take(result, rule.getResultMappings()[i],
+             recorded(result, globalTypes.at(result).getRank()));
+    };
+    auto takeOperands = [&] {
+      for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+        if (current.count(operand))
+          take(operand, rule.getOperandMappings()[i], current.at(operand));
+    };
+    // A narrowing conversion runs where its operand is and moves the narrow
+    // result (a ZeRO-3 weight gathered in 16 bits); other ops follow their
+    // results' layout.
+    if (isNarrowingConversion(op)) {
+      takeOperands();
+      takeResults();
+    } else {
+      takeResults();
+      takeOperands();
+    }
     llvm::SmallDenseSet<int64_t> used;
     factors.resize(rule.getNumFactors());
     for (auto [f, axes] : llvm::enumerate(chosen))

@@ -306,6 +306,18 @@ static bool isShardwise(OpOperand &use) {
   return true;
 }
 
+bool mlir::dist::isNarrowingConversion(Operation *op) {
+  if (op->getNumOperands() != 1 || op->getNumResults() != 1 ||
+      !isMemoryEffectFree(op))
+    return false;
+  auto from = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  auto to = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  return from && to && from.getShape() == to.getShape() &&
+         isa<FloatType>(from.getElementType()) &&
+         isa<FloatType>(to.getElementType()) &&
+         to.getElementTypeBitWidth() < from.getElementTypeBitWidth();
+}
+
 static void annotateUse(OpOperand &use, ShardingAttr sharding) {
   OpBuilder builder(use.getOwner());
   auto annotate = AnnotateOp::create(builder, use.getOwner()->getLoc(),
@@ -414,8 +426,20 @@ static void shardParameter(func::FuncOp func, MeshOp mesh, int64_t stage,
     if (use.getOwner() != update && use.getOwner() != skip &&
         !isa<AnnotateOp>(use.getOwner()) && !isShardwise(use))
       otherUses.push_back(&use);
-  for (OpOperand *use : otherUses)
-    annotateUse(*use, whole);
+  for (OpOperand *use : otherUses) {
+    Operation *user = use->getOwner();
+    if (!isNarrowingConversion(user)) {
+      annotateUse(*use, whole);
+      continue;
+    }
+    // A mixed-precision step's 16-bit copy is made on the shard and
+    // gathered in 16 bits: half the bytes of gathering the float32 master.
+    Value narrow = user->getResult(0);
+    OpBuilder builder(func.getContext());
+    builder.setInsertionPointAfter(user);
+    auto annotate = AnnotateOp::create(builder, user->getLoc(), narrow, whole);
+    narrow.replaceAllUsesExcept(annotate, annotate);
+  }
 }
 
 void mlir::dist::applyZero(ModuleOp module, MeshOp mesh, int64_t stage,

@@ -151,6 +151,11 @@ train::OptimizerOpInterface getGradientUpdate(Value value);
 /// without a cost): what pipeline stages are balanced and simulated with.
 double estimateOpSeconds(Operation *op);
 
+/// True for an op that converts one tensor to a narrower float element type
+/// of the same shape (a mixed-precision step's train.convert f32 -> bf16):
+/// it runs where its operand is, so that the narrow value moves.
+bool isNarrowingConversion(Operation *op);
+
 } // namespace mlir::dist
 
 #endif // DISTOPT_LIB_DIALECT_DIST_TRANSFORMS_STRATEGIES_H

@@ -407,6 +407,8 @@ private:
   llvm::DenseSet<Value> narrowed;
   DenseMap<std::pair<Value, Type>, Value> conversions;
   Operation *lastArgumentConversion = nullptr;
+  /// Gathers whose narrowed copies convert() made (erased when unused).
+  SmallVector<Operation *> gathersNarrowed;
   /// Loss scaling: the scale and tracker arguments (dynamic scaling) and
   /// the scaled seed.
   Value scale, tracker, scaledSeed;
@@ -450,6 +452,22 @@ Value StepRewriter::convert(Value value, Type element) {
   if (Value converted = conversions.lookup({value, element}))
     return converted;
   OpBuilder::InsertionGuard guard(builder);
+  if (auto gather = value.getDefiningOp<dist::AllGatherOp>();
+      gather && element.getIntOrFloatBitWidth() <
+                    type.getElementType().getIntOrFloatBitWidth()) {
+    // A gathered value narrowed is the narrowed shard gathered (a ZeRO-3
+    // weight's 16-bit copy: half the bytes), as when the strategy
+    // partitions a step already mixed; the float32 gather goes if nothing
+    // else reads it.
+    Value shard = convert(gather.getInput(), element);
+    builder.setInsertionPointAfter(gather);
+    Operation *narrow = builder.clone(*gather);
+    narrow->setOperand(0, shard);
+    narrow->getResult(0).setType(type.clone(element));
+    narrowed.insert(narrow->getResult(0));
+    gathersNarrowed.push_back(gather);
+    return conversions[{value, element}] = narrow->getResult(0);
+  }
   if (auto arg = dyn_cast<BlockArgument>(value)) {
     // Arguments' conversions at the top, in the order first needed.
     if (lastArgumentConversion)
@@ -517,6 +535,9 @@ LogicalResult StepRewriter::rewritePrecision() {
       narrowed.insert(result);
     }
   }
+  for (Operation *gather : gathersNarrowed)
+    if (gather->use_empty())
+      gather->erase();
   // A float32 parameter or state whose new value came out of 16-bit work
   // loses every update below 16-bit resolution: an update the analysis did
   // not find (no seed to tell it by), which is said, not passed over.
