@@ -201,18 +201,29 @@ LogicalResult ParameterServerBuilder::classifyUpdateOps() {
     bool perSample = mbOps.contains(op);
     if (!perSample && !stepOps.contains(op))
       continue;
-    // The gradients' finiteness (classifyFiniteness).
-    if (lossScaling.sums.contains(op))
+    // The gradients' finiteness (classifyFiniteness), and the loss
+    // scale's ops that the workers run (the seed, the scale's reciprocal,
+    // even when one variable's unscaling alone reads it: only server 0
+    // holds the scale).
+    if (lossScaling.sums.contains(op) ||
+        (perSample && lossScaling.scaleOps.contains(op)))
       continue;
     // A variable or its state kept when a gradient is not finite: with
-    // the variable's shards.
-    if (BlockArgument kept = getKeptArgument(op))
-      if (train::OptimizerOpInterface update =
-              train::getUpdateOf(op->getResult(0), kept))
-        if (auto param = dyn_cast<BlockArgument>(update.getParam())) {
-          skipping.keptOf[op] = param.getArgNumber();
-          continue;
-        }
+    // the variable's shards (a variable the step does not change, with its
+    // own).
+    if (BlockArgument kept = getKeptArgument(op)) {
+      std::optional<unsigned> variable;
+      if (cast<train::SelectOp>(op).getOnTrue() == kept)
+        variable = kept.getArgNumber();
+      else if (train::OptimizerOpInterface update =
+                   train::getUpdateOf(op->getResult(0), kept))
+        if (auto param = dyn_cast<BlockArgument>(update.getParam()))
+          variable = param.getArgNumber();
+      if (variable) {
+        skipping.keptOf[op] = *variable;
+        continue;
+      }
+    }
     if (auto optimizer = dyn_cast<train::OptimizerOpInterface>(op)) {
       auto param = dyn_cast<BlockArgument>(optimizer.getParam());
       if (!param)

@@ -722,11 +722,17 @@ void ParameterServerBuilder::writeGate(ServerProgram &server,
     }
     return;
   }
-  // The gate: the ops the flag depends on (this server's gradients
-  // unscaled, their parts of the flag).
+  // The gate: this server's ops its part of the flag depends on (its
+  // gradients summed and unscaled, their parts).
+  DenseSet<Operation *> needed;
+  for (Operation *op : llvm::reverse(server.ops))
+    if ((skipping.partOf.count(op) && llvm::is_contained(skipping.parts, op)) ||
+        llvm::any_of(op->getUsers(),
+                     [&](Operation *user) { return needed.contains(user); }))
+      needed.insert(op);
   SmallVector<Operation *> gateOps, updateOps;
   for (Operation *op : server.ops)
-    (lossScaling.gate.contains(op) ? gateOps : updateOps).push_back(op);
+    (needed.contains(op) ? gateOps : updateOps).push_back(op);
   addArgumentInputs(server, gateOps, inputs);
   // Server 0 sums every server's part.
   Type partType = skipping.parts.front()->getResult(0).getType();

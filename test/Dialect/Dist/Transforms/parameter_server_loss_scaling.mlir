@@ -14,6 +14,14 @@
 // RUN: dist-opt %examples/mlp_adam.mlir --train-mixed-precision="compute=f16 loss-scale=dynamic" --dist-parameter-server="ps=2 workers=2 shards=2 min-shard-bytes=16" | FileCheck %s --check-prefix=SHARDED
 // One server computes the flag alone, sends nothing.
 // RUN: dist-opt %examples/mlp.mlir --train-mixed-precision="compute=f16 loss-scale=dynamic" --dist-parameter-server="ps=1 workers=2" | FileCheck %s --check-prefix=ONE
+// A step of one parameter: the scale's reciprocal is read by that one
+// gradient's unscaling alone, yet it stays with the workers (only server 0
+// holds the scale; it crashed when it was taken for a gradient op).
+// RUN: dist-opt %s --train-mixed-precision="compute=f16 loss-scale=dynamic" --dist-parameter-server="ps=1 workers=2" | FileCheck %s --check-prefix=SINGLE
+// Its parameter that the step does not change, returned through the skip
+// select, split over two servers: each returns its own shard (server 0
+// returned the whole: the step contract failed).
+// RUN: dist-opt %s --train-mixed-precision="compute=f16 loss-scale=dynamic" --dist-parameter-server="ps=2 workers=2 partitioner=fixed" | FileCheck %s --check-prefix=UNCHANGED
 // mode=async applies each worker's gradients as they arrive: no one
 // step's gradients decide a skip, refused naming what to use instead.
 // RUN: not dist-opt %examples/mlp.mlir --train-mixed-precision="compute=f16 loss-scale=dynamic" --dist-parameter-server="ps=2 workers=2 mode=async" 2>&1 | FileCheck %s --check-prefix=ASYNC
@@ -102,3 +110,39 @@
 // ONE: return
 
 // ASYNC: error: result #0 'fc1.weight' (param) is kept when a gradient is not finite (dynamic loss scaling, train-mixed-precision loss-scale=dynamic): dist-parameter-server mode=async applies each worker's gradients as they arrive, so no one step's gradients decide whether to skip the update; use mode=sync with dynamic loss scaling, or loss-scale=static (or compute=bf16 loss-scale=none) with mode=async
+
+// SINGLE-LABEL: func.func @train_step_ps0(
+// SINGLE: dist.recv from #dist.place<@cluster, task = 2> channel = {{[0-9]+}} : tensor<f32>
+// SINGLE: %[[RECIP:.*]] = dist.recv from #dist.place<@cluster, task = 1> channel = {{[0-9]+}} : tensor<f32>
+// SINGLE: dist.fragment on #dist.place<@cluster, task = 0> unit #dist.unit<U, {{.*}}%[[RECIP]])
+// SINGLE-NOT: train.div
+// SINGLE: train.mul %{{.*}}, %{{.*}} : (tensor<4x8xf32>, tensor<f32>)
+// SINGLE: train.compare
+// SINGLE-LABEL: func.func @train_step_worker0(
+// UNCHANGED-LABEL: func.func @train_step_ps0(
+// UNCHANGED-SAME: %[[U0:.*]]: tensor<2xf32> {dist.block = #dist.block<offsets = [0], shape = [4]>, train.name = "unused.weight"
+// UNCHANGED-SAME: -> (tensor<2x8xf32> {dist.block = #dist.block<offsets = [0, 0], shape = [4, 8]>, train.name = "fc.weight", train.role = #train.role<param>}, tensor<2xf32> {dist.block = #dist.block<offsets = [0], shape = [4]>, train.name = "unused.weight"
+// UNCHANGED: train.select %{{.*}}, %[[KEPT:.*]], %[[KEPT]] : (tensor<i1>, tensor<2xf32>, tensor<2xf32>)
+// UNCHANGED-LABEL: func.func @train_step_ps1(
+// UNCHANGED-SAME: tensor<2xf32> {dist.block = #dist.block<offsets = [2], shape = [4]>, train.name = "unused.weight"
+// UNCHANGED-SAME: -> (tensor<2x8xf32> {dist.block = #dist.block<offsets = [2, 0], shape = [4, 8]>, train.name = "fc.weight", train.role = #train.role<param>}, tensor<2xf32> {dist.block = #dist.block<offsets = [2], shape = [4]>, train.name = "unused.weight"
+// UNCHANGED: train.select %{{.*}}, %[[KEPT:.*]], %[[KEPT]] : (tensor<i1>, tensor<2xf32>, tensor<2xf32>)
+// SINGLE: train.div
+// SINGLE: dist.send %{{.*}} to #dist.place<@cluster, task = 0> channel = {{[0-9]+}} : tensor<f32>
+func.func @train_step(
+    %w: tensor<4x8xf32> {train.role = #train.role<param>, train.name = "fc.weight"},
+    %u: tensor<4xf32> {train.role = #train.role<param>, train.name = "unused.weight"},
+    %x: tensor<4x8xf32> {train.role = #train.role<input>, train.name = "x"},
+    %y: tensor<4xi32> {train.role = #train.role<label>, train.name = "y"},
+    %lr: tensor<f32> {train.role = #train.role<hyper>, train.name = "lr"})
+    -> (tensor<4x8xf32> {train.role = #train.role<param>, train.name = "fc.weight"},
+        tensor<4xf32> {train.role = #train.role<param>, train.name = "unused.weight"},
+        tensor<f32> {train.role = #train.role<loss>, train.name = "loss"}) {
+  %logits = train.matmul %x, %w {transpose_rhs} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x4xf32>
+  %loss = train.cross_entropy %logits, %y : (tensor<4x4xf32>, tensor<4xi32>) -> tensor<f32>
+  %one = train.constant dense<1.000000e+00> : tensor<f32>
+  %dlogits = train.cross_entropy_backward %one, %logits, %y : (tensor<f32>, tensor<4x4xf32>, tensor<4xi32>) -> tensor<4x4xf32>
+  %dw = train.matmul %dlogits, %x {transpose_lhs} : (tensor<4x4xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %wn = train.sgd %w, %dw, %lr : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  return %wn, %u, %loss : tensor<4x8xf32>, tensor<4xf32>, tensor<f32>
+}
