@@ -55,5 +55,8 @@ void MetricsFile::writeStep(const StepReport &report) {
                            {"peak_rss_mb", getPeakRssMiB()},
                            // libdistopt_cpu's products and convolutions
                            // (OpenBLAS's core, LIBXSMM's target).
-                           {"cpu_kernels", distopt_cpu_kernel_info()}});
+                           {"cpu_kernels", distopt_cpu_kernel_info()},
+                           // Its bf16 / f16 products (oneDNN, or f32).
+                           {"cpu_sixteen_bit_kernels",
+                            distopt_cpu_sixteen_bit_info()}});
 }

@@ -99,7 +99,8 @@ void StepProfile::print(llvm::raw_ostream &os) const {
   double perStepMs = stepMs / steps;
   // The kernels behind the products' rates (OpenBLAS's core, LIBXSMM's
   // target): a CPU they do not know ran generic kernels, ~4x slower.
-  os << "kernels: " << distopt_cpu_kernel_info() << "\n";
+  os << "kernels: " << distopt_cpu_kernel_info()
+     << "; 16-bit products: " << distopt_cpu_sixteen_bit_info() << "\n";
   os << llvm::formatv("profile of rank {0}, {1} step(s): {2:F3} ms per step, "
                       "{3:F1}% of it inside {4} profiled ops\n",
                       distrt_rank(), steps, perStepMs,

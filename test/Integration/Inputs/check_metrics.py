@@ -33,6 +33,8 @@ for record in steps.values():
     # The CPU's kernels (libdistopt_cpu): OpenBLAS's core, none below the CPU.
     assert record["cpu_kernels"].startswith("products: openblas "), record
     assert "below the CPU" not in record["cpu_kernels"], record
+    # Its 16-bit products: oneDNN's bf16 gemm, or f32 sgemm with the reason.
+    assert record["cpu_sixteen_bit_kernels"].startswith("bf16: "), record
 eval_steps = {int(s) for s in sys.argv[3].split(",") if s}
 assert set(evaluations) == eval_steps, sorted(evaluations)
 for record in evaluations.values():
