@@ -11,7 +11,11 @@
         --data=resnet18/batch.npz --steps=5
 
 MODULE:FACTORY names a callable returning the model (a class or a
-function), called with --kwargs. The batch is random: inputs from a
+function), called with --kwargs. --autocast bf16|f16 exports the step
+traced under torch.autocast (16-bit compute, float32 master weights);
+--grad-scaler adds torch.amp.GradScaler's dynamic loss scaling (its scale
+and growth tracker become state.npz's `loss_scale` and
+`loss_scale.growth_tracker`). The batch is random: inputs from a
 normal distribution (or integers below --vocab with --input-dtype int64),
 labels in [0, classes) where classes is the model output's last dim.
 """
@@ -61,6 +65,15 @@ def _parser():
     p.add_argument("--weight-decay", type=float, default=None)
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the model's initialization and the batch")
+    p.add_argument("--autocast", choices=["bf16", "f16"], default=None,
+                   help="export under torch.autocast(dtype=bfloat16|float16): "
+                        "16-bit compute with float32 master weights")
+    p.add_argument("--grad-scaler", action="store_true",
+                   help="with --autocast: dynamic loss scaling as "
+                        "torch.amp.GradScaler (see --init-scale)")
+    p.add_argument("--init-scale", type=float, default=65536.0,
+                   help="--grad-scaler's initial scale (GradScaler's default "
+                        "65536)")
     p.add_argument("-o", "--output", required=True,
                    help="directory for step.mlir, state.npz, batch.npz")
     return p
@@ -85,7 +98,14 @@ def _factory(name):
 
 
 def main(argv=None):
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.grad_scaler and not args.autocast:
+        parser.error("--grad-scaler needs --autocast bf16|f16 (a float32 step "
+                     "has no loss to scale)")
+    if not args.init_scale > 0:
+        parser.error(f"--init-scale must be positive, got {args.init_scale}")
+    import contextlib
     import torch
     from . import DistOptError
     from .torch import export_train_step
@@ -118,9 +138,18 @@ def main(argv=None):
         options["momentum"] = args.momentum
     if args.weight_decay is not None:
         options["weight_decay"] = args.weight_decay
+    autocast = contextlib.nullcontext()
+    if args.autocast:
+        autocast = torch.autocast(
+            "cpu", dtype=torch.bfloat16 if args.autocast == "bf16"
+            else torch.float16)
+    scaler = torch.amp.GradScaler("cpu", init_scale=args.init_scale) \
+        if args.grad_scaler else None
     try:
-        step = export_train_step(model, inputs, labels, loss=args.loss,
-                                 optimizer=(args.optimizer, options))
+        with autocast:
+            step = export_train_step(model, inputs, labels, loss=args.loss,
+                                     optimizer=(args.optimizer, options),
+                                     scaler=scaler)
     except (DistOptError, ValueError, TypeError) as e:
         raise SystemExit(f"error: {e}") from None
     for path in step.save(args.output):

@@ -339,6 +339,27 @@ def test_command_line(tmp_path):
     with np.load(out / "batch.npz") as batch:
         assert batch["x"].shape == (2, 3, 32, 32)   # resnet.forward(x)
         assert batch["labels"].min() >= 0 and batch["labels"].max() < 10
+    # Under autocast with a GradScaler: the mixed step and its scale state.
+    mixed = tmp_path / "mixed"
+    done = subprocess.run(
+        [sys.executable, "-m", "distopt.export_torch",
+         "torch.nn:Linear", "--kwargs", '{"in_features": 8, "out_features": 4}',
+         "--input-shape", "6,8", "--autocast", "f16", "--grad-scaler",
+         "--init-scale", "1024", "-o", str(mixed)],
+        capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    text = (mixed / "step.mlir").read_text()
+    assert 'train.mixed_precision = "compute=f16 loss-scale=dynamic' in text
+    assert "tensor<6x8xf16>" in text
+    with np.load(mixed / "state.npz") as state:
+        assert state["loss_scale"] == 1024.0
+        assert state["loss_scale.growth_tracker"] == 0.0
+    bad = subprocess.run(
+        [sys.executable, "-m", "distopt.export_torch", "torch.nn:Linear",
+         "--input-shape", "2,3", "--grad-scaler", "-o", str(tmp_path / "y")],
+        capture_output=True, text=True)
+    assert bad.returncode != 0
+    assert "--grad-scaler needs --autocast" in bad.stderr
     bad = subprocess.run(
         [sys.executable, "-m", "distopt.export_torch", "torchvision.models:nope",
          "--input-shape", "2,3", "-o", str(tmp_path / "x")],
