@@ -188,7 +188,8 @@ void ParameterServerBuilder::collectUnitResults(WorkerProgram &worker,
     for (Value result : op->getResults())
       for (Operation *user : result.getUsers())
         if (!inUnit.contains(user) && !serverOnly.contains(user) &&
-            !llvm::is_contained(accumulations, user))
+            !llvm::is_contained(accumulations, user) &&
+            (mbOps.contains(user) || isa<func::ReturnOp>(user)))
           outputs.insert(result);
   if (w == 0)
     for (Value value : fromWorker0)

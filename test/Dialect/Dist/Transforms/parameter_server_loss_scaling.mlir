@@ -82,7 +82,10 @@
 // CHECK: train.div
 // CHECK: dist.send %[[B]]#0 to #dist.place<@cluster, task = 0> channel = {{[0-9]+}} : tensor<f32>
 // CHECK: dist.send %[[B]]#0 to #dist.place<@cluster, task = 1> channel = {{[0-9]+}} : tensor<f32>
+// Worker 1's backward yields its four gradients only: the reciprocal it
+// computes goes nowhere (it yielded it as well).
 // CHECK-LABEL: func.func @train_step_worker1(
+// CHECK: %{{.*}}:4 = dist.fragment {{.*}} unit #dist.unit<B, stage = 0, microbatch = 1>
 // CHECK-NOT: dist.send {{.*}} to #dist.place<@cluster, task = 1> {{.*}} : tensor<f32>
 // CHECK: return
 
