@@ -356,6 +356,7 @@ def run_seed(seed, strategies, tools, workdir, opts, emit):
     # --mixed-precision: the step made mixed first; every run, the
     # single-device one included, runs the mixed step.
     mixed = None
+    f32_path = path
     if opts.mixed_precision:
         mixed = [tools.dist_opt, path, f"--train-mixed-precision={opts.mixed_precision}", "-o",
                  os.path.join(workdir, "mixed.mlir")]
@@ -412,7 +413,13 @@ def run_seed(seed, strategies, tools, workdir, opts, emit):
     except Exception as e:  # an op ref.py does not know: plain tolerances
         print(f"difftest: seed {seed}: no NumPy reference ({type(e).__name__}: {e})", flush=True)
     for name, flags, np_ in strategies:
-        o = run_strategy(seed, name, flags, np_, tools, path, workdir, state, data, single, adam, opts, noise)
+        # --mixed-after: the strategy on the float32 step, then the pass.
+        source, after = path, []
+        if mixed and opts.mixed_after:
+            source, after = f32_path, [f"--train-mixed-precision={opts.mixed_precision}"]
+        # (Right after the strategy: before a later pass as the overlap.)
+        o = run_strategy(seed, name, flags[:1] + after + flags[1:], np_, tools, source, workdir, state,
+                         data, single, adam, opts, noise)
         emit(o)
         outcomes.append(o)
     return outcomes, text, step.describe(), setup_cmds
@@ -646,6 +653,9 @@ def main(argv):
                     help="make every step mixed first (--train-mixed-precision=OPTIONS, e.g. "
                          "'compute=f16 loss-scale=dynamic'); compare with the mixed single-device run "
                          "(give --rtol/--atol for 16-bit rounding)")
+    ap.add_argument("--mixed-after", action="store_true",
+                    help="with --mixed-precision: run the pass after each strategy, on the float32 "
+                         "step it distributed (compared with the mixed single-device run as before)")
     ap.add_argument("--rtol", type=float, default=1e-5)
     ap.add_argument("--atol", type=float, default=1e-6)
     ap.add_argument("--adam-atol", type=float, default=1e-5,
@@ -668,6 +678,8 @@ def main(argv):
     ap.add_argument("--adam-params", default="", help="with --compare: parameters with --adam-atol")
     ap.add_argument("--fill", nargs=3, metavar=("SEED", "STATE", "DATA"), help=argparse.SUPPRESS)
     opts = ap.parse_args(argv)
+    if opts.mixed_after and not opts.mixed_precision:
+        ap.error("--mixed-after needs --mixed-precision")
 
     if opts.list_strategies:
         for name, flags, n in STRATEGIES:
@@ -735,6 +747,8 @@ def main(argv):
         if opts.mixed_precision:
             cmd += ["--mixed-precision", opts.mixed_precision, "--rtol", str(opts.rtol), "--atol",
                     str(opts.atol), "--adam-atol", str(opts.adam_atol)]
+            if opts.mixed_after:
+                cmd += ["--mixed-after"]
         return shell_line(cmd)
 
     def report(seed, bad, text, desc, wd, setup):

@@ -97,6 +97,18 @@ static const char *const kStrategies[] = {
     "dist-pipeline{stages=2 microbatches=2 schedule=1f1b}",
     "train-mixed-precision{compute=bf16},dist-parameter-server{ps=2 "
     "workers=2}",
+    "train-mixed-precision{compute=f16 loss-scale=dynamic},"
+    "dist-parameter-server{ps=2 workers=2 partitioner=fixed}",
+    // Mixed precision after the strategy: on the partitioned step (SPMD),
+    // refused on placed programs.
+    "dist-zero{stage=3 replicas=2},"
+    "train-mixed-precision{compute=f16 loss-scale=dynamic}",
+    "dist-hybrid{dp=2 tp=2 zero=1},"
+    "train-mixed-precision{compute=bf16 loss-scale=static}",
+    "dist-tensor-parallel{size=2 sequence-parallel=true},"
+    "train-mixed-precision{compute=bf16}",
+    "dist-pipeline{stages=2 microbatches=2 schedule=1f1b},"
+    "train-mixed-precision{compute=bf16}",
     // Whole-batch statistics under one microbatch with data parallelism,
     // and on one parameter-server worker.
     "dist-hybrid{pp=2 dp=2 microbatches=1}",
