@@ -727,7 +727,7 @@ void ParameterServerBuilder::writeGate(ServerProgram &server,
   // gradients summed and unscaled, their parts).
   DenseSet<Operation *> needed;
   for (Operation *op : llvm::reverse(server.ops))
-    if ((skipping.partOf.count(op) && llvm::is_contained(skipping.parts, op)) ||
+    if (llvm::is_contained(skipping.parts, op) ||
         llvm::any_of(op->getUsers(),
                      [&](Operation *user) { return needed.contains(user); }))
       needed.insert(op);
