@@ -46,17 +46,17 @@ double runner::getPeakRssMiB() {
 void MetricsFile::writeStep(const StepReport &report) {
   if (!stream)
     return;
-  write(llvm::json::Object{{"step", report.step},
-                           {"loss", report.loss},
-                           {"step_ms", report.ms},
-                           {"comm_ms", report.comm.comm_seconds * 1e3},
-                           {"collective_bytes", report.comm.collective_bytes},
-                           {"sent_bytes", report.comm.sent_bytes},
-                           {"peak_rss_mb", getPeakRssMiB()},
-                           // libdistopt_cpu's products and convolutions
-                           // (OpenBLAS's core, LIBXSMM's target).
-                           {"cpu_kernels", distopt_cpu_kernel_info()},
-                           // Its bf16 / f16 products (oneDNN, or f32).
-                           {"cpu_sixteen_bit_kernels",
-                            distopt_cpu_sixteen_bit_info()}});
+  write(llvm::json::Object{
+      {"step", report.step},
+      {"loss", report.loss},
+      {"step_ms", report.ms},
+      {"comm_ms", report.comm.comm_seconds * 1e3},
+      {"collective_bytes", report.comm.collective_bytes},
+      {"sent_bytes", report.comm.sent_bytes},
+      {"peak_rss_mb", getPeakRssMiB()},
+      // libdistopt_cpu's products and convolutions
+      // (OpenBLAS's core, LIBXSMM's target).
+      {"cpu_kernels", distopt_cpu_kernel_info()},
+      // Its bf16 / f16 products (oneDNN, or f32).
+      {"cpu_sixteen_bit_kernels", distopt_cpu_sixteen_bit_info()}});
 }

@@ -614,26 +614,6 @@ FailureOr<func::FuncOp> mlir::dist::getSingleTrainingStep(ModuleOp module,
   return steps.front();
 }
 
-LogicalResult mlir::dist::checkNoSkippedUpdates(func::FuncOp step,
-                                                StringRef pass,
-                                                StringRef device) {
-  train::TrainingStep trainingStep = train::TrainingStep::get(step);
-  const train::StepValue *skipped = trainingStep.getSkippedUpdate();
-  if (!skipped)
-    return success();
-  return trainingStep.emitResultError(*skipped)
-         << "is kept when a gradient is not finite (dynamic loss scaling, "
-            "train-mixed-precision loss-scale=dynamic): "
-         << pass << " cannot place it, because each " << device
-         << " would need the finiteness of every " << device
-         << "'s gradients and its own copy of the loss scale, which " << pass
-         << " does not exchange; use loss-scale=static or compute=bf16 "
-            "loss-scale=none with "
-         << pass
-         << ", or dist-mirrored, dist-zero, dist-tensor-parallel, "
-            "dist-hybrid or dist-pipeline with dynamic loss scaling";
-}
-
 SetAsideEvaluation::SetAsideEvaluation(ModuleOp module, StringRef pass)
     : module(module) {
   for (auto func : module.getOps<func::FuncOp>())

@@ -82,14 +82,6 @@ struct ProgramSchedule {
 /// (train-derive-eval) are not training steps here: see SetAsideEvaluation.
 FailureOr<func::FuncOp> getSingleTrainingStep(ModuleOp module, StringRef pass);
 
-/// Fails, with an error naming `pass`, when `step` skips its updates on a
-/// condition of all its gradients (train-mixed-precision's dynamic loss
-/// scaling): the placed programs of `pass` (one per `device`, a pipeline
-/// stage or a server) would each need every other's finiteness and a copy
-/// of the loss scale, which they do not exchange.
-LogicalResult checkNoSkippedUpdates(func::FuncOp step, StringRef pass,
-                                    StringRef device);
-
 /// Keeps the step's evaluation functions (train-derive-eval) out of the
 /// module while a placing pass (dist-pipeline, dist-parameter-server)
 /// annotates, partitions and replaces the step, and puts them back

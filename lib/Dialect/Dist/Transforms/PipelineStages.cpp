@@ -32,12 +32,15 @@ std::optional<int64_t> PipelineBuilder::annotatedStage(Operation *op) const {
 }
 
 /// The argument `op` keeps when a gradient is not finite, a select on a
-/// scalar flag between the argument's update and the argument
-/// (train-mixed-precision's dynamic loss scaling; see train::getUnskipped):
-/// null when `op` is no such select.
+/// scalar flag between the argument's update and the argument that the
+/// step returns (train-mixed-precision's dynamic loss scaling; see
+/// train::getUnskipped; not the scale's own growth, a select inside its
+/// update): null when `op` is no such select.
 static BlockArgument getKeptArgument(Operation *op) {
   auto select = dyn_cast<train::SelectOp>(op);
-  if (!select)
+  if (!select || llvm::none_of(select->getUsers(), [](Operation *user) {
+        return isa<func::ReturnOp>(user);
+      }))
     return nullptr;
   auto arg = dyn_cast<BlockArgument>(select.getOnFalse());
   if (!arg ||
