@@ -235,30 +235,44 @@ void multiplyHalf(Half half, UnrankedMemRefType<uint16_t> *a,
     if (serial)
       omp_set_num_threads(1);
     bool failed = false;
-    splitProduct(batch, m, n, k,
-                 [&](int64_t b0, int64_t b1, int64_t m0, int64_t m1, int64_t n0,
-                     int64_t n1) {
-                   if (m0 >= m1 || n0 >= n1)
-                     return;
-                   thread_local std::vector<float> scratch;
-                   scratch.resize((m1 - m0) * (n1 - n0));
-                   int64_t aOffset = transA ? m0 : m0 * av.ld;
-                   int64_t bOffset = transB ? n0 * bv.ld : n0;
-                   for (int64_t i = b0; i < b1; ++i) {
-                     int status =
-                         gemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m1 - m0,
-                              n1 - n0, k, 1.0f,
-                              av.data + i * av.batchStride + aOffset, av.ld,
-                              bv.data + i * bv.batchStride + bOffset, bv.ld,
-                              0.0f, scratch.data(), n1 - n0);
-                     if (status != 0) {
+    splitProduct(
+        batch, m, n, k,
+        [&](int64_t b0, int64_t b1, int64_t m0, int64_t m1, int64_t n0,
+            int64_t n1) {
+          if (m0 >= m1 || n0 >= n1)
+            return;
+          // The f32 product goes through a scratch block before
+          // its rounding to bf16. When the product is short (k
+          // below the width: many outputs per multiply-add) the
+          // block stays in the core's L2 (256 KiB), in row blocks
+          // of a multiple of 16 rows (AMX's tile height); else one
+          // call, which packs B once.
+          int64_t width = n1 - n0;
+          int64_t rows = m1 - m0;
+          if (k < width)
+            rows = std::max<int64_t>(16, (int64_t(1) << 16) / width / 16 * 16);
+          rows = std::min(rows, m1 - m0);
+          thread_local std::vector<float> scratch;
+          scratch.resize(rows * width);
+          int64_t bOffset = transB ? n0 * bv.ld : n0;
+          for (int64_t i = b0; i < b1; ++i) {
+            for (int64_t r0 = m0; r0 < m1; r0 += rows) {
+              int64_t r1 = std::min(m1, r0 + rows);
+              int64_t aOffset = transA ? r0 : r0 * av.ld;
+              int status =
+                  gemm(transA ? 'T' : 'N', transB ? 'T' : 'N', r1 - r0, width,
+                       k, 1.0f, av.data + i * av.batchStride + aOffset, av.ld,
+                       bv.data + i * bv.batchStride + bOffset, bv.ld, 0.0f,
+                       scratch.data(), width);
+              if (status != 0) {
 #pragma omp atomic write
-                       failed = true;
-                       return;
-                     }
-                     store(i, m0, m1, n0, n1, scratch.data(), n1 - n0);
-                   }
-                 });
+                failed = true;
+                return;
+              }
+              store(i, r0, r1, n0, n1, scratch.data(), width);
+            }
+          }
+        });
     if (serial)
       omp_set_num_threads(threads);
     if (failed) {
