@@ -426,7 +426,7 @@ func.func @conv2d_backward_filter_groups(%x: tensor<5x6x11x13xf32>, %dy: tensor<
 // The reduced dim is a reduction factor the result does not map.
 // CHECK-LABEL: func.func @reduce_sum
 func.func @reduce_sum(%a: tensor<3x5x7xf32>) -> tensor<3x7xf32> {
-  // CHECK: train.reduce {{.*}}train.sharding_rule = "([i, j, k])->([i, k]) {i=3, j=5, k=7} reduction={j}"
+  // CHECK: train.reduce {{.*}}train.sharding_rule = "([i, j, k])->([i, k]) {i=3, j=5, k=7} reduction={j} linear"
   %0 = train.reduce %a {dims = array<i64: 1>, kind = #train.reduce_kind<sum>} : (tensor<3x5x7xf32>) -> tensor<3x7xf32>
   return %0 : tensor<3x7xf32>
 }
@@ -448,7 +448,7 @@ func.func @reduce_max_keepdims(%a: tensor<3x5x7xf32>) -> tensor<1x5x1xf32> {
 // dims in any order; a mean averages over its reduced factors.
 // CHECK-LABEL: func.func @reduce_mean_unordered_dims
 func.func @reduce_mean_unordered_dims(%a: tensor<3x5x7xf16>) -> tensor<5xf16> {
-  // CHECK: train.reduce {{.*}}train.sharding_rule = "([i, j, k])->([j]) {i=3, j=5, k=7} reduction={i, k} mean={i, k}"
+  // CHECK: train.reduce {{.*}}train.sharding_rule = "([i, j, k])->([j]) {i=3, j=5, k=7} reduction={i, k} mean={i, k} linear"
   %0 = train.reduce %a {dims = array<i64: 2, 0>, kind = #train.reduce_kind<mean>} : (tensor<3x5x7xf16>) -> tensor<5xf16>
   return %0 : tensor<5xf16>
 }
@@ -468,7 +468,7 @@ func.func @reduce_min_all(%a: tensor<4x6xi32>) -> tensor<i32> {
 // Reducing over no dims is the identity: every factor passes.
 // CHECK-LABEL: func.func @reduce_no_dims
 func.func @reduce_no_dims(%a: tensor<3x5xf32>) -> tensor<3x5xf32> {
-  // CHECK: train.reduce {{.*}}train.sharding_rule = "([i, j])->([i, j]) {i=3, j=5}"
+  // CHECK: train.reduce {{.*}}train.sharding_rule = "([i, j])->([i, j]) {i=3, j=5} linear"
   %0 = train.reduce %a {dims = array<i64>, kind = #train.reduce_kind<sum>} : (tensor<3x5xf32>) -> tensor<3x5xf32>
   return %0 : tensor<3x5xf32>
 }
