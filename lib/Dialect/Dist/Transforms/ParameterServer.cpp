@@ -136,20 +136,6 @@ ParameterServerBuilder::placeVariables(const PartitionPolicy &policy) {
   return success();
 }
 
-/// The argument a select keeps when a gradient is not finite, a select on
-/// a scalar flag between the argument's update and the argument (see
-/// train::getUnskipped): null when `op` is no such select.
-static BlockArgument getKeptArgument(Operation *op) {
-  auto select = dyn_cast<train::SelectOp>(op);
-  if (!select)
-    return nullptr;
-  auto arg = dyn_cast<BlockArgument>(select.getOnFalse());
-  if (!arg ||
-      train::getUnskipped(select.getResult(), arg) == select.getResult())
-    return nullptr;
-  return arg;
-}
-
 void ParameterServerBuilder::placeLossScaleUpdate() {
   findLossScaling();
   if (lossScaling.scaleOps.empty())
@@ -211,7 +197,7 @@ LogicalResult ParameterServerBuilder::classifyUpdateOps() {
     // A variable or its state kept when a gradient is not finite: with
     // the variable's shards (a variable the step does not change, with its
     // own).
-    if (BlockArgument kept = getKeptArgument(op)) {
+    if (BlockArgument kept = train::getKeptArgument(op)) {
       std::optional<unsigned> variable;
       if (cast<train::SelectOp>(op).getOnTrue() == kept)
         variable = kept.getArgNumber();
@@ -307,8 +293,7 @@ LogicalResult ParameterServerBuilder::classifyFiniteness() {
   // (those of no optimizer's variable, as a batch norm's running
   // statistics, are server 0's).
   for (Operation &op : func.front().without_terminator()) {
-    if (!getKeptArgument(&op) ||
-        !llvm::any_of(op.getUsers(), llvm::IsaPred<func::ReturnOp>))
+    if (!train::getKeptArgument(&op))
       continue;
     Value condition = cast<train::SelectOp>(op).getCondition();
     if (skipping.flag && skipping.flag != condition)

@@ -31,24 +31,6 @@ std::optional<int64_t> PipelineBuilder::annotatedStage(Operation *op) const {
   return std::nullopt;
 }
 
-/// The argument `op` keeps when a gradient is not finite, a select on a
-/// scalar flag between the argument's update and the argument that the
-/// step returns (train-mixed-precision's dynamic loss scaling; see
-/// train::getUnskipped; not the scale's own growth, a select inside its
-/// update): null when `op` is no such select.
-static BlockArgument getKeptArgument(Operation *op) {
-  auto select = dyn_cast<train::SelectOp>(op);
-  if (!select || llvm::none_of(select->getUsers(), [](Operation *user) {
-        return isa<func::ReturnOp>(user);
-      }))
-    return nullptr;
-  auto arg = dyn_cast<BlockArgument>(select.getOnFalse());
-  if (!arg ||
-      train::getUnskipped(select.getResult(), arg) == select.getResult())
-    return nullptr;
-  return arg;
-}
-
 /// Cuts `weights` (in order) into `parts` non-empty contiguous groups whose
 /// largest sum is as small as possible; returns each group's first index.
 static SmallVector<size_t> cutEvenly(ArrayRef<double> weights, int64_t parts) {
@@ -210,7 +192,7 @@ void PipelineBuilder::findLossScaling() {
   // state.
   DenseSet<Value> flags;
   for (Operation *op : stepOps)
-    if (getKeptArgument(op))
+    if (train::getKeptArgument(op))
       flags.insert(cast<train::SelectOp>(op).getCondition());
   if (flags.empty())
     return;
@@ -247,7 +229,8 @@ void PipelineBuilder::findLossScaling() {
                                      train::TrainDialect::kNameAttrName)
                                : nullptr;
     if (!select || !flags.contains(select.getCondition()) ||
-        getKeptArgument(select) || !name || !argOfName.count(name.getValue()))
+        train::getKeptArgument(select) || !name ||
+        !argOfName.count(name.getValue()))
       continue;
     lossScaling.scaleArgs.push_back(argOfName[name.getValue()]);
   }
@@ -348,7 +331,7 @@ LogicalResult PipelineBuilder::assignStages() {
         param = slice.getInput();
       if (auto arg = dyn_cast<BlockArgument>(param))
         at = argStage[arg.getArgNumber()];
-    } else if (BlockArgument kept = getKeptArgument(op)) {
+    } else if (BlockArgument kept = train::getKeptArgument(op)) {
       // A parameter or its state kept when a gradient is not finite: on
       // the stage of its update, which receives the finiteness of every
       // stage's gradients.

@@ -203,6 +203,18 @@ Value mlir::train::getUnskipped(Value returned, Value arg) {
   return select.getOnTrue();
 }
 
+BlockArgument mlir::train::getKeptArgument(Operation *op) {
+  auto select = dyn_cast<SelectOp>(op);
+  if (!select || llvm::none_of(select->getUsers(), [](Operation *user) {
+        return user->hasTrait<OpTrait::IsTerminator>();
+      }))
+    return nullptr;
+  auto arg = dyn_cast<BlockArgument>(select.getOnFalse());
+  if (!arg || getUnskipped(select.getResult(), arg) == select.getResult())
+    return nullptr;
+  return arg;
+}
+
 OptimizerOpInterface mlir::train::getUpdateOf(Value returned, Value arg) {
   Value unskipped = getUnskipped(returned, arg);
   auto update = unskipped.getDefiningOp<OptimizerOpInterface>();

@@ -78,6 +78,13 @@ struct TrainingStep {
 /// state when a gradient is not finite), else `returned` itself.
 Value getUnskipped(Value returned, Value arg);
 
+/// The argument `op` keeps when a gradient is not finite: `op` is a
+/// `train.select` the step returns, on a scalar flag between the
+/// argument's update and the argument (see `getUnskipped`; not a select
+/// inside the loss scale's own update, which the step does not return).
+/// Null when `op` is no such select.
+BlockArgument getKeptArgument(Operation *op);
+
 /// The optimizer op that updates argument `arg` into the step's result
 /// `returned`, directly or behind a skip select (see `getUnskipped`): the op
 /// defines the unskipped value and reads `arg` (as its parameter when the
