@@ -9,6 +9,7 @@
 #include "StepLoading.h"
 
 #include "distopt/Dialect/Dist/IR/DistOps.h"
+#include "distopt/Dialect/Dist/IR/PlacementSource.h"
 #include "distopt/Dialect/Dist/Transforms/StepContract.h"
 #include "distopt/Dialect/Train/IR/TrainOps.h"
 #include "distopt/Dialect/Train/IR/TrainingStep.h"
@@ -70,6 +71,8 @@ distopt::runner::loadModule(MLIRContext &context, const RunConfig &config,
   if (!module)
     return makeError("cannot parse '" + config.modulePath + "'" +
                      (diagnostics.empty() ? "" : ":" + diagnostics));
+  // What placed programs were made from: nothing runs it.
+  dist::erasePlacementSource(*module);
   return std::move(module);
 }
 

@@ -27,6 +27,7 @@
 
 #include "distopt/Conversion/Passes.h"
 #include "distopt/Conversion/StepSignature.h"
+#include "distopt/Dialect/Dist/IR/PlacementSource.h"
 #include "distopt/Dialect/Train/IR/TrainOps.h"
 #include "distopt/Dialect/Train/IR/TrainingStep.h"
 #include "distopt/InitAll.h"
@@ -353,6 +354,8 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = dist::parseUserSource(sourceMgr, &context);
   if (!module)
     fail("cannot parse '" + inputFile + "' (see the diagnostics above)");
+  // What placed programs were made from: nothing runs it.
+  dist::erasePlacementSource(*module);
 
   // The step's record (dist-to-runtime writes it too, when it runs).
   if (!(*module)->hasAttr(train::TrainDialect::kStepAttrName)) {

@@ -100,7 +100,7 @@ static const char *const kStrategies[] = {
     "train-mixed-precision{compute=f16 loss-scale=dynamic},"
     "dist-parameter-server{ps=2 workers=2 partitioner=fixed}",
     // Mixed precision after the strategy: on the partitioned step (SPMD),
-    // refused on placed programs.
+    // on the module a placing strategy kept (placed again).
     "dist-zero{stage=3 replicas=2},"
     "train-mixed-precision{compute=f16 loss-scale=dynamic}",
     "dist-hybrid{dp=2 tp=2 zero=1},"
@@ -109,6 +109,11 @@ static const char *const kStrategies[] = {
     "train-mixed-precision{compute=bf16}",
     "dist-pipeline{stages=2 microbatches=2 schedule=1f1b},"
     "train-mixed-precision{compute=bf16}",
+    "dist-hybrid{pp=2 dp=2 zero=1 microbatches=2},"
+    "train-mixed-precision{compute=f16 loss-scale=dynamic}",
+    "train-derive-eval,dist-parameter-server{ps=2 workers=2 "
+    "partitioner=fixed},train-mixed-precision{compute=f16 "
+    "loss-scale=dynamic}",
     // Whole-batch statistics under one microbatch with data parallelism,
     // and on one parameter-server worker.
     "dist-hybrid{pp=2 dp=2 microbatches=1}",

@@ -11,6 +11,7 @@
 #include "distopt/Conversion/Passes.h"
 #include "distopt/Conversion/StepSignature.h"
 #include "distopt/Dialect/Dist/IR/DistOps.h"
+#include "distopt/Dialect/Dist/IR/PlacementSource.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -628,6 +629,9 @@ struct DistToRuntimePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // What placed programs were made from is for passes that place again;
+    // nothing runs it.
+    dist::erasePlacementSource(module);
     if (failed(checkPartitioned(module)))
       return signalPassFailure();
     // Runners read the step's shardings and mesh, which this pass removes.

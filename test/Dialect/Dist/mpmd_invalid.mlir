@@ -41,6 +41,18 @@ func.func private @f() attributes {dist.schedule = [1]}
 
 // -----
 
+// The module placed programs were made from is nested in theirs.
+// expected-error @+1 {{'func.func' op 'dist.placement' must be on a module nested in a module of placed programs}}
+func.func private @f() attributes {dist.placement = {pipeline = "", fingerprint = ""}}
+
+// -----
+
+// expected-error @+1 {{'builtin.module' op 'dist.placement' must be a dictionary of two strings, 'pipeline' and 'fingerprint'}}
+module @placement_source attributes {dist.placement = {pipeline = "builtin.module(dist-pipeline{stages=2})"}} {
+}
+
+// -----
+
 // expected-error @+1 {{a schedule unit's stage and microbatch must be non-negative, got stage -1 and microbatch 0}}
 func.func private @f() attributes {u = #dist.unit<F, stage = -1, microbatch = 0>}
 

@@ -53,3 +53,65 @@
 // ZERO3: dist.all_gather %[[W]] on @mesh axes = ["data"] gather_dim = 0 : tensor<64x784xbf16> -> tensor<128x784xbf16>
 // ZERO3-NOT: dist.all_gather {{.*}}xf32>
 // ZERO3: return
+
+// Placing strategies (dist-pipeline, dist-parameter-server) keep the module
+// they placed (`dist.placement`); the pass rewrites it and places it again
+// with the recorded pipeline: the same text as the other order, with no
+// clean-up, also from a file a separate run wrote.
+// RUN: dist-opt %examples/transformer_stack.mlir --train-mixed-precision="compute=f16 loss-scale=dynamic" --dist-pipeline="stages=2 microbatches=4 schedule=1f1b" -o %t/pipe.before.mlir 2>%t/remarks.txt
+// RUN: dist-opt %examples/transformer_stack.mlir --dist-pipeline="stages=2 microbatches=4 schedule=1f1b" -o %t/pipe.placed.mlir 2>%t/remarks.txt
+// RUN: dist-opt %t/pipe.placed.mlir --train-mixed-precision="compute=f16 loss-scale=dynamic" -o %t/pipe.after.mlir 2>%t/remarks.txt
+// RUN: diff %t/pipe.before.mlir %t/pipe.after.mlir
+// RUN: FileCheck %s --check-prefix=PIPE --input-file=%t/pipe.after.mlir
+// PIPE: func.func @train_step_pipe0(
+// PIPE-SAME: train.mixed_precision = "compute=f16 loss-scale=dynamic
+// PIPE: func.func @train_step_pipe1(
+// PIPE: module @placement_source attributes {dist.placement = {fingerprint = "{{[0-9a-f]+}}", pipeline = "builtin.module(dist-pipeline{dp=1 microbatches=4 schedule=1f1b stages=2 tp=1 virtual-stages=1 zero=0})"}} {
+// PIPE-NEXT: func.func @train_step(
+// PIPE-SAME: train.mixed_precision = "compute=f16 loss-scale=dynamic
+// RUN: dist-opt %examples/transformer_stack.mlir --train-mixed-precision="compute=bf16" --dist-pipeline="stages=2 virtual-stages=2 microbatches=4 schedule=interleaved" -o %t/interleaved.before.mlir 2>%t/remarks.txt
+// RUN: dist-opt %examples/transformer_stack.mlir --dist-pipeline="stages=2 virtual-stages=2 microbatches=4 schedule=interleaved" --train-mixed-precision="compute=bf16" -o %t/interleaved.after.mlir 2>%t/remarks.txt
+// RUN: diff %t/interleaved.before.mlir %t/interleaved.after.mlir
+// RUN: dist-opt %examples/mlp_adam.mlir --train-mixed-precision="compute=f16 loss-scale=dynamic" --dist-pipeline="stages=2 microbatches=4 schedule=zb-h1 dp=2 zero=1" -o %t/zbh1.before.mlir 2>%t/remarks.txt
+// RUN: dist-opt %examples/mlp_adam.mlir --dist-pipeline="stages=2 microbatches=4 schedule=zb-h1 dp=2 zero=1" --train-mixed-precision="compute=f16 loss-scale=dynamic" -o %t/zbh1.after.mlir 2>%t/remarks.txt
+// RUN: diff %t/zbh1.before.mlir %t/zbh1.after.mlir
+// RUN: dist-opt %examples/mlp.mlir --train-mixed-precision="compute=f16 loss-scale=static" --dist-pipeline="stages=2 microbatches=2 schedule=gpipe tp=2" -o %t/pipetp.before.mlir 2>%t/remarks.txt
+// RUN: dist-opt %examples/mlp.mlir --dist-pipeline="stages=2 microbatches=2 schedule=gpipe tp=2" --train-mixed-precision="compute=f16 loss-scale=static" -o %t/pipetp.after.mlir 2>%t/remarks.txt
+// RUN: diff %t/pipetp.before.mlir %t/pipetp.after.mlir
+// dist-hybrid with pp > 1 runs passes after dist-pipeline (bucketing,
+// compression): the whole strategy places the rewrite again.
+// RUN: dist-opt %examples/mlp_adam.mlir --train-mixed-precision="compute=f16 loss-scale=dynamic" --dist-hybrid="pp=2 dp=2 zero=1 microbatches=2" -o %t/hybridpp.before.mlir 2>%t/remarks.txt
+// RUN: dist-opt %examples/mlp_adam.mlir --dist-hybrid="pp=2 dp=2 zero=1 microbatches=2" --train-mixed-precision="compute=f16 loss-scale=dynamic" -o %t/hybridpp.after.mlir 2>%t/remarks.txt
+// RUN: diff %t/hybridpp.before.mlir %t/hybridpp.after.mlir
+// RUN: dist-opt %examples/mlp.mlir --train-mixed-precision="compute=bf16" --dist-hybrid="pp=2 dp=2 microbatches=2 grad-dtype=bf16" -o %t/hybridbf16.before.mlir 2>%t/remarks.txt
+// RUN: dist-opt %examples/mlp.mlir --dist-hybrid="pp=2 dp=2 microbatches=2 grad-dtype=bf16" --train-mixed-precision="compute=bf16" -o %t/hybridbf16.after.mlir 2>%t/remarks.txt
+// RUN: diff %t/hybridbf16.before.mlir %t/hybridbf16.after.mlir
+// The evaluation function, kept single-device by the strategy, is
+// rewritten with the step.
+// RUN: dist-opt %examples/digits_mlp.mlir --train-derive-eval --train-mixed-precision="compute=f16 loss-scale=dynamic" --dist-pipeline="stages=2 microbatches=2" -o %t/eval.before.mlir 2>%t/remarks.txt
+// RUN: dist-opt %examples/digits_mlp.mlir --train-derive-eval --dist-pipeline="stages=2 microbatches=2" --train-mixed-precision="compute=f16 loss-scale=dynamic" -o %t/eval.after.mlir 2>%t/remarks.txt
+// RUN: diff %t/eval.before.mlir %t/eval.after.mlir
+// RUN: dist-opt %examples/mlp_adam.mlir --train-mixed-precision="compute=f16 loss-scale=dynamic" --dist-parameter-server="ps=2 workers=2 partitioner=fixed shards=2" -o %t/ps.before.mlir 2>%t/remarks.txt
+// RUN: dist-opt %examples/mlp_adam.mlir --dist-parameter-server="ps=2 workers=2 partitioner=fixed shards=2" --train-mixed-precision="compute=f16 loss-scale=dynamic" -o %t/ps.after.mlir 2>%t/remarks.txt
+// RUN: diff %t/ps.before.mlir %t/ps.after.mlir
+// RUN: dist-opt %examples/mlp.mlir --train-mixed-precision="compute=bf16" --dist-parameter-server="ps=1 workers=2 mode=async" -o %t/async.before.mlir 2>%t/remarks.txt
+// RUN: dist-opt %examples/mlp.mlir --dist-parameter-server="ps=1 workers=2 mode=async" --train-mixed-precision="compute=bf16" -o %t/async.after.mlir 2>%t/remarks.txt
+// RUN: diff %t/async.before.mlir %t/async.after.mlir
+
+// Reports of placed programs leave the kept module out.
+// RUN: dist-opt %t/pipe.placed.mlir --dist-cost-report -o %t/report.mlir 2>&1 | FileCheck %s --check-prefix=COST
+// COST: cost of @train_step_pipe0 per rank
+// COST: cost of @train_step_pipe1 per rank
+// COST-NOT: cost of @train_step per rank
+// RUN: dist-opt %t/pipe.placed.mlir --train-summary -o %t/summary.mlir 2>&1 | FileCheck %s --check-prefix=SUMMARY
+// SUMMARY: training step @train_step_pipe0
+// SUMMARY: training step @train_step_pipe1
+// SUMMARY-NOT: training step @train_step{{$}}
+
+// Refused: programs a later pass changed, a placing pipeline that does not
+// parse.
+// RUN: not dist-opt %t/pipe.placed.mlir --canonicalize --train-mixed-precision="compute=bf16" -o %t/changed.mlir 2>&1 | FileCheck %s --check-prefix=CHANGED
+// CHANGED: error: train-mixed-precision: the placed programs changed after 'builtin.module(dist-pipeline{dp=1 microbatches=4 schedule=1f1b stages=2 tp=1 virtual-stages=1 zero=0})' wrote them: run train-mixed-precision before the passes that ran after it
+// RUN: sed 's/builtin.module(dist-pipeline{/builtin.module(dist-pipelin{/' %t/pipe.placed.mlir > %t/unknown.mlir
+// RUN: not dist-opt %t/unknown.mlir --train-mixed-precision="compute=bf16" -o %t/unknown.out.mlir 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// UNKNOWN: error: train-mixed-precision: cannot read the placing pipeline 'builtin.module(dist-pipelin{dp=1 microbatches=4 schedule=1f1b stages=2 tp=1 virtual-stages=1 zero=0})' (a pipeline on 'builtin.module'): {{.*}}error: 'dist-pipelin' does not refer to a registered pass or pass pipeline{{$}}

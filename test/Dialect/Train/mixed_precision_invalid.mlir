@@ -45,12 +45,26 @@ func.func @overlapped(%w: tensor<2xf32> {train.role = #train.role<param>, train.
 
 // -----
 
-// A placed program (dist-pipeline, dist-parameter-server).
+// A placed program without the module it was placed from (written by
+// hand): nothing to place again.
 dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
-// expected-error @+1 {{train-mixed-precision: 'placed' is a placed program (dist-pipeline, dist-parameter-server): run train-mixed-precision before that strategy, which places the loss scale and the gradients' finiteness on its devices}}
+// expected-error @+1 {{train-mixed-precision: 'placed' is a placed program but its module keeps no 'dist.placement' module to place again (programs written by hand or by an older dist-opt): run train-mixed-precision before the strategy that placed them}}
 func.func @placed(%w: tensor<2xf32> {train.role = #train.role<param>, train.name = "w"})
     -> (tensor<2xf32> {train.role = #train.role<param>, train.name = "w"}) attributes {dist.place = #dist.place<@pipe, pipe = 0>} {
   return %w : tensor<2xf32>
+}
+
+// -----
+
+// Placed programs that differ from what the placing pass wrote (its
+// fingerprint): a later pass changed them.
+dist.mesh @pipe2 {axes = ["pipe"], shape = array<i64: 2>}
+// expected-error @+1 {{train-mixed-precision: the placed programs changed after 'builtin.module(dist-pipeline{stages=2})' wrote them: run train-mixed-precision before the passes that ran after it}}
+func.func @changed(%w: tensor<2xf32> {train.role = #train.role<param>, train.name = "w"})
+    -> (tensor<2xf32> {train.role = #train.role<param>, train.name = "w"}) attributes {dist.place = #dist.place<@pipe2, pipe = 0>} {
+  return %w : tensor<2xf32>
+}
+module @source attributes {dist.placement = {pipeline = "builtin.module(dist-pipeline{stages=2})", fingerprint = "0000000000000000"}} {
 }
 
 // -----

@@ -8,6 +8,7 @@
 
 #include "distopt/Dialect/Dist/IR/DistDialect.h"
 #include "distopt/Dialect/Dist/IR/DistOps.h"
+#include "distopt/Dialect/Dist/IR/PlacementSource.h"
 
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -241,6 +242,8 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
                                << "' must be a #dist.place on a function";
     return verifyPlace(place, op, [&]() { return op->emitOpError(); });
   }
+  if (attr.getName() == kPlacementAttrName)
+    return verifyPlacementAttr(op, attr.getValue());
   if (attr.getName() == kScheduleAttrName) {
     if (!isa<DictionaryAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
       return op->emitOpError() << "'" << kScheduleAttrName

@@ -183,7 +183,8 @@ FailureOr<std::string> mlir::dist::renderCostReport(ModuleOp module,
            << format << "' (expected 'text' or 'json')";
   std::vector<StepCost> costs;
   WalkResult walk = module.walk([&](func::FuncOp func) {
-    if (func.isExternal())
+    // Placed programs' kept single-device module is not one of them.
+    if (func.isExternal() || isInPlacementSource(func))
       return WalkResult::advance();
     if (!func.getBody().hasOneBlock()) {
       func.emitOpError("dist-cost-report needs a function body of one "

@@ -729,6 +729,8 @@ struct DistParameterServerPass
           << "' (a server holds at least one row)";
       return signalPassFailure();
     }
+    // The module as it was, kept with the programs (PlacementSource.h).
+    OwningOpRef<ModuleOp> source = module.clone();
     SetAsideEvaluation evaluation(module, "dist-parameter-server");
     ParameterServerBuilder builder(module, func, ps, workers);
     auto run = [&](OpPassManager &pm) { return runPipeline(pm, module); };
@@ -744,6 +746,9 @@ struct DistParameterServerPass
       return signalPassFailure();
     if (failed(finishPrograms(module, func)))
       return signalPassFailure();
+    // The fingerprint covers the evaluation functions too.
+    evaluation.restore();
+    keepPlacementSource(module, std::move(source), getPipelineText(*this));
     LLVM_DEBUG({
       CommunicationTally tally = tallyCommunication(module);
       llvm::dbgs() << DEBUG_TYPE << ": " << builder.getNumVariables()

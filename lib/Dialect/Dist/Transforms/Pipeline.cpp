@@ -628,9 +628,12 @@ SetAsideEvaluation::SetAsideEvaluation(ModuleOp module, StringRef pass)
   }
 }
 
-SetAsideEvaluation::~SetAsideEvaluation() {
+SetAsideEvaluation::~SetAsideEvaluation() { restore(); }
+
+void SetAsideEvaluation::restore() {
   for (func::FuncOp func : functions)
     module.getBody()->push_back(func);
+  functions.clear();
 }
 
 LogicalResult mlir::dist::finishPrograms(ModuleOp module, func::FuncOp step) {
@@ -645,6 +648,15 @@ LogicalResult mlir::dist::finishPrograms(ModuleOp module, func::FuncOp step) {
         failed(verifyStepContract(program)))
       broken = true;
   return failure(broken || failed(verifyPrograms(module)));
+}
+
+std::string mlir::dist::getPipelineText(Pass &pass) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << ModuleOp::getOperationName() << "(";
+  pass.printAsTextualPipeline(os);
+  os << ")";
+  return text;
 }
 
 namespace {
@@ -828,6 +840,8 @@ struct DistPipelinePass
           << "dist-pipeline: " << llvm::toString(check.takeError());
       return signalPassFailure();
     }
+    // The module as it was, kept with the programs (PlacementSource.h).
+    OwningOpRef<ModuleOp> source = module.clone();
     SetAsideEvaluation evaluation(module, "dist-pipeline");
     PipelineBuilder pipeline(module, func, stages, virtualStages, microbatches,
                              *kind, dp, tp, zero);
@@ -843,6 +857,9 @@ struct DistPipelinePass
       return signalPassFailure();
     if (failed(finishPrograms(module, func)))
       return signalPassFailure();
+    // The fingerprint covers the evaluation functions too.
+    evaluation.restore();
+    keepPlacementSource(module, std::move(source), getPipelineText(*this));
     countPrograms(module);
   }
 

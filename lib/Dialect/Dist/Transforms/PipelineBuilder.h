@@ -16,6 +16,7 @@
 
 #include "distopt/Analysis/PipelineSchedule.h"
 #include "distopt/Dialect/Dist/IR/DistOps.h"
+#include "distopt/Dialect/Dist/IR/PlacementSource.h"
 #include "distopt/Dialect/Train/IR/TrainOps.h"
 #include "distopt/Interfaces/PartBuilderInterface.h"
 
@@ -95,6 +96,8 @@ public:
   ~SetAsideEvaluation();
   SetAsideEvaluation(const SetAsideEvaluation &) = delete;
   SetAsideEvaluation &operator=(const SetAsideEvaluation &) = delete;
+  /// Puts the functions back now (the destructor then does nothing).
+  void restore();
 
 private:
   ModuleOp module;
@@ -105,6 +108,11 @@ private:
 /// mesh, and checks the programs as `dist-verify` does: each program's step
 /// contract, one loss, matched transfers, no deadlock.
 LogicalResult finishPrograms(ModuleOp module, func::FuncOp step);
+
+/// `pass` with its options as a textual pipeline on a module
+/// (`builtin.module(dist-pipeline{...})`), as the placement source records
+/// it.
+std::string getPipelineText(Pass &pass);
 
 /// The `train.*` attributes (role, name) of a single-device argument or
 /// result, which its program keeps (its shardings stay behind).

@@ -341,6 +341,15 @@ void mlir::dist::registerStrategyPipelines() {
             createDistBucketCollectivesPass(DistBucketCollectivesPassOptions{
                 options.bucketMb, options.firstBucketMb}));
         addVerify(pm);
+        // What placed the programs is the whole strategy: a pass that
+        // rewrites the step places it again with all of it.
+        std::string strategy;
+        llvm::raw_string_ostream os(strategy);
+        os << ModuleOp::getOperationName() << "(dist-hybrid";
+        options.print(os);
+        os << ")";
+        pm.addPass(createDistRecordPlacementPass(
+            DistRecordPlacementPassOptions{strategy}));
         return success();
       },
       [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {

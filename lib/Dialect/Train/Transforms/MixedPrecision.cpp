@@ -13,6 +13,7 @@
 #include "LossSeed.h"
 
 #include "distopt/Dialect/Dist/IR/DistOps.h"
+#include "distopt/Dialect/Dist/IR/PlacementSource.h"
 #include "distopt/Dialect/Train/IR/TrainOps.h"
 #include "distopt/Dialect/Train/IR/TrainingStep.h"
 #include "distopt/Dialect/Train/Transforms/Passes.h"
@@ -22,6 +23,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
@@ -637,15 +640,8 @@ LogicalResult StepRewriter::unscaleGradients() {
 /// The mesh a strategy partitioned `func` over (dist-mirrored, dist-zero,
 /// dist-tensor-parallel, dist-hybrid: one SPMD program of sums and
 /// movements), or null for a single-device step. Fails, naming what to do,
-/// on what the pass does not rewrite after a strategy: placed programs and
-/// collectives a later pass split or overlapped.
+/// on collectives a later pass split or overlapped.
 static FailureOr<dist::MeshOp> getPartitionMesh(func::FuncOp func) {
-  if (func->hasAttr(dist::DistDialect::kPlaceAttrName))
-    return emitError(func.getLoc())
-           << "train-mixed-precision: '" << func.getSymName()
-           << "' is a placed program (dist-pipeline, dist-parameter-server): "
-              "run train-mixed-precision before that strategy, which places "
-              "the loss scale and the gradients' finiteness on its devices";
   Operation *unhandled = nullptr, *carry = nullptr;
   dist::MeshOp mesh;
   func.walk([&](Operation *op) {
@@ -702,41 +698,111 @@ struct TrainMixedPrecisionPass
     FailureOr<Precision> precision = getPrecision(module);
     if (failed(precision))
       return signalPassFailure();
-    std::string text = canonicalOptions(*precision);
+    auto programs = module.getOps<func::FuncOp>();
+    auto placed = llvm::find_if(programs, [](func::FuncOp func) {
+      return func->hasAttr(dist::DistDialect::kPlaceAttrName);
+    });
+    if (failed(placed == programs.end()
+                   ? rewriteSteps(module, *precision)
+                   : rewritePlaced(module, *placed, *precision)))
+      return signalPassFailure();
+  }
+
+  /// Rewrites every training step of `module` (single-device or
+  /// partitioned by an SPMD strategy).
+  LogicalResult rewriteSteps(ModuleOp module, const Precision &precision) {
+    std::string text = canonicalOptions(precision);
     SmallVector<func::FuncOp> steps;
     for (auto func : module.getOps<func::FuncOp>())
       if (!func.isExternal() && TrainingStep::isTrainingStep(func))
         steps.push_back(func);
     for (func::FuncOp func : steps) {
-      if (func->hasAttr(TrainDialect::kMixedPrecisionAttrName)) {
-        emitError(func.getLoc())
-            << "train-mixed-precision: '" << func.getSymName()
-            << "' already computes in mixed precision ("
-            << func->getAttr(TrainDialect::kMixedPrecisionAttrName) << ")";
-        return signalPassFailure();
-      }
+      if (func->hasAttr(TrainDialect::kMixedPrecisionAttrName))
+        return emitError(func.getLoc())
+               << "train-mixed-precision: '" << func.getSymName()
+               << "' already computes in mixed precision ("
+               << func->getAttr(TrainDialect::kMixedPrecisionAttrName) << ")";
       FailureOr<dist::MeshOp> mesh = getPartitionMesh(func);
       if (failed(mesh))
-        return signalPassFailure();
+        return failure();
       // The seed is found on the float32 step; unscaling and the
       // finiteness check read the float32 gradients the updates see.
-      StepRewriter rewriter(func, *precision, *mesh);
-      bool scaling = precision->lossScale != LossScale::none &&
+      StepRewriter rewriter(func, precision, *mesh);
+      bool scaling = precision.lossScale != LossScale::none &&
                      !TrainingStep::isEvalFunction(func);
       if ((!TrainingStep::isEvalFunction(func) &&
            failed(rewriter.analyze(scaling))) ||
           (scaling && failed(rewriter.scaleSeed())) ||
           failed(rewriter.rewritePrecision()) ||
-          (scaling && failed(rewriter.unscaleGradients())))
-        return signalPassFailure();
-      if (failed(verify(func)))
-        return signalPassFailure();
+          (scaling && failed(rewriter.unscaleGradients())) ||
+          failed(verify(func)))
+        return failure();
       func->setAttr(TrainDialect::kMixedPrecisionAttrName,
                     StringAttr::get(&getContext(), text));
     }
+    return success();
   }
+
+  /// Placed programs (dist-pipeline, dist-parameter-server; `program` is
+  /// one) are not rewritten one by one: the module they were placed from
+  /// (PlacementSource.h) is rewritten and placed again by the recorded
+  /// pipeline, which gives the program the other order gives. Fails when
+  /// the module keeps no source or a later pass changed the programs.
+  LogicalResult rewritePlaced(ModuleOp module, func::FuncOp program,
+                              const Precision &precision);
 };
 } // namespace
+
+LogicalResult
+TrainMixedPrecisionPass::rewritePlaced(ModuleOp module, func::FuncOp program,
+                                       const Precision &precision) {
+  ModuleOp source = dist::getPlacementSource(module);
+  if (!source)
+    return emitError(program.getLoc())
+           << "train-mixed-precision: '" << program.getSymName()
+           << "' is a placed program but its module keeps no '"
+           << dist::DistDialect::kPlacementAttrName
+           << "' module to place again (programs written by hand or by an "
+              "older dist-opt): run train-mixed-precision before the "
+              "strategy that placed them";
+  auto placement = source->getAttrOfType<DictionaryAttr>(
+      dist::DistDialect::kPlacementAttrName);
+  StringRef pipeline = placement.getAs<StringAttr>("pipeline").getValue();
+  if (dist::fingerprintPlacedModule(module) !=
+      placement.getAs<StringAttr>("fingerprint").getValue())
+    return emitError(program.getLoc())
+           << "train-mixed-precision: the placed programs changed after '"
+           << pipeline
+           << "' wrote them: run train-mixed-precision before the passes "
+              "that ran after it";
+  std::string errors;
+  llvm::raw_string_ostream os(errors);
+  FailureOr<OpPassManager> placing = parsePassPipeline(pipeline, os);
+  if (failed(placing) || placing->getOpName() != ModuleOp::getOperationName())
+    return emitError(source.getLoc())
+           << "train-mixed-precision: cannot read the placing pipeline '"
+           << pipeline << "' (a pipeline on 'builtin.module')"
+           << (errors.empty() ? "" : ": ")
+           << StringRef(errors).split('\n').first.trim();
+  // Rewritten and placed again where it is kept, then moved out over the
+  // programs it replaces.
+  source->removeAttr(dist::DistDialect::kPlacementAttrName);
+  if (failed(rewriteSteps(source, precision)) ||
+      failed(runPipeline(*placing, source)))
+    return failure();
+  Block *body = module.getBody();
+  for (Operation &op : llvm::make_early_inc_range(body->getOperations()))
+    if (&op != source.getOperation())
+      op.erase();
+  body->getOperations().splice(body->end(), source.getBody()->getOperations());
+  NamedAttrList attrs(source->getAttrDictionary());
+  attrs.erase(SymbolTable::getSymbolAttrName());
+  if (StringAttr name = module.getSymNameAttr())
+    attrs.set(SymbolTable::getSymbolAttrName(), name);
+  module->setAttrs(attrs.getDictionary(&getContext()));
+  source.erase();
+  return success();
+}
 
 FailureOr<Precision> TrainMixedPrecisionPass::getPrecision(ModuleOp module) {
   auto fail = [&](const Twine &message) {

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "distopt/Dialect/Dist/IR/PlacementSource.h"
 #include "distopt/Dialect/Train/IR/TrainingStep.h"
 #include "distopt/Dialect/Train/Transforms/Passes.h"
 
@@ -87,7 +88,9 @@ struct TrainSummaryPass
       return signalPassFailure();
     }
     getOperation().walk([&](FunctionOpInterface func) {
-      if (TrainingStep::isTrainingStep(func))
+      // Placed programs' kept single-device module is not a step of theirs.
+      if (TrainingStep::isTrainingStep(func) &&
+          !dist::isInPlacementSource(func))
         printSummary(output->os(), TrainingStep::get(func));
     });
     output->keep();

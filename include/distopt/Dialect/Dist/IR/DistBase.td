@@ -73,6 +73,14 @@ def Dist_Dialect : Dialect {
     /// the state and feed it back from step to step, but the saved state
     /// is the holder's. A unit attribute.
     static constexpr ::llvm::StringLiteral kCacheAttrName = "dist.cache";
+    /// On the module nested at the end of a module of placed programs: the
+    /// single-device module they were placed from, kept so that a pass
+    /// that rewrites the step (train-mixed-precision) can rewrite it and
+    /// place it again. A dictionary: `pipeline`, the placing pass as a
+    /// textual pipeline, and `fingerprint`, the hash of the enclosing
+    /// module's text without this module when the pass wrote it.
+    static constexpr ::llvm::StringLiteral kPlacementAttrName =
+        "dist.placement";
   }];
 }
 

@@ -286,6 +286,12 @@ def DistPipelinePass : Pass<"dist-pipeline", "ModuleOp"> {
     gradients filling the bubbles). Every schedule is simulated (its
     deadlock check, its bubble) before the programs are written.
 
+    The module the pass placed is kept at the end of the result (`module
+    @placement_source` with `dist.placement`: this pass as a pipeline and
+    the fingerprint of what it wrote), so that a pass that rewrites the
+    step (`train-mixed-precision`) can rewrite it and place it again;
+    lowering drops it.
+
     ```
     dist-opt step.mlir --dist-pipeline="stages=4 microbatches=8 schedule=1f1b"
     ```
@@ -353,6 +359,9 @@ def DistParameterServerPass : Pass<"dist-parameter-server", "ModuleOp"> {
     after its sum (clipping by the global norm) and a result computed per
     sample are errors naming the op. `dist-verify` runs at the end.
 
+    As `dist-pipeline` does, the pass keeps the module it placed at the end
+    of the result (`module @placement_source` with `dist.placement`).
+
     ```
     dist-opt step.mlir --dist-parameter-server="ps=2 workers=2 partitioner=fixed shards=2"
     ```
@@ -376,6 +385,31 @@ def DistParameterServerPass : Pass<"dist-parameter-server", "ModuleOp"> {
     Option<"mode", "mode", "std::string", /*default=*/"\"sync\"",
            "sync (the gradients of all workers summed, then applied) or "
            "async (each worker's gradient applied as it arrives)">,
+  ];
+}
+
+def DistRecordPlacementPass : Pass<"dist-record-placement", "ModuleOp"> {
+  let summary = "Record the strategy that placed a module's programs";
+  let description = [{
+    A placing pass (`dist-pipeline`, `dist-parameter-server`) keeps the
+    module it placed (`module @placement_source`) with itself as the
+    pipeline that placed it and a fingerprint of what it wrote. A strategy
+    pipeline that runs passes after it (`dist-hybrid` with `pp` > 1:
+    gradient compression, bucketing, `dist-verify`) ends with this pass,
+    which records `pipeline`, the whole strategy, instead, and the programs
+    as they are now. A pass that rewrites the step
+    (`train-mixed-precision`) then places its rewrite again with the whole
+    strategy. A module without a kept source is an error.
+
+    ```
+    dist-opt step.mlir --dist-pipeline="stages=2" --dist-bucket-collectives \
+      --dist-record-placement="pipeline=builtin.module(my-strategy)"
+    ```
+  }];
+  let options = [
+    Option<"pipeline", "pipeline", "std::string", /*default=*/"",
+           "The strategy that placed the programs, as a textual pass "
+           "pipeline on builtin.module">,
   ];
 }
 

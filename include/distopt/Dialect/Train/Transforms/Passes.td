@@ -166,9 +166,13 @@ def TrainMixedPrecisionPass : Pass<"train-mixed-precision", "ModuleOp"> {
     operand's precision, a sum that only float32 work reads sums float32
     values, a gradient summed across devices is unscaled before the sum,
     and the finiteness of gradients split over mesh axes is all-reduced
-    over those axes. Placed programs (dist-pipeline,
-    dist-parameter-server) and collectives a later pass split or overlapped
-    are refused: run this pass before them.
+    over those axes. After a placing strategy (dist-pipeline,
+    dist-parameter-server) the pass rewrites the single-device module the
+    strategy kept with its programs (`dist.placement`) and runs the
+    recorded strategy on it again, which gives the programs the other order
+    gives; it is refused when a later pass changed the programs (the
+    recorded fingerprint differs). Collectives a later pass split or
+    overlapped are refused too: run this pass before them.
 
     ```mlir
     %w16 = train.convert %w : (tensor<128x784xf32>) -> tensor<128x784xbf16>
@@ -195,7 +199,10 @@ def TrainMixedPrecisionPass : Pass<"train-mixed-precision", "ModuleOp"> {
            /*default=*/"2000",
            "Dynamic scaling: the clean steps after which the scale grows">,
   ];
-  let dependentDialects = ["::mlir::train::TrainDialect",
+  // A placing pass it runs again (dist-pipeline, dist-parameter-server)
+  // creates arith, dist and train ops.
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::train::TrainDialect",
                            "::mlir::dist::DistDialect"];
 }
 
