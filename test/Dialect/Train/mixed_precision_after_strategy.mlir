@@ -111,7 +111,9 @@
 // Refused: programs a later pass changed, a placing pipeline that does not
 // parse.
 // RUN: not dist-opt %t/pipe.placed.mlir --canonicalize --train-mixed-precision="compute=bf16" -o %t/changed.mlir 2>&1 | FileCheck %s --check-prefix=CHANGED
-// CHANGED: error: train-mixed-precision: the placed programs changed after 'builtin.module(dist-pipeline{dp=1 microbatches=4 schedule=1f1b stages=2 tp=1 virtual-stages=1 zero=0})' wrote them: run train-mixed-precision before the passes that ran after it
+// CHANGED: error: train-mixed-precision: the placed programs or their source changed after 'builtin.module(dist-pipeline{dp=1 microbatches=4 schedule=1f1b stages=2 tp=1 virtual-stages=1 zero=0})' wrote them: run train-mixed-precision before the passes that ran after it
+// RUN: sed '/module @placement_source/,$ s/func.func @train_step(/func.func @edited(/' %t/pipe.placed.mlir > %t/edited.mlir
+// RUN: not dist-opt %t/edited.mlir --train-mixed-precision="compute=bf16" -o %t/edited.out.mlir 2>&1 | FileCheck %s --check-prefix=CHANGED
 // RUN: sed 's/builtin.module(dist-pipeline{/builtin.module(dist-pipelin{/' %t/pipe.placed.mlir > %t/unknown.mlir
 // RUN: not dist-opt %t/unknown.mlir --train-mixed-precision="compute=bf16" -o %t/unknown.out.mlir 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // UNKNOWN: error: train-mixed-precision: cannot read the placing pipeline 'builtin.module(dist-pipelin{dp=1 microbatches=4 schedule=1f1b stages=2 tp=1 virtual-stages=1 zero=0})' (a pipeline on 'builtin.module'): {{.*}}error: 'dist-pipelin' does not refer to a registered pass or pass pipeline{{$}}

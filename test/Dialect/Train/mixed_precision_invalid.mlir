@@ -59,7 +59,7 @@ func.func @placed(%w: tensor<2xf32> {train.role = #train.role<param>, train.name
 // Placed programs that differ from what the placing pass wrote (its
 // fingerprint): a later pass changed them.
 dist.mesh @pipe2 {axes = ["pipe"], shape = array<i64: 2>}
-// expected-error @+1 {{train-mixed-precision: the placed programs changed after 'builtin.module(dist-pipeline{stages=2})' wrote them: run train-mixed-precision before the passes that ran after it}}
+// expected-error @+1 {{train-mixed-precision: the placed programs or their source changed after 'builtin.module(dist-pipeline{stages=2})' wrote them: run train-mixed-precision before the passes that ran after it}}
 func.func @changed(%w: tensor<2xf32> {train.role = #train.role<param>, train.name = "w"})
     -> (tensor<2xf32> {train.role = #train.role<param>, train.name = "w"}) attributes {dist.place = #dist.place<@pipe2, pipe = 0>} {
   return %w : tensor<2xf32>

@@ -34,14 +34,15 @@ bool mlir::dist::isInPlacementSource(Operation *op) {
   return false;
 }
 
-std::string mlir::dist::fingerprintPlacedModule(ModuleOp module) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
+/// Prints `module`'s attributes but its name and record (the module placed
+/// again is the kept one, renamed) and its top-level ops but the kept
+/// module, in generic form without locations.
+static void printForFingerprint(ModuleOp module, raw_ostream &os) {
   OpPrintingFlags flags;
   flags.printGenericOpForm().enableDebugInfo(false).useLocalScope();
-  // Its name aside: the module placed again is the kept one, renamed.
   NamedAttrList attrs(module->getAttrDictionary());
   attrs.erase(SymbolTable::getSymbolAttrName());
+  attrs.erase(DistDialect::kPlacementAttrName);
   os << attrs.getDictionary(module.getContext()) << '\n';
   for (Operation &op : module.getBody()->getOperations()) {
     if (op.hasAttr(DistDialect::kPlacementAttrName))
@@ -49,6 +50,15 @@ std::string mlir::dist::fingerprintPlacedModule(ModuleOp module) {
     op.print(os, flags);
     os << '\n';
   }
+}
+
+std::string mlir::dist::fingerprintPlacedModule(ModuleOp module,
+                                                ModuleOp source) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  printForFingerprint(module, os);
+  os << "placed from\n";
+  printForFingerprint(source, os);
   return llvm::utohexstr(llvm::xxh3_64bits(text), /*LowerCase=*/true,
                          /*Width=*/16);
 }
@@ -64,7 +74,8 @@ void mlir::dist::recordPlacement(ModuleOp module, ModuleOp source,
                           StringAttr::get(context, pipeline)),
            NamedAttribute(StringAttr::get(context, "fingerprint"),
                           StringAttr::get(context,
-                                          fingerprintPlacedModule(module)))}));
+                                          fingerprintPlacedModule(
+                                              module, source)))}));
 }
 
 void mlir::dist::keepPlacementSource(ModuleOp module,

@@ -768,10 +768,11 @@ TrainMixedPrecisionPass::rewritePlaced(ModuleOp module, func::FuncOp program,
   auto placement = source->getAttrOfType<DictionaryAttr>(
       dist::DistDialect::kPlacementAttrName);
   StringRef pipeline = placement.getAs<StringAttr>("pipeline").getValue();
-  if (dist::fingerprintPlacedModule(module) !=
+  if (dist::fingerprintPlacedModule(module, source) !=
       placement.getAs<StringAttr>("fingerprint").getValue())
     return emitError(program.getLoc())
-           << "train-mixed-precision: the placed programs changed after '"
+           << "train-mixed-precision: the placed programs or their source "
+              "changed after '"
            << pipeline
            << "' wrote them: run train-mixed-precision before the passes "
               "that ran after it";

@@ -30,10 +30,11 @@ ModuleOp getPlacementSource(ModuleOp module);
 /// module skip it).
 bool isInPlacementSource(Operation *op);
 
-/// The fingerprint of `module` without its placement source: a hash of its
-/// attributes and top-level ops in generic form without locations, stable
-/// across printing and parsing.
-std::string fingerprintPlacedModule(ModuleOp module);
+/// The fingerprint of `module`'s placed programs and of `source`, the
+/// module they were placed from: a hash of their attributes and top-level
+/// ops in generic form without locations (stable across printing and
+/// parsing), names and records aside.
+std::string fingerprintPlacedModule(ModuleOp module, ModuleOp source);
 
 /// Appends `source` (the module as it was before `pipeline` placed it) to
 /// the end of `module`, recording `pipeline` and `module`'s fingerprint.
