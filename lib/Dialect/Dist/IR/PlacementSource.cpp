@@ -73,9 +73,8 @@ void mlir::dist::recordPlacement(ModuleOp module, ModuleOp source,
           {NamedAttribute(StringAttr::get(context, "pipeline"),
                           StringAttr::get(context, pipeline)),
            NamedAttribute(StringAttr::get(context, "fingerprint"),
-                          StringAttr::get(context,
-                                          fingerprintPlacedModule(
-                                              module, source)))}));
+                          StringAttr::get(context, fingerprintPlacedModule(
+                                                       module, source)))}));
 }
 
 void mlir::dist::keepPlacementSource(ModuleOp module,
