@@ -259,26 +259,33 @@ static int64_t analyzeBlock(Block &block, StepCost &cost) {
       cost.recvBytes += getTensorBytes(recv.getType());
       ++cost.recvs;
     }
-    std::optional<std::pair<CollectiveKind, int64_t>> collective =
-        classifyCollective(&op);
-    if (!collective)
+    std::optional<CollectiveCost> entry = getCollectiveCost(&op);
+    if (!entry)
       continue;
-    auto [kind, payload] = *collective;
-    CollectiveCost entry{kind, op.getLoc(), {}, 1, 0, payload, 0};
-    for (Attribute axis : op.getAttrOfType<ArrayAttr>("axes"))
-      entry.axes.push_back(cast<StringAttr>(axis).str());
-    auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
-        &op, op.getAttrOfType<FlatSymbolRefAttr>("mesh"));
-    if (mesh)
-      entry.groupSize = mesh.getGroupSize(op.getAttrOfType<ArrayAttr>("axes"));
-    entry.tensors = op.getNumOperands();
-    entry.busBytes = getRingBusBytes(kind, entry.groupSize, payload);
-    if (mesh)
-      entry.seconds = estimateSeconds(entry, mesh);
-    cost.commBytes += entry.busBytes;
-    cost.collectives.push_back(std::move(entry));
+    cost.commBytes += entry->busBytes;
+    cost.collectives.push_back(std::move(*entry));
   }
   return getPeakLiveBytes(intervals);
+}
+
+std::optional<CollectiveCost> mlir::dist::getCollectiveCost(Operation *op) {
+  std::optional<std::pair<CollectiveKind, int64_t>> collective =
+      classifyCollective(op);
+  if (!collective)
+    return std::nullopt;
+  auto [kind, payload] = *collective;
+  CollectiveCost entry{kind, op->getLoc(), {}, 1, 0, payload, 0};
+  for (Attribute axis : op->getAttrOfType<ArrayAttr>("axes"))
+    entry.axes.push_back(cast<StringAttr>(axis).str());
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
+      op, op->getAttrOfType<FlatSymbolRefAttr>("mesh"));
+  if (mesh)
+    entry.groupSize = mesh.getGroupSize(op->getAttrOfType<ArrayAttr>("axes"));
+  entry.tensors = op->getNumOperands();
+  entry.busBytes = getRingBusBytes(kind, entry.groupSize, payload);
+  if (mesh)
+    entry.seconds = estimateSeconds(entry, mesh);
+  return entry;
 }
 
 StepCost mlir::dist::analyzeStepCost(func::FuncOp func) {

@@ -95,6 +95,8 @@ STRATEGIES = [
     ("ps2-w2-fixed", ["--dist-parameter-server=ps=2 workers=2 partitioner=fixed"], 4),
     # Asynchronous with one worker is the sync step.
     ("ps2-w1-async", ["--dist-parameter-server=ps=2 workers=1 partitioner=fixed mode=async"], 3),
+    # The planner's choice for this machine (2 ranks), whichever it is.
+    ("auto-cpu", ["--dist-auto=cluster=cpu"], 2),
 ]
 
 CRASH_MARKS = ("Stack dump", "PLEASE submit a bug report", "Assertion", "assertion", "LLVM ERROR",

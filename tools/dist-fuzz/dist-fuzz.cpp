@@ -114,6 +114,9 @@ static const char *const kStrategies[] = {
     "train-derive-eval,dist-parameter-server{ps=2 workers=2 "
     "partitioner=fixed},train-mixed-precision{compute=f16 "
     "loss-scale=dynamic}",
+    // The planner: every plan for this machine built on a copy, the
+    // fastest applied.
+    "dist-auto{cluster=cpu}",
     // Whole-batch statistics under one microbatch with data parallelism,
     // and on one parameter-server worker.
     "dist-hybrid{pp=2 dp=2 microbatches=1}",

@@ -110,6 +110,10 @@ struct CollectiveCost {
   std::optional<double> seconds;
 };
 
+/// The cost of collective `op` (a `dist` collective, or the start of an
+/// asynchronous one); nullopt for other ops.
+std::optional<CollectiveCost> getCollectiveCost(Operation *op);
+
 /// The per-rank cost of one function (a training step after partitioning).
 struct StepCost {
   std::string function;

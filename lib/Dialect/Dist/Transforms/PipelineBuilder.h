@@ -14,6 +14,8 @@
 #ifndef DISTOPT_LIB_DIALECT_DIST_TRANSFORMS_PIPELINEBUILDER_H
 #define DISTOPT_LIB_DIALECT_DIST_TRANSFORMS_PIPELINEBUILDER_H
 
+#include "Strategies.h"
+
 #include "distopt/Analysis/PipelineSchedule.h"
 #include "distopt/Dialect/Dist/IR/DistOps.h"
 #include "distopt/Dialect/Dist/IR/PlacementSource.h"
@@ -129,9 +131,12 @@ inline NamedAttrList getTrainAttrs(DictionaryAttr attrs) {
 /// server's): their `dist.schedule` says so.
 bool isPipelineProgram(ModuleOp module);
 
-/// Reads the schedule of `module`'s placed programs; fails, with an error
-/// naming `pass`, when it has none.
-FailureOr<ProgramSchedule> readProgramSchedule(ModuleOp module, StringRef pass);
+/// Reads the schedule of `module`'s placed programs, each unit's time the
+/// sum of `opSeconds` over its ops (by default the pipeline's estimate);
+/// fails, with an error naming `pass`, when it has none.
+FailureOr<ProgramSchedule> readProgramSchedule(
+    ModuleOp module, StringRef pass,
+    function_ref<double(Operation *)> opSeconds = estimateOpSeconds);
 
 /// The ops of one (stage, kind) in program order: the body of its
 /// fragments, one per microbatch (one in all for U).

@@ -35,8 +35,9 @@ bool mlir::dist::isPipelineProgram(ModuleOp module) {
   return true;
 }
 
-FailureOr<ProgramSchedule> mlir::dist::readProgramSchedule(ModuleOp module,
-                                                           StringRef pass) {
+FailureOr<ProgramSchedule>
+mlir::dist::readProgramSchedule(ModuleOp module, StringRef pass,
+                                function_ref<double(Operation *)> opSeconds) {
   if (!isPipelineProgram(module))
     return emitOptionError(module, pass)
            << "the placed programs are not a pipeline's (their "
@@ -69,7 +70,7 @@ FailureOr<ProgramSchedule> mlir::dist::readProgramSchedule(ModuleOp module,
         continue;
       double &ms = unitMs[{unit.getStage(), unit.getKind()}];
       fragment.getBody().walk(
-          [&](Operation *op) { ms += estimateOpSeconds(op) * 1e3; });
+          [&](Operation *op) { ms += opSeconds(op) * 1e3; });
     }
   }
   if (ranks.empty())

@@ -388,6 +388,65 @@ def DistParameterServerPass : Pass<"dist-parameter-server", "ModuleOp"> {
   ];
 }
 
+def DistAutoPass : Pass<"dist-auto", "ModuleOp"> {
+  let summary = "Choose and apply the fastest predicted strategy for a "
+                "cluster";
+  let description = [{
+    Plans the distribution of the single-device training step for the
+    cluster `cluster` (a JSON description or a preset: `cpu`, this machine,
+    `dgx-a100`, `dgx-h100`; `nodes` scales it) and applies the plan.
+
+    Every plan uses all the cluster's devices: `dp x tp x pp` of them, the
+    tensor-parallel devices within a node (as Megatron places them). The
+    search covers the factorizations, the ZeRO stage (0-3, with dp > 1),
+    sequence parallelism (tensor parallelism alone), the microbatches
+    (`pp`, `2 pp`, `4 pp`, that divide the batch) and the schedule (`1f1b`,
+    `zb-h1`). Each plan is built with the hand strategy
+    (`dist-hybrid`, `dist-tensor-parallel`) on a copy of the module, and
+    predicted from the programs it writes:
+
+    - each op takes the roofline of the device: its FLOPs over the peak of
+      its element type (`f32`, `bf16`, `f16`), or its bytes over the memory
+      bandwidth, whichever is longer;
+    - each collective takes a ring's time over the link of its axes (within
+      a node, or across nodes when its group spans them);
+    - a pipeline's units are simulated with its schedule (the bubble), its
+      transfers over the link between stages, and its updates added;
+    - memory per device is the cost model's peak (arguments and live
+      values); a plan over the device's memory is infeasible.
+
+    The fastest feasible plan is applied: the output is the program the
+    hand strategy writes. A remark names it; `report` (`-`: stderr) gets a
+    table of the `top` plans, and `explain` a JSON file of every plan
+    considered (the chosen one first) with its predicted `step_time_s`,
+    `memory_bytes_per_device`, `bubble_fraction` and
+    `comm_bytes_per_device`, the plans that could not be built with their
+    reason, the cluster, and the search time. Deterministic: ties go to the
+    plan listed first.
+
+    ```
+    dist-opt step.mlir --dist-auto="cluster=dgx-a100 nodes=2 explain=plans.json"
+    ```
+  }];
+  let options = [
+    Option<"cluster", "cluster", "std::string", /*default=*/"\"\"",
+           "A cluster description (JSON file) or preset: cpu, dgx-a100, "
+           "dgx-h100">,
+    Option<"nodes", "nodes", "int64_t", /*default=*/"0",
+           "Nodes of the cluster (0: as described)">,
+    Option<"explain", "explain", "std::string", /*default=*/"\"\"",
+           "Where to write every plan considered as JSON (none when empty)">,
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "Where to write the table of the top plans ('-': stderr; none "
+           "when empty)">,
+    Option<"top", "top", "int64_t", /*default=*/"5",
+           "Plans in the table">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::dist::DistDialect",
+                           "::mlir::train::TrainDialect"];
+}
+
 def DistRecordPlacementPass : Pass<"dist-record-placement", "ModuleOp"> {
   let summary = "Record the strategy that placed a module's programs";
   let description = [{

@@ -1,0 +1,71 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""Checks a dist-auto explain file and writes the chosen hand strategy.
+
+    check_auto_plans.py PLANS.json STRATEGY.txt [--devices N]
+
+The chosen plan (the first) fits and is predicted no slower than any other
+plan that fits; plans that fit come before those over memory, and refused
+plans (with their reason) last; each plan has the fields the guide lists.
+STRATEGY.txt gets the chosen plan's strategy pipeline ("" for one device)
+for a RUN line to apply by hand and compare.
+"""
+
+import argparse
+import json
+import sys
+
+FIELDS = ("dp", "tp", "pp", "zero", "sequence_parallel", "microbatches",
+          "schedule", "remat", "strategy")
+PREDICTED = ("step_time_s", "memory_bytes_per_device", "bubble_fraction",
+             "comm_bytes_per_device", "fits_memory")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("plans")
+    ap.add_argument("strategy")
+    ap.add_argument("--devices", type=int)
+    args = ap.parse_args()
+    with open(args.plans) as f:
+        explain = json.load(f)
+    plans = explain["plans"]
+    problems = []
+    if args.devices and explain["devices"] != args.devices:
+        problems.append(f"devices {explain['devices']}, expected {args.devices}")
+    if explain["search_time_s"] < 0:
+        problems.append("negative search time")
+    state = 0  # 0: fitting plans, 1: over memory, 2: refused
+    for i, plan in enumerate(plans):
+        missing = [k for k in FIELDS if k not in plan]
+        if plan["dp"] * plan["tp"] * plan["pp"] != explain["devices"]:
+            problems.append(f"plan {i} does not use every device: {plan}")
+        if "refused" in plan:
+            kind = 2
+            if not plan["refused"]:
+                problems.append(f"plan {i} is refused without a reason")
+        else:
+            missing += [k for k in PREDICTED if k not in plan]
+            kind = 0 if plan["fits_memory"] else 1
+        if missing:
+            problems.append(f"plan {i} lacks {missing}")
+        if kind < state:
+            problems.append(f"plan {i} is out of order")
+        state = kind
+    fitting = [p for p in plans if p.get("fits_memory")]
+    if not fitting or fitting[0] is not plans[0]:
+        problems.append("the first plan does not fit")
+    elif any(p["step_time_s"] < plans[0]["step_time_s"] for p in fitting):
+        problems.append("a plan that fits is predicted faster than the chosen")
+    if problems:
+        print("\n".join(problems))
+        return 1
+    with open(args.strategy, "w") as f:
+        f.write(plans[0]["strategy"])
+    print(f"ok: {len(plans)} plans, chosen {plans[0]['strategy'] or 'single device'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,42 @@
+// dist-auto builds every plan with the hand strategy on a copy, predicts it
+// on the cluster, and applies the fastest that fits: the output is the
+// program the hand strategy writes.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: dist-opt %examples/mlp.mlir --dist-auto="cluster=cpu report=%t/report.txt explain=%t/plans.json" -o %t/auto.mlir 2>%t/remarks.txt
+// RUN: FileCheck %s --check-prefix=REMARK --input-file=%t/remarks.txt
+// REMARK: remark: dist-auto: dp={{[0-9]+}} tp={{[0-9]+}} pp={{[0-9]+}} zero={{[0-9]}}{{.*}} on 2 devices of 'cpu' (dist-{{.*}}): predicted step {{[0-9.]+}} ms, {{[0-9.]+}} MB per device; 12 plans searched in {{[0-9.]+}} s
+// RUN: FileCheck %s --check-prefix=REPORT --input-file=%t/report.txt
+// REPORT: rank plan step ms compute ms comm ms bubble MB/device comm MB fits
+// REPORT-NEXT: 1 dp=
+// REPORT: 12 plans, 12 built, searched in {{[0-9.]+}} s
+// RUN: %python %S/Inputs/check_auto_plans.py %t/plans.json %t/strategy.txt --devices 2
+// RUN: echo 'dist-opt %examples/mlp.mlir --pass-pipeline="builtin.module($(cat %t/strategy.txt))" -o %t/hand.mlir 2>%t/hand.remarks' > %t/hand.sh
+// RUN: bash %t/hand.sh
+// RUN: diff %t/auto.mlir %t/hand.mlir
+
+// Deterministic: the same plans in the same order, the same program.
+// RUN: dist-opt %examples/mlp.mlir --dist-auto="cluster=cpu explain=%t/plans2.json" -o %t/auto2.mlir 2>%t/remarks2.txt
+// RUN: diff %t/auto.mlir %t/auto2.mlir
+// RUN: %python -c "import json, sys; a, b = (json.load(open(p)) for p in sys.argv[1:]); [d.pop('search_time_s') for d in (a, b)]; sys.exit(a != b)" %t/plans.json %t/plans2.json
+
+// A DGX A100 node: 8 devices; tensor parallelism stays within the node.
+// RUN: dist-opt %examples/transformer_block.mlir --dist-auto="cluster=dgx-a100 explain=%t/a100.json" -o %t/a100.mlir 2>%t/a100.remarks
+// RUN: %python %S/Inputs/check_auto_plans.py %t/a100.json %t/a100.txt --devices 8
+// RUN: FileCheck %s --check-prefix=A100 --input-file=%t/a100.remarks
+// A100: remark: dist-auto: {{.*}} on 8 devices of 'dgx-a100'
+
+// A cluster whose devices hold too little: no plan fits.
+// RUN: echo '{"name": "tiny", "nodes": 1, "devices_per_node": 2, "device": {"name": "d", "memory_bytes": 1000, "memory_bandwidth_gb_per_s": 10, "peak_tflops": {"f32": 1}}, "intra_node": {"bandwidth_gb_per_s": 1, "latency_us": 1}}' > %t/tiny.json
+// RUN: not dist-opt %examples/mlp.mlir --dist-auto="cluster=%t/tiny.json" -o %t/tiny.mlir 2>&1 | FileCheck %s --check-prefix=TINY
+// TINY: error: dist-auto: no plan fits in the 1000 bytes of a device of 'tiny'; the fastest (dp={{.*}}) needs {{[0-9]+}} bytes per device
+
+// Bad options and descriptions, named.
+// RUN: not dist-opt %examples/mlp.mlir --dist-auto 2>&1 | FileCheck %s --check-prefix=NOCLUSTER
+// NOCLUSTER: error: dist-auto: needs cluster=<a cluster description (JSON) or preset: cpu, dgx-a100, dgx-h100>, nodes >= 0 and top >= 1, got cluster='' nodes=0 top=5
+// RUN: not dist-opt %examples/mlp.mlir --dist-auto="cluster=%t/missing.json" 2>&1 | FileCheck %s --check-prefix=MISSING
+// MISSING: error: dist-auto: cannot read cluster description '{{.*}}missing.json' ({{.*}}; presets: cpu, dgx-a100, dgx-h100)
+// RUN: echo '{"name": "x", "nodes": 1, "devices_per_node": 2, "devcie": {}}' > %t/typo.json
+// RUN: not dist-opt %examples/mlp.mlir --dist-auto="cluster=%t/typo.json" 2>&1 | FileCheck %s --check-prefix=TYPO
+// TYPO: error: dist-auto: {{.*}}typo.json: cluster: unknown key 'devcie' (expected name, nodes, devices_per_node, device, intra_node, inter_node, source)
+// RUN: not dist-opt %examples/mlp.mlir --dist-auto="cluster=%t/tiny.json nodes=2" 2>&1 | FileCheck %s --check-prefix=NODES
+// NODES: error: dist-auto: nodes=2: cluster 'tiny' describes no inter_node link to join its nodes with
