@@ -13,6 +13,7 @@
 
 #include "RunBindings.h"
 
+#include "distopt/Analysis/Cluster.h"
 #include "distopt/Dialect/Dist/Transforms/CostReport.h"
 #include "distopt/InitAll.h"
 #include "distopt/Support/DiagnosticText.h"
@@ -25,9 +26,11 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <memory>
 
@@ -175,5 +178,23 @@ PYBIND11_MODULE(_distopt, m) {
            "The --dist-cost-report text ('text' or 'json').")
       .def("to_string", &PyModule::str, py::arg("generic") = false)
       .def("clone", &PyModule::clone);
+  m.def(
+      "cluster_description",
+      [](const std::string &presetOrText, const std::string &where) {
+        // A preset's name, else the JSON text of a description: its
+        // canonical form, every field checked.
+        llvm::Expected<mlir::dist::ClusterSpec> cluster =
+            where.empty() ? mlir::dist::getClusterPreset(presetOrText)
+                          : mlir::dist::parseCluster(presetOrText, where);
+        if (!cluster)
+          throw py::value_error(llvm::toString(cluster.takeError()));
+        return llvm::formatv("{0:2}", mlir::dist::toJSON(*cluster)).str();
+      },
+      py::arg("preset_or_text"), py::arg("where") = "",
+      "A cluster description as canonical JSON: the preset named "
+      "`preset_or_text` (where empty), else that JSON text checked "
+      "(errors name `where` and the field).");
+  m.def("cluster_presets", &mlir::dist::getClusterPresetNames,
+        "The names of the cluster presets.");
   distopt::python::bindRun(m, error);
 }

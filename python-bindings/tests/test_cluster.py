@@ -100,3 +100,81 @@ def test_bounded(tmp_path):
                 "true"])
     assert done.returncode == 2
     assert "is not a regular file" in done.stderr
+
+
+# `describe`: a cluster description for dist-auto, every field checked by
+# the compiler's reader.
+
+def describe(args, env=None):
+    return run(["describe"] + args, env)
+
+
+def test_describe_preset_on_nodes(tmp_path):
+    done = describe(["--preset", "dgx-h100", "--nodes", "4", "-o",
+                     str(tmp_path / "c.json")])
+    assert done.returncode == 0, done.stderr
+    description = json.loads((tmp_path / "c.json").read_text())
+    assert description["nodes"] == 4
+    assert description["devices_per_node"] == 8
+    assert description["device"]["peak_tflops"]["bf16"] == 989.4
+
+
+def test_describe_from_hostfile_slurm_and_tf_config(tmp_path):
+    (tmp_path / "hosts").write_text("# two nodes\nnode0:4\nnode1 slots=4\n")
+    done = describe(["--preset", "dgx-a100", "--hostfile",
+                     str(tmp_path / "hosts")])
+    assert done.returncode == 0, done.stderr
+    description = json.loads(done.stdout)
+    assert (description["nodes"], description["devices_per_node"]) == (2, 4)
+    done = describe(["--preset", "dgx-a100", "--slurm"],
+                    {"SLURM_JOB_NUM_NODES": "3", "SLURM_GPUS_ON_NODE": "2"})
+    assert done.returncode == 0, done.stderr
+    description = json.loads(done.stdout)
+    assert (description["nodes"], description["devices_per_node"]) == (3, 2)
+    config = {"cluster": {"chief": ["h0:1"], "worker": ["h1:1", "h1:2"]}}
+    done = describe(["--preset", "cpu", "--tf-config"],
+                    {"TF_CONFIG": json.dumps(config)})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["nodes"] == 2
+
+
+def test_describe_from_a_file_and_the_planner_reads_it(tmp_path):
+    done = describe(["--preset", "cpu", "--name", "mine", "-o",
+                     str(tmp_path / "base.json")])
+    assert done.returncode == 0, done.stderr
+    done = describe(["--from", str(tmp_path / "base.json"),
+                     "--devices-per-node", "1", "--nodes", "2"])
+    assert done.returncode == 0, done.stderr
+    (tmp_path / "c.json").write_text(done.stdout)
+    description = json.loads(done.stdout)
+    assert (description["name"], description["nodes"],
+            description["devices_per_node"]) == ("mine", 2, 1)
+
+
+def test_describe_refusals(tmp_path):
+    (tmp_path / "typo.json").write_text('{"name": "x", "nodez": 1}')
+    done = describe(["--from", str(tmp_path / "typo.json")])
+    assert done.returncode == 2
+    assert "typo.json: cluster: unknown key 'nodez'" in done.stderr
+    done = describe(["--preset", "cpu", "--nodes", "0"])
+    assert done.returncode == 2
+    assert ("the description: cluster.nodes: expected an integer from 1 to "
+            "65536") in done.stderr
+    (tmp_path / "hosts").write_text("node0:four\n")
+    done = describe(["--preset", "cpu", "--hostfile", str(tmp_path / "hosts")])
+    assert done.returncode == 2
+    assert "hosts:1: expected 'host', 'host:slots' or 'host slots=N'" in \
+        done.stderr
+    done = describe(["--preset", "cpu", "--slurm"],
+                    {"SLURM_JOB_NUM_NODES": "", "SLURM_NNODES": ""})
+    assert done.returncode == 2
+    assert "no SLURM_JOB_NUM_NODES" in done.stderr
+    done = describe(["--preset", "cpu", "-o",
+                     str(tmp_path / "missing" / "c.json")])
+    assert done.returncode == 2
+    assert "does not exist" in done.stderr
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    done = describe(["--from", str(fifo)])
+    assert done.returncode == 2
+    assert "is not a regular file" in done.stderr
