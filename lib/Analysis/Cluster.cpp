@@ -154,7 +154,8 @@ public:
   int64_t getCount(const llvm::json::Object &object, StringRef key,
                    const std::string &path, int64_t max) {
     const llvm::json::Value *value = object.get(key);
-    std::optional<int64_t> number = value ? value->getAsInteger() : std::nullopt;
+    std::optional<int64_t> number =
+        value ? value->getAsInteger() : std::nullopt;
     std::string at = path + "." + key.str();
     if (!value)
       fail(at, "missing");
@@ -260,10 +261,10 @@ llvm::Expected<ClusterSpec> mlir::dist::parseCluster(StringRef text,
   c.devicesPerNode =
       reader.getCount(*cluster, "devices_per_node", path, kMaxClusterDevices);
   std::string at = path + ".device";
-  if (const llvm::json::Object *device = reader.getObject(
-          cluster->get("device"), at,
-          {"name", "memory_bytes", "memory_bandwidth_gb_per_s",
-           "peak_tflops"})) {
+  if (const llvm::json::Object *device =
+          reader.getObject(cluster->get("device"), at,
+                           {"name", "memory_bytes", "memory_bandwidth_gb_per_s",
+                            "peak_tflops"})) {
     c.device.name = reader.getString(*device, "name", at, /*required=*/true);
     c.device.memoryBytes =
         reader.getCount(*device, "memory_bytes", at, int64_t(1) << 60);
@@ -309,8 +310,8 @@ mlir::dist::loadCluster(StringRef fileOrPreset, std::optional<int64_t> nodes) {
     return cluster;
   if (*nodes < 1 || *nodes * cluster->devicesPerNode > kMaxClusterDevices)
     return llvm::createStringError(
-        llvm::formatv("nodes={0}: expected 1 to {1} nodes of {2} devices", *nodes,
-                      kMaxClusterDevices / cluster->devicesPerNode,
+        llvm::formatv("nodes={0}: expected 1 to {1} nodes of {2} devices",
+                      *nodes, kMaxClusterDevices / cluster->devicesPerNode,
                       cluster->devicesPerNode)
             .str());
   if (*nodes > 1 && cluster->interNode.gbPerSecond <= 0)
@@ -335,12 +336,11 @@ llvm::json::Value mlir::dist::toJSON(const ClusterSpec &c) {
       {"name", c.name},
       {"nodes", c.nodes},
       {"devices_per_node", c.devicesPerNode},
-      {"device",
-       llvm::json::Object{
-           {"name", c.device.name},
-           {"memory_bytes", c.device.memoryBytes},
-           {"memory_bandwidth_gb_per_s", c.device.memoryGBPerSecond},
-           {"peak_tflops", std::move(tflops)}}},
+      {"device", llvm::json::Object{{"name", c.device.name},
+                                    {"memory_bytes", c.device.memoryBytes},
+                                    {"memory_bandwidth_gb_per_s",
+                                     c.device.memoryGBPerSecond},
+                                    {"peak_tflops", std::move(tflops)}}},
       {"intra_node", link(c.intraNode)},
       {"inter_node", link(c.interNode)}};
   if (!c.source.empty())

@@ -88,11 +88,11 @@ TEST(ClusterTest, ErrorsNameTheField) {
             "c.json: cluster.devices_per_node: expected an integer from 1 "
             "to 65536");
   // Two nodes need the link between them.
-  EXPECT_EQ(parseError(replace(
-                ",\n  \"inter_node\": {\"bandwidth_gb_per_s\": 10, "
-                "\"latency_us\": 8}",
-                "")),
-            "c.json: cluster.inter_node: missing");
+  EXPECT_EQ(
+      parseError(replace(",\n  \"inter_node\": {\"bandwidth_gb_per_s\": 10, "
+                         "\"latency_us\": 8}",
+                         "")),
+      "c.json: cluster.inter_node: missing");
   EXPECT_EQ(parseError(replace("\"nodes\": 2", "\"nodes\": 65536")),
             "c.json: cluster: 65536 nodes x 4 devices is more than the 65536 "
             "devices a cluster may have");

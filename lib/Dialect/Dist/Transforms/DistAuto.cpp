@@ -61,9 +61,8 @@ struct Plan {
       return llvm::formatv("dist-tensor-parallel{{size={0} "
                            "sequence-parallel=true}",
                            tp);
-    std::string text =
-        llvm::formatv("dist-hybrid{{dp={0} tp={1} pp={2} zero={3}", dp, tp,
-                      pp, zero);
+    std::string text = llvm::formatv(
+        "dist-hybrid{{dp={0} tp={1} pp={2} zero={3}", dp, tp, pp, zero);
     if (pp > 1)
       text += llvm::formatv(" microbatches={0} schedule={1}", microbatches,
                             schedule);
@@ -145,8 +144,7 @@ public:
     if (!costOp)
       return 0;
     OpCost cost = costOp.getCost();
-    Type type = op->getNumResults() ? op->getResult(0).getType()
-                                    : Type();
+    Type type = op->getNumResults() ? op->getResult(0).getType() : Type();
     Type element = type ? getElementTypeOrSelf(type) : Type();
     StringRef name = element && element.isBF16()  ? "bf16"
                      : element && element.isF16() ? "f16"
@@ -169,8 +167,7 @@ public:
       return failure();
     for (func::FuncOp program : programs) {
       StepCost cost = analyzeStepCost(program);
-      plan.memoryBytes =
-          std::max(plan.memoryBytes, cost.getPeakMemoryBytes());
+      plan.memoryBytes = std::max(plan.memoryBytes, cost.getPeakMemoryBytes());
       plan.commBytes =
           std::max(plan.commBytes, cost.commBytes + cost.sendBytes);
     }
@@ -208,10 +205,10 @@ private:
           const LinkSpec &link =
               mesh ? getLink(mesh, {cast<StringAttr>(mesh.getAxes()[0]).str()})
                    : cluster.intraNode;
-          transfer = std::max(
-              transfer, getTensorBytes(send.getInput().getType()) /
-                                (link.gbPerSecond * 1e9) +
-                            link.latencyUs * 1e-6);
+          transfer =
+              std::max(transfer, getTensorBytes(send.getInput().getType()) /
+                                         (link.gbPerSecond * 1e9) +
+                                     link.latencyUs * 1e-6);
         }
         if (auto fragment = dyn_cast<FragmentOp>(op))
           if (ScheduleUnitAttr unit = fragment.getUnitAttr();
@@ -248,7 +245,6 @@ struct DistAutoPass : public dist::impl::DistAutoPassBase<DistAutoPass> {
 
   /// The search space for `cluster` on `step`, in the order ties go by.
   std::vector<Plan> enumeratePlans(const ClusterSpec &cluster,
-                                   const train::TrainingStep &step,
                                    std::optional<int64_t> batch);
   /// Builds `plan`'s strategy on a copy of the module and predicts it.
   void evaluate(const Predictor &predictor, Plan &plan);
@@ -268,7 +264,6 @@ static SmallVector<int64_t> getDivisors(int64_t n) {
 }
 
 std::vector<Plan> DistAutoPass::enumeratePlans(const ClusterSpec &cluster,
-                                               const train::TrainingStep &step,
                                                std::optional<int64_t> batch) {
   std::vector<Plan> plans;
   int64_t devices = cluster.getNumDevices();
@@ -315,8 +310,7 @@ void DistAutoPass::evaluate(const Predictor &predictor, Plan &plan) {
   std::string firstError;
   {
     ScopedDiagnosticHandler quiet(&getContext(), [&](Diagnostic &diag) {
-      if (diag.getSeverity() == DiagnosticSeverity::Error &&
-          firstError.empty())
+      if (diag.getSeverity() == DiagnosticSeverity::Error && firstError.empty())
         firstError = diag.str();
       return success();
     });
@@ -371,12 +365,9 @@ LogicalResult DistAutoPass::writeReport(ArrayRef<const Plan *> order,
                         plan->bubble * 100, plan->memoryBytes / 1e6,
                         plan->commBytes / 1e6, plan->fits ? "yes" : "no");
   }
-  os << llvm::formatv("{0} plans, {1} built, searched in {2:F2} s\n",
-                      order.size(),
-                      llvm::count_if(order, [](const Plan *p) {
-                        return p->built;
-                      }),
-                      seconds);
+  os << llvm::formatv(
+      "{0} plans, {1} built, searched in {2:F2} s\n", order.size(),
+      llvm::count_if(order, [](const Plan *p) { return p->built; }), seconds);
   if (file)
     file->keep();
   return success();
@@ -400,8 +391,7 @@ LogicalResult DistAutoPass::writeExplain(const ClusterSpec &cluster,
                             {"devices", cluster.getNumDevices()},
                             {"search_time_s", seconds},
                             {"plans", std::move(plans)}};
-  file->os() << llvm::formatv("{0:2}",
-                              llvm::json::Value(std::move(object)))
+  file->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(object)))
              << "\n";
   file->keep();
   return success();
@@ -437,7 +427,7 @@ void DistAutoPass::runOnOperation() {
     batchSize = (*batch)->second;
 
   Predictor predictor(*spec);
-  std::vector<Plan> plans = enumeratePlans(*spec, step, batchSize);
+  std::vector<Plan> plans = enumeratePlans(*spec, batchSize);
   for (Plan &plan : plans) {
     evaluate(predictor, plan);
     plan.fits = plan.built && plan.memoryBytes <= spec->device.memoryBytes;
@@ -453,9 +443,9 @@ void DistAutoPass::runOnOperation() {
       return rank(a) < rank(b);
     return rank(a) < 2 && a->stepSeconds < b->stepSeconds;
   });
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   if (failed(writeReport(order, seconds)) ||
       failed(writeExplain(*spec, order, seconds)))
     return signalPassFailure();
@@ -464,21 +454,23 @@ void DistAutoPass::runOnOperation() {
     InFlightDiagnostic diag = mlir::emitError(func->getLoc()) << "dist-auto: ";
     if (!best.built)
       diag << "no plan for " << spec->getNumDevices() << " devices of '"
-           << spec->name << "' could be built; the first ("
-           << best.describe() << "): " << best.reason;
+           << spec->name << "' could be built; the first (" << best.describe()
+           << "): " << best.reason;
     else
       diag << "no plan fits in the " << spec->device.memoryBytes
-           << " bytes of a device of '" << spec->name
-           << "'; the fastest (" << best.describe() << ") needs "
-           << best.memoryBytes << " bytes per device";
+           << " bytes of a device of '" << spec->name << "'; the fastest ("
+           << best.describe() << ") needs " << best.memoryBytes
+           << " bytes per device";
     return signalPassFailure();
   }
   mlir::emitRemark(func->getLoc()) << llvm::formatv(
-      "dist-auto: {0} on {1} devices of '{2}' ({3}): predicted step {4:F3} "
-      "ms, {5:F2} MB per device; {6} plans searched in {7:F2} s",
-      best.describe(), spec->getNumDevices(), spec->name,
+      "dist-auto: {0} on {1} device{2} of '{3}' ({4}): predicted step "
+      "{5:F3} ms, {6:F2} MB per device; {7} plan{8} searched in {9:F2} s",
+      best.describe(), spec->getNumDevices(),
+      spec->getNumDevices() == 1 ? "" : "s", spec->name,
       best.getStrategy().empty() ? "single device" : best.getStrategy(),
-      best.stepSeconds * 1e3, best.memoryBytes / 1e6, plans.size(), seconds);
+      best.stepSeconds * 1e3, best.memoryBytes / 1e6, plans.size(),
+      plans.size() == 1 ? "" : "s", seconds);
   std::string strategy = best.getStrategy();
   if (strategy.empty())
     return;

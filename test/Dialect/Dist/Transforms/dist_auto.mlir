@@ -25,6 +25,18 @@
 // RUN: FileCheck %s --check-prefix=A100 --input-file=%t/a100.remarks
 // A100: remark: dist-auto: {{.*}} on 8 devices of 'dgx-a100'
 
+// Two DGX H100 nodes: 16 devices, tensor parallelism within a node's 8;
+// the evaluation function goes with its step.
+// RUN: dist-opt %examples/digits_mlp.mlir --train-derive-eval --dist-auto="cluster=dgx-h100 nodes=2 explain=%t/h100.json" -o %t/h100.mlir 2>%t/h100.remarks
+// RUN: %python %S/Inputs/check_auto_plans.py %t/h100.json %t/h100.txt --devices 16 --max-tp 8
+
+// One device: the single-device step, unchanged.
+// RUN: echo '{"name": "one", "nodes": 1, "devices_per_node": 1, "device": {"name": "d", "memory_bytes": 1000000000, "memory_bandwidth_gb_per_s": 10, "peak_tflops": {"f32": 1}}, "intra_node": {"bandwidth_gb_per_s": 1, "latency_us": 1}}' > %t/one.json
+// RUN: dist-opt %examples/mlp.mlir --dist-auto="cluster=%t/one.json" -o %t/one.mlir 2>&1 | FileCheck %s --check-prefix=ONE
+// ONE: remark: dist-auto: dp=1 tp=1 pp=1 zero=0 on 1 device of 'one' (single device): predicted step {{[0-9.]+}} ms, {{[0-9.]+}} MB per device; 1 plan searched in
+// RUN: dist-opt %examples/mlp.mlir -o %t/plain.mlir
+// RUN: diff %t/one.mlir %t/plain.mlir
+
 // A cluster whose devices hold too little: no plan fits.
 // RUN: echo '{"name": "tiny", "nodes": 1, "devices_per_node": 2, "device": {"name": "d", "memory_bytes": 1000, "memory_bandwidth_gb_per_s": 10, "peak_tflops": {"f32": 1}}, "intra_node": {"bandwidth_gb_per_s": 1, "latency_us": 1}}' > %t/tiny.json
 // RUN: not dist-opt %examples/mlp.mlir --dist-auto="cluster=%t/tiny.json" -o %t/tiny.mlir 2>&1 | FileCheck %s --check-prefix=TINY

@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Checks a dist-auto explain file and writes the chosen hand strategy.
 
-    check_auto_plans.py PLANS.json STRATEGY.txt [--devices N]
+    check_auto_plans.py PLANS.json STRATEGY.txt [--devices N] [--max-tp T]
 
 The chosen plan (the first) fits and is predicted no slower than any other
 plan that fits; plans that fit come before those over memory, and refused
@@ -27,6 +27,8 @@ def main():
     ap.add_argument("plans")
     ap.add_argument("strategy")
     ap.add_argument("--devices", type=int)
+    ap.add_argument("--max-tp", type=int,
+                    help="no plan splits tensors over more devices (a node's)")
     args = ap.parse_args()
     with open(args.plans) as f:
         explain = json.load(f)
@@ -41,6 +43,8 @@ def main():
         missing = [k for k in FIELDS if k not in plan]
         if plan["dp"] * plan["tp"] * plan["pp"] != explain["devices"]:
             problems.append(f"plan {i} does not use every device: {plan}")
+        if args.max_tp and plan["tp"] > args.max_tp:
+            problems.append(f"plan {i} has tp={plan['tp']} > {args.max_tp}")
         if "refused" in plan:
             kind = 2
             if not plan["refused"]:
