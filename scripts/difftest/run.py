@@ -95,6 +95,9 @@ STRATEGIES = [
     ("ps2-w2-fixed", ["--dist-parameter-server=ps=2 workers=2 partitioner=fixed"], 4),
     # Asynchronous with one worker is the sync step.
     ("ps2-w1-async", ["--dist-parameter-server=ps=2 workers=1 partitioner=fixed mode=async"], 3),
+    # Activation recomputation before a strategy (bitwise the same step).
+    ("remat-full-mirrored2", ["--train-remat=policy=full", "--dist-mirrored=replicas=2"], 2),
+    ("remat-selective-tp2", ["--train-remat=policy=selective", "--dist-tensor-parallel=size=2"], 2),
     # The planner's choice for this machine (2 ranks), whichever it is.
     ("auto-cpu", ["--dist-auto=cluster=cpu"], 2),
 ]

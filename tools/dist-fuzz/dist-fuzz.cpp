@@ -114,6 +114,10 @@ static const char *const kStrategies[] = {
     "train-derive-eval,dist-parameter-server{ps=2 workers=2 "
     "partitioner=fixed},train-mixed-precision{compute=f16 "
     "loss-scale=dynamic}",
+    // Activation recomputation, alone and before a strategy.
+    "train-remat{policy=full}",
+    "train-remat{policy=selective},dist-hybrid{dp=2 tp=2 zero=1}",
+    "train-remat{policy=full},dist-pipeline{stages=2 microbatches=2}",
     // The planner: every plan for this machine built on a copy, the
     // fastest applied.
     "dist-auto{cluster=cpu}",

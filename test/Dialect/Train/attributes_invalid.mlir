@@ -59,7 +59,7 @@ func.func @typo(%x: tensor<f32> {train.rol = #train.role<param>}) {
 
 // An unknown train attribute on an op.
 func.func @op_attribute(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'train.neg' op unknown attribute 'train.role' (train attributes on ops are 'train.sharding_rule', 'train.cost', 'train.stage' and 'train.loss_seed', on functions 'train.eval_of' and 'train.mixed_precision', on modules 'train.step'; roles and names belong on function arguments and results)}}
+  // expected-error @+1 {{'train.neg' op unknown attribute 'train.role' (train attributes on ops are 'train.sharding_rule', 'train.cost', 'train.stage' and 'train.loss_seed', on functions 'train.eval_of', 'train.mixed_precision' and 'train.remat', on modules 'train.step'; roles and names belong on function arguments and results)}}
   %0 = train.neg %x {train.role = #train.role<param>} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }

@@ -199,6 +199,13 @@ LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
                 "function";
     return success();
   }
+  if (attr.getName() == kRematAttrName) {
+    if (!isa<StringAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
+      return op->emitOpError()
+             << "'" << kRematAttrName
+             << "' must be a string (train-remat's policy) on a function";
+    return success();
+  }
   if (attr.getName() == kLossSeedAttrName) {
     if (!isa<UnitAttr>(attr.getValue()) || !isa<ConstantOp>(op))
       return op->emitOpError()
@@ -218,8 +225,9 @@ LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
                            << kShardingRuleAttrName << "', '" << kCostAttrName
                            << "', '" << kStageAttrName << "' and '"
                            << kLossSeedAttrName << "', on functions '"
-                           << kEvalOfAttrName << "' and '"
-                           << kMixedPrecisionAttrName << "', on modules '"
+                           << kEvalOfAttrName << "', '"
+                           << kMixedPrecisionAttrName << "' and '"
+                           << kRematAttrName << "', on modules '"
                            << kStepAttrName << "'; roles and names belong "
                            << "on function arguments and results)";
 }

@@ -12,6 +12,7 @@
 
 #include "distopt/Dialect/Dist/IR/DistOps.h"
 #include "distopt/Dialect/Train/IR/TrainOps.h"
+#include "distopt/Dialect/Train/IR/TrainingStep.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -217,4 +218,20 @@ FailureOr<Linearity> mixed_precision::findSeed(func::FuncOp func, Value loss,
   for (const Linearity &seed : seeds)
     diag.attachNote(seed.seed.getLoc()) << "candidate seed";
   return failure();
+}
+
+Value mixed_precision::getStepLoss(func::FuncOp func) {
+  TrainingStep step = TrainingStep::get(func);
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  for (const StepValue &value : step.results)
+    if (value.role == Role::loss)
+      return ret.getOperand(value.index);
+  return nullptr;
+}
+
+SmallVector<Value> mixed_precision::getUpdateGradients(func::FuncOp func) {
+  SmallVector<Value> grads;
+  func.walk(
+      [&](OptimizerOpInterface update) { grads.push_back(update.getGrad()); });
+  return grads;
 }

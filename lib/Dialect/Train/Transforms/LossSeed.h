@@ -70,6 +70,12 @@ struct Linearity {
 FailureOr<Linearity> findSeed(func::FuncOp func, Value loss,
                               ArrayRef<Value> grads, bool report);
 
+/// The value `func` returns as its loss (`train.role = loss`), or null.
+Value getStepLoss(func::FuncOp func);
+
+/// The gradients `func`'s optimizer updates read, in program order.
+SmallVector<Value> getUpdateGradients(func::FuncOp func);
+
 } // namespace mlir::train::mixed_precision
 
 #endif // DISTOPT_LIB_DIALECT_TRAIN_TRANSFORMS_LOSSSEED_H

@@ -405,12 +405,7 @@ SmallVector<StringAttr> StepRewriter::getSplitAxes(Operation *user,
 }
 
 LogicalResult StepRewriter::analyze(bool scaling) {
-  TrainingStep step = TrainingStep::get(func);
-  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  Value loss;
-  for (const StepValue &value : step.results)
-    if (value.role == Role::loss)
-      loss = ret.getOperand(value.index);
+  Value loss = getStepLoss(func);
   if (!loss && scaling)
     return emitError(func.getLoc())
            << "train-mixed-precision: loss scaling needs the step's loss "
@@ -423,10 +418,8 @@ LogicalResult StepRewriter::analyze(bool scaling) {
            << "train-mixed-precision: loss scaling needs a float32 scalar "
               "loss; this one is "
            << loss.getType();
-  SmallVector<Value> grads;
-  func.walk(
-      [&](OptimizerOpInterface update) { grads.push_back(update.getGrad()); });
-  FailureOr<Linearity> found = findSeed(func, loss, grads, scaling);
+  FailureOr<Linearity> found =
+      findSeed(func, loss, getUpdateGradients(func), scaling);
   if (failed(found))
     return failure(scaling);
   seed = std::move(*found);

@@ -81,6 +81,8 @@ def Train_Dialect : Dialect {
     /// On a function train-mixed-precision rewrote: its options (a string).
     static constexpr ::llvm::StringLiteral kMixedPrecisionAttrName =
         "train.mixed_precision";
+    /// On a function train-remat rewrote: its policy (a string).
+    static constexpr ::llvm::StringLiteral kRematAttrName = "train.remat";
     /// A unit attribute on the `train.constant` that seeds the backward
     /// pass (d loss / d loss), which a front end knows; loss scaling
     /// multiplies it.

@@ -206,6 +206,47 @@ def TrainMixedPrecisionPass : Pass<"train-mixed-precision", "ModuleOp"> {
                            "::mlir::dist::DistDialect"];
 }
 
+def TrainRematPass : Pass<"train-remat", "ModuleOp"> {
+  let summary = "Recompute activations in the backward pass instead of "
+                "keeping them";
+  let description = [{
+    Activation recomputation (gradient checkpointing): the forward values
+    the backward pass reads are recomputed right before their first
+    backward use, from values the policy keeps, instead of living from the
+    forward to the backward. The backward is what depends on the loss's
+    seed (the constant marked `train.loss_seed`, or the one constant 1.0 of
+    which every gradient is a linear image); the recomputation clones the
+    same pure ops on the same operands, so the step computes bitwise what
+    it computed. The cost model (`dist-cost-report`) counts the extra work
+    and the smaller activation peak, since they are in the IR.
+
+    - `selective` (Megatron's selective recomputation, Korthikanti et al.
+      2022): products (`matmul`, `conv2d`) and the arguments are kept; the
+      cheap, large rest (elementwise work, softmax, norms, dropout with
+      its seed) is recomputed from them;
+    - `full` (Chen et al. 2016's sqrt(n) checkpointing, as Megatron's full
+      recomputation keeps each layer's input): the forward is cut into
+      `ceil(sqrt(n))` segments of even estimated work; the values that
+      cross a segment boundary are kept, everything else recomputed,
+      segment by segment;
+    - `none`: nothing changes.
+
+    Constants and ops with regions or side effects are never recomputed.
+    The function gets `train.remat` (the policy); a step that has it is
+    refused. Run it before a strategy: the recomputation is then
+    distributed with the backward it feeds.
+
+    ```
+    dist-opt step.mlir --train-remat=policy=selective --dist-mirrored=replicas=2
+    ```
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", /*default=*/"\"selective\"",
+           "What to recompute: none, full or selective">,
+  ];
+  let dependentDialects = ["::mlir::train::TrainDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Reporting
 //===----------------------------------------------------------------------===//
