@@ -44,6 +44,8 @@ struct Plan {
   bool sequenceParallel = false;
   /// The pipeline schedule ("" without a pipeline).
   std::string schedule;
+  /// train-remat's policy: none, selective or full.
+  std::string remat = "none";
 
   /// False with `reason` when the strategy refused the step.
   bool built = false;
@@ -53,16 +55,23 @@ struct Plan {
   double commBytes = 0;
   bool fits = false;
 
-  /// The hand strategy as a pass pipeline on a module ("" for one device).
+  /// The hand strategy as a pass pipeline on a module ("" for one device
+  /// without recomputation).
   std::string getStrategy() const {
+    std::string text =
+        remat == "none" ? "" : "train-remat{policy=" + remat + "}";
     if (dp * tp * pp == 1)
-      return "";
+      return text;
+    if (!text.empty())
+      text += ",";
     if (sequenceParallel)
-      return llvm::formatv("dist-tensor-parallel{{size={0} "
-                           "sequence-parallel=true}",
-                           tp);
-    std::string text = llvm::formatv(
-        "dist-hybrid{{dp={0} tp={1} pp={2} zero={3}", dp, tp, pp, zero);
+      return text + llvm::formatv("dist-tensor-parallel{{size={0} "
+                                  "sequence-parallel=true}",
+                                  tp)
+                        .str();
+    text += llvm::formatv("dist-hybrid{{dp={0} tp={1} pp={2} zero={3}", dp, tp,
+                          pp, zero)
+                .str();
     if (pp > 1)
       text += llvm::formatv(" microbatches={0} schedule={1}", microbatches,
                             schedule);
@@ -76,6 +85,8 @@ struct Plan {
       text += " sp";
     if (pp > 1)
       text += llvm::formatv(" mb={0} {1}", microbatches, schedule);
+    if (remat != "none")
+      text += " remat=" + remat;
     return text;
   }
 
@@ -88,7 +99,7 @@ struct Plan {
         {"sequence_parallel", sequenceParallel},
         {"microbatches", microbatches},
         {"schedule", schedule.empty() ? "none" : schedule},
-        {"remat", "none"},
+        {"remat", remat},
         {"strategy", getStrategy()}};
     if (!built) {
       object["refused"] = reason;
@@ -246,6 +257,10 @@ struct DistAutoPass : public dist::impl::DistAutoPassBase<DistAutoPass> {
   /// The search space for `cluster` on `step`, in the order ties go by.
   std::vector<Plan> enumeratePlans(const ClusterSpec &cluster,
                                    std::optional<int64_t> batch);
+  /// The devices' layouts (dp, tp, pp, ZeRO, sequence parallelism,
+  /// microbatches, schedule), without recomputation.
+  std::vector<Plan> enumerateLayouts(const ClusterSpec &cluster,
+                                     std::optional<int64_t> batch);
   /// Builds `plan`'s strategy on a copy of the module and predicts it.
   void evaluate(const Predictor &predictor, Plan &plan);
   LogicalResult writeReport(ArrayRef<const Plan *> order, double seconds);
@@ -265,6 +280,19 @@ static SmallVector<int64_t> getDivisors(int64_t n) {
 
 std::vector<Plan> DistAutoPass::enumeratePlans(const ClusterSpec &cluster,
                                                std::optional<int64_t> batch) {
+  // Each layout without recomputation first (ties keep the activations),
+  // then with the selective and the full policy.
+  std::vector<Plan> layouts = enumerateLayouts(cluster, batch), plans;
+  for (StringRef remat : {"none", "selective", "full"})
+    for (Plan plan : layouts) {
+      plan.remat = remat.str();
+      plans.push_back(plan);
+    }
+  return plans;
+}
+
+std::vector<Plan> DistAutoPass::enumerateLayouts(const ClusterSpec &cluster,
+                                                 std::optional<int64_t> batch) {
   std::vector<Plan> plans;
   int64_t devices = cluster.getNumDevices();
   for (int64_t pp : getDivisors(devices)) {
@@ -350,7 +378,7 @@ LogicalResult DistAutoPass::writeReport(ArrayRef<const Plan *> order,
              << "': " << error;
   }
   raw_ostream &os = file ? file->os() : llvm::errs();
-  os << llvm::formatv("{0,-4} {1,-30} {2,10} {3,10} {4,10} {5,7} {6,12} "
+  os << llvm::formatv("{0,-4} {1,-44} {2,10} {3,10} {4,10} {5,7} {6,12} "
                       "{7,12} {8}\n",
                       "rank", "plan", "step ms", "compute ms", "comm ms",
                       "bubble", "MB/device", "comm MB", "fits");
@@ -358,7 +386,7 @@ LogicalResult DistAutoPass::writeReport(ArrayRef<const Plan *> order,
   for (const Plan *plan : order) {
     if (!plan->built || shown++ >= top)
       continue;
-    os << llvm::formatv("{0,-4} {1,-30} {2,10:F3} {3,10:F3} {4,10:F3} "
+    os << llvm::formatv("{0,-4} {1,-44} {2,10:F3} {3,10:F3} {4,10:F3} "
                         "{5,6:F1}% {6,12:F2} {7,12:F3} {8}\n",
                         shown, plan->describe(), plan->stepSeconds * 1e3,
                         plan->computeSeconds * 1e3, plan->commSeconds * 1e3,

@@ -4,11 +4,11 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: dist-opt %examples/mlp.mlir --dist-auto="cluster=cpu report=%t/report.txt explain=%t/plans.json" -o %t/auto.mlir 2>%t/remarks.txt
 // RUN: FileCheck %s --check-prefix=REMARK --input-file=%t/remarks.txt
-// REMARK: remark: dist-auto: dp={{[0-9]+}} tp={{[0-9]+}} pp={{[0-9]+}} zero={{[0-9]}}{{.*}} on 2 devices of 'cpu' (dist-{{.*}}): predicted step {{[0-9.]+}} ms, {{[0-9.]+}} MB per device; 12 plans searched in {{[0-9.]+}} s
+// REMARK: remark: dist-auto: dp={{[0-9]+}} tp={{[0-9]+}} pp={{[0-9]+}} zero={{[0-9]}}{{.*}} on 2 devices of 'cpu' (dist-{{.*}}): predicted step {{[0-9.]+}} ms, {{[0-9.]+}} MB per device; 36 plans searched in {{[0-9.]+}} s
 // RUN: FileCheck %s --check-prefix=REPORT --input-file=%t/report.txt
 // REPORT: rank plan step ms compute ms comm ms bubble MB/device comm MB fits
 // REPORT-NEXT: 1 dp=
-// REPORT: 12 plans, 12 built, searched in {{[0-9.]+}} s
+// REPORT: 36 plans, 36 built, searched in {{[0-9.]+}} s
 // RUN: %python %S/Inputs/check_auto_plans.py %t/plans.json %t/strategy.txt --devices 2
 // RUN: echo 'dist-opt %examples/mlp.mlir --pass-pipeline="builtin.module($(cat %t/strategy.txt))" -o %t/hand.mlir 2>%t/hand.remarks' > %t/hand.sh
 // RUN: bash %t/hand.sh
@@ -33,9 +33,18 @@
 // One device: the single-device step, unchanged.
 // RUN: echo '{"name": "one", "nodes": 1, "devices_per_node": 1, "device": {"name": "d", "memory_bytes": 1000000000, "memory_bandwidth_gb_per_s": 10, "peak_tflops": {"f32": 1}}, "intra_node": {"bandwidth_gb_per_s": 1, "latency_us": 1}}' > %t/one.json
 // RUN: dist-opt %examples/mlp.mlir --dist-auto="cluster=%t/one.json" -o %t/one.mlir 2>&1 | FileCheck %s --check-prefix=ONE
-// ONE: remark: dist-auto: dp=1 tp=1 pp=1 zero=0 on 1 device of 'one' (single device): predicted step {{[0-9.]+}} ms, {{[0-9.]+}} MB per device; 1 plan searched in
+// ONE: remark: dist-auto: dp=1 tp=1 pp=1 zero=0 on 1 device of 'one' (single device): predicted step {{[0-9.]+}} ms, {{[0-9.]+}} MB per device; 3 plans searched in
 // RUN: dist-opt %examples/mlp.mlir -o %t/plain.mlir
 // RUN: diff %t/one.mlir %t/plain.mlir
+
+// Devices that hold the stack only with recomputation: 1 MB each, where
+// the layouts that keep their activations need 1.06 MB and more.
+// RUN: echo '{"name": "small", "nodes": 1, "devices_per_node": 2, "device": {"name": "d", "memory_bytes": 1000000, "memory_bandwidth_gb_per_s": 10, "peak_tflops": {"f32": 0.09}}, "intra_node": {"bandwidth_gb_per_s": 5, "latency_us": 1}}' > %t/small.json
+// RUN: dist-opt %examples/transformer_stack.mlir --dist-auto="cluster=%t/small.json explain=%t/small_plans.json" -o %t/small.mlir 2>&1 | FileCheck %s --check-prefix=REMAT
+// REMAT: remark: dist-auto: {{.*}} remat={{(selective|full)}} on 2 devices of 'small' (train-remat{policy={{(selective|full)}}},dist-
+// RUN: %python %S/Inputs/check_auto_plans.py %t/small_plans.json %t/small.txt --devices 2
+// RUN: FileCheck %s --check-prefix=REMATOUT --input-file=%t/small.mlir
+// REMATOUT: train.remat =
 
 // A cluster whose devices hold too little: no plan fits.
 // RUN: echo '{"name": "tiny", "nodes": 1, "devices_per_node": 2, "device": {"name": "d", "memory_bytes": 1000, "memory_bandwidth_gb_per_s": 10, "peak_tflops": {"f32": 1}}, "intra_node": {"bandwidth_gb_per_s": 1, "latency_us": 1}}' > %t/tiny.json

@@ -400,10 +400,12 @@ def DistAutoPass : Pass<"dist-auto", "ModuleOp"> {
     tensor-parallel devices within a node (as Megatron places them). The
     search covers the factorizations, the ZeRO stage (0-3, with dp > 1),
     sequence parallelism (tensor parallelism alone), the microbatches
-    (`pp`, `2 pp`, `4 pp`, that divide the batch) and the schedule (`1f1b`,
-    `zb-h1`). Each plan is built with the hand strategy
-    (`dist-hybrid`, `dist-tensor-parallel`) on a copy of the module, and
-    predicted from the programs it writes:
+    (`pp`, `2 pp`, `4 pp`, that divide the batch), the schedule (`1f1b`,
+    `zb-h1`) and activation recomputation (none, then `train-remat`'s
+    `selective` and `full` before the strategy). Each plan is built with
+    the hand strategy (`train-remat`, `dist-hybrid`,
+    `dist-tensor-parallel`) on a copy of the module, and predicted from
+    the programs it writes:
 
     - each op takes the roofline of the device: its FLOPs over the peak of
       its element type (`f32`, `bf16`, `f16`), or its bytes over the memory
