@@ -39,6 +39,11 @@ using namespace mlir::train;
 namespace {
 enum class Policy { none, full, selective };
 
+/// The arithmetic intensity from which `selective` keeps an op's results:
+/// products (a 32^3 matmul does 5.3 FLOPs per byte, larger ones more)
+/// rather than elementwise work, softmax and norms (below 3).
+constexpr double kKeptFlopsPerByte = 4;
+
 /// Recomputes the saved activations of one step.
 class Rematerializer {
 public:
@@ -144,10 +149,17 @@ bool Rematerializer::isRecomputed(Operation *op) const {
   switch (policy) {
   case Policy::none:
     return false;
-  case Policy::selective:
+  case Policy::selective: {
     // Megatron's selective recomputation keeps what is costly to recompute
-    // (the products) and recomputes the cheap, large rest.
-    return !isa<MatmulOp, Conv2dOp>(op);
+    // (the products) and recomputes the cheap, large rest: here, by
+    // arithmetic intensity, what does fewer than kKeptFlopsPerByte FLOPs
+    // per byte it reads and writes.
+    auto cost = dyn_cast<dist::CostOpInterface>(op);
+    if (!cost)
+      return true;
+    dist::OpCost c = cost.getCost();
+    return c.flops < kKeptFlopsPerByte * (c.bytesRead + c.bytesWritten);
+  }
   case Policy::full:
     return llvm::none_of(op->getResults(),
                          [&](Value r) { return checkpoints.contains(r); });

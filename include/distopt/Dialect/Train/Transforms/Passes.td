@@ -221,9 +221,12 @@ def TrainRematPass : Pass<"train-remat", "ModuleOp"> {
     and the smaller activation peak, since they are in the IR.
 
     - `selective` (Megatron's selective recomputation, Korthikanti et al.
-      2022): products (`matmul`, `conv2d`) and the arguments are kept; the
-      cheap, large rest (elementwise work, softmax, norms, dropout with
-      its seed) is recomputed from them;
+      2022): what is costly to recompute is kept, the cheap, large rest
+      recomputed from it. Costly is an arithmetic intensity
+      (`CostOpInterface`) of at least 4 FLOPs per byte read and written:
+      products (`matmul`, `conv2d`) are kept; elementwise work, softmax,
+      norms and dropout (its mask is a function of its seed) are
+      recomputed;
     - `full` (Chen et al. 2016's sqrt(n) checkpointing, as Megatron's full
       recomputation keeps each layer's input): the forward is cut into
       `ceil(sqrt(n))` segments of even estimated work; the values that
