@@ -174,7 +174,8 @@ static llvm::DenseSet<Operation *> getDefiningSlice(Value value) {
 
 FailureOr<Linearity> mixed_precision::findSeed(func::FuncOp func, Value loss,
                                                ArrayRef<Value> grads,
-                                               bool report) {
+                                               bool report, StringRef pass,
+                                               StringRef purpose) {
   llvm::DenseSet<Operation *> forward = getDefiningSlice(loss);
   SmallVector<Value> marked, candidates;
   func.walk([&](ConstantOp constant) {
@@ -188,8 +189,8 @@ FailureOr<Linearity> mixed_precision::findSeed(func::FuncOp func, Value loss,
     return failure();
   if (marked.size() > 1)
     return emitError(func.getLoc())
-           << "train-mixed-precision: " << marked.size()
-           << " constants are marked '" << TrainDialect::kLossSeedAttrName
+           << pass << ": " << marked.size() << " constants are marked '"
+           << TrainDialect::kLossSeedAttrName
            << "'; a step has one backward seed";
   if (marked.size() == 1)
     return Linearity::of(func, marked.front(), forward);
@@ -209,8 +210,8 @@ FailureOr<Linearity> mixed_precision::findSeed(func::FuncOp func, Value loss,
     return failure();
   InFlightDiagnostic diag =
       emitError(func.getLoc())
-      << "train-mixed-precision: cannot tell the backward pass's seed (d "
-         "loss / d loss) for loss scaling: "
+      << pass << ": cannot tell the backward pass's seed (d loss / d loss) for "
+      << purpose << ": "
       << (seeds.empty() ? "no" : std::to_string(seeds.size()).c_str())
       << " constant 1.0 of type " << loss.getType()
       << " has every gradient as a linear image; mark the seed with '"

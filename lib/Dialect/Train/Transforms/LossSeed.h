@@ -66,9 +66,12 @@ struct Linearity {
 /// The seed of `func`'s backward pass and its uses: the constant marked
 /// `train.loss_seed`, else the only constant 1.0 of the loss's type of
 /// which every gradient (`grads`) is a linear image. Fails, with an error
-/// when `report`, when there is none or more than one.
+/// when `report` naming `pass` and what it needs the seed for (`purpose`),
+/// when there is none or more than one.
 FailureOr<Linearity> findSeed(func::FuncOp func, Value loss,
-                              ArrayRef<Value> grads, bool report);
+                              ArrayRef<Value> grads, bool report,
+                              StringRef pass = "train-mixed-precision",
+                              StringRef purpose = "loss scaling");
 
 /// The value `func` returns as its loss (`train.role = loss`), or null.
 Value getStepLoss(func::FuncOp func);

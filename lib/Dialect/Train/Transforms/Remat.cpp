@@ -83,7 +83,8 @@ LogicalResult Rematerializer::analyze() {
            << "train-remat: '" << func.getSymName()
            << "' returns no loss: it cannot tell its backward pass";
   FailureOr<mixed_precision::Linearity> seed = mixed_precision::findSeed(
-      func, loss, mixed_precision::getUpdateGradients(func), /*report=*/true);
+      func, loss, mixed_precision::getUpdateGradients(func), /*report=*/true,
+      "train-remat", "activation recomputation");
   if (failed(seed))
     return failure();
   // The backward region: from the first op that reads the seed on. What
