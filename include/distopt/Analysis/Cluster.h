@@ -64,6 +64,11 @@ struct ClusterSpec {
   std::string source;
 
   int64_t getNumDevices() const { return nodes * devicesPerNode; }
+  /// The link a group of `span` consecutive ranks communicates over: within
+  /// a node when it fits in one, else across nodes.
+  const LinkSpec &getLink(int64_t span) const {
+    return span > devicesPerNode ? interNode : intraNode;
+  }
 };
 
 /// The names of the presets, in order.

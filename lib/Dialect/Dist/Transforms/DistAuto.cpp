@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DistAuto.h"
 #include "PipelineBuilder.h"
 #include "Strategies.h"
 
@@ -36,90 +37,14 @@ namespace mlir::dist {
 
 using namespace mlir;
 using namespace mlir::dist;
+using namespace mlir::dist::autoplan;
 
 namespace {
-/// One point of the search space and what it is predicted to cost.
-struct Plan {
-  int64_t dp = 1, tp = 1, pp = 1, zero = 0, microbatches = 1;
-  bool sequenceParallel = false;
-  /// The pipeline schedule ("" without a pipeline).
-  std::string schedule;
-  /// train-remat's policy: none, selective or full.
-  std::string remat = "none";
-
-  /// False with `reason` when the strategy refused the step.
-  bool built = false;
-  std::string reason;
-  double stepSeconds = 0, computeSeconds = 0, commSeconds = 0, bubble = 0;
-  int64_t memoryBytes = 0;
-  double commBytes = 0;
-  bool fits = false;
-
-  /// The hand strategy as a pass pipeline on a module ("" for one device
-  /// without recomputation).
-  std::string getStrategy() const {
-    std::string text =
-        remat == "none" ? "" : "train-remat{policy=" + remat + "}";
-    if (dp * tp * pp == 1)
-      return text;
-    if (!text.empty())
-      text += ",";
-    if (sequenceParallel)
-      return text + llvm::formatv("dist-tensor-parallel{{size={0} "
-                                  "sequence-parallel=true}",
-                                  tp)
-                        .str();
-    text += llvm::formatv("dist-hybrid{{dp={0} tp={1} pp={2} zero={3}", dp, tp,
-                          pp, zero)
-                .str();
-    if (pp > 1)
-      text += llvm::formatv(" microbatches={0} schedule={1}", microbatches,
-                            schedule);
-    return text + "}";
-  }
-
-  std::string describe() const {
-    std::string text =
-        llvm::formatv("dp={0} tp={1} pp={2} zero={3}", dp, tp, pp, zero);
-    if (sequenceParallel)
-      text += " sp";
-    if (pp > 1)
-      text += llvm::formatv(" mb={0} {1}", microbatches, schedule);
-    if (remat != "none")
-      text += " remat=" + remat;
-    return text;
-  }
-
-  llvm::json::Value toJSON() const {
-    llvm::json::Object object{
-        {"dp", dp},
-        {"tp", tp},
-        {"pp", pp},
-        {"zero", zero},
-        {"sequence_parallel", sequenceParallel},
-        {"microbatches", microbatches},
-        {"schedule", schedule.empty() ? "none" : schedule},
-        {"remat", remat},
-        {"strategy", getStrategy()}};
-    if (!built) {
-      object["refused"] = reason;
-      return object;
-    }
-    object["step_time_s"] = stepSeconds;
-    object["compute_time_s"] = computeSeconds;
-    object["comm_time_s"] = commSeconds;
-    object["memory_bytes_per_device"] = memoryBytes;
-    object["bubble_fraction"] = bubble;
-    object["comm_bytes_per_device"] = commBytes;
-    object["fits_memory"] = fits;
-    return object;
-  }
-};
-
 /// Predicts plans' costs on a cluster.
 class Predictor {
 public:
-  explicit Predictor(const ClusterSpec &cluster) : cluster(cluster) {}
+  Predictor(const ClusterSpec &cluster, llvm::StringSet<> &missingPeaks)
+      : cluster(cluster), missingPeaks(missingPeaks) {}
 
   /// The link a collective over `axes` of `mesh` (or a transfer along
   /// them) uses: across nodes when its group spans more consecutive ranks
@@ -134,8 +59,7 @@ public:
     for (int64_t i = outer.value_or(shape.size()); i < int64_t(shape.size());
          ++i)
       span *= shape[i];
-    return span > cluster.devicesPerNode ? cluster.interNode
-                                         : cluster.intraNode;
+    return cluster.getLink(span);
   }
 
   /// The seconds `op` takes on a device: a collective's ring time over its
@@ -151,20 +75,7 @@ public:
                             collective->busBytes, link.gbPerSecond,
                             link.latencyUs);
     }
-    auto costOp = dyn_cast<CostOpInterface>(op);
-    if (!costOp)
-      return 0;
-    OpCost cost = costOp.getCost();
-    Type type = op->getNumResults() ? op->getResult(0).getType() : Type();
-    Type element = type ? getElementTypeOrSelf(type) : Type();
-    StringRef name = element && element.isBF16()  ? "bf16"
-                     : element && element.isF16() ? "f16"
-                                                  : "f32";
-    double peak = cluster.device.getPeakFlops(name).value_or(
-        *cluster.device.getPeakFlops("f32"));
-    return std::max(cost.flops / peak,
-                    (cost.bytesRead + cost.bytesWritten) /
-                        (cluster.device.memoryGBPerSecond * 1e9));
+    return getRooflineSeconds(cluster, op, missingPeaks);
   }
 
   /// Predicts `plan` from `module`, the programs its strategy wrote.
@@ -247,6 +158,7 @@ private:
   }
 
   const ClusterSpec &cluster;
+  llvm::StringSet<> &missingPeaks;
 };
 
 struct DistAutoPass : public dist::impl::DistAutoPassBase<DistAutoPass> {
@@ -256,18 +168,41 @@ struct DistAutoPass : public dist::impl::DistAutoPassBase<DistAutoPass> {
 
   /// The search space for `cluster` on `step`, in the order ties go by.
   std::vector<Plan> enumeratePlans(const ClusterSpec &cluster,
-                                   std::optional<int64_t> batch);
+                                   std::optional<int64_t> batch, bool wide);
   /// The devices' layouts (dp, tp, pp, ZeRO, sequence parallelism,
   /// microbatches, schedule), without recomputation.
   std::vector<Plan> enumerateLayouts(const ClusterSpec &cluster,
-                                     std::optional<int64_t> batch);
+                                     std::optional<int64_t> batch, bool wide);
   /// Builds `plan`'s strategy on a copy of the module and predicts it.
   void evaluate(const Predictor &predictor, Plan &plan);
-  LogicalResult writeReport(ArrayRef<const Plan *> order, double seconds);
+  LogicalResult writeReport(ArrayRef<const Plan *> order, double seconds,
+                            bool analytic);
   LogicalResult writeExplain(const ClusterSpec &cluster,
-                             ArrayRef<const Plan *> order, double seconds);
+                             ArrayRef<const Plan *> order, double seconds,
+                             bool analytic);
 };
 } // namespace
+
+double autoplan::getRooflineSeconds(const ClusterSpec &cluster, Operation *op,
+                                    llvm::StringSet<> &missingPeaks) {
+  auto costOp = dyn_cast<CostOpInterface>(op);
+  if (!costOp)
+    return 0;
+  OpCost cost = costOp.getCost();
+  Type type = op->getNumResults() ? op->getResult(0).getType() : Type();
+  Type element = type ? getElementTypeOrSelf(type) : Type();
+  StringRef name = element && element.isBF16()  ? "bf16"
+                   : element && element.isF16() ? "f16"
+                                                : "f32";
+  std::optional<double> peak = cluster.device.getPeakFlops(name);
+  if (!peak) {
+    missingPeaks.insert(name);
+    peak = cluster.device.getPeakFlops("f32");
+  }
+  return std::max(double(cost.flops) / *peak,
+                  (double(cost.bytesRead) + double(cost.bytesWritten)) /
+                      (cluster.device.memoryGBPerSecond * 1e9));
+}
 
 /// The divisors of `n`, ascending.
 static SmallVector<int64_t> getDivisors(int64_t n) {
@@ -279,10 +214,11 @@ static SmallVector<int64_t> getDivisors(int64_t n) {
 }
 
 std::vector<Plan> DistAutoPass::enumeratePlans(const ClusterSpec &cluster,
-                                               std::optional<int64_t> batch) {
+                                               std::optional<int64_t> batch,
+                                               bool wide) {
   // Each layout without recomputation first (ties keep the activations),
   // then with the selective and the full policy.
-  std::vector<Plan> layouts = enumerateLayouts(cluster, batch), plans;
+  std::vector<Plan> layouts = enumerateLayouts(cluster, batch, wide), plans;
   for (StringRef remat : {"none", "selective", "full"})
     for (Plan plan : layouts) {
       plan.remat = remat.str();
@@ -292,7 +228,8 @@ std::vector<Plan> DistAutoPass::enumeratePlans(const ClusterSpec &cluster,
 }
 
 std::vector<Plan> DistAutoPass::enumerateLayouts(const ClusterSpec &cluster,
-                                                 std::optional<int64_t> batch) {
+                                                 std::optional<int64_t> batch,
+                                                 bool wide) {
   std::vector<Plan> plans;
   int64_t devices = cluster.getNumDevices();
   for (int64_t pp : getDivisors(devices)) {
@@ -315,8 +252,16 @@ std::vector<Plan> DistAutoPass::enumerateLayouts(const ClusterSpec &cluster,
           }
           continue;
         }
-        for (int64_t factor : {1, 2, 4}) {
-          int64_t microbatches = pp * factor;
+        // pp, 2 pp, 4 pp microbatches; the analytic mode goes on doubling
+        // while the batch splits, and tries one sample per microbatch.
+        SmallVector<int64_t> counts = {pp, 2 * pp, 4 * pp};
+        if (wide && batch) {
+          for (int64_t m = 8 * pp; dp * m <= *batch; m *= 2)
+            counts.push_back(m);
+          if (*batch % dp == 0 && *batch / dp > counts.back())
+            counts.push_back(*batch / dp);
+        }
+        for (int64_t microbatches : counts) {
           if (batch && (*batch % (dp * microbatches) != 0))
             continue;
           for (StringRef schedule : {"1f1b", "zb-h1"}) {
@@ -365,7 +310,7 @@ void DistAutoPass::evaluate(const Predictor &predictor, Plan &plan) {
 }
 
 LogicalResult DistAutoPass::writeReport(ArrayRef<const Plan *> order,
-                                        double seconds) {
+                                        double seconds, bool analytic) {
   if (report.empty())
     return success();
   std::string error;
@@ -394,8 +339,17 @@ LogicalResult DistAutoPass::writeReport(ArrayRef<const Plan *> order,
                         plan->commBytes / 1e6, plan->fits ? "yes" : "no");
   }
   os << llvm::formatv(
-      "{0} plans, {1} built, searched in {2:F2} s\n", order.size(),
-      llvm::count_if(order, [](const Plan *p) { return p->built; }), seconds);
+      "{0} plans, {1} {2}{3}, searched in {4:F2} s\n", order.size(),
+      llvm::count_if(order, [](const Plan *p) { return p->built; }),
+      analytic ? "predicted analytically" : "built",
+      analytic ? llvm::formatv(", {0} left at their lower bound",
+                               llvm::count_if(order,
+                                              [](const Plan *p) {
+                                                return !p->pruned.empty();
+                                              }))
+                     .str()
+               : "",
+      seconds);
   if (file)
     file->keep();
   return success();
@@ -403,7 +357,7 @@ LogicalResult DistAutoPass::writeReport(ArrayRef<const Plan *> order,
 
 LogicalResult DistAutoPass::writeExplain(const ClusterSpec &cluster,
                                          ArrayRef<const Plan *> order,
-                                         double seconds) {
+                                         double seconds, bool analytic) {
   if (explain.empty())
     return success();
   std::string error;
@@ -418,6 +372,7 @@ LogicalResult DistAutoPass::writeExplain(const ClusterSpec &cluster,
   llvm::json::Object object{{"cluster", toJSON(cluster)},
                             {"devices", cluster.getNumDevices()},
                             {"search_time_s", seconds},
+                            {"mode", analytic ? "analytic" : "build"},
                             {"plans", std::move(plans)}};
   file->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(object)))
              << "\n";
@@ -454,28 +409,81 @@ void DistAutoPass::runOnOperation() {
   if (*batch)
     batchSize = (*batch)->second;
 
-  Predictor predictor(*spec);
-  std::vector<Plan> plans = enumeratePlans(*spec, batchSize);
-  for (Plan &plan : plans) {
-    evaluate(predictor, plan);
-    plan.fits = plan.built && plan.memoryBytes <= spec->device.memoryBytes;
+  if (mode != "build" && mode != "analytic" && mode != "auto") {
+    emitOptionError(module, "dist-auto")
+        << "mode must be build, analytic or auto, got '" << mode << "'";
+    return signalPassFailure();
   }
+  // Building every plan costs about the step's ops per plan; past a few
+  // million op builds the analytic model predicts instead.
+  constexpr int64_t kMaxBuiltOps = 2'000'000;
+  std::vector<Plan> plans = enumeratePlans(*spec, batchSize, false);
+  int64_t stepOps = static_cast<int64_t>(func->front().getOperations().size());
+  bool analytic = mode == "analytic" ||
+                  (mode == "auto" &&
+                   static_cast<int64_t>(plans.size()) * stepOps > kMaxBuiltOps);
+  if (analytic)
+    plans = enumeratePlans(*spec, batchSize, true);
+  llvm::StringSet<> missingPeaks;
+  Predictor predictor(*spec, missingPeaks);
+  AnalyticModel model(module, *spec, missingPeaks);
+  // Built plans first; then the analytic ones by their lower bound, each
+  // simulated only while it can beat the fastest plan that fits so far.
+  std::optional<double> fastest;
+  auto settle = [&](Plan &plan) {
+    plan.fits = plan.built && plan.memoryBytes <= spec->device.memoryBytes;
+    if (plan.fits)
+      fastest = std::min(fastest.value_or(plan.stepSeconds), plan.stepSeconds);
+  };
+  SmallVector<Plan *> bounded;
+  for (Plan &plan : plans) {
+    if (analytic && plan.dp * plan.pp > 1) {
+      // Bounds only: every pipeline is left at them for now.
+      model.predict(plan, /*prune=*/true, /*cutoff=*/-1.0);
+      if (!plan.pruned.empty())
+        bounded.push_back(&plan);
+      else
+        settle(plan);
+      continue;
+    }
+    evaluate(predictor, plan);
+    settle(plan);
+  }
+  llvm::stable_sort(bounded, [](const Plan *a, const Plan *b) {
+    return a->lowerBound < b->lowerBound;
+  });
+  for (Plan *plan : bounded) {
+    if (plan->memoryBytes > spec->device.memoryBytes)
+      continue;
+    plan->pruned.clear();
+    model.predict(*plan, /*prune=*/true, fastest);
+    settle(*plan);
+  }
+  for (const auto &missing : missingPeaks)
+    mlir::emitRemark(func->getLoc())
+        << "dist-auto: cluster '" << spec->name << "' gives no "
+        << missing.getKey() << " peak: " << missing.getKey()
+        << " ops are predicted at its f32 peak";
   // Built plans that fit, fastest first; then those over memory; then the
   // refused ones. Stable: ties keep the search order.
   SmallVector<const Plan *> order;
   for (const Plan &plan : plans)
     order.push_back(&plan);
-  auto rank = [](const Plan *p) { return p->fits ? 0 : p->built ? 1 : 2; };
+  auto rank = [](const Plan *p) {
+    return p->fits ? 0 : p->built ? 1 : !p->pruned.empty() ? 2 : 3;
+  };
   llvm::stable_sort(order, [&](const Plan *a, const Plan *b) {
     if (rank(a) != rank(b))
       return rank(a) < rank(b);
+    if (rank(a) == 2)
+      return a->lowerBound < b->lowerBound;
     return rank(a) < 2 && a->stepSeconds < b->stepSeconds;
   });
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  if (failed(writeReport(order, seconds)) ||
-      failed(writeExplain(*spec, order, seconds)))
+  if (failed(writeReport(order, seconds, analytic)) ||
+      failed(writeExplain(*spec, order, seconds, analytic)))
     return signalPassFailure();
   const Plan &best = *order.front();
   if (!best.fits) {
@@ -500,7 +508,7 @@ void DistAutoPass::runOnOperation() {
       best.stepSeconds * 1e3, best.memoryBytes / 1e6, plans.size(),
       plans.size() == 1 ? "" : "s", seconds);
   std::string strategy = best.getStrategy();
-  if (strategy.empty())
+  if (strategy.empty() || !apply)
     return;
   FailureOr<OpPassManager> apply = parsePassPipeline(
       (ModuleOp::getOperationName() + "(" + strategy + ")").str());

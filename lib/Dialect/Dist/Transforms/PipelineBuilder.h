@@ -138,6 +138,18 @@ FailureOr<ProgramSchedule> readProgramSchedule(
     ModuleOp module, StringRef pass,
     function_ref<double(Operation *)> opSeconds = estimateOpSeconds);
 
+/// Cuts `weights` (in order) into `parts` non-empty contiguous groups whose
+/// largest sum is as small as possible; returns each group's first index.
+SmallVector<size_t> cutEvenly(ArrayRef<double> weights, int64_t parts);
+
+/// Charges each op of `others` (in program order; those of `forward` are
+/// skipped) to the forward op whose work it belongs to, as an index into
+/// `forward`: the latest forward op whose value or parameter it reads,
+/// else the earliest op the gradients it reads were charged to (both: the
+/// earlier), else the last forward op.
+DenseMap<Operation *, size_t> chargeToForward(ArrayRef<Operation *> forward,
+                                              ArrayRef<Operation *> others);
+
 /// The ops of one (stage, kind) in program order: the body of its
 /// fragments, one per microbatch (one in all for U).
 struct UnitOps {

@@ -31,9 +31,8 @@ std::optional<int64_t> PipelineBuilder::annotatedStage(Operation *op) const {
   return std::nullopt;
 }
 
-/// Cuts `weights` (in order) into `parts` non-empty contiguous groups whose
-/// largest sum is as small as possible; returns each group's first index.
-static SmallVector<size_t> cutEvenly(ArrayRef<double> weights, int64_t parts) {
+SmallVector<size_t> mlir::dist::cutEvenly(ArrayRef<double> weights,
+                                          int64_t parts) {
   auto greedy = [&](double cap) {
     SmallVector<size_t> starts = {0};
     double sum = 0;
@@ -88,17 +87,12 @@ static SmallVector<size_t> cutEvenly(ArrayRef<double> weights, int64_t parts) {
   return starts;
 }
 
-void PipelineBuilder::autoForwardStages(ArrayRef<Operation *> forward) {
-  // Each forward op's weight is its own time plus the backward ops that
-  // work on its values: a backward op is charged to the latest forward op
-  // whose value or parameter it reads (else to what the gradients it reads
-  // were charged to, else to the last forward op).
+DenseMap<Operation *, size_t>
+mlir::dist::chargeToForward(ArrayRef<Operation *> forward,
+                            ArrayRef<Operation *> others) {
   DenseMap<Operation *, size_t> index, charged;
   for (auto [i, op] : llvm::enumerate(forward))
     index[op] = i;
-  SmallVector<double> weights;
-  for (Operation *op : forward)
-    weights.push_back(estimateOpSeconds(op));
   // A parameter's backward work (the input gradient through its weight)
   // goes with the forward op that reads it.
   DenseMap<Value, size_t> paramUser;
@@ -106,8 +100,8 @@ void PipelineBuilder::autoForwardStages(ArrayRef<Operation *> forward) {
     for (Value operand : op->getOperands())
       if (isa<BlockArgument>(operand))
         paramUser.try_emplace(operand, i);
-  for (Operation *op : mbOps) {
-    if (index.count(op) || isFree(op))
+  for (Operation *op : others) {
+    if (index.count(op))
       continue;
     std::optional<size_t> latest, fromGradients;
     for (Value operand : op->getOperands()) {
@@ -127,8 +121,24 @@ void PipelineBuilder::autoForwardStages(ArrayRef<Operation *> forward) {
     if (latest && fromGradients)
       at = std::min(*latest, *fromGradients);
     charged[op] = at;
-    weights[at] += estimateOpSeconds(op);
   }
+  return charged;
+}
+
+void PipelineBuilder::autoForwardStages(ArrayRef<Operation *> forward) {
+  // Each forward op's weight is its own time plus the backward ops that
+  // work on its values.
+  SmallVector<double> weights;
+  for (Operation *op : forward)
+    weights.push_back(estimateOpSeconds(op));
+  SmallVector<Operation *> others;
+  for (Operation *op : mbOps)
+    if (!isFree(op))
+      others.push_back(op);
+  DenseMap<Operation *, size_t> charged = chargeToForward(forward, others);
+  for (Operation *op : others)
+    if (auto it = charged.find(op); it != charged.end())
+      weights[it->second] += estimateOpSeconds(op);
   SmallVector<size_t> starts = cutEvenly(weights, numStages);
   for (auto [g, start] : llvm::enumerate(starts)) {
     size_t end = g + 1 < starts.size() ? starts[g + 1] : forward.size();

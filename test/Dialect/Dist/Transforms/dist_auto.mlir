@@ -61,3 +61,33 @@
 // TYPO: error: dist-auto: {{.*}}typo.json: cluster: unknown key 'devcie' (expected name, nodes, devices_per_node, device, intra_node, inter_node, source)
 // RUN: not dist-opt %examples/mlp.mlir --dist-auto="cluster=%t/tiny.json nodes=2" 2>&1 | FileCheck %s --check-prefix=NODES
 // NODES: error: dist-auto: nodes=2: cluster 'tiny' describes no inter_node link to join its nodes with
+
+// The analytic mode predicts plans from the step annotated once per
+// tensor-parallel degree and recomputation policy, without building them:
+// against the built predictions, the same choice, step times ranked alike
+// and within 2x, memory within 2x; the analytic file passes the same
+// checks (plans left at their lower bounds come after those predicted).
+// RUN: dist-opt %examples/transformer_block.mlir --dist-auto="cluster=dgx-a100 mode=build apply=false explain=%t/block_build.json" -o %t/block_build.mlir 2>%t/block_build.remarks
+// RUN: dist-opt %examples/transformer_block.mlir --dist-auto="cluster=dgx-a100 mode=analytic report=%t/block_analytic.txt explain=%t/block_analytic.json" -o %t/block_analytic.mlir 2>%t/block_analytic.remarks
+// RUN: %python %S/Inputs/compare_auto_modes.py %t/block_build.json %t/block_analytic.json --min-rho 0.9 --max-ratio 2
+// RUN: %python %S/Inputs/check_auto_plans.py %t/block_analytic.json %t/block_analytic_strategy.txt --devices 8 --max-tp 8
+// RUN: FileCheck %s --check-prefix=ANALYTIC --input-file=%t/block_analytic.txt
+// ANALYTIC: plans, {{[0-9]+}} predicted analytically, {{[0-9]+}} left at their lower bound, searched in
+// RUN: dist-opt %examples/mlp_adam.mlir --dist-auto="cluster=cpu mode=build apply=false explain=%t/adam_build.json" -o %t/adam_build.mlir 2>%t/adam_build.remarks
+// RUN: dist-opt %examples/mlp_adam.mlir --dist-auto="cluster=cpu mode=analytic apply=false explain=%t/adam_analytic.json" -o %t/adam_analytic.mlir 2>%t/adam_analytic.remarks
+// RUN: %python %S/Inputs/compare_auto_modes.py %t/adam_build.json %t/adam_analytic.json --min-rho 0.9 --max-ratio 2
+// The analytic choice is applied as in the build mode; apply=false leaves
+// the module as it was.
+// RUN: diff %t/block_analytic.mlir %t/a100.mlir
+// RUN: dist-opt %examples/mlp_adam.mlir -o %t/adam_plain.mlir
+// RUN: diff %t/adam_analytic.mlir %t/adam_plain.mlir
+// RUN: not dist-opt %examples/mlp.mlir --dist-auto="cluster=cpu mode=guess" 2>&1 | FileCheck %s --check-prefix=MODE
+// MODE: error: dist-auto: mode must be build, analytic or auto, got 'guess'
+
+// A cluster without a 16-bit peak: the 16-bit ops take its f32 peak, and
+// a remark says so.
+// RUN: echo '{"name": "f32only", "nodes": 1, "devices_per_node": 2, "device": {"name": "d", "memory_bytes": 1000000000, "memory_bandwidth_gb_per_s": 10, "peak_tflops": {"f32": 1}}, "intra_node": {"bandwidth_gb_per_s": 5, "latency_us": 1}}' > %t/f32only.json
+// RUN: dist-opt %examples/mlp.mlir --train-mixed-precision=compute=bf16 --dist-auto="cluster=%t/f32only.json apply=false" -o %t/f32only.mlir 2>&1 | FileCheck %s --check-prefix=NOPEAK
+// RUN: dist-opt %examples/mlp.mlir --train-mixed-precision=compute=bf16 --dist-auto="cluster=cpu apply=false" -o %t/bf16cpu.mlir 2>&1 | FileCheck %s --check-prefix=PEAK
+// NOPEAK: remark: dist-auto: cluster 'f32only' gives no bf16 peak: bf16 ops are predicted at its f32 peak
+// PEAK-NOT: gives no

@@ -417,8 +417,22 @@ def DistAutoPass : Pass<"dist-auto", "ModuleOp"> {
     - memory per device is the cost model's peak (arguments and live
       values); a plan over the device's memory is infeasible.
 
-    The fastest feasible plan is applied: the output is the program the
-    hand strategy writes. A remark names it; `report` (`-`: stderr) gets a
+    Building every plan costs about the step's ops per plan. With
+    `mode=analytic` (and with `mode=auto`, the default, once the plans times
+    the step's ops pass 2 million) plans are predicted from the
+    single-device step annotated once per tensor-parallel degree and
+    recomputation policy, without building them: per-sample work is divided
+    over the replicas and microbatches, work split over the model axis over
+    the tensor-parallel group; values partial over the model axis are
+    all-reduced, gradients reduced once per step; pipeline stages are cut
+    as `dist-pipeline` cuts them and their schedule simulated; memory is
+    each stage's state (ZeRO's shares), its kept activations times the
+    microbatches in flight, and its largest op. The analytic search also
+    tries more microbatches (doubling while the batch splits, and one
+    sample per microbatch).
+
+    The fastest feasible plan is applied (unless `apply=false`): the output
+    is the program the hand strategy writes. A remark names it; `report` (`-`: stderr) gets a
     table of the `top` plans, and `explain` a JSON file of every plan
     considered (the chosen one first) with its predicted `step_time_s`,
     `memory_bytes_per_device`, `bubble_fraction` and
@@ -443,6 +457,11 @@ def DistAutoPass : Pass<"dist-auto", "ModuleOp"> {
            "when empty)">,
     Option<"top", "top", "int64_t", /*default=*/"5",
            "Plans in the table">,
+    Option<"mode", "mode", "std::string", /*default=*/"\"auto\"",
+           "How plans are predicted: build (each plan built), analytic (from "
+           "the annotated step), auto (analytic past 2 million op builds)">,
+    Option<"apply", "apply", "bool", /*default=*/"true",
+           "Apply the chosen plan (false: only plan and report)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::dist::DistDialect",

@@ -6,8 +6,11 @@
     check_auto_plans.py PLANS.json STRATEGY.txt [--devices N] [--max-tp T]
 
 The chosen plan (the first) fits and is predicted no slower than any other
-plan that fits; plans that fit come before those over memory, and refused
+plan that fits; plans that fit come before those over memory, then the
+analytic mode's plans left at their lower bounds (with why: their bound is
+slower than the chosen plan, or they are over memory already), and refused
 plans (with their reason) last; each plan has the fields the guide lists.
+An analytic plan's predicted step is at least its lower bound.
 STRATEGY.txt gets the chosen plan's strategy pipeline ("" for one device)
 for a RUN line to apply by hand and compare.
 """
@@ -38,7 +41,7 @@ def main():
         problems.append(f"devices {explain['devices']}, expected {args.devices}")
     if explain["search_time_s"] < 0:
         problems.append("negative search time")
-    state = 0  # 0: fitting plans, 1: over memory, 2: refused
+    state = 0  # 0: fitting plans, 1: over memory, 2: pruned, 3: refused
     for i, plan in enumerate(plans):
         missing = [k for k in FIELDS if k not in plan]
         if plan["dp"] * plan["tp"] * plan["pp"] != explain["devices"]:
@@ -46,12 +49,27 @@ def main():
         if args.max_tp and plan["tp"] > args.max_tp:
             problems.append(f"plan {i} has tp={plan['tp']} > {args.max_tp}")
         if "refused" in plan:
-            kind = 2
+            kind = 3
             if not plan["refused"]:
                 problems.append(f"plan {i} is refused without a reason")
+        elif "pruned" in plan:
+            kind = 2
+            bound = plan.get("lower_bound_step_time_s", 0)
+            over = plan.get("memory_bytes_per_device_at_least", 0) > \
+                explain["cluster"]["device"]["memory_bytes"]
+            if explain.get("mode") != "analytic":
+                problems.append(f"plan {i} is pruned in build mode")
+            elif "memory" in plan["pruned"]:
+                if not over:
+                    problems.append(f"plan {i} is pruned for memory it has")
+            elif bound < plans[0].get("step_time_s", float("inf")):
+                problems.append(f"plan {i} is pruned below the chosen plan")
         else:
             missing += [k for k in PREDICTED if k not in plan]
             kind = 0 if plan["fits_memory"] else 1
+            bound = plan.get("lower_bound_step_time_s")
+            if bound is not None and plan["step_time_s"] < bound * (1 - 1e-9):
+                problems.append(f"plan {i} is predicted under its lower bound")
         if missing:
             problems.append(f"plan {i} lacks {missing}")
         if kind < state:
