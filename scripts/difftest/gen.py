@@ -1180,7 +1180,7 @@ def zero_gradient_before(layers, norm):
 def body_layer(g, shape, i):
     """One random layer for an activation of `shape` (rank 2: [B, F],
     rank 3: [B, S, F]); returns a Layer (not yet applied)."""
-    name = f"l{i}"
+    name = f"layers.{i}"  # a numbered module, as PyTorch names them
     rank = len(shape)
     f = shape[-1]
     choices = {

@@ -98,6 +98,9 @@ STRATEGIES = [
     # Activation recomputation before a strategy (bitwise the same step).
     ("remat-full-mirrored2", ["--train-remat=policy=full", "--dist-mirrored=replicas=2"], 2),
     ("remat-selective-tp2", ["--train-remat=policy=selective", "--dist-tensor-parallel=size=2"], 2),
+    # Per layer (the generator's numbered modules, layers.N).
+    ("remat-layer-mirrored2", ["--train-remat=policy=full checkpoints=layer", "--dist-mirrored=replicas=2"], 2),
+    ("remat-layer1-pipe2", ["--train-remat=policy=selective layers=1", "--dist-pipeline=stages=2 microbatches=2"], 2),
     # The planner's choice for this machine (2 ranks), whichever it is.
     ("auto-cpu", ["--dist-auto=cluster=cpu"], 2),
 ]

@@ -118,9 +118,12 @@ static const char *const kStrategies[] = {
     "train-remat{policy=full}",
     "train-remat{policy=selective},dist-hybrid{dp=2 tp=2 zero=1}",
     "train-remat{policy=full},dist-pipeline{stages=2 microbatches=2}",
+    "train-remat{policy=full checkpoints=layer},dist-mirrored{replicas=2}",
+    "train-remat{policy=selective budget=100000},dist-hybrid{dp=2 tp=2}",
     // The planner: every plan for this machine built on a copy, the
     // fastest applied.
     "dist-auto{cluster=cpu}",
+    "dist-auto{cluster=dgx-a100 mode=analytic}",
     // Whole-batch statistics under one microbatch with data parallelism,
     // and on one parameter-server worker.
     "dist-hybrid{pp=2 dp=2 microbatches=1}",

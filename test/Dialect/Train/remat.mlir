@@ -28,4 +28,38 @@
 // RUN: not dist-opt %t/selective.mlir --train-remat=policy=full 2>&1 | FileCheck %s --check-prefix=TWICE
 // TWICE: error: train-remat: 'train_step' already recomputes its activations ("selective")
 // RUN: not dist-opt %examples/mlp.mlir --train-remat=policy=some 2>&1 | FileCheck %s --check-prefix=POLICY
-// POLICY: error: train-remat: policy must be none, full or selective, got 'some'
+// POLICY: error: train-remat: needs policy=none|full|selective, checkpoints=sqrt|layer, layers >= 0 (or -1: all) or budget > 0 bytes (not both); got policy='some' checkpoints='sqrt' layers=-1 budget=0
+// RUN: not dist-opt %examples/mlp.mlir --train-remat="policy=full checkpoints=module" 2>&1 | FileCheck %s --check-prefix=CHECKPOINTS
+// CHECKPOINTS: error: train-remat: needs {{.*}}got policy='full' checkpoints='module' layers=-1 budget=0
+// RUN: not dist-opt %examples/mlp.mlir --train-remat="policy=full layers=1 budget=100" 2>&1 | FileCheck %s --check-prefix=BOTH
+// BOTH: error: train-remat: needs {{.*}} (not both); got policy='full' checkpoints='sqrt' layers=1 budget=100
+// RUN: not dist-opt %examples/mlp.mlir --train-remat="policy=selective checkpoints=layer" 2>&1 | FileCheck %s --check-prefix=SELLAYER
+// SELLAYER: error: train-remat: checkpoints=layer is policy=full's, got policy='selective'
+// RUN: not dist-opt %examples/mlp.mlir --train-remat="policy=none layers=2" 2>&1 | FileCheck %s --check-prefix=NONELAYER
+// NONELAYER: error: train-remat: layers and budget need policy=full or selective, got policy='none'
+
+// Per layer. The stack's layers are its numbered modules (blocks.0 ...
+// blocks.3): checkpoints=layer keeps each module's input and recomputes
+// the layers (the embedding and the head keep theirs); layers=N recomputes
+// in the first N layers only; budget=BYTES picks the fewest first layers
+// that bring the activation peak within it.
+// RUN: dist-opt %examples/transformer_stack.mlir --dist-cost-report="format=json output=%t/stack_none.json" -o %t/stack_none.mlir
+// RUN: dist-opt %examples/transformer_stack.mlir --train-remat="policy=full checkpoints=layer" --dist-cost-report="format=json output=%t/stack_layer.json" -o %t/stack_layer.mlir
+// RUN: dist-opt %examples/transformer_stack.mlir --train-remat="policy=full checkpoints=layer layers=2" --dist-cost-report="format=json output=%t/stack_layer2.json" -o %t/stack_layer2.mlir
+// RUN: dist-opt %examples/transformer_stack.mlir --train-remat="policy=selective layers=1" --dist-cost-report="format=json output=%t/stack_selective1.json" -o %t/stack_selective1.mlir
+// RUN: %python %S/Inputs/compare_remat_cost.py %t/stack_none.json %t/stack_layer.json %t/stack_layer2.json %t/stack_selective1.json | FileCheck %s --check-prefix=LAYERCOST
+// LAYERCOST: stack_layer: more flops, lower activation peak
+// LAYERCOST: stack_layer2: more flops, lower activation peak
+// LAYERCOST: stack_selective1: more flops, lower activation peak
+// More layers recompute more and keep less.
+// RUN: %python %S/Inputs/compare_remat_cost.py %t/stack_layer2.json %t/stack_layer.json | FileCheck %s --check-prefix=MORELAYERS
+// MORELAYERS: stack_layer: more flops, lower activation peak
+// RUN: FileCheck %s --check-prefix=LAYERATTR --input-file=%t/stack_layer2.mlir
+// LAYERATTR: train.remat = "full checkpoints=layer layers=2"
+// RUN: dist-opt %examples/transformer_stack.mlir --train-remat="policy=full checkpoints=layer budget=1000000" -o %t/stack_budget.mlir 2>&1 | FileCheck %s --check-prefix=BUDGET
+// BUDGET: remark: train-remat: recomputing the first {{[1-4]}} of 4 layers of 'train_step': activation peak {{[0-9]+}} bytes (budget 1000000, {{[0-9]+}} without recomputation)
+// RUN: not dist-opt %examples/transformer_stack.mlir --train-remat="policy=full checkpoints=layer budget=1000" 2>&1 | FileCheck %s --check-prefix=OVERBUDGET
+// OVERBUDGET: error: train-remat: recomputing all 4 layers of 'train_step' (policy=full) leaves an activation peak of {{[0-9]+}} bytes, over the budget of 1000 bytes
+// A step without numbered modules has no layers.
+// RUN: not dist-opt %examples/mlp.mlir --train-remat="policy=full checkpoints=layer" 2>&1 | FileCheck %s --check-prefix=NOLAYERS
+// NOLAYERS: error: train-remat: 'train_step' has no layers to recompute by: no parameter's train.name has a numbered module (as 'blocks.3.weight'); use checkpoints=sqrt without layers or budget

@@ -167,8 +167,11 @@ struct DistAutoPass : public dist::impl::DistAutoPassBase<DistAutoPass> {
   void runOnOperation() override;
 
   /// The search space for `cluster` on `step`, in the order ties go by.
+  /// With `layers` (the step has numbered modules), full recomputation
+  /// per layer is tried too.
   std::vector<Plan> enumeratePlans(const ClusterSpec &cluster,
-                                   std::optional<int64_t> batch, bool wide);
+                                   std::optional<int64_t> batch, bool wide,
+                                   bool layers);
   /// The devices' layouts (dp, tp, pp, ZeRO, sequence parallelism,
   /// microbatches, schedule), without recomputation.
   std::vector<Plan> enumerateLayouts(const ClusterSpec &cluster,
@@ -215,11 +218,14 @@ static SmallVector<int64_t> getDivisors(int64_t n) {
 
 std::vector<Plan> DistAutoPass::enumeratePlans(const ClusterSpec &cluster,
                                                std::optional<int64_t> batch,
-                                               bool wide) {
+                                               bool wide, bool layers) {
   // Each layout without recomputation first (ties keep the activations),
-  // then with the selective and the full policy.
+  // then with the selective and the full policy, then full per layer.
   std::vector<Plan> layouts = enumerateLayouts(cluster, batch, wide), plans;
-  for (StringRef remat : {"none", "selective", "full"})
+  SmallVector<StringRef> policies = {"none", "selective", "full"};
+  if (layers)
+    policies.push_back("layer");
+  for (StringRef remat : policies)
     for (Plan plan : layouts) {
       plan.remat = remat.str();
       plans.push_back(plan);
@@ -417,13 +423,14 @@ void DistAutoPass::runOnOperation() {
   // Building every plan costs about the step's ops per plan; past a few
   // million op builds the analytic model predicts instead.
   constexpr int64_t kMaxBuiltOps = 2'000'000;
-  std::vector<Plan> plans = enumeratePlans(*spec, batchSize, false);
+  std::vector<Plan> plans =
+      enumeratePlans(*spec, batchSize, false, train::hasLayers(step));
   int64_t stepOps = static_cast<int64_t>(func->front().getOperations().size());
   bool analytic = mode == "analytic" ||
                   (mode == "auto" &&
                    static_cast<int64_t>(plans.size()) * stepOps > kMaxBuiltOps);
   if (analytic)
-    plans = enumeratePlans(*spec, batchSize, true);
+    plans = enumeratePlans(*spec, batchSize, true, train::hasLayers(step));
   llvm::StringSet<> missingPeaks;
   Predictor predictor(*spec, missingPeaks);
   AnalyticModel model(module, *spec, missingPeaks);

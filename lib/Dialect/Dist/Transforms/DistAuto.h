@@ -27,7 +27,8 @@ struct Plan {
   bool sequenceParallel = false;
   /// The pipeline schedule ("" without a pipeline).
   std::string schedule;
-  /// train-remat's policy: none, selective or full.
+  /// Recomputation: none, selective, full (train-remat's policies) or
+  /// layer (full, each layer's input kept).
   std::string remat = "none";
 
   /// False with `reason` when the strategy refused the step.
@@ -42,11 +43,19 @@ struct Plan {
   double lowerBound = 0;
   std::string pruned;
 
+  /// train-remat's pass with its options ("" without recomputation).
+  std::string getRematStrategy() const {
+    if (remat == "none")
+      return "";
+    if (remat == "layer")
+      return "train-remat{policy=full checkpoints=layer}";
+    return "train-remat{policy=" + remat + "}";
+  }
+
   /// The hand strategy as a pass pipeline on a module ("" for one device
   /// without recomputation).
   std::string getStrategy() const {
-    std::string text =
-        remat == "none" ? "" : "train-remat{policy=" + remat + "}";
+    std::string text = getRematStrategy();
     if (dp * tp * pp == 1)
       return text;
     if (!text.empty())
@@ -128,7 +137,8 @@ public:
   ~AnalyticModel();
   /// Fills `plan`'s prediction (built = true), or its reason. With
   /// `prune`, a plan is left at its lower bounds (`pruned` says why) when
-  /// is a pipeline over memory with one microbatch in flight, or when its
+  /// is a pipeline over memory with 1F1B's warm-up microbatches in flight
+  /// (stage s: min(pp - s, microbatches)), or when its
   /// lower bound on the step time is over `cutoff`: its schedule is not
   /// simulated.
   void predict(Plan &plan, bool prune = false,

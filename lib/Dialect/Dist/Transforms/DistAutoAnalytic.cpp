@@ -177,8 +177,9 @@ AnalyticModel::Core &AnalyticModel::getCore(int64_t tp, StringRef remat) {
     PassManager manager(module.getContext());
     std::string errors;
     llvm::raw_string_ostream os(errors);
-    if (failed(parsePassPipeline(("train-remat{policy=" + remat + "}").str(),
-                                 manager, os)) ||
+    Plan plan;
+    plan.remat = remat.str();
+    if (failed(parsePassPipeline(plan.getRematStrategy(), manager, os)) ||
         failed(manager.run(*copy)))
       return fail("train-remat failed");
   }
@@ -270,16 +271,33 @@ AnalyticModel::Core &AnalyticModel::getCore(int64_t tp, StringRef remat) {
         getRooflineSeconds(cluster, &op, missingPeaks) / (modelSplit ? tp : 1);
     position[&op] = all.size();
     all.push_back(&op);
-    if (record.phase == Phase::Forward)
+    // Stages are cut along the per-sample forward, as dist-pipeline cuts
+    // them.
+    if (record.phase == Phase::Forward && record.perSample)
       forward.push_back(&op);
     core.ops.push_back(record);
   }
   if (forward.empty())
-    return fail("the step has no forward ops");
+    return fail("the step has no forward ops on the batch");
   core.numForward = forward.size();
   DenseMap<Operation *, size_t> charged = chargeToForward(forward, all);
   for (auto [i, op] : llvm::enumerate(forward))
     charged[op] = i;
+  // The rest of the forward (a parameter's 16-bit copy) goes with the
+  // first per-sample work that reads it.
+  for (Operation *op : llvm::reverse(all)) {
+    OpRecord &record = core.ops[position[op]];
+    if (record.phase != Phase::Forward || record.perSample)
+      continue;
+    std::optional<size_t> first;
+    for (Operation *user : op->getUsers())
+      if (auto it = position.find(user);
+          it != position.end() && core.ops[it->second].phase == Phase::Forward)
+        first = std::min(first.value_or(charged.lookup(user)),
+                         charged.lookup(user));
+    if (first)
+      charged[op] = *first;
+  }
   size_t n = forward.size();
   core.weights.assign(n, 0);
   core.stashSample.assign(n, 0);
@@ -547,9 +565,15 @@ void AnalyticModel::predict(Plan &plan, bool prune,
   };
   std::vector<int64_t> inFlight(pp, 1);
   if (prune && pp > 1) {
-    plan.memoryBytes = getMemory(inFlight);
+    // 1F1B's warm-up: stage s runs pp - s forwards before its first
+    // backward (zb-h1 keeps 1F1B's).
+    std::vector<int64_t> warmUp(pp);
+    for (int64_t s = 0; s < pp; ++s)
+      warmUp[s] = std::min(pp - s, mb);
+    plan.memoryBytes = getMemory(warmUp);
     if (plan.memoryBytes > cluster.device.memoryBytes) {
-      plan.pruned = "over memory with one microbatch in flight";
+      plan.pruned = "over memory with 1F1B's warm-up microbatches in flight "
+                    "(min(pp - stage, microbatches))";
       return;
     }
     if (cutoff && plan.lowerBound > *cutoff) {

@@ -9,6 +9,7 @@
 #include "distopt/Dialect/Train/IR/TrainingStep.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
@@ -226,4 +227,26 @@ OptimizerOpInterface mlir::train::getUpdateOf(Value returned, Value arg) {
                ? update
                : nullptr;
   return llvm::is_contained(update->getOperands(), arg) ? update : nullptr;
+}
+
+std::optional<StringRef> mlir::train::getNumberedModule(StringRef name) {
+  size_t end = 0;
+  while (end < name.size()) {
+    size_t dot = name.find('.', end);
+    StringRef part = name.slice(end, dot);
+    if (!part.empty() &&
+        llvm::all_of(part, [](char c) { return llvm::isDigit(c); }))
+      return name.take_front(dot == StringRef::npos ? name.size() : dot);
+    if (dot == StringRef::npos)
+      break;
+    end = dot + 1;
+  }
+  return std::nullopt;
+}
+
+bool mlir::train::hasLayers(const TrainingStep &step) {
+  return llvm::any_of(step.arguments, [](const StepValue &arg) {
+    return arg.role == Role::param && arg.name &&
+           getNumberedModule(arg.name.getValue());
+  });
 }

@@ -92,6 +92,14 @@ BlockArgument getKeptArgument(Operation *op);
 /// of a parameter" through this one function.
 OptimizerOpInterface getUpdateOf(Value returned, Value arg);
 
+/// The numbered module (a layer) a parameter named `name` belongs to, as
+/// PyTorch's ModuleList names it: `blocks.3` for `blocks.3.attn.q.weight`
+/// (the name up to its first all-digit component); none without one.
+std::optional<StringRef> getNumberedModule(StringRef name);
+
+/// True when some parameter of `step` belongs to a numbered module.
+bool hasLayers(const TrainingStep &step);
+
 } // namespace mlir::train
 
 #endif // DISTOPT_DIALECT_TRAIN_IR_TRAININGSTEP_H

@@ -234,9 +234,24 @@ def TrainRematPass : Pass<"train-remat", "ModuleOp"> {
       segment by segment;
     - `none`: nothing changes.
 
+    Per layer. A layer is a numbered module of the parameters' names, as
+    PyTorch's `ModuleList` names them (`blocks.3` for
+    `blocks.3.attn.q.weight`); the forward runs a module from the first op
+    that reads one of its parameters.
+
+    - `checkpoints=layer` (with `full`, Megatron's full recomputation): each
+      module's input is kept and each layer recomputed from it; the modules
+      that are not layers (embeddings, the head) keep their values;
+    - `layers=N`: only the first N layers recompute (Megatron's block
+      method, over the whole model rather than per pipeline stage);
+    - `budget=BYTES`: the fewest first layers whose recomputation brings the
+      step's activation peak, as the cost model counts it, within BYTES;
+      a remark says how many and the peak, and a budget that recomputing
+      every layer does not reach is an error.
+
     Constants and ops with regions or side effects are never recomputed.
-    The function gets `train.remat` (the policy); a step that has it is
-    refused. Run it before a strategy: the recomputation is then
+    The function gets `train.remat` (the policy, with `checkpoints=layer`
+    and `layers=N` when given or chosen); a step that has it is refused. Run it before a strategy: the recomputation is then
     distributed with the backward it feeds.
 
     ```
@@ -246,6 +261,15 @@ def TrainRematPass : Pass<"train-remat", "ModuleOp"> {
   let options = [
     Option<"policy", "policy", "std::string", /*default=*/"\"selective\"",
            "What to recompute: none, full or selective">,
+    Option<"checkpoints", "checkpoints", "std::string",
+           /*default=*/"\"sqrt\"",
+           "Where full keeps values: sqrt (ceil(sqrt(n)) segments of even "
+           "work) or layer (each layer's input)">,
+    Option<"layers", "layers", "int64_t", /*default=*/"-1",
+           "Recompute in the first N layers only (-1: everywhere)">,
+    Option<"budget", "budget", "int64_t", /*default=*/"0",
+           "Recompute in the fewest first layers that bring the activation "
+           "peak within this many bytes (0: no budget)">,
   ];
   let dependentDialects = ["::mlir::train::TrainDialect"];
 }
