@@ -71,8 +71,8 @@ public:
   /// modules; fails (diagnosed) when its backward's seed cannot be told, or
   /// when the step needs layers and has none.
   LogicalResult analyze(bool needLayers);
-  /// Recomputes; returns the number of ops cloned.
-  int64_t rewrite();
+  /// Recomputes the saved activations before their first backward use.
+  void rewrite();
   /// The numbered modules of the forward, in the order it runs them.
   int64_t getNumLayers() const { return numLayers; }
 
@@ -101,7 +101,6 @@ private:
   /// Forward values kept for the backward (policy `full`).
   llvm::DenseSet<Value> checkpoints;
   IRMapping recomputed;
-  int64_t clones = 0;
 };
 } // namespace
 
@@ -271,11 +270,10 @@ Value Rematerializer::recompute(Value value, Operation *before) {
     recompute(operand, before);
   OpBuilder builder(before);
   builder.clone(*op, recomputed);
-  ++clones;
   return recomputed.lookup(value);
 }
 
-int64_t Rematerializer::rewrite() {
+void Rematerializer::rewrite() {
   // Saved activations in the order the backward first reads them: a clone
   // made for an earlier read dominates the later ones.
   Block &body = func.getBody().front();
@@ -292,7 +290,6 @@ int64_t Rematerializer::rewrite() {
     value.replaceUsesWithIf(
         copy, [&](OpOperand &use) { return isBackward(use.getOwner()); });
   }
-  return clones;
 }
 
 /// The activation peak of `func` with its first `layers` layers
