@@ -433,7 +433,7 @@ void DistAutoPass::runOnOperation() {
     plans = enumeratePlans(*spec, batchSize, true, train::hasLayers(step));
   llvm::StringSet<> missingPeaks;
   Predictor predictor(*spec, missingPeaks);
-  AnalyticModel model(module, *spec, missingPeaks);
+  AnalyticModel model(module, *spec, batchSize, missingPeaks);
   // Built plans first; then the analytic ones by their lower bound, each
   // simulated only while it can beat the fastest plan that fits so far.
   std::optional<double> fastest;
@@ -508,12 +508,13 @@ void DistAutoPass::runOnOperation() {
   }
   mlir::emitRemark(func->getLoc()) << llvm::formatv(
       "dist-auto: {0} on {1} device{2} of '{3}' ({4}): predicted step "
-      "{5:F3} ms, {6:F2} MB per device; {7} plan{8} searched in {9:F2} s",
+      "{5:F3} ms, {6:F2} MB per device; {7} plan{8} searched in {9:F2} s{10}",
       best.describe(), spec->getNumDevices(),
       spec->getNumDevices() == 1 ? "" : "s", spec->name,
       best.getStrategy().empty() ? "single device" : best.getStrategy(),
       best.stepSeconds * 1e3, best.memoryBytes / 1e6, plans.size(),
-      plans.size() == 1 ? "" : "s", seconds);
+      plans.size() == 1 ? "" : "s", seconds,
+      analytic ? " (predicted analytically: the plans were not built)" : "");
   std::string strategy = best.getStrategy();
   if (strategy.empty() || !apply)
     return;

@@ -132,8 +132,9 @@ double getRooflineSeconds(const ClusterSpec &cluster, Operation *op,
 /// DistAutoAnalytic.cpp).
 class AnalyticModel {
 public:
+  /// `batch`: the step's batch size, when it has one.
   AnalyticModel(ModuleOp module, const ClusterSpec &cluster,
-                llvm::StringSet<> &missingPeaks);
+                std::optional<int64_t> batch, llvm::StringSet<> &missingPeaks);
   ~AnalyticModel();
   /// Fills `plan`'s prediction (built = true), or its reason. With
   /// `prune`, a plan is left at its lower bounds (`pruned` says why) when
@@ -155,6 +156,7 @@ private:
   Core &getCore(int64_t tp, StringRef remat);
   ModuleOp module;
   const ClusterSpec &cluster;
+  std::optional<int64_t> batch;
   llvm::StringSet<> &missingPeaks;
   std::map<std::pair<int64_t, std::string>, std::unique_ptr<Core>> cores;
 };

@@ -126,8 +126,10 @@ struct AnalyticModel::Simulated {
 };
 
 AnalyticModel::AnalyticModel(ModuleOp module, const ClusterSpec &cluster,
+                             std::optional<int64_t> batch,
                              llvm::StringSet<> &missingPeaks)
-    : module(module), cluster(cluster), missingPeaks(missingPeaks) {}
+    : module(module), cluster(cluster), batch(batch),
+      missingPeaks(missingPeaks) {}
 
 AnalyticModel::~AnalyticModel() = default;
 
@@ -438,6 +440,14 @@ void AnalyticModel::predict(Plan &plan, bool prune,
   }
   int64_t pp = plan.pp, dp = plan.dp, tp = plan.tp;
   int64_t mb = pp > 1 ? plan.microbatches : 1;
+  // The strategies' own refusal.
+  if (batch && *batch % (dp * mb) != 0) {
+    plan.reason = llvm::formatv("the batch of {0} does not split into {1} "
+                                "data-parallel replicas x {2} microbatches",
+                                *batch, dp, mb)
+                      .str();
+    return;
+  }
   if (static_cast<size_t>(pp) > core.numForward) {
     plan.reason =
         llvm::formatv("{0} stages for {1} forward ops", pp, core.numForward)

@@ -73,6 +73,8 @@
 // RUN: %python %S/Inputs/check_auto_plans.py %t/block_analytic.json %t/block_analytic_strategy.txt --devices 8 --max-tp 8
 // RUN: FileCheck %s --check-prefix=ANALYTIC --input-file=%t/block_analytic.txt
 // ANALYTIC: plans, {{[0-9]+}} predicted analytically, {{[0-9]+}} left at their lower bound, searched in
+// RUN: FileCheck %s --check-prefix=ANALYTICREMARK --input-file=%t/block_analytic.remarks
+// ANALYTICREMARK: remark: dist-auto: {{.*}} plans searched in {{[0-9.]+}} s (predicted analytically: the plans were not built)
 // RUN: dist-opt %examples/mlp_adam.mlir --dist-auto="cluster=cpu mode=build apply=false explain=%t/adam_build.json" -o %t/adam_build.mlir 2>%t/adam_build.remarks
 // RUN: dist-opt %examples/mlp_adam.mlir --dist-auto="cluster=cpu mode=analytic apply=false explain=%t/adam_analytic.json" -o %t/adam_analytic.mlir 2>%t/adam_analytic.remarks
 // RUN: %python %S/Inputs/compare_auto_modes.py %t/adam_build.json %t/adam_analytic.json --min-rho 0.9 --max-ratio 2
@@ -91,3 +93,14 @@
 // RUN: dist-opt %examples/mlp.mlir --train-mixed-precision=compute=bf16 --dist-auto="cluster=cpu apply=false" -o %t/bf16cpu.mlir 2>&1 | FileCheck %s --check-prefix=PEAK
 // NOPEAK: remark: dist-auto: cluster 'f32only' gives no bf16 peak: bf16 ops are predicted at its f32 peak
 // PEAK-NOT: gives no
+
+// Regression: the analytic mode refuses what the strategies refuse. The
+// stack's batch of 8 does not split over 16 replicas; before the check the
+// analytic mode chose such a plan and applying it failed. The choice is
+// applied and equals the hand strategy.
+// RUN: dist-opt %examples/transformer_stack.mlir --dist-auto="cluster=dgx-h100 nodes=2 mode=analytic explain=%t/stack_h100.json" -o %t/stack_h100.mlir 2>%t/stack_h100.remarks
+// RUN: %python %S/Inputs/check_auto_plans.py %t/stack_h100.json %t/stack_h100_strategy.txt --devices 16 --max-tp 8
+// RUN: echo 'dist-opt %examples/transformer_stack.mlir --pass-pipeline="builtin.module($(cat %t/stack_h100_strategy.txt))" -o %t/stack_h100_hand.mlir 2>%t/stack_h100_hand.remarks' > %t/stack_h100_hand.sh
+// RUN: bash %t/stack_h100_hand.sh
+// RUN: diff %t/stack_h100.mlir %t/stack_h100_hand.mlir
+// RUN: %python -c "import json, sys; plans = json.load(open(sys.argv[1]))['plans']; sys.exit(not any('does not split into 16 data-parallel replicas' in p.get('refused', '') for p in plans))" %t/stack_h100.json
