@@ -12,6 +12,7 @@
 #include "distopt/Analysis/Cluster.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -159,6 +160,10 @@ private:
   std::optional<int64_t> batch;
   llvm::StringSet<> &missingPeaks;
   std::map<std::pair<int64_t, std::string>, std::unique_ptr<Core>> cores;
+  /// The step with each recomputation policy applied (null: it failed,
+  /// with the error in `rematErrors`).
+  std::map<std::string, OwningOpRef<ModuleOp>> rematSteps;
+  std::map<std::string, std::string> rematErrors;
 };
 
 } // namespace mlir::dist::autoplan

@@ -164,7 +164,6 @@ AnalyticModel::Core &AnalyticModel::getCore(int64_t tp, StringRef remat) {
   Core &core = *slot;
   core.tp = tp;
 
-  OwningOpRef<ModuleOp> copy = module.clone();
   std::string firstError;
   ScopedDiagnosticHandler quiet(module.getContext(), [&](Diagnostic &diag) {
     if (diag.getSeverity() == DiagnosticSeverity::Error && firstError.empty())
@@ -175,16 +174,30 @@ AnalyticModel::Core &AnalyticModel::getCore(int64_t tp, StringRef remat) {
     core.reason = firstError.empty() ? what.str() : firstError;
     return core;
   };
-  if (remat != "none") {
-    PassManager manager(module.getContext());
-    std::string errors;
-    llvm::raw_string_ostream os(errors);
-    Plan plan;
-    plan.remat = remat.str();
-    if (failed(parsePassPipeline(plan.getRematStrategy(), manager, os)) ||
-        failed(manager.run(*copy)))
-      return fail("train-remat failed");
+  // The step recomputing as `remat` says, once for every tensor-parallel
+  // degree.
+  auto [recomputed, added] = rematSteps.try_emplace(remat.str());
+  if (added) {
+    recomputed->second = module.clone();
+    if (remat != "none") {
+      PassManager manager(module.getContext());
+      std::string errors;
+      llvm::raw_string_ostream os(errors);
+      Plan plan;
+      plan.remat = remat.str();
+      if (failed(parsePassPipeline(plan.getRematStrategy(), manager, os)) ||
+          failed(manager.run(*recomputed->second))) {
+        rematErrors[remat.str()] =
+            firstError.empty() ? "train-remat failed" : firstError;
+        recomputed->second = nullptr;
+      }
+    }
   }
+  if (!recomputed->second) {
+    core.reason = rematErrors[remat.str()];
+    return core;
+  }
+  OwningOpRef<ModuleOp> copy = recomputed->second->clone();
   SetAsideEvaluation aside(*copy, "dist-auto");
   FailureOr<func::FuncOp> func = getSingleTrainingStep(*copy, "dist-auto");
   if (failed(func))
