@@ -104,3 +104,13 @@
 // RUN: bash %t/stack_h100_hand.sh
 // RUN: diff %t/stack_h100.mlir %t/stack_h100_hand.mlir
 // RUN: %python -c "import json, sys; plans = json.load(open(sys.argv[1]))['plans']; sys.exit(not any('does not split into 16 data-parallel replicas' in p.get('refused', '') for p in plans))" %t/stack_h100.json
+
+// A GPT in 16 bits on two DGX A100 nodes, planned analytically: the plans
+// include per-layer recomputation (its parameters are named blocks.N), the
+// file passes the checks, and apply=false leaves the step as it was.
+// RUN: %python %distopt_src_root/bench/gen_gpt.py --layers 4 --hidden 64 --heads 4 --seq 32 --batch 64 --vocab 128 --output %t/gpt.mlir
+// RUN: dist-opt %t/gpt.mlir --train-mixed-precision=compute=f16 -o %t/gpt16.mlir
+// RUN: dist-opt %t/gpt16.mlir --dist-auto="cluster=dgx-a100 nodes=2 mode=analytic apply=false explain=%t/gpt_plans.json" -o %t/gpt16_auto.mlir 2>%t/gpt16.remarks
+// RUN: %python %S/Inputs/check_auto_plans.py %t/gpt_plans.json %t/gpt_strategy.txt --devices 16 --max-tp 8
+// RUN: %python -c "import json, sys; plans = json.load(open(sys.argv[1]))['plans']; sys.exit(not any(p['remat'] == 'layer' and 'step_time_s' in p for p in plans))" %t/gpt_plans.json
+// RUN: diff %t/gpt16.mlir %t/gpt16_auto.mlir
