@@ -252,13 +252,11 @@ AnalyticModel::Core &AnalyticModel::getCore(int64_t tp, StringRef remat) {
   DenseSet<Value> reduced; // gradients and what the update makes of them
   for (Operation &op : body.without_terminator()) {
     OpRecord record;
-    bool dataDims = false, gradient = op.getNumResults() > 0,
-         modelSplit = false;
+    bool gradient = op.getNumResults() > 0, modelSplit = false;
     for (Value result : op.getResults()) {
       TensorSharding sharding = getSharding(result, *mesh);
       bool split = splitsDim(sharding, data);
       bool partial = llvm::is_contained(sharding.partial, data);
-      dataDims |= split;
       record.perSample |= split || partial;
       gradient &= partial && !split;
       if (model >= 0) {
