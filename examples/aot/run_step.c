@@ -4,12 +4,20 @@
  * See LICENSE for license information.
  * SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
  *
- * A host program for a library from dist-compile (CPU, one device):
+ * A host program for a library from dist-compile (one device, CPU or
+ * CUDA):
  *
  *   dist-compile step.mlir -o libstep.so            # and libstep.h
  *   cc -std=c11 -I. -I<distopt>/include run_step.c -o run_step \
  *      -L. -lstep -Wl,-rpath,$PWD
  *   ./run_step STATE_DIR DATA_DIR STEPS OUT_DIR
+ *
+ * For a step compiled with --device=cuda (link libdistopt_cuda too) the
+ * arguments are copied to device buffers once and the state stays there:
+ * each step's state results (device buffers the step allocated) become the
+ * next step's arguments, and only the loss comes back to the host until
+ * the end, when the state is copied back and written. Each step's line
+ * gives its time (the host waits for the step when it reads the loss).
  *
  * Every argument of the step is read from `STATE_DIR/<name>.npy` or, when
  * not there, `DATA_DIR/<name>.npy` (NumPy's format; dtype and shape must be
@@ -25,6 +33,9 @@
  *
  *===----------------------------------------------------------------------===*/
 
+/* clock_gettime under -std=c11. */
+#define _POSIX_C_SOURCE 199309L
+
 #ifndef STEP_HEADER
 #define STEP_HEADER "libstep.h"
 #endif
@@ -37,9 +48,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#if DISTOPT_STEP_CUDA || DISTOPT_STEP_DEVICES != 1
-#error "run_step.c runs single-device CPU steps (dist-run runs the others)"
+#if DISTOPT_STEP_DEVICES != 1
+#error "run_step.c runs single-device steps (dist-run runs the others)"
+#endif
+
+#if DISTOPT_STEP_CUDA
+#include "distopt/Runtime/CudaRuntime.h"
 #endif
 
 #define ENTRY_CONCAT(a, b) a##b
@@ -168,6 +184,26 @@ static int64_t *describe(const distopt_step_value *value, void *data) {
   return words;
 }
 
+#if DISTOPT_STEP_CUDA
+static void check_cuda(int status, const char *what) {
+  if (status != 0)
+    die("%s: %s", what, distopt_cuda_last_error());
+}
+
+static void *device_alloc(size_t bytes) {
+  void *pointer = distopt_cuda_alloc(bytes);
+  if (!pointer)
+    die("allocating %zu device bytes: %s", bytes, distopt_cuda_last_error());
+  return pointer;
+}
+#endif
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
 int main(int argc, char **argv) {
   if (argc != 5)
     die("usage: run_step STATE_DIR DATA_DIR STEPS OUT_DIR");
@@ -192,6 +228,19 @@ int main(int argc, char **argv) {
     }
   }
   distrt_mlir_init_backend(DISTOPT_STEP_BACKEND);
+#if DISTOPT_STEP_CUDA
+  /* The arguments to the device, once; `buffers` holds device pointers
+   * from here on. */
+  for (int i = 0; i < NARGS; ++i) {
+    const distopt_step_value *arg = &ARGUMENTS[i];
+    size_t bytes = (size_t)(num_elements(arg) * arg->element_bytes);
+    void *device = device_alloc(bytes + 1);
+    check_cuda(distopt_cuda_copy_to_device(device, buffers[i], bytes),
+               "copying an argument to the device");
+    free(buffers[i]);
+    buffers[i] = device;
+  }
+#endif
 
   float *losses = calloc((size_t)steps, sizeof(float));
   for (long s = 0; s < steps; ++s) {
@@ -209,7 +258,71 @@ int main(int argc, char **argv) {
       descriptors[i] = describe(&ARGUMENTS[i], buffers[i]);
       packed[n++] = &descriptors[i];
     }
+    double start = now_ms();
     PACKED(packed);
+#if DISTOPT_STEP_CUDA
+    /* Results: each state result becomes its argument's device buffer (a
+     * copy on the device when the step returned an argument's buffer or
+     * one buffer twice), the loss comes to the host, and what no argument
+     * holds any more is freed. */
+    int64_t *word = results;
+    void *next[NARGS], *seen[NRESULTS + 1];
+    int nseen = 0;
+    memcpy(next, buffers, sizeof next);
+    for (int r = 0; r < NRESULTS; ++r) {
+      const distopt_step_value *result = &RESULTS[r];
+      void *allocated = (void *)(intptr_t)word[0];
+      char *data = (char *)(intptr_t)word[1] + word[2] * result->element_bytes;
+      size_t bytes = (size_t)(num_elements(result) * result->element_bytes);
+      int held = 0;
+      for (int i = 0; i < NARGS; ++i)
+        held |= allocated == buffers[i];
+      for (int k = 0; k < nseen; ++k)
+        held |= allocated == seen[k];
+      if (!held)
+        seen[nseen++] = allocated;
+      if (!strcmp(result->role, "loss")) {
+        if (!strcmp(result->dtype, "f64")) {
+          double loss;
+          check_cuda(distopt_cuda_copy_to_host(&loss, data, sizeof loss),
+                     "copying the loss to the host");
+          losses[s] = (float)loss;
+        } else {
+          check_cuda(distopt_cuda_copy_to_host(&losses[s], data, sizeof(float)),
+                     "copying the loss to the host");
+        }
+      }
+      if (result->feeds >= 0 && data != buffers[result->feeds]) {
+        if (!held && data == (char *)allocated) {
+          next[result->feeds] = allocated;
+        } else {
+          next[result->feeds] = device_alloc(bytes + 1);
+          check_cuda(
+              distopt_cuda_copy_on_device(next[result->feeds], data, bytes),
+              "copying a state result on the device");
+        }
+      }
+      word += 3 + 2 * result->rank;
+    }
+    /* Free what no argument holds now: the step's other allocations and
+     * the replaced argument buffers. */
+    for (int k = 0; k < nseen; ++k) {
+      int kept = 0;
+      for (int i = 0; i < NARGS; ++i)
+        kept |= seen[k] == next[i];
+      if (!kept)
+        check_cuda(distopt_cuda_free(seen[k]), "freeing a result");
+    }
+    for (int i = 0; i < NARGS; ++i) {
+      int kept = 0;
+      for (int j = 0; j < NARGS; ++j)
+        kept |= buffers[i] == next[j];
+      if (!kept)
+        check_cuda(distopt_cuda_free(buffers[i]), "freeing an argument");
+    }
+    memcpy(buffers, next, sizeof next);
+    check_cuda(distopt_cuda_synchronize(), "the step");
+#else
     /* Results: state into its argument, the loss read, the step's own
      * allocations freed once each. */
     int64_t *word = results;
@@ -236,18 +349,29 @@ int main(int argc, char **argv) {
       }
       word += 3 + 2 * result->rank;
     }
+#endif
+    double ms = now_ms() - start;
     for (int i = 0; i < NARGS; ++i)
       free(descriptors[i]);
     free(results);
-    printf("step %ld: loss %.6f\n", s + 1, losses[s]);
+    printf("step %ld: loss %.6f (%.3f ms)\n", s + 1, losses[s], ms);
   }
   for (int i = 0; i < NARGS; ++i) {
     const distopt_step_value *arg = &ARGUMENTS[i];
     if (strcmp(arg->role, "param") && strcmp(arg->role, "opt_state"))
       continue;
+    size_t bytes = (size_t)(num_elements(arg) * arg->element_bytes);
+    void *host = buffers[i];
+#if DISTOPT_STEP_CUDA
+    host = malloc(bytes + 1);
+    check_cuda(distopt_cuda_copy_to_host(host, buffers[i], bytes),
+               "copying the state to the host");
+#endif
     snprintf(path, sizeof path, "%s/%s.npy", argv[4], arg->name);
-    write_npy(path, npy_dtype(arg), arg->rank, arg->shape, buffers[i],
-              (size_t)(num_elements(arg) * arg->element_bytes));
+    write_npy(path, npy_dtype(arg), arg->rank, arg->shape, host, bytes);
+#if DISTOPT_STEP_CUDA
+    free(host);
+#endif
   }
   snprintf(path, sizeof path, "%s/loss.npy", argv[4]);
   int64_t count = steps;

@@ -1,4 +1,4 @@
-//===- CudaDevice.cpp - the device of dist-run --device=cuda --------------===//
+//===- CudaDevice.cpp - the memory a step's state lives in ----------------===//
 //
 // Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
 // See LICENSE for license information.
@@ -11,12 +11,61 @@
 #include "distopt/Runner/Error.h"
 
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/MathExtras.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
 #include <memory>
 
 using namespace distopt;
 using namespace distopt::runner;
+
+DeviceTraffic DeviceTraffic::operator-(const DeviceTraffic &before) const {
+  DeviceTraffic delta;
+  delta.toDevice = toDevice - before.toDevice;
+  delta.toDeviceBytes = toDeviceBytes - before.toDeviceBytes;
+  delta.toHost = toHost - before.toHost;
+  delta.toHostBytes = toHostBytes - before.toHostBytes;
+  delta.onDevice = onDevice - before.onDevice;
+  delta.onDeviceBytes = onDeviceBytes - before.onDeviceBytes;
+  delta.allocations = allocations - before.allocations;
+  return delta;
+}
+
+DeviceMemory::~DeviceMemory() = default;
+
+llvm::Expected<void *> DeviceMemory::allocate(size_t bytes) {
+  ++traffic.allocations;
+  return allocateMemory(bytes);
+}
+
+llvm::Error DeviceMemory::free(void *pointer) { return freeMemory(pointer); }
+
+llvm::Error DeviceMemory::copyToDevice(void *device, const void *host,
+                                       size_t bytes) {
+  ++traffic.toDevice;
+  traffic.toDeviceBytes += bytes;
+  return copy(device, host, bytes, kToDevice);
+}
+
+llvm::Error DeviceMemory::copyToHost(void *host, const void *device,
+                                     size_t bytes) {
+  ++traffic.toHost;
+  traffic.toHostBytes += bytes;
+  return copy(host, device, bytes, kToHost);
+}
+
+llvm::Error DeviceMemory::copyOnDevice(void *to, const void *from,
+                                       size_t bytes) {
+  ++traffic.onDevice;
+  traffic.onDeviceBytes += bytes;
+  return copy(to, from, bytes, kOnDevice);
+}
+
+//===----------------------------------------------------------------------===//
+// CudaDevice
+//===----------------------------------------------------------------------===//
 
 llvm::Expected<CudaDevice *> CudaDevice::load(const std::string &libDirectory) {
   static CudaDevice *device = nullptr;
@@ -43,9 +92,10 @@ llvm::Expected<CudaDevice *> CudaDevice::load(const std::string &libDirectory) {
   bind("distopt_cuda_device_count", cuda->deviceCount);
   bind("distopt_cuda_synchronize", cuda->synchronizeStream);
   bind("distopt_cuda_alloc", cuda->alloc);
-  bind("distopt_cuda_free", cuda->freeMemory);
+  bind("distopt_cuda_free", cuda->release);
   bind("distopt_cuda_copy_to_device", cuda->toDevice);
   bind("distopt_cuda_copy_to_host", cuda->toHost);
+  bind("distopt_cuda_copy_on_device", cuda->onDevice);
   bind("distopt_cuda_last_error", cuda->lastError);
   if (!missing.empty())
     return makeError(llvm::Twine("--device=cuda: '") + path + "' has no " +
@@ -61,30 +111,34 @@ llvm::Error CudaDevice::failCall(const char *call) {
   return makeError(llvm::Twine(call) + ": " + lastError());
 }
 
-llvm::Expected<void *> CudaDevice::allocate(size_t bytes) {
+llvm::Expected<void *> CudaDevice::allocateMemory(size_t bytes) {
   void *pointer = alloc(bytes);
   if (!pointer)
     return failCall("allocating device memory");
   return pointer;
 }
 
-llvm::Error CudaDevice::free(void *pointer) {
-  if (freeMemory(pointer) != 0)
+llvm::Error CudaDevice::freeMemory(void *pointer) {
+  if (release(pointer) != 0)
     return failCall("freeing device memory");
   return llvm::Error::success();
 }
 
-llvm::Error CudaDevice::copyToDevice(void *device, const void *host,
-                                     size_t bytes) {
-  if (toDevice(device, host, bytes) != 0)
-    return failCall("copying to the device");
-  return llvm::Error::success();
-}
-
-llvm::Error CudaDevice::copyToHost(void *host, const void *device,
-                                   size_t bytes) {
-  if (toHost(host, device, bytes) != 0)
-    return failCall("copying to the host");
+llvm::Error CudaDevice::copy(void *to, const void *from, size_t bytes,
+                             int direction) {
+  switch (direction) {
+  case kToDevice:
+    if (toDevice(to, from, bytes) != 0)
+      return failCall("copying to the device");
+    break;
+  case kToHost:
+    if (toHost(to, from, bytes) != 0)
+      return failCall("copying to the host");
+    break;
+  default:
+    if (onDevice(to, from, bytes) != 0)
+      return failCall("copying on the device");
+  }
   return llvm::Error::success();
 }
 
@@ -92,5 +146,32 @@ llvm::Error CudaDevice::synchronize(const char *what) {
   if (synchronizeStream() != 0)
     return makeError(llvm::Twine(what) +
                      " failed on the device: " + lastError());
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// MappedDevice
+//===----------------------------------------------------------------------===//
+
+void MappedDevice::markStale(void *host, size_t bytes) {
+  std::memset(host, 0xff, bytes);
+}
+
+llvm::Expected<void *> MappedDevice::allocateMemory(size_t bytes) {
+  // (Aligned as the step's own allocations; freed with free().)
+  void *pointer = std::aligned_alloc(64, llvm::alignTo(bytes ? bytes : 1, 64));
+  if (!pointer)
+    return makeError("allocating " + llvm::Twine(bytes) +
+                     " bytes of mapped device memory failed");
+  return pointer;
+}
+
+llvm::Error MappedDevice::freeMemory(void *pointer) {
+  std::free(pointer);
+  return llvm::Error::success();
+}
+
+llvm::Error MappedDevice::copy(void *to, const void *from, size_t bytes, int) {
+  std::memcpy(to, from, bytes);
   return llvm::Error::success();
 }

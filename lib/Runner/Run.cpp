@@ -536,6 +536,16 @@ runLoaded(const RunConfig &config, RunObserver *observer, LoadedStep &loaded) {
           {"sent_bytes", report.comm.sent_bytes},
           {"peak_rss_mb", getPeakRssMiB()},
           {"lr", readLearningRate(learningRate)}};
+      // On a device: what the runner copied to and from it (the state
+      // stays there: after the first step only data and the loss move).
+      if (report.device)
+        event["device"] = llvm::json::Object{
+            {"to_device_copies", report.device->toDevice},
+            {"to_device_bytes", report.device->toDeviceBytes},
+            {"to_host_copies", report.device->toHost},
+            {"to_host_bytes", report.device->toHostBytes},
+            {"on_device_copies", report.device->onDevice},
+            {"allocations", report.device->allocations}};
       // Dynamic loss scaling: the scale after the step, and whether the
       // step kept its parameters (a non-finite gradient).
       if (report.lossScale) {
@@ -545,6 +555,12 @@ runLoaded(const RunConfig &config, RunObserver *observer, LoadedStep &loaded) {
       if (llvm::Error error = observers.emit(std::move(event)))
         return error;
     }
+    // (Evaluation and checkpoints read the state: on a device, it is
+    // brought back first.)
+    if ((evaluation && isDue(done, config.evalEvery)) ||
+        (checkpoints && isDue(done, config.checkpointEvery)))
+      if (llvm::Error error = pullState(compiled, args))
+        return error;
     if (evaluation && isDue(done, config.evalEvery)) {
       llvm::Expected<std::optional<EvaluationResult>> evaluated =
           evaluate(compiled, *evaluation, args, done, metrics);
@@ -666,6 +682,8 @@ runLoaded(const RunConfig &config, RunObserver *observer, LoadedStep &loaded) {
   if (!ran)
     return ran.takeError();
   result.losses = std::move(*ran);
+  if (llvm::Error error = pullState(compiled, args))
+    return std::move(error);
 
   if (profile && rank == 0 && config.print)
     profile->print(llvm::outs());

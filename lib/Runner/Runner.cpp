@@ -252,7 +252,12 @@ runner::compileStep(ModuleOp module, const CompileOptions &options,
       compile(module, options, argv0, cache);
   if (!compiled)
     return compiled.takeError();
-  (*compiled)->cuda = cuda;
+  CompiledStep &step = **compiled;
+  step.device = cuda;
+  if (!cuda && options.gpuMapped) {
+    step.ownedDevice = std::make_unique<MappedDevice>();
+    step.device = step.ownedDevice.get();
+  }
   return std::move(*compiled);
 }
 
@@ -272,22 +277,15 @@ llvm::Expected<float> runner::readScalar(const Binding &result) {
                    ", which the runner cannot report");
 }
 
-/// Copies the results out of their memref descriptors (`words`), feeds the
-/// state back (`feedBack`: per result, the argument it replaces, or -1: a
-/// fed-back result is copied into that argument only, one copy per step;
-/// its result binding is not kept up to date) and frees the buffers the
-/// step allocated; returns the loss. `storage` is each argument's buffer as
-/// the step saw it: its host array, or with `cuda` its device copy (the
-/// results are then device buffers, copied to the host).
-static llvm::Expected<float>
-readResults(int64_t *words, std::vector<Binding> &args,
-            std::vector<Binding> &results, ArrayRef<int64_t> feedBack,
-            ArrayRef<void *> storage, CudaDevice *cuda) {
-  struct Returned {
-    const char *data;
-    void *allocated;
-    bool isArgument; // the storage of an argument, returned unchanged
-  };
+/// A result as the step returned it: its descriptor's allocation and data.
+struct Returned {
+  const char *data;
+  void *allocated;
+};
+
+/// The results' descriptors (`words`), checked against their bindings.
+static llvm::Expected<std::vector<Returned>>
+readDescriptors(int64_t *words, std::vector<Binding> &results) {
   std::vector<Returned> returned;
   for (Binding &result : results) {
     int64_t resultRank = result.local.shape.size();
@@ -299,24 +297,50 @@ readResults(int64_t *words, std::vector<Binding> &args,
     void *allocated = reinterpret_cast<void *>(words[0]);
     const char *data = reinterpret_cast<const char *>(words[1]) +
                        words[2] * getElementBytes(result.dtype);
-    returned.push_back(
-        {data, allocated, llvm::is_contained(storage, allocated)});
+    returned.push_back({data, allocated});
     words += 3 + 2 * resultRank;
   }
+  return returned;
+}
+
+/// The loss among `results` (0 without one).
+static llvm::Expected<float> readLoss(const std::vector<Binding> &results) {
+  for (const Binding &result : results)
+    if (result.value->role == train::Role::loss)
+      return readScalar(result);
+  return 0.0f;
+}
+
+/// Copies the results out of their memref descriptors (`words`), feeds the
+/// state back (`feedBack`: per result, the argument it replaces, or -1: a
+/// fed-back result is copied into that argument only, one copy per step;
+/// its result binding is not kept up to date) and frees the buffers the
+/// step allocated; returns the loss. `storage` is each argument's buffer as
+/// the step saw it.
+static llvm::Expected<float> readResults(int64_t *words,
+                                         std::vector<Binding> &args,
+                                         std::vector<Binding> &results,
+                                         ArrayRef<int64_t> feedBack,
+                                         ArrayRef<void *> storage) {
+  llvm::Expected<std::vector<Returned>> read = readDescriptors(words, results);
+  if (!read)
+    return read.takeError();
+  std::vector<Returned> &returned = *read;
+  auto isArgument = [&](const Returned &from) {
+    return llvm::is_contained(storage, from.allocated);
+  };
   auto getTarget = [&](size_t i) -> std::vector<char> & {
     bool fedBack = i < feedBack.size() && feedBack[i] >= 0;
     return fedBack ? args[feedBack[i]].local.bytes : results[i].local.bytes;
   };
   // An argument's storage returned as a result (not in place) is read
   // before any argument is written: a step may return one state array as
-  // another. (Device results are copies already.)
-  if (!cuda)
-    for (auto [i, from] : llvm::enumerate(returned))
-      if (from.isArgument && getTarget(i).data() != from.data)
-        from.data = static_cast<const char *>(
-            std::memcpy(results[i].local.bytes.data(), from.data,
-                        results[i].local.bytes.size()));
-  float loss = 0;
+  // another.
+  for (auto [i, from] : llvm::enumerate(returned))
+    if (isArgument(from) && getTarget(i).data() != from.data)
+      from.data = static_cast<const char *>(
+          std::memcpy(results[i].local.bytes.data(), from.data,
+                      results[i].local.bytes.size()));
   for (auto [i, result] : llvm::enumerate(results)) {
     std::vector<char> &target = getTarget(i);
     if (target.size() != result.local.bytes.size())
@@ -324,57 +348,196 @@ readResults(int64_t *words, std::vector<Binding> &args,
                        llvm::Twine(result.local.bytes.size()) +
                        " bytes, the argument it replaces " +
                        llvm::Twine(target.size()));
-    if (cuda) {
-      if (llvm::Error error =
-              cuda->copyToHost(target.data(), returned[i].data, target.size()))
-        return std::move(error);
-    } else if (target.data() != returned[i].data) {
+    if (target.data() != returned[i].data)
       distopt_copy(target.data(), returned[i].data, target.size());
-    }
-    if (result.value->role == train::Role::loss) {
-      llvm::Expected<float> value = readScalar(result);
-      if (!value)
-        return value.takeError();
-      loss = *value;
-    }
   }
   // A step may return one buffer in several results (a tied parameter):
   // each allocation is freed once, after every result was read.
   llvm::SmallPtrSet<void *, 8> freed;
-  for (const Returned &from : returned) {
-    if (from.isArgument || !freed.insert(from.allocated).second)
-      continue;
-    if (!cuda)
+  for (const Returned &from : returned)
+    if (!isArgument(from) && freed.insert(from.allocated).second)
       std::free(from.allocated);
-    else if (llvm::Error error = cuda->free(from.allocated))
-      return std::move(error);
-  }
-  return loss;
+  return readLoss(results);
 }
 
-/// Each argument's device copy (--device=cuda), made when first needed
-/// and refreshed from the host array before every step: the host arrays
-/// stay the runner's state of record (datasets, checkpoints, evaluation
-/// and the output read them).
-static llvm::Expected<std::vector<void *>>
-copyArgumentsToDevice(CudaDevice &cuda, std::vector<Binding> &args) {
-  static std::map<std::pair<const void *, size_t>, void *> copies;
-  std::vector<void *> storage;
-  for (Binding &arg : args) {
+namespace distopt::runner {
+/// The device copies of a step's arguments (--device=cuda, --gpu-mapped).
+/// An argument a result feeds back (the state) is resident: copied to the
+/// device once, then replaced by its result's device buffer after each
+/// step, its host array out of date until pullState(). The others are
+/// copied before every call.
+class ResidentState {
+public:
+  explicit ResidentState(DeviceMemory &device) : device(device) {}
+  ~ResidentState() {
+    for (auto &[binding, copy] : copies)
+      if (llvm::Error error = device.free(copy.buffer))
+        llvm::consumeError(std::move(error));
+  }
+
+  struct Copy {
+    void *buffer = nullptr;
+    /// What the copy was made for: a binding at the same address with
+    /// another value, size or host array is a new one.
+    const train::StepSignature::Value *value = nullptr;
+    const char *host = nullptr;
+    size_t bytes = 0;
+    /// The device holds the argument (resident ones only: the others are
+    /// copied before every call).
+    bool onDevice = false;
+    /// The host array is out of date (a resident one after a step).
+    bool hostStale = false;
+  };
+
+  /// The copy of `arg`, allocated when first needed.
+  llvm::Expected<Copy *> get(const Binding &arg) {
+    Copy &copy = copies[&arg];
     size_t bytes = arg.local.bytes.size();
-    void *&copy = copies[{arg.value, bytes}];
-    if (!copy) {
-      llvm::Expected<void *> allocated = cuda.allocate(bytes);
+    if (copy.buffer && (copy.value != arg.value || copy.bytes != bytes ||
+                        copy.host != arg.local.bytes.data())) {
+      if (llvm::Error error = device.free(copy.buffer))
+        return std::move(error);
+      copy = Copy();
+    }
+    if (!copy.buffer) {
+      llvm::Expected<void *> allocated = device.allocate(bytes);
       if (!allocated)
         return allocated.takeError();
-      copy = *allocated;
+      copy.buffer = *allocated;
+      copy.value = arg.value;
+      copy.host = arg.local.bytes.data();
+      copy.bytes = bytes;
     }
-    if (llvm::Error error =
-            cuda.copyToDevice(copy, arg.local.bytes.data(), bytes))
-      return std::move(error);
-    storage.push_back(copy);
+    return &copy;
   }
-  return storage;
+
+  /// Copies the device's `arg` to its host array when it is out of date.
+  llvm::Error pull(const Binding &arg) {
+    auto it = copies.find(&arg);
+    if (it == copies.end() || !it->second.hostStale)
+      return llvm::Error::success();
+    Copy &copy = it->second;
+    if (llvm::Error error = device.copyToHost(const_cast<char *>(copy.host),
+                                              copy.buffer, copy.bytes))
+      return error;
+    copy.hostStale = false;
+    return llvm::Error::success();
+  }
+
+  DeviceMemory &device;
+  std::map<const Binding *, Copy> copies;
+};
+} // namespace distopt::runner
+
+/// invokeStep on a device: see its comment. `resident[j]`: argument j is
+/// fed back by some result.
+static llvm::Expected<float>
+invokeOnDevice(CompiledStep &compiled, StringRef entry,
+               std::vector<Binding> &args, std::vector<Binding> &results,
+               ArrayRef<int64_t> feedBack,
+               function_ref<llvm::Error(ArrayRef<void *>, int64_t *)> call) {
+  DeviceMemory &device = *compiled.device;
+  if (!compiled.resident)
+    compiled.resident = std::make_unique<ResidentState>(device);
+  ResidentState &state = *compiled.resident;
+  std::vector<bool> isResident(args.size());
+  for (int64_t j : feedBack)
+    if (j >= 0)
+      isResident[j] = true;
+  std::vector<ResidentState::Copy *> copies;
+  std::vector<void *> storage;
+  for (auto [j, arg] : llvm::enumerate(args)) {
+    llvm::Expected<ResidentState::Copy *> copy = state.get(arg);
+    if (!copy)
+      return copy.takeError();
+    if (!(*copy)->onDevice) {
+      if (llvm::Error error = device.copyToDevice(
+              (*copy)->buffer, arg.local.bytes.data(), (*copy)->bytes))
+        return std::move(error);
+      (*copy)->onDevice = isResident[j];
+    }
+    copies.push_back(*copy);
+    storage.push_back((*copy)->buffer);
+  }
+  std::vector<int64_t> resultWords;
+  for (Binding &result : results)
+    resultWords.resize(resultWords.size() + 3 + 2 * result.local.shape.size());
+  if (llvm::Error error = call(storage, resultWords.data()))
+    return std::move(error);
+  // The host waits for the step only here, where it reads the results.
+  if (llvm::Error error = device.synchronize("the step"))
+    return std::move(error);
+  llvm::Expected<std::vector<Returned>> read =
+      readDescriptors(resultWords.data(), results);
+  if (!read)
+    return read.takeError();
+  // Each fed-back result becomes its argument's buffer: the step's own
+  // allocation when nothing else holds it, else a copy on the device (a
+  // result that is an argument's buffer or a view, one buffer returned as
+  // two state arrays); the rest are copied to the host.
+  llvm::SmallPtrSet<void *, 16> held(storage.begin(), storage.end());
+  llvm::SmallPtrSet<void *, 16> adopted, replaced;
+  std::vector<void *> next(storage.begin(), storage.end());
+  for (auto [i, from] : llvm::enumerate(*read)) {
+    int64_t j = i < feedBack.size() ? feedBack[i] : -1;
+    if (j < 0) {
+      std::vector<char> &target = results[i].local.bytes;
+      if (llvm::Error error =
+              device.copyToHost(target.data(), from.data, target.size()))
+        return std::move(error);
+      continue;
+    }
+    size_t bytes = copies[j]->bytes;
+    if (results[i].local.bytes.size() != bytes)
+      return makeError("result '" + results[i].value->name + "' has " +
+                       llvm::Twine(results[i].local.bytes.size()) +
+                       " bytes, the argument it replaces " +
+                       llvm::Twine(bytes));
+    if (from.data == storage[j])
+      continue; // updated in place
+    if (from.data == from.allocated && !held.count(from.allocated) &&
+        adopted.insert(from.allocated).second) {
+      next[j] = from.allocated;
+    } else {
+      llvm::Expected<void *> fresh = device.allocate(bytes);
+      if (!fresh)
+        return fresh.takeError();
+      if (llvm::Error error = device.copyOnDevice(*fresh, from.data, bytes))
+        return std::move(error);
+      next[j] = *fresh;
+    }
+    replaced.insert(storage[j]);
+  }
+  // Every result is read: free what no argument holds any more.
+  llvm::SmallPtrSet<void *, 16> kept(next.begin(), next.end()), freed;
+  for (const Returned &from : *read)
+    if (!kept.count(from.allocated) && !held.count(from.allocated) &&
+        freed.insert(from.allocated).second)
+      if (llvm::Error error = device.free(from.allocated))
+        return std::move(error);
+  for (void *old : replaced)
+    if (!kept.count(old) && freed.insert(old).second)
+      if (llvm::Error error = device.free(old))
+        return std::move(error);
+  for (auto [j, arg] : llvm::enumerate(args)) {
+    if (!isResident[j])
+      continue;
+    copies[j]->buffer = next[j];
+    copies[j]->hostStale = true;
+    device.markStale(arg.local.bytes.data(), copies[j]->bytes);
+  }
+  return readLoss(results);
+}
+
+llvm::Error runner::pullState(CompiledStep &compiled,
+                              std::vector<Binding> &args, const Binding *only) {
+  if (!compiled.resident)
+    return llvm::Error::success();
+  for (const Binding &arg : args)
+    if (!only || only == &arg)
+      if (llvm::Error error = compiled.resident->pull(arg))
+        return error;
+  return llvm::Error::success();
 }
 
 llvm::Expected<float> runner::invokeStep(CompiledStep &compiled,
@@ -382,44 +545,38 @@ llvm::Expected<float> runner::invokeStep(CompiledStep &compiled,
                                          std::vector<Binding> &args,
                                          std::vector<Binding> &results,
                                          ArrayRef<int64_t> feedBack) {
+  // The C interface: the result pointer (a function without results, a
+  // pipeline stage that only sends, lacks it), then the argument
+  // descriptors on `storage`.
+  auto call = [&](ArrayRef<void *> storage, int64_t *resultWords) {
+    std::vector<std::vector<int64_t>> descriptors;
+    for (auto [arg, buffer] : llvm::zip_equal(args, storage)) {
+      descriptors.push_back(describe(arg.local));
+      descriptors.back()[0] = descriptors.back()[1] =
+          reinterpret_cast<int64_t>(buffer);
+    }
+    void *resultPtr = resultWords;
+    std::vector<void *> pointers;
+    if (!results.empty())
+      pointers.push_back(resultPtr);
+    for (auto &words : descriptors)
+      pointers.push_back(words.data());
+    std::vector<void *> packed;
+    for (void *&pointer : pointers)
+      packed.push_back(&pointer);
+    return compiled.invoke(entry, packed);
+  };
+  if (compiled.device)
+    return invokeOnDevice(compiled, entry, args, results, feedBack, call);
   std::vector<void *> storage;
-  if (compiled.cuda) {
-    llvm::Expected<std::vector<void *>> copies =
-        copyArgumentsToDevice(*compiled.cuda, args);
-    if (!copies)
-      return copies.takeError();
-    storage = std::move(*copies);
-  } else
-    for (Binding &arg : args)
-      storage.push_back(arg.local.bytes.data());
-  std::vector<std::vector<int64_t>> descriptors;
-  for (auto [arg, buffer] : llvm::zip_equal(args, storage)) {
-    descriptors.push_back(describe(arg.local));
-    descriptors.back()[0] = descriptors.back()[1] =
-        reinterpret_cast<int64_t>(buffer);
-  }
+  for (Binding &arg : args)
+    storage.push_back(arg.local.bytes.data());
   std::vector<int64_t> resultWords;
   for (Binding &result : results)
     resultWords.resize(resultWords.size() + 3 + 2 * result.local.shape.size());
-  // The C interface returns results through a pointer to them, which a
-  // function without results (a pipeline stage that only sends) lacks.
-  void *resultPtr = resultWords.data();
-  std::vector<void *> pointers;
-  if (!results.empty())
-    pointers.push_back(resultPtr);
-  for (auto &words : descriptors)
-    pointers.push_back(words.data());
-  std::vector<void *> packed;
-  for (void *&pointer : pointers)
-    packed.push_back(&pointer);
-  if (llvm::Error error = compiled.invoke(entry, packed))
+  if (llvm::Error error = call(storage, resultWords.data()))
     return std::move(error);
-  // The host waits for the step only here, where it reads the results.
-  if (compiled.cuda)
-    if (llvm::Error error = compiled.cuda->synchronize("the step"))
-      return std::move(error);
-  return readResults(resultWords.data(), args, results, feedBack, storage,
-                     compiled.cuda);
+  return readResults(resultWords.data(), args, results, feedBack, storage);
 }
 
 /// "nan", "inf", "-inf".
@@ -541,7 +698,9 @@ runner::runSteps(CompiledStep &compiled, StringRef entry,
       if (arg.value->name == train::TrainDialect::kLossScaleStateName &&
           arg.dtype == "<f4" && arg.local.bytes.size() == sizeof(float))
         lossScale = &arg;
-  auto readLossScale = [&] {
+  auto readLossScale = [&]() -> llvm::Expected<float> {
+    if (llvm::Error error = pullState(compiled, args, lossScale))
+      return std::move(error);
     float value;
     std::memcpy(&value, lossScale->local.bytes.data(), sizeof(float));
     return value;
@@ -552,8 +711,15 @@ runner::runSteps(CompiledStep &compiled, StringRef entry,
         return std::move(error);
     distrt_reset_stats();
     std::optional<float> scaleBefore;
-    if (lossScale)
-      scaleBefore = readLossScale();
+    if (lossScale) {
+      llvm::Expected<float> scale = readLossScale();
+      if (!scale)
+        return scale.takeError();
+      scaleBefore = *scale;
+    }
+    std::optional<DeviceTraffic> trafficBefore;
+    if (compiled.device)
+      trafficBefore = compiled.device->getTraffic();
     auto start = std::chrono::steady_clock::now();
     llvm::Expected<float> stepLoss =
         invokeStep(compiled, entry, args, results, feedBack);
@@ -566,6 +732,8 @@ runner::runSteps(CompiledStep &compiled, StringRef entry,
     report.step = s + 1;
     report.ms = ms;
     distrt_get_stats(&report.comm);
+    if (trafficBefore)
+      report.device = compiled.device->getTraffic() - *trafficBefore;
     if (lossRank != 0) {
       int64_t rank = distrt_rank();
       if (rank == lossRank && distrt_send(&loss, 1, DISTRT_F32, 0, 2) != 0)
@@ -578,9 +746,12 @@ runner::runSteps(CompiledStep &compiled, StringRef entry,
       // Before and after, told to rank 0 by the rank that holds it.
       int64_t rank = distrt_rank(), from = *hooks.lossScaleRank;
       float scales[2] = {scaleBefore.value_or(0), 0};
-      if (lossScale)
-        scales[1] = readLossScale();
-      else if (rank == from)
+      if (lossScale) {
+        llvm::Expected<float> scale = readLossScale();
+        if (!scale)
+          return scale.takeError();
+        scales[1] = *scale;
+      } else if (rank == from)
         return makeError("the step scales its loss dynamically but rank " +
                          llvm::Twine(rank) + " has no float32 scalar '" +
                          train::TrainDialect::kLossScaleStateName + "'");
@@ -611,6 +782,8 @@ runner::runSteps(CompiledStep &compiled, StringRef entry,
     // skipped the step's update.
     if (distrt_rank() == 0 && !std::isfinite(loss) && !report.skipped) {
       if (hooks.stopOnNonFinite) {
+        if (llvm::Error error = pullState(compiled, args))
+          return std::move(error);
         std::string found = describeNonFinite(args);
         return makeError(
             "step " + llvm::Twine(s + 1) + ": the loss is " +

@@ -203,6 +203,14 @@ int distopt_cuda_copy_to_host(void *host, const void *device, size_t bytes) {
   return distopt_cuda_synchronize();
 }
 
+int distopt_cuda_copy_on_device(void *to, const void *from, size_t bytes) {
+  return ensureDevice() && check("cuMemcpyDtoDAsync",
+                                 cuMemcpyDtoDAsync(toDevice(to), toDevice(from),
+                                                   bytes, getState().stream))
+             ? 0
+             : -1;
+}
+
 const char *distopt_cuda_last_error(void) {
   return getState().lastError.c_str();
 }

@@ -177,6 +177,12 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
       llvm::cl::desc("The collective backend the step starts (nccl: the "
                      "buffers are device memory)"),
       llvm::cl::init("nccl")};
+  Option<bool> report{
+      *this, "report",
+      llvm::cl::desc("Remark, at each public function, what one call "
+                     "enqueues on the device: launches, allocations, "
+                     "host copies and waits (dist-gpu-step-report)"),
+      llvm::cl::init(false)};
 };
 
 /// dist-lower-cuda: addGPUMappedPasses, then each mapped nest a kernel

@@ -702,6 +702,34 @@ def DistMapToGPUPass : Pass<"dist-map-to-gpu"> {
     } {mapping = [#gpu.loop_dim_map<processor = block_x, ...>]}
     ```
 
+    Independent ops map to one launch (`horizontal`, as apex's
+    `multi_tensor_apply`): a run of ops in a block, none of which reads or
+    writes a buffer another writes, with only pure ops, allocations and
+    frees between them, becomes one nest whose grid is the members' grids
+    one after the other; a block branches, uniformly, on the member its
+    index falls in (`scf.if %bx < first block of the next member`). All
+    of a step's optimizer updates are one kernel; so are the independent
+    gradient reductions of the backward. A free of a buffer the run uses
+    moves after its nest. Buffers are told apart by their allocation: an
+    allocation is distinct from every other buffer, the arguments of a
+    public function are distinct (the step's contract), and those of a
+    private part are when every call of it passes distinct buffers (known
+    when the pass runs on the module; on a function alone, a part's
+    arguments may alias). A launch stops growing at `max-argument-bytes`
+    of kernel arguments.
+
+    ```mlir
+    // Two independent updates of 1000 and 300 points: one grid of 4 + 2
+    // blocks of 256 threads.
+    scf.parallel (%bx) = (%c0) to (%c6) step (%c1) {
+      scf.parallel (%tx) = (%c0) to (%c256) step (%c1) {
+        %first = arith.cmpi ult, %bx, %c4 : index
+        scf.if %first { ... the first op at point bx * 256 + tx ... }
+        else { ... the second at point (bx - 4) * 256 + tx ... }
+      } {mapping = [#gpu.loop_dim_map<processor = thread_x, ...>]}
+    } {mapping = [#gpu.loop_dim_map<processor = block_x, ...>]}
+    ```
+
     An op with a dynamic iteration space fails the pass with an error at
     the op (nothing is left unmapped silently).
   }];
@@ -709,6 +737,16 @@ def DistMapToGPUPass : Pass<"dist-map-to-gpu"> {
     Option<"blockSize", "block-size", "int64_t",
            /*default=*/"::mlir::train::kDefaultBlockSize",
            "Threads per block (1 to 1024)">,
+    Option<"horizontal", "horizontal", "bool", /*default=*/"true",
+           "Map each run of independent ops (no buffer one writes is read "
+           "or written by another; only pure ops, allocations and frees "
+           "between them) as one launch, each op a range of its blocks: "
+           "all of a step's optimizer updates, for one, in one kernel">,
+    Option<"maxArgumentBytes", "max-argument-bytes", "int64_t",
+           /*default=*/"4096",
+           "The kernel argument bytes a horizontally fused launch may take "
+           "(a memref of rank r takes 3 + 2r words; 4096: the limit of "
+           "every CUDA device and driver)">,
   ];
   let dependentDialects = ["::mlir::affine::AffineDialect",
                            "::mlir::gpu::GPUDialect",
@@ -743,6 +781,40 @@ def DistGPUHostPass : Pass<"dist-gpu-host", "ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::memref::MemRefDialect"];
+}
+
+def DistGPUStepReportPass : Pass<"dist-gpu-step-report", "ModuleOp"> {
+  let summary = "Report what one call of a CUDA step enqueues: launches, "
+                "allocations, host copies and waits";
+  let description = [{
+    Runs on a CUDA step's host code after `dist-gpu-host` and emits, at
+    each public function, a remark with what one call of it enqueues on
+    the device:
+
+    - kernel launches (`gpu.launch_func`), library calls (`distopt_*`:
+      cuBLAS products) and collectives (distrt's `distrt_mlir_*`
+      collectives and transfers), and their sum, the step's launches;
+    - stream-ordered device allocations (`gpu.alloc`) and frees;
+    - copies between host and device memory (`gpu.memcpy` of a global or
+      host buffer);
+    - host waits (a blocking `gpu.wait`, `distrt_mlir_wait`).
+
+    Calls of the module's own functions (the parts `dist-split-functions`
+    cut) are followed and `scf.for` loops of constant trip count
+    multiplied (a pipeline's microbatches); a loop of unknown trip count
+    is counted once and the remark says so. `dist-lower-cuda{report}`
+    runs it; the launch and allocation budgets of the CUDA lowering are
+    tested through it.
+
+    ```
+    remark: per call: 41 kernel launches, 27 library calls, 0 collectives
+    (68 launches), 0 device allocations, 0 frees, 0 host-device copies,
+    0 host waits
+    ```
+
+    A function that calls itself fails the pass with an error at it.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
 #endif // DISTOPT_CONVERSION_PASSES

@@ -1,14 +1,22 @@
-//===- CudaDevice.h - the device of dist-run --device=cuda ------*- C++ -*-===//
+//===- CudaDevice.h - the memory a step's state lives in --------*- C++ -*-===//
 //
 // Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
 // See LICENSE for license information.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
-// libdistopt_cuda, loaded with dlopen only for --device=cuda (dist-run
-// itself runs on machines without a CUDA driver): the step's arguments are
-// copied to device buffers before each step and its results back after it,
-// on the process's stream (the one the step's kernels, cuBLAS calls and
-// NCCL collectives are ordered on).
+// The device a step runs on, as the runner sees it: memory to allocate,
+// copies to and from the host, and a wait, each counted. Two kinds:
+//
+// - CudaDevice: libdistopt_cuda, loaded with dlopen only for
+//   --device=cuda (dist-run itself runs on machines without a CUDA
+//   driver); everything on the process's stream, the one the step's
+//   kernels, cuBLAS calls and NCCL collectives are ordered on.
+// - MappedDevice: host memory standing in for the device (--gpu-mapped,
+//   where the CUDA lowering's kernels run as CPU loops), so that keeping
+//   the state on the device is exercised without a GPU. A host copy of
+//   resident state that is out of date is overwritten with 0xff bytes
+//   (NaN) until it is pulled back: a read of stale state fails the
+//   comparisons the tests make instead of passing by chance.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,17 +25,27 @@
 
 #include "llvm/Support/Error.h"
 #include <cstddef>
+#include <cstdint>
 
+#include <memory>
 #include <string>
 
 namespace distopt::runner {
 
-class CudaDevice {
+/// What the runner moved between the host and a device.
+struct DeviceTraffic {
+  uint64_t toDevice = 0, toDeviceBytes = 0;
+  uint64_t toHost = 0, toHostBytes = 0;
+  uint64_t onDevice = 0, onDeviceBytes = 0;
+  uint64_t allocations = 0;
+
+  DeviceTraffic operator-(const DeviceTraffic &before) const;
+};
+
+/// Memory of the device a step runs on (see the file comment).
+class DeviceMemory {
 public:
-  /// Loads libdistopt_cuda from `libDirectory`; fails (fail()) with the
-  /// reason when it or the CUDA driver cannot be loaded, or the machine
-  /// has no device.
-  static llvm::Expected<CudaDevice *> load(const std::string &libDirectory);
+  virtual ~DeviceMemory();
 
   /// Device memory; fails on an error.
   llvm::Expected<void *> allocate(size_t bytes);
@@ -35,21 +53,69 @@ public:
   llvm::Error copyToDevice(void *device, const void *host, size_t bytes);
   /// Completes every earlier call on the stream first.
   llvm::Error copyToHost(void *host, const void *device, size_t bytes);
+  llvm::Error copyOnDevice(void *to, const void *from, size_t bytes);
   /// Waits for the stream; fails with the first error of the calls since
   /// the last wait, naming `what` was running.
-  llvm::Error synchronize(const char *what);
+  virtual llvm::Error synchronize(const char *what) = 0;
+  /// A host copy of device state is out of date (MappedDevice poisons it).
+  virtual void markStale(void *host, size_t bytes) {}
+
+  /// What moved so far.
+  const DeviceTraffic &getTraffic() const { return traffic; }
+
+protected:
+  virtual llvm::Expected<void *> allocateMemory(size_t bytes) = 0;
+  virtual llvm::Error freeMemory(void *pointer) = 0;
+  virtual llvm::Error copy(void *to, const void *from, size_t bytes,
+                           int direction) = 0;
+
+  /// copy()'s directions.
+  enum { kToDevice, kToHost, kOnDevice };
+
+private:
+  DeviceTraffic traffic;
+};
+
+class CudaDevice : public DeviceMemory {
+public:
+  /// Loads libdistopt_cuda from `libDirectory`; fails with the reason when
+  /// it or the CUDA driver cannot be loaded, or the machine has no device.
+  static llvm::Expected<CudaDevice *> load(const std::string &libDirectory);
+
+  llvm::Error synchronize(const char *what) override;
 
 private:
   CudaDevice() = default;
+  llvm::Expected<void *> allocateMemory(size_t bytes) override;
+  llvm::Error freeMemory(void *pointer) override;
+  llvm::Error copy(void *to, const void *from, size_t bytes,
+                   int direction) override;
   llvm::Error failCall(const char *call);
 
   int (*deviceCount)() = nullptr;
   int (*synchronizeStream)() = nullptr;
   void *(*alloc)(size_t) = nullptr;
-  int (*freeMemory)(void *) = nullptr;
+  int (*release)(void *) = nullptr;
   int (*toDevice)(void *, const void *, size_t) = nullptr;
   int (*toHost)(void *, const void *, size_t) = nullptr;
+  int (*onDevice)(void *, const void *, size_t) = nullptr;
   const char *(*lastError)() = nullptr;
+};
+
+/// Host memory standing in for a device (--gpu-mapped): allocations with
+/// malloc (a step's results are freed with free()), copies with memcpy.
+class MappedDevice : public DeviceMemory {
+public:
+  llvm::Error synchronize(const char *) override {
+    return llvm::Error::success();
+  }
+  void markStale(void *host, size_t bytes) override;
+
+private:
+  llvm::Expected<void *> allocateMemory(size_t bytes) override;
+  llvm::Error freeMemory(void *pointer) override;
+  llvm::Error copy(void *to, const void *from, size_t bytes,
+                   int direction) override;
 };
 
 } // namespace distopt::runner

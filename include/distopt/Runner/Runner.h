@@ -14,6 +14,7 @@
 #define DISTOPT_RUNNER_RUNNER_H
 
 #include "distopt/Runner/Bindings.h"
+#include "distopt/Runner/CudaDevice.h"
 #include "distopt/Runner/Library.h"
 
 #include "distopt/Conversion/Passes.h"
@@ -29,7 +30,8 @@
 
 namespace distopt::runner {
 
-class CudaDevice;
+class DeviceMemory;
+class ResidentState;
 
 /// The compiled step: its functions, JIT-compiled or loaded from the
 /// compile cache (a shared library written by an earlier run).
@@ -50,8 +52,15 @@ public:
   void *library = nullptr;
   /// Where the step came from, for messages.
   std::string origin;
-  /// --device=cuda: the device its buffers live on (null: the host).
-  CudaDevice *cuda = nullptr;
+  /// --device=cuda (or --gpu-mapped's stand-in in host memory): the
+  /// device its buffers live on (null: the host).
+  DeviceMemory *device = nullptr;
+  /// --gpu-mapped's stand-in device, which this step owns (declared
+  /// first: destroyed after `resident`, whose buffers it holds).
+  std::unique_ptr<DeviceMemory> ownedDevice;
+  /// The device copies of the arguments: the state stays on the device
+  /// from step to step (see pullState()).
+  std::unique_ptr<ResidentState> resident;
 
 private:
   llvm::StringMap<void (*)(void **)> functions;
@@ -97,10 +106,23 @@ std::string getCacheKey(uint64_t moduleHash, const CompileOptions &options,
 /// Calls `entry` once on `args`: copies its results into `results`' local
 /// arrays, frees the buffers it allocated, and feeds each result `i` with
 /// `feedBack[i] >= 0` into that argument. Returns the loss (0 without one).
+/// On a device, the arguments fed back (the state) stay there: they are
+/// copied to the device before the first step only, each step's result
+/// becomes the argument's device buffer, and their host arrays are out of
+/// date until pullState(); the other arguments (data, hyper-parameters)
+/// are copied before every call, the other results (loss, metrics) back
+/// after it.
 llvm::Expected<float> invokeStep(CompiledStep &compiled, llvm::StringRef entry,
                                  std::vector<Binding> &args,
                                  std::vector<Binding> &results,
                                  llvm::ArrayRef<int64_t> feedBack = {});
+
+/// Brings the host arrays of `args` (all, or only `only`) up to date with
+/// their device copies, where a step left them on a device; nothing
+/// otherwise. Every host read of state during or after a run (checkpoints,
+/// evaluation, the loss scale, gathering, the output) comes after it.
+llvm::Error pullState(CompiledStep &compiled, std::vector<Binding> &args,
+                      const Binding *only = nullptr);
 
 /// A scalar result as a float, whatever its float type (an f64 step's loss
 /// was reported and written as 0 before); an error for an integer one.
@@ -117,6 +139,8 @@ struct StepReport {
   /// The runtime's counters over the call (time inside communication,
   /// bytes handed to collectives and sent).
   distrt_stats comm{};
+  /// On a device: what the runner copied to and from it for the step.
+  std::optional<DeviceTraffic> device;
   /// A step with dynamic loss scaling: the scale after it, and whether it
   /// skipped its update (a non-finite gradient lowered the scale).
   std::optional<float> lossScale;

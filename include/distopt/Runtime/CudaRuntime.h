@@ -47,6 +47,8 @@ int distopt_cuda_free(void *pointer);
  * completes before it returns. */
 int distopt_cuda_copy_to_device(void *device, const void *host, size_t bytes);
 int distopt_cuda_copy_to_host(void *host, const void *device, size_t bytes);
+/* Copies between device buffers on the stream. */
+int distopt_cuda_copy_on_device(void *to, const void *from, size_t bytes);
 /* The last failure's message. */
 const char *distopt_cuda_last_error(void);
 

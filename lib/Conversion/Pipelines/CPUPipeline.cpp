@@ -237,7 +237,9 @@ void mlir::train::addGPUMappedPasses(OpPassManager &pm, StringRef backend,
                   /*profile=*/false);
   train::DistMapToGPUPassOptions map;
   map.blockSize = blockSize;
-  pm.addNestedPass<func::FuncOp>(train::createDistMapToGPUPass(map));
+  // On the module: grouping independent ops needs to know which of a
+  // part's arguments may alias, from its calls.
+  pm.addPass(train::createDistMapToGPUPass(map));
   // (No canonicalization: it would merge each block loop with its thread
   // loop, dropping their mappings.)
   pm.addPass(createCSEPass());

@@ -43,6 +43,8 @@ void mlir::train::buildCUDAPipeline(OpPassManager &pm,
   // The host: device buffers, every launch, allocation and copy
   // asynchronous on the process's stream.
   pm.addPass(train::createDistGPUHostPass());
+  if (options.report)
+    pm.addPass(train::createDistGPUStepReportPass());
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.features = options.features;

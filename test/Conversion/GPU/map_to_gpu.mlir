@@ -1,4 +1,5 @@
 // RUN: dist-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(dist-map-to-gpu{block-size=128}))" | FileCheck %s
+// RUN: dist-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(dist-map-to-gpu{block-size=128 horizontal=false}))" | FileCheck %s --check-prefix=ALONE
 
 // An elementwise op of 1000 points: 8 blocks of 128 threads, the last block
 // guarded; a thread's point split row-major into the op's indices; the
@@ -68,26 +69,44 @@ func.func @row_sum(%a: memref<64x10xf32>, %out: memref<64xf32>) {
 // a copy (named ops and memref.copy) become nests too, and linalg.index
 // reads the point's indices.
 // CHECK-LABEL: func.func @named_and_scalar
-// CHECK:         scf.parallel
-// CHECK:           scf.parallel
-// CHECK:             memref.store %{{.*}}, %{{.*}}[] : memref<f32>
+// The fill, the copy and the index op are independent: one nest of 3
+// blocks of 12 threads (the largest op's points), a block each, branching
+// on the block index; the sum reads the fill's output: a second nest.
+// CHECK:         scf.parallel (%[[BX:.*]]) = (%{{.*}}) to (%[[C3:.*]]) step
+// CHECK:           scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[C12:.*]]) step
+// CHECK:             %[[FIRST:.*]] = arith.cmpi ult, %[[BX]], %{{.*}} : index
+// CHECK:             scf.if %[[FIRST]] {
+// CHECK:               memref.store %{{.*}}, %{{.*}}[] : memref<f32>
+// CHECK:             } else {
+// CHECK:               scf.if
+// CHECK:                 %[[IJ:.*]]:2 = affine.delinearize_index %{{.*}} into (3, 4)
+// CHECK:                 %[[V:.*]] = memref.load %{{.*}}[%[[IJ]]#0, %[[IJ]]#1] : memref<3x4xf32, strided<[8, 1]>>
+// CHECK:                 memref.store %[[V]], %{{.*}}[%[[IJ]]#0, %[[IJ]]#1] : memref<3x4xf32>
+// CHECK:               } else {
+// CHECK:                 %[[IJ2:.*]]:2 = affine.delinearize_index
+// CHECK:                 %[[I:.*]] = arith.index_cast %[[IJ2]]#1 : index to i64
 // CHECK:         scf.parallel
 // CHECK:           scf.parallel
 // CHECK:             %[[INIT:.*]] = memref.load %{{.*}}[] : memref<f32>
 // CHECK:             scf.for
 // CHECK:               scf.for
 // CHECK:             memref.store %{{.*}}, %{{.*}}[] : memref<f32>
-// CHECK:         scf.parallel
-// CHECK:           scf.parallel
-// CHECK:             %[[IJ:.*]]:2 = affine.delinearize_index %{{.*}} into (3, 4)
-// CHECK:             %[[V:.*]] = memref.load %{{.*}}[%[[IJ]]#0, %[[IJ]]#1] : memref<3x4xf32, strided<[8, 1]>>
-// CHECK:             memref.store %[[V]], %{{.*}}[%[[IJ]]#0, %[[IJ]]#1] : memref<3x4xf32>
-// CHECK:         scf.parallel
-// CHECK:           scf.parallel
-// CHECK:             %[[IJ2:.*]]:2 = affine.delinearize_index
-// CHECK:             %[[I:.*]] = arith.index_cast %[[IJ2]]#1 : index to i64
+// CHECK-NOT:     scf.parallel
+// CHECK:         return
 // CHECK-NOT:     linalg.
 // CHECK-NOT:     memref.copy
+// Each op alone without horizontal: four nests, in order.
+// ALONE-LABEL: func.func @named_and_scalar
+// ALONE:         scf.parallel
+// ALONE:           memref.store %{{.*}}, %{{.*}}[] : memref<f32>
+// ALONE:         scf.parallel
+// ALONE:           scf.for
+// ALONE:         scf.parallel
+// ALONE:           memref.load %{{.*}} : memref<3x4xf32, strided<[8, 1]>>
+// ALONE:         scf.parallel
+// ALONE:           arith.index_cast
+// ALONE-NOT:     scf.parallel
+// ALONE:         return
 func.func @named_and_scalar(%a: memref<3x8xf32>, %s: memref<f32>, %c: memref<3x4xf32>, %d: memref<3x4xi64>) {
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%s : memref<f32>)

@@ -1,0 +1,59 @@
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
+"""Checks that a run kept its state on the device.
+
+    check_device_traffic.py EVENTS.jsonl STATE.npz [HYPER...]
+
+EVENTS is dist-run --events of a run on a device (--device=cuda, or
+--gpu-mapped's stand-in); STATE the state it started from, less the arrays
+named HYPER (hyper-parameters such as `lr`, which are not state: they are
+copied before every step). The first step
+copies the state and the batch to the device; every later step copies only
+what is not state (the batch, hyper-parameters): exactly the first step's
+bytes less the state's, never the state again. Every step copies back only
+its loss and metrics (a few bytes: no state array), and the runner
+allocates nothing on the device after the first step.
+"""
+
+import json
+import sys
+
+import numpy as np
+
+events_path, state_path, hyper = sys.argv[1], sys.argv[2], sys.argv[3:]
+state = np.load(state_path)
+state_bytes = sum(state[name].nbytes for name in state.files
+                  if name not in hyper)
+steps = [e for e in map(json.loads, open(events_path)) if e["event"] == "step"]
+if len(steps) < 2:
+    sys.exit(f"{events_path}: {len(steps)} step events, want at least 2")
+failed = False
+
+
+def fail(message):
+    global failed
+    print(message)
+    failed = True
+
+
+first = steps[0]["device"]
+if first["to_device_bytes"] < state_bytes:
+    fail(f"step 1 copied {first['to_device_bytes']} bytes to the device, "
+         f"less than the state's {state_bytes}")
+data_bytes = first["to_device_bytes"] - state_bytes
+for event in steps:
+    device, step = event["device"], event["step"]
+    if step > 1 and device["to_device_bytes"] != data_bytes:
+        fail(f"step {step} copied {device['to_device_bytes']} bytes to the "
+             f"device, want {data_bytes} (the batch and hyper-parameters)")
+    if step > 1 and device["allocations"] != 0:
+        fail(f"step {step}: {device['allocations']} runner allocations")
+    if device["to_host_bytes"] > 64:
+        fail(f"step {step} copied {device['to_host_bytes']} bytes to the "
+             f"host (only the loss and metrics should come back)")
+print(f"{len(steps)} steps: state {state_bytes} bytes copied once, "
+      f"{data_bytes} bytes of data per step, "
+      f"{steps[-1]['device']['to_host_bytes']} bytes back per step")
+sys.exit(1 if failed else 0)
