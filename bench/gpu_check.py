@@ -1,0 +1,431 @@
+#!/usr/bin/env python3
+# Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+# See LICENSE for license information.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
+"""The first thing to run when a GPU is lent: every GPU measurement of
+DistOpt in one script, within a time budget (bench/gpu_check.sh).
+
+    bench/gpu_check.py [--out DIR] [--budget SECONDS] [--build DIR]
+
+It builds nothing: it runs what the set-up built (build/: dist-opt,
+dist-run, libdistopt_cuda) and the PyTorch it finds (the set-up's venv, or
+the machine's own). Every part is timed and bounded; one that fails or runs
+out of time is recorded as such and the rest still run. Without a CUDA
+device it says so, runs the checks that need none, and exits 0.
+
+Always (no GPU needed):
+  - launches: what one call of the transformer block's and the MLP's CUDA
+    step enqueues (dist-lower-cuda{report}: kernel launches, cuBLAS calls,
+    device allocations, host copies and waits), against the budget of 40
+    launches and no host copy for the block;
+  - the `gpu` test label (ctest -L gpu: test/GPU; without a device, the
+    no-device messages and the device-resident state through
+    --gpu-mapped's stand-in device).
+
+With a CUDA device:
+  - HBM bandwidth of the fused AdamW kernel (bench/gpu/adamw_step.py: all
+    updates one launch, 24 bytes per element) against the device-to-device
+    copy rate (cudaMemcpy through PyTorch, bytes read and written);
+  - a 4096^3 FP32 GEMM through DistOpt's product call (libdistopt_cuda's
+    distopt_matmul_f32, cuBLAS underneath) against PyTorch's (cuBLAS), TF32
+    off in both;
+  - the transformer block's step (dist-run --device=cuda, state resident)
+    against PyTorch CUDA eager and torch.compile (bench/peers/torch_step.py
+    --device=cuda), same state and batch;
+  - NCCL all-reduce bus bandwidth on the GPUs present (PyTorch's
+    torch.distributed over NCCL; one GPU: nothing to measure, said so).
+
+Writes DIR/gpu_check.json and DIR/gpu_check.md (a table for
+bench/README.md). DIR defaults to bench/gpu_check_out.
+"""
+
+import argparse
+import ctypes
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+LAUNCH_BUDGET = 40
+
+
+class Budget:
+    """The seconds left of the whole check."""
+
+    def __init__(self, seconds):
+        self.end = time.monotonic() + seconds
+
+    def left(self):
+        return max(0.0, self.end - time.monotonic())
+
+
+def cuda_devices():
+    """(count, [names], reason): the driver's devices, or 0 and why not."""
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+    except OSError as error:
+        return 0, [], f"no CUDA driver ({error})"
+    if driver.cuInit(0) != 0:
+        return 0, [], "cuInit failed: the driver sees no usable device"
+    count = ctypes.c_int(0)
+    if driver.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
+        return 0, [], "the driver reports no CUDA device"
+    names = []
+    for i in range(count.value):
+        device = ctypes.c_int(0)
+        name = ctypes.create_string_buffer(256)
+        driver.cuDeviceGet(ctypes.byref(device), i)
+        driver.cuDeviceGetName(name, 256, device)
+        names.append(name.value.decode())
+    return count.value, names, ""
+
+
+def run(cmd, budget, limit, env=None, cwd=None):
+    """(returncode, output) of `cmd` within min(limit, what is left)."""
+    timeout = max(1.0, min(limit, budget.left()))
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                              cwd=cwd, timeout=timeout)
+        return done.returncode, done.stdout + done.stderr
+    except subprocess.TimeoutExpired as expired:
+        out = (expired.stdout or b"") + (expired.stderr or b"")
+        if isinstance(out, bytes):
+            out = out.decode(errors="replace")
+        return None, out + f"\n(stopped after {timeout:.0f} s)"
+
+
+REPORT = re.compile(
+    r"per call: (\d+) kernel launches, (\d+) library calls, (\d+) "
+    r"collectives \((\d+) launches\), (\d+) device allocations, (\d+) frees, "
+    r"(\d+) host-device copies, (\d+) host waits")
+
+
+def check_launches(build, budget):
+    """The launch report of the examples' CUDA steps."""
+    found = {}
+    for example in ("transformer_block", "mlp"):
+        with tempfile.TemporaryDirectory() as work:
+            code, out = run([os.path.join(build, "bin", "dist-opt"),
+                             os.path.join(ROOT, "examples", example + ".mlir"),
+                             "--dist-lower-cuda=format=isa report=true", "-o",
+                             os.path.join(work, "out.mlir")], budget, 120)
+        match = REPORT.search(out)
+        if code != 0 or not match:
+            found[example] = {"error": out.strip()[-2000:]}
+            continue
+        keys = ["kernels", "library_calls", "collectives", "launches",
+                "allocations", "frees", "host_copies", "host_waits"]
+        found[example] = dict(zip(keys, map(int, match.groups())))
+    block = found.get("transformer_block", {})
+    if "launches" in block:
+        block["budget"] = LAUNCH_BUDGET
+        block["within_budget"] = (block["launches"] <= LAUNCH_BUDGET and
+                                  block["host_copies"] == 0)
+    return found
+
+
+def check_tests(build, budget):
+    """ctest -L gpu: its summary line and the failed tests."""
+    code, out = run(["ctest", "--test-dir", build, "-L", "gpu",
+                     "--output-on-failure"], budget, 150)
+    summary = re.search(r"\d+% tests passed, \d+ tests failed out of \d+",
+                        out)
+    return {"passed": code == 0,
+            "summary": summary.group(0) if summary else out.strip()[-300:],
+            "failed": re.findall(r"^\s+DISTOPT :: (\S+)", out, re.MULTILINE)}
+
+
+def find_python():
+    """The set-up's venv Python (PyTorch 2.15, a CUDA build), else python3."""
+    venv = os.path.join(ROOT, "build", "venv", "bin", "python")
+    return venv if os.path.exists(venv) else shutil.which("python3")
+
+
+def torch_part(python, budget, code, limit):
+    """Runs a PyTorch snippet; its last line is JSON."""
+    rc, out = run([python, "-c", code], budget, limit)
+    lines = out.strip().splitlines()
+    try:
+        return json.loads(lines[-1])
+    except (IndexError, ValueError):
+        return {"error": out.strip()[-1500:], "returncode": rc}
+
+
+COPY_RATE = r"""
+import json, torch
+n = 1 << 30
+a = torch.empty(n, dtype=torch.uint8, device="cuda")
+b = torch.empty_like(a)
+for _ in range(3):
+    b.copy_(a)
+start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+start.record()
+for _ in range(10):
+    b.copy_(a)
+end.record()
+end.synchronize()
+ms = start.elapsed_time(end) / 10
+print(json.dumps({"bytes": 2 * n, "ms": ms, "gb_per_s": 2 * n / ms / 1e6,
+                  "torch": torch.__version__,
+                  "device": torch.cuda.get_device_name()}))
+"""
+
+TORCH_GEMM = r"""
+import json, torch
+torch.backends.cuda.matmul.allow_tf32 = False
+n = 4096
+a = torch.randn(n, n, device="cuda")
+b = torch.randn(n, n, device="cuda")
+for _ in range(3):
+    c = a @ b
+start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+start.record()
+for _ in range(10):
+    c = a @ b
+end.record()
+end.synchronize()
+ms = start.elapsed_time(end) / 10
+print(json.dumps({"ms": ms, "tflops": 2 * n ** 3 / ms / 1e9}))
+"""
+
+NCCL_BUS = r"""
+import json, os, torch, torch.distributed as dist, torch.multiprocessing as mp
+def main(rank, world, out):
+    os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", "29511"
+    dist.init_process_group("nccl", rank=rank, world_size=world)
+    torch.cuda.set_device(rank)
+    x = torch.ones(1 << 28, device="cuda")
+    for _ in range(3):
+        dist.all_reduce(x)
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(10):
+        dist.all_reduce(x)
+    end.record()
+    end.synchronize()
+    ms = start.elapsed_time(end) / 10
+    if rank == 0:
+        size = x.numel() * 4
+        with open(out, "w") as f:
+            json.dump({"bytes": size, "ms": ms, "algbw_gb_per_s": size / ms / 1e6,
+                       "busbw_gb_per_s": size / ms / 1e6 * 2 * (world - 1) / world,
+                       "gpus": world}, f)
+    dist.destroy_process_group()
+world = torch.cuda.device_count()
+out = "/tmp/distopt_nccl_bus.json"
+mp.spawn(main, args=(world, out), nprocs=world)
+print(open(out).read())
+"""
+
+
+def distopt_gemm(build, budget):
+    """distopt_matmul_f32 (libdistopt_cuda) on 4096^3, timed by the host
+    around a synchronized loop."""
+    lib = ctypes.CDLL(os.path.join(build, "lib", "libdistopt_cuda.so"))
+    lib.distopt_cuda_alloc.restype = ctypes.c_void_p
+    lib.distopt_cuda_alloc.argtypes = [ctypes.c_size_t]
+    lib.distopt_cuda_last_error.restype = ctypes.c_char_p
+    n = 4096
+    bufs = [lib.distopt_cuda_alloc(n * n * 4) for _ in range(3)]
+    if not all(bufs):
+        return {"error": lib.distopt_cuda_last_error().decode()}
+
+    class Ranked(ctypes.Structure):
+        _fields_ = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+                    ("offset", ctypes.c_int64), ("sizes", ctypes.c_int64 * 2),
+                    ("strides", ctypes.c_int64 * 2)]
+
+    class Unranked(ctypes.Structure):
+        _fields_ = [("rank", ctypes.c_int64), ("descriptor", ctypes.c_void_p)]
+
+    ranked = [Ranked(b, b, 0, (n, n), (n, 1)) for b in bufs]
+    unranked = [Unranked(2, ctypes.cast(ctypes.pointer(r), ctypes.c_void_p))
+                for r in ranked]
+    matmul = lib._mlir_ciface_distopt_matmul_f32
+    matmul.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 4 + \
+        [ctypes.c_int32] * 4
+
+    def call():
+        matmul(*(ctypes.addressof(u) for u in unranked), 1, n, n, n, 0, 0, 0, 0)
+
+    for _ in range(3):
+        call()
+    lib.distopt_cuda_synchronize()
+    start = time.perf_counter()
+    for _ in range(10):
+        call()
+    if lib.distopt_cuda_synchronize() != 0:
+        return {"error": lib.distopt_cuda_last_error().decode()}
+    ms = (time.perf_counter() - start) * 1e3 / 10
+    return {"ms": ms, "tflops": 2 * n ** 3 / ms / 1e9}
+
+
+def dist_run_step(build, budget, mlir, work, steps):
+    """Median step ms (the first left out) of dist-run --device=cuda from
+    the state and batch it writes to WORK/state.npz and WORK/data.npz."""
+    dist_run = os.path.join(build, "bin", "dist-run")
+    state, data = os.path.join(work, "state.npz"), os.path.join(work, "data.npz")
+    code, out = run([dist_run, mlir, f"--init-state={state}",
+                     f"--init-data={data}", "--seed=1"], budget, 60)
+    if code != 0:
+        return {"error": out.strip()[-1500:]}
+    code, out = run([dist_run, mlir, f"--state={state}", f"--data={data}",
+                     f"--steps={steps}", "--device=cuda",
+                     f"--cache-dir={work}/cache"], budget, 240)
+    times = [float(t) for t in
+             re.findall(r"step \d+: loss [-\d.naif]+ \(([\d.]+) ms\)", out)]
+    if code != 0 or len(times) < 2:
+        return {"error": out.strip()[-1500:]}
+    return {"ms": statistics.median(times[1:]), "steps": len(times)}
+
+
+def check_gpu(build, budget, python):
+    """The measurements that need a device."""
+    found = {}
+    found["copy"] = torch_part(python, budget, COPY_RATE, 60)
+    with tempfile.TemporaryDirectory() as work:
+        mlir = os.path.join(work, "adamw.mlir")
+        params, elements = 4, 1 << 25
+        subprocess.run([sys.executable, os.path.join(HERE, "gpu", "adamw_step.py"),
+                        mlir, "--params", str(params), "--elements",
+                        str(elements)], check=True)
+        step = dist_run_step(build, budget, mlir, work, 12)
+        if "ms" in step:
+            moved = 24 * params * elements
+            step["bytes"] = moved
+            step["gb_per_s"] = moved / step["ms"] / 1e6
+            copy = found["copy"].get("gb_per_s")
+            if copy:
+                step["of_copy_rate"] = step["gb_per_s"] / copy
+        found["adamw"] = step
+    try:
+        found["gemm_distopt"] = distopt_gemm(build, budget)
+    except OSError as error:
+        found["gemm_distopt"] = {"error": str(error)}
+    found["gemm_torch"] = torch_part(python, budget, TORCH_GEMM, 60)
+    block = os.path.join(ROOT, "examples", "transformer_block.mlir")
+    with tempfile.TemporaryDirectory() as work:
+        found["block_distopt"] = dist_run_step(build, budget, block, work, 30)
+        state = os.path.join(work, "state.npz")
+        data = os.path.join(work, "data.npz")
+        env = dict(os.environ, PYTHONPATH=os.path.join(
+            ROOT, "test", "Integration", "Inputs"))
+        for mode in ("eager", "compile"):
+            code, out = run([python, os.path.join(HERE, "peers", "torch_step.py"),
+                             "transformer_block", state, data, "30", "8", "1",
+                             "0", f"--device=cuda", f"--mode={mode}"],
+                            budget, 180, env=env)
+            try:
+                result = json.loads(out.strip().splitlines()[-1])
+                found[f"block_torch_{mode}"] = {
+                    "ms": statistics.median(result["times"][5:]),
+                    "first_loss": result["first_loss"]}
+            except (IndexError, ValueError, KeyError):
+                found[f"block_torch_{mode}"] = {"error": out.strip()[-1500:]}
+    count, _, _ = cuda_devices()
+    if count < 2:
+        found["nccl"] = {"skipped": f"{count} GPU: no all-reduce across GPUs "
+                                    "to measure"}
+    else:
+        found["nccl"] = torch_part(python, budget, NCCL_BUS, 120)
+    return found
+
+
+def write(path, text):
+    """Writes `path` through a temporary beside it, renamed over it; refuses
+    a target that exists and is not a regular file."""
+    if os.path.lexists(path) and not os.path.isfile(path):
+        sys.exit(f"gpu_check: '{path}' exists and is not a regular file: "
+                 "not replaced")
+    fd, temporary = tempfile.mkstemp(dir=os.path.dirname(path) or ".",
+                                     prefix=".gpu_check.")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(temporary, path)
+
+
+def markdown(result):
+    lines = ["| check | DistOpt | peer | figure |", "|---|---|---|---|"]
+    block = result["launches"].get("transformer_block", {})
+    if "launches" in block:
+        lines.append(
+            f"| transformer block CUDA step: launches (kernels + cuBLAS) | "
+            f"{block['launches']} ({block['kernels']} + "
+            f"{block['library_calls']}) | budget {LAUNCH_BUDGET} | "
+            f"{block['allocations']} allocations, {block['host_copies']} host "
+            f"copies, {block['host_waits']} host waits per step |")
+    tests = result["tests"]
+    lines.append(f"| ctest -L gpu | {tests['summary']} | | "
+                 f"{', '.join(tests['failed']) or 'no failed test'} |")
+    gpu = result.get("gpu")
+    if not gpu:
+        lines.append(f"| GPU measurements | not run: {result['device']} | | |")
+        return "\n".join(lines) + "\n"
+
+    def cell(part, key, unit, scale=1.0):
+        value = gpu.get(part, {}).get(key)
+        return f"{value * scale:.1f} {unit}" if value is not None else \
+            gpu.get(part, {}).get("error", gpu.get(part, {}).get("skipped",
+                                                              "-"))[:80]
+
+    adamw = gpu.get("adamw", {})
+    lines.append(f"| fused AdamW HBM bandwidth | {cell('adamw', 'gb_per_s', 'GB/s')}"
+                 f" | D2D copy {cell('copy', 'gb_per_s', 'GB/s')} | "
+                 f"{adamw.get('of_copy_rate', 0) * 100:.0f}% of the copy rate |")
+    lines.append(f"| FP32 GEMM 4096^3 | {cell('gemm_distopt', 'tflops', 'TFLOP/s')} "
+                 f"| cuBLAS via PyTorch {cell('gemm_torch', 'tflops', 'TFLOP/s')} | |")
+    lines.append(f"| transformer block step | {cell('block_distopt', 'ms', 'ms')} | "
+                 f"eager {cell('block_torch_eager', 'ms', 'ms')}, torch.compile "
+                 f"{cell('block_torch_compile', 'ms', 'ms')} | |")
+    lines.append(f"| NCCL all-reduce bus bandwidth | | "
+                 f"{cell('nccl', 'busbw_gb_per_s', 'GB/s')} | |")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=os.path.join(HERE, "gpu_check_out"))
+    parser.add_argument("--budget", type=float, default=240,
+                        help="seconds for the whole check (default 240)")
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    args = parser.parse_args()
+    budget = Budget(args.budget)
+    if not os.path.exists(os.path.join(args.build, "bin", "dist-opt")):
+        sys.exit(f"gpu_check: no {args.build}/bin/dist-opt: run "
+                 "scripts/setup.sh build first (gpu_check builds nothing)")
+    count, names, reason = cuda_devices()
+    result = {"device": (f"{count} x {names[0]}" if count else
+                         f"no GPU: {reason}")}
+    print(f"gpu_check: {result['device']}", flush=True)
+    result["launches"] = check_launches(args.build, budget)
+    print(f"gpu_check: launches {json.dumps(result['launches'])}", flush=True)
+    result["tests"] = check_tests(args.build, budget)
+    print(f"gpu_check: ctest -L gpu: {result['tests']['summary']}", flush=True)
+    if count:
+        result["gpu"] = check_gpu(args.build, budget, find_python())
+    else:
+        print("gpu_check: no CUDA device, so no GPU figures: only the checks "
+              "above ran", flush=True)
+    result["seconds_left"] = round(budget.left(), 1)
+    os.makedirs(args.out, exist_ok=True)
+    table = markdown(result)
+    write(os.path.join(args.out, "gpu_check.json"),
+          json.dumps(result, indent=1, sort_keys=True) + "\n")
+    write(os.path.join(args.out, "gpu_check.md"), table)
+    print(table, end="")
+    ok = result["tests"]["passed"] and "error" not in json.dumps(
+        result["launches"])
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
