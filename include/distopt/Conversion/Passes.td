@@ -742,6 +742,12 @@ def DistMapToGPUPass : Pass<"dist-map-to-gpu"> {
            "or written by another; only pure ops, allocations and frees "
            "between them) as one launch, each op a range of its blocks: "
            "all of a step's optimizer updates, for one, in one kernel">,
+    Option<"rowReductions", "row-reductions", "bool", /*default=*/"true",
+           "With horizontal: a reduction over a row's last loops runs a "
+           "block per row, its threads combining strided parts and then "
+           "halving them in a scratch buffer, with the ops around it on "
+           "the same rows (a layer norm, a softmax and their gradients) in "
+           "the same launch, gpu.barrier between them">,
     Option<"maxArgumentBytes", "max-argument-bytes", "int64_t",
            /*default=*/"4096",
            "The kernel argument bytes a horizontally fused launch may take "
@@ -815,6 +821,32 @@ def DistGPUStepReportPass : Pass<"dist-gpu-step-report", "ModuleOp"> {
     A function that calls itself fails the pass with an error at it.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def DistSplitBarriersPass : Pass<"dist-split-barriers"> {
+  let summary = "Run a thread loop's stages between gpu.barrier ops as "
+                "sibling loops (GPU-mapped nests on the CPU)";
+  let description = [{
+    `dist-map-to-gpu` separates the stages of a row group (a reduction by a
+    block and the ops on its rows) with `gpu.barrier` at the top of the
+    thread loop's body. A GPU runs every thread of the block to the
+    barrier before any goes on; run as CPU loops, the threads of a block
+    are the iterations of one loop, so `dist-lower-cpu{gpu-mapped}` splits
+    the thread loop at each barrier into loops over the same range, one
+    after the other. Stages share values through memory; a pure op a
+    stage uses from an earlier one (index arithmetic) is recomputed in it.
+
+    ```mlir
+    scf.parallel (%tx) = ... { A; gpu.barrier; B }   // thread_x
+    // becomes
+    scf.parallel (%tx) = ... { A }                   // thread_x
+    scf.parallel (%tx) = ... { B }                   // thread_x
+    ```
+
+    A barrier elsewhere, or a value with effects used across a barrier,
+    fails the pass with an error at the op.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
 }
 
 #endif // DISTOPT_CONVERSION_PASSES

@@ -250,6 +250,8 @@ void mlir::train::buildGPUMappedCPUPipeline(OpPassManager &pm,
                                             unsigned opsPerFunction,
                                             int64_t blockSize) {
   addGPUMappedPasses(pm, backend, opsPerFunction, blockSize);
+  // A block's stages one after the other: the barriers as loop ends.
+  pm.addNestedPass<func::FuncOp>(train::createDistSplitBarriersPass());
   addCPULoweringPasses(pm, /*parallelMinIterations=*/0);
 }
 

@@ -288,6 +288,336 @@ static scf::ParallelOp mapGroup(ArrayRef<Mappable> group, int64_t blockSize) {
   return grid;
 }
 
+//===----------------------------------------------------------------------===//
+// Row groups: reductions by a block
+//===----------------------------------------------------------------------===//
+
+/// How a generic works on rows of `rows` (its first loops, all parallel):
+/// elementwise (every other loop parallel) or a reduction (every other loop
+/// a reduction, each output combined by one arith op).
+enum class StageKind { elementwise, reduction };
+
+/// The op that combines a reduction's output `index` with the value its body
+/// computes (`yield combine(f(...), acc)`, acc used once), or null.
+static Operation *getCombiner(linalg::GenericOp op, unsigned index) {
+  Block &body = op.getRegion().front();
+  Value acc = body.getArgument(op.getNumDpsInputs() + index);
+  Value yielded = body.getTerminator()->getOperand(index);
+  Operation *combiner = yielded.getDefiningOp();
+  if (!combiner || combiner->getBlock() != &body ||
+      combiner->getNumOperands() != 2 || combiner->getNumResults() != 1 ||
+      !acc.hasOneUse() || !llvm::is_contained(combiner->getOperands(), acc) ||
+      !arith::getNeutralElement(combiner))
+    return nullptr;
+  return combiner;
+}
+
+/// `op`'s kind on rows of `rows`, or none when it does not work on them.
+static std::optional<StageKind> getStageKind(linalg::GenericOp op,
+                                             ArrayRef<int64_t> rows) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (ranges.size() < rows.size() ||
+      ArrayRef<int64_t>(ranges).take_front(rows.size()) != rows)
+    return std::nullopt;
+  for (unsigned d = 0; d < rows.size(); ++d)
+    if (iterators[d] != utils::IteratorType::parallel)
+      return std::nullopt;
+  bool parallel = true, reduction = true;
+  for (unsigned d = rows.size(); d < ranges.size(); ++d) {
+    parallel &= iterators[d] == utils::IteratorType::parallel;
+    reduction &= iterators[d] == utils::IteratorType::reduction;
+  }
+  if (reduction && ranges.size() > rows.size()) {
+    for (unsigned i = 0; i < op.getNumDpsInits(); ++i)
+      if (!getCombiner(op, i))
+        return std::nullopt;
+    return StageKind::reduction;
+  }
+  if (parallel)
+    return StageKind::elementwise;
+  return std::nullopt;
+}
+
+/// The rows a reduction works on: its leading parallel loops, when every
+/// later loop is a reduction.
+static std::optional<SmallVector<int64_t>>
+getReductionRows(linalg::GenericOp op) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  unsigned m = 0;
+  while (m < iterators.size() && iterators[m] == utils::IteratorType::parallel)
+    ++m;
+  if (m == iterators.size())
+    return std::nullopt;
+  SmallVector<int64_t> rows(ranges.begin(), ranges.begin() + m);
+  if (getStageKind(op, rows) != StageKind::reduction)
+    return std::nullopt;
+  return rows;
+}
+
+/// Per result of `map`, the row loop (< m) it is, or -1 for one of the
+/// other loops only; none when a result mixes a row loop into an
+/// expression.
+static std::optional<SmallVector<int64_t>> getRowSignature(AffineMap map,
+                                                           unsigned m) {
+  SmallVector<int64_t> signature;
+  for (AffineExpr expr : map.getResults()) {
+    if (auto dim = dyn_cast<AffineDimExpr>(expr);
+        dim && dim.getPosition() < m) {
+      signature.push_back(dim.getPosition());
+      continue;
+    }
+    for (unsigned d = 0; d < m; ++d)
+      if (expr.isFunctionOfDim(d))
+        return std::nullopt;
+    signature.push_back(-1);
+  }
+  return signature;
+}
+
+/// True when every buffer some stage of `stages` writes is touched, by every
+/// stage, only at its own row: through the same view, every row loop at the
+/// same position of its indices. Then a block that runs every stage for one
+/// row depends on no other block.
+static bool isRowLocal(ArrayRef<linalg::GenericOp> stages, unsigned m) {
+  struct Access {
+    Value view;
+    SmallVector<int64_t> signature;
+    bool writes;
+  };
+  SmallVector<Access> accesses;
+  DenseSet<Value> written;
+  for (linalg::GenericOp op : stages) {
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (!isa<MemRefType>(operand.get().getType()))
+        continue;
+      std::optional<SmallVector<int64_t>> signature =
+          getRowSignature(op.getMatchingIndexingMap(&operand), m);
+      bool writes = op.isDpsInit(&operand);
+      if (!signature && writes)
+        return false;
+      accesses.push_back({operand.get(),
+                          signature.value_or(SmallVector<int64_t>{-2}),
+                          writes});
+      if (writes)
+        written.insert(train::getRootBuffer(operand.get()));
+    }
+    // A buffer the body captures: read with loads only.
+    bool stores = false;
+    op.getRegion().walk([&](memref::StoreOp) { stores = true; });
+    if (stores)
+      return false;
+  }
+  for (const Access &access : accesses) {
+    if (!written.contains(train::getRootBuffer(access.view)))
+      continue;
+    // Every row loop, once each.
+    SmallVector<int64_t> rowsSeen;
+    for (int64_t d : access.signature)
+      if (d >= 0)
+        rowsSeen.push_back(d);
+    llvm::sort(rowsSeen);
+    if (rowsSeen != llvm::to_vector(llvm::seq<int64_t>(0, m)))
+      return false;
+    for (const Access &other : accesses)
+      if (train::getRootBuffer(other.view) ==
+              train::getRootBuffer(access.view) &&
+          (other.view != access.view || other.signature != access.signature))
+        return false;
+  }
+  // Captured buffers of the bodies are only read (checked above); one that
+  // a stage writes as an output would be read at any row.
+  for (linalg::GenericOp op : stages) {
+    bool captures = false;
+    op.getRegion().walk([&](memref::LoadOp load) {
+      captures |= written.contains(train::getRootBuffer(load.getMemref()));
+    });
+    if (captures)
+      return false;
+  }
+  return true;
+}
+
+/// `rows` flattened: their count.
+static int64_t getNumRows(ArrayRef<int64_t> rows) {
+  int64_t n = 1;
+  for (int64_t r : rows)
+    n *= r;
+  return n;
+}
+
+/// The loop indices of row `row` (an index), then of inner point `inner`
+/// of the loops after them (`ranges`).
+static SmallVector<Value> getRowIndices(OpBuilder &builder, Location loc,
+                                        ArrayRef<int64_t> ranges, unsigned m,
+                                        Value row, Value inner) {
+  auto split = [&](Value linear,
+                   ArrayRef<int64_t> sizes) -> SmallVector<Value> {
+    if (sizes.empty())
+      return {};
+    if (sizes.size() == 1)
+      return {linear};
+    return affine::AffineDelinearizeIndexOp::create(builder, loc, linear, sizes,
+                                                    /*hasOuterBound=*/true)
+        .getResults();
+  };
+  SmallVector<Value> ivs = split(row, ranges.take_front(m));
+  llvm::append_range(ivs, split(inner, ranges.drop_front(m)));
+  return ivs;
+}
+
+/// `combiner` applied to `a` and `b`.
+static Value combine(OpBuilder &builder, Operation *combiner, Value a,
+                     Value b) {
+  OperationState state(combiner->getLoc(), combiner->getName());
+  state.addOperands({a, b});
+  state.addTypes(a.getType());
+  state.addAttributes(combiner->getAttrs());
+  return builder.create(state)->getResult(0);
+}
+
+/// Maps `stages` (generics on rows of `rows`, in order, row local, at least
+/// one a reduction) to one nest: a block per row, `threads` threads (a
+/// power of two) splitting each stage's points after the row; a reduction
+/// stage's threads each combine a strided part, then halve the partial
+/// results in a scratch buffer to one, which thread 0 combines into the
+/// output. `gpu.barrier` between stages, only at the top of the thread
+/// loop (dist-split-barriers makes sibling loops of the stages for the
+/// CPU). Built before the last stage; returns the nest, and in `scratches`
+/// the scratch buffers it allocates before it (the caller frees them).
+static scf::ParallelOp mapRowGroup(ArrayRef<linalg::GenericOp> stages,
+                                   ArrayRef<int64_t> rows, int64_t blockSize,
+                                   SmallVectorImpl<Value> &scratches) {
+  unsigned m = rows.size();
+  int64_t numRows = getNumRows(rows);
+  int64_t largest = 1;
+  for (linalg::GenericOp op : stages)
+    largest = std::max(largest, getNumRows(op.getStaticLoopRanges()) / numRows);
+  int64_t threads = std::min<int64_t>(blockSize, llvm::PowerOf2Ceil(largest));
+  threads = int64_t(1) << llvm::Log2_64(std::max<int64_t>(threads, 1));
+  linalg::GenericOp last = stages.back();
+  OpBuilder builder(last);
+  Location loc = last.getLoc();
+  auto constant = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(builder, loc, v);
+  };
+  Value zero = constant(0), one = constant(1), rowCount = constant(numRows),
+        threadCount = constant(threads);
+  // Scratch for the partial results: per reduction output, rows x threads.
+  DenseMap<std::pair<Operation *, unsigned>, Value> scratch;
+  for (linalg::GenericOp op : stages) {
+    if (getStageKind(op, rows) != StageKind::reduction)
+      continue;
+    for (OpOperand &init : op.getDpsInitsMutable()) {
+      auto type = MemRefType::get({numRows, threads},
+                                  getElementTypeOrSelf(init.get().getType()));
+      Value buffer = memref::AllocOp::create(builder, loc, type);
+      scratch[{op, init.getOperandNumber() - op.getNumDpsInputs()}] = buffer;
+      scratches.push_back(buffer);
+    }
+  }
+  SmallVector<Value> innerCounts;
+  for (linalg::GenericOp op : stages)
+    innerCounts.push_back(
+        constant(getNumRows(op.getStaticLoopRanges()) / numRows));
+  auto grid = scf::ParallelOp::create(builder, loc, zero, rowCount, one);
+  setMapping(grid, gpu::Processor::BlockX);
+  builder.setInsertionPointToStart(grid.getBody());
+  auto block = scf::ParallelOp::create(builder, loc, zero, threadCount, one);
+  setMapping(block, gpu::Processor::ThreadX);
+  builder.setInsertionPointToStart(block.getBody());
+  Value bx = grid.getInductionVars()[0], tx = block.getInductionVars()[0];
+
+  for (size_t s = 0; s < stages.size(); ++s) {
+    linalg::GenericOp op = stages[s];
+    if (s > 0)
+      gpu::BarrierOp::create(builder, loc);
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    if (getStageKind(op, rows) == StageKind::elementwise) {
+      scf::ForOp::create(
+          builder, loc, tx, innerCounts[s], threadCount, ValueRange(),
+          [&](OpBuilder &b, Location, Value p, ValueRange) {
+            SmallVector<Value> ivs = getRowIndices(b, loc, ranges, m, bx, p);
+            SmallVector<Value> args;
+            for (OpOperand *input : op.getDpsInputOperands())
+              args.push_back(readOperand(b, loc, op, *input, ivs));
+            for (OpOperand &init : op.getDpsInitsMutable())
+              args.push_back(op.payloadUsesValueFromOperand(&init)
+                                 ? readOperand(b, loc, op, init, ivs)
+                                 : Value());
+            SmallVector<Value> results = cloneBody(b, op, args, ivs);
+            for (auto [value, init] :
+                 llvm::zip_equal(results, op.getDpsInitsMutable()))
+              memref::StoreOp::create(
+                  b, loc, value, init.get(),
+                  applyMap(b, loc, op.getMatchingIndexingMap(&init), ivs));
+            scf::YieldOp::create(b, loc);
+          });
+      continue;
+    }
+    // A reduction: each thread's strided part from the neutral element...
+    unsigned outputs = op.getNumDpsInits();
+    SmallVector<Operation *> combiners;
+    SmallVector<Value> neutral;
+    for (unsigned i = 0; i < outputs; ++i) {
+      combiners.push_back(getCombiner(op, i));
+      neutral.push_back(arith::ConstantOp::create(
+          builder, loc, *arith::getNeutralElement(combiners.back())));
+    }
+    auto partial = scf::ForOp::create(
+        builder, loc, tx, innerCounts[s], threadCount, neutral,
+        [&](OpBuilder &b, Location, Value p, ValueRange accs) {
+          SmallVector<Value> ivs = getRowIndices(b, loc, ranges, m, bx, p);
+          SmallVector<Value> args;
+          for (OpOperand *input : op.getDpsInputOperands())
+            args.push_back(readOperand(b, loc, op, *input, ivs));
+          llvm::append_range(args, accs);
+          scf::YieldOp::create(b, loc, cloneBody(b, op, args, ivs));
+        });
+    for (unsigned i = 0; i < outputs; ++i)
+      memref::StoreOp::create(builder, loc, partial.getResult(i),
+                              scratch.lookup({op, i}), ValueRange{bx, tx});
+    // ... halved in the scratch buffer...
+    for (int64_t half = threads / 2; half >= 1; half /= 2) {
+      gpu::BarrierOp::create(builder, loc);
+      Value offset = constant(half);
+      Value lower = arith::CmpIOp::create(
+          builder, loc, arith::CmpIPredicate::ult, tx, offset);
+      auto branch = scf::IfOp::create(builder, loc, lower);
+      OpBuilder b = OpBuilder::atBlockBegin(&branch.getThenRegion().front());
+      Value partner = arith::AddIOp::create(b, loc, tx, offset);
+      for (unsigned i = 0; i < outputs; ++i) {
+        Value buffer = scratch.lookup({op, i});
+        Value mine = memref::LoadOp::create(b, loc, buffer, ValueRange{bx, tx});
+        Value theirs =
+            memref::LoadOp::create(b, loc, buffer, ValueRange{bx, partner});
+        memref::StoreOp::create(b, loc, combine(b, combiners[i], mine, theirs),
+                                buffer, ValueRange{bx, tx});
+      }
+    }
+    // ... and thread 0 combines the row's total into the output.
+    gpu::BarrierOp::create(builder, loc);
+    Value first =
+        arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, tx, zero);
+    auto branch = scf::IfOp::create(builder, loc, first);
+    OpBuilder b = OpBuilder::atBlockBegin(&branch.getThenRegion().front());
+    SmallVector<Value> ivs = getRowIndices(b, loc, ranges, m, bx, zero);
+    for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable())) {
+      SmallVector<Value> indices =
+          applyMap(b, loc, op.getMatchingIndexingMap(&init), ivs);
+      Value total = memref::LoadOp::create(b, loc, scratch.lookup({op, i}),
+                                           ValueRange{bx, zero});
+      Value before = memref::LoadOp::create(b, loc, init.get(), indices);
+      memref::StoreOp::create(b, loc, combine(b, combiners[i], before, total),
+                              init.get(), indices);
+    }
+  }
+  for (linalg::GenericOp op : stages)
+    op.erase();
+  return grid;
+}
+
 namespace {
 /// Which root buffers may be the same memory, as classes: buffers of two
 /// classes are distinct, except the unknown class (null), which may be any
@@ -450,6 +780,81 @@ bool isLibraryCall(Operation &op) {
 }
 } // namespace
 
+/// Reductions by a block and the ops around them on the same rows.
+struct RowGroup {
+  SmallVector<linalg::GenericOp> stages;
+  SmallVector<int64_t> rows;
+};
+
+/// The row groups among `nodes` (a stretch's generics and calls, in order):
+/// runs of consecutive generics on the same rows, row local, each with a
+/// reduction (over all loops after the rows); a full reduction (no rows)
+/// alone. The other generics stay one point per thread.
+static SmallVector<RowGroup>
+formRowGroups(ArrayRef<Operation *> nodes,
+              const DenseMap<Operation *, Mappable> &mappable) {
+  SmallVector<RowGroup> groups;
+  SmallVector<linalg::GenericOp> run;
+  std::optional<SmallVector<int64_t>> rows;
+  auto finalize = [&] {
+    if (rows && !run.empty())
+      groups.push_back({run, *rows});
+    run.clear();
+    rows.reset();
+  };
+  for (Operation *node : nodes) {
+    auto it = mappable.find(node);
+    if (it == mappable.end()) {
+      finalize();
+      continue;
+    }
+    linalg::GenericOp op = it->second.op;
+    if (std::optional<SmallVector<int64_t>> own = getReductionRows(op)) {
+      if (rows && *own == *rows) {
+        run.push_back(op);
+        if (isRowLocal(run, rows->size()))
+          continue;
+        run.pop_back();
+      }
+      if (rows)
+        finalize();
+      if (own->empty()) {
+        run = {op};
+        rows = *own;
+        finalize();
+        continue;
+      }
+      // The ops before it that work on its rows join it.
+      run.push_back(op);
+      while (run.size() > 1 && (llvm::any_of(ArrayRef(run).drop_back(),
+                                             [&](linalg::GenericOp before) {
+                                               return getStageKind(before,
+                                                                   *own) !=
+                                                      StageKind::elementwise;
+                                             }) ||
+                                !isRowLocal(run, own->size())))
+        run.erase(run.begin());
+      if (!isRowLocal(run, own->size())) {
+        run.clear();
+        continue;
+      }
+      rows = *own;
+      continue;
+    }
+    if (rows) {
+      run.push_back(op);
+      if (getStageKind(op, *rows) == StageKind::elementwise &&
+          isRowLocal(run, rows->size()))
+        continue;
+      run.pop_back();
+      finalize();
+    }
+    run.push_back(op);
+  }
+  finalize();
+  return groups;
+}
+
 /// Maps the generics of `block` (`mappable`). Each stretch of the block
 /// between ops the scheduler cannot move (anything with effects but the
 /// generics, library calls, allocations and frees) is rescheduled by
@@ -462,7 +867,7 @@ bool isLibraryCall(Operation &op) {
 /// generic is its own nest, in place.
 static void mapBlock(Block &block,
                      const DenseMap<Operation *, Mappable> &mappable,
-                     int64_t blockSize, bool horizontal,
+                     int64_t blockSize, bool horizontal, bool rowReductions,
                      int64_t maxArgumentBytes, BufferAliasing &aliasing) {
   if (!horizontal) {
     for (Operation &op : llvm::make_early_inc_range(block))
@@ -488,13 +893,34 @@ static void mapBlock(Block &block,
       stretch.clear();
       return;
     }
+    // Row groups are one node each: their last stage stands for them.
+    SmallVector<RowGroup> groups = rowReductions
+                                       ? formRowGroups(nodes, mappable)
+                                       : SmallVector<RowGroup>();
+    DenseMap<Operation *, const RowGroup *> groupOf;
+    DenseSet<Operation *> grouped;
+    for (const RowGroup &group : groups) {
+      groupOf[group.stages.back()] = &group;
+      for (linalg::GenericOp stage : group.stages)
+        grouped.insert(stage);
+    }
+    llvm::erase_if(nodes, [&](Operation *node) {
+      return grouped.contains(node) && !groupOf.count(node);
+    });
+    DenseSet<Operation *> calls;
+    for (Operation *node : nodes)
+      if (isLibraryCall(*node))
+        calls.insert(node);
     // Levels, in the stretch's order.
     Levels levels;
     std::map<int64_t, SmallVector<Operation *>> byLevel;
     DenseMap<Operation *, Footprint> footprints;
     for (Operation *node : nodes) {
       Footprint &footprint = footprints[node];
-      if (auto it = mappable.find(node); it != mappable.end())
+      if (const RowGroup *group = groupOf.lookup(node))
+        for (linalg::GenericOp stage : group->stages)
+          footprint.add(stage, aliasing);
+      else if (auto it = mappable.find(node); it != mappable.end())
         footprint.add(it->second.op, aliasing);
       else
         footprint.add(cast<func::CallOp>(node), aliasing);
@@ -551,8 +977,27 @@ static void mapBlock(Block &block,
         bytes = 0;
       };
       for (Operation *node : members) {
-        if (isLibraryCall(*node)) {
+        if (calls.contains(node)) {
           place(node);
+          release(node);
+          continue;
+        }
+        if (const RowGroup *group = groupOf.lookup(node)) {
+          // A row group: its own launch, its stages in order.
+          for (Value v : footprints[node].values)
+            if (Operation *def = v.getDefiningOp())
+              place(def);
+          for (linalg::GenericOp stage : group->stages) {
+            placed.insert(stage);
+            stage->moveBefore(anchor);
+          }
+          SmallVector<Value> scratches;
+          scf::ParallelOp grid =
+              mapRowGroup(group->stages, group->rows, blockSize, scratches);
+          grid->moveBefore(anchor);
+          OpBuilder after(anchor);
+          for (Value buffer : scratches)
+            memref::DeallocOp::create(after, grid.getLoc(), buffer);
           release(node);
           continue;
         }
@@ -576,8 +1021,9 @@ static void mapBlock(Block &block,
       }
       // (The frees after the whole level's nests.)
       flush();
+      // (The generics are erased: only their footprints are left.)
       for (Operation *node : members)
-        if (!isLibraryCall(*node))
+        if (!calls.contains(node) && !groupOf.count(node))
           release(node);
     }
     // What no node needed, in its order.
@@ -656,8 +1102,8 @@ struct DistMapToGPUPass
     }
     BufferAliasing aliasing(getOperation());
     for (Block *block : blocks)
-      mapBlock(*block, mappable, blockSize, horizontal, maxArgumentBytes,
-               aliasing);
+      mapBlock(*block, mappable, blockSize, horizontal, rowReductions,
+               maxArgumentBytes, aliasing);
   }
 };
 } // namespace

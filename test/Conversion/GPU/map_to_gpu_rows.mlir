@@ -1,0 +1,144 @@
+// RUN: dist-opt %s -split-input-file --pass-pipeline="builtin.module(dist-map-to-gpu{block-size=128})" | FileCheck %s
+
+// Row groups: a reduction over a row's last loops runs a block per row, its
+// threads combining strided parts and halving them in a scratch buffer;
+// the ops on the same rows around it share the launch, gpu.barrier between
+// the stages.
+
+// A row mean and the centred rows (a layer norm's first half) on 4 x 8
+// rows of 32: one launch of 32 blocks of 32 threads. The fill, the sum,
+// the scaling and the centring are stages; the sum's partial results go
+// through a 32 x 32 scratch buffer in 5 halvings (a barrier before each
+// and after the last), thread 0 adding the row's total to the output.
+// CHECK-LABEL: func.func @centre
+// CHECK:         %[[SCRATCH:.*]] = memref.alloc() : memref<32x32xf32>
+// CHECK:         scf.parallel (%[[BX:.*]]) = (%{{.*}}) to (%c32{{.*}}) step
+// CHECK:           scf.parallel (%[[TX:.*]]) = (%{{.*}}) to (%[[C32:.*]]) step
+// CHECK:             scf.for %{{.*}} = %[[TX]] to %{{.*}} step %[[C32]] {
+// CHECK:               memref.store %{{.*}}, %arg1[
+// CHECK:             gpu.barrier
+// CHECK:             %[[PART:.*]] = scf.for %[[P:.*]] = %[[TX]] to %{{.*}} step %[[C32]] iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
+// CHECK:               memref.load %arg0[
+// CHECK:               arith.addf
+// CHECK:             memref.store %[[PART]], %[[SCRATCH]][%[[BX]], %[[TX]]]
+// CHECK-COUNT-6:     gpu.barrier
+// CHECK:             arith.cmpi eq, %[[TX]]
+// CHECK:             scf.if
+// CHECK:               memref.load %[[SCRATCH]][%[[BX]], %{{.*}}]
+// CHECK:               memref.store %{{.*}}, %arg1[
+// CHECK:             gpu.barrier
+// CHECK:             arith.divf
+// CHECK:             gpu.barrier
+// CHECK:             arith.subf
+// CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x
+// CHECK:         memref.dealloc %[[SCRATCH]]
+// CHECK-NOT:     scf.parallel
+// CHECK:         return
+func.func @centre(%x: memref<4x8x32xf32>, %mean: memref<4x8xf32>, %out: memref<4x8x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 32.0 : f32
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      outs(%mean : memref<4x8xf32>) {
+  ^bb0(%o: f32):
+    linalg.yield %zero : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, j, k)>, affine_map<(i, j, k) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : memref<4x8x32xf32>) outs(%mean : memref<4x8xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %v, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      outs(%mean : memref<4x8xf32>) {
+  ^bb0(%o: f32):
+    %m = arith.divf %o, %n : f32
+    linalg.yield %m : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, j, k)>, affine_map<(i, j, k) -> (i, j)>, affine_map<(i, j, k) -> (i, j, k)>],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %mean : memref<4x8x32xf32>, memref<4x8xf32>) outs(%out : memref<4x8x32xf32>) {
+  ^bb0(%v: f32, %m: f32, %o: f32):
+    %c = arith.subf %v, %m : f32
+    linalg.yield %c : f32
+  }
+  return
+}
+
+// -----
+
+// A max over rows of 200 with block-size 128: 128 threads (the power of two
+// at most the block size), the maximum's neutral element to start from,
+// 7 halvings (8 barriers).
+// CHECK-LABEL: func.func @row_max
+// CHECK:         memref.alloc() : memref<6x128xf32>
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel (%{{.*}}) = (%{{.*}}) to (%c128
+// CHECK:             arith.constant 0xFF800000 : f32
+// CHECK:             arith.maximumf
+// CHECK-COUNT-8:     gpu.barrier
+// CHECK-NOT:         gpu.barrier
+// CHECK:         return
+func.func @row_max(%x: memref<6x200xf32>, %m: memref<6xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, k) -> (i, k)>, affine_map<(i, k) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<6x200xf32>) outs(%m : memref<6xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.maximumf %v, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// What stays one point per thread: a column sum (its reduction is over the
+// leading loop), a reduction whose body is not combine(f(x), acc), and an
+// op that reads a row group's output at other rows (transposed), which
+// runs after it in its own launch.
+// CHECK-LABEL: func.func @not_rows
+// CHECK-NOT:     gpu.barrier
+// CHECK:         return
+func.func @not_rows(%x: memref<8x16xf32>, %cols: memref<16xf32>, %rows: memref<8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(k, j) -> (k, j)>, affine_map<(k, j) -> (j)>],
+                  iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<8x16xf32>) outs(%cols : memref<16xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %v, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, k) -> (i, k)>, affine_map<(i, k) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x16xf32>) outs(%rows : memref<8xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %t = arith.mulf %acc, %acc : f32
+    %s = arith.addf %v, %t : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @other_rows
+// CHECK:         scf.parallel
+// CHECK:           gpu.barrier
+// CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x
+// CHECK:         scf.parallel
+// CHECK-NOT:       gpu.barrier
+// CHECK:           memref.load %arg1[
+// CHECK:         return
+func.func @other_rows(%x: memref<8x8xf32>, %s: memref<8xf32>, %y: memref<8x8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, k) -> (i, k)>, affine_map<(i, k) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x8xf32>) outs(%s : memref<8xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %r = arith.addf %v, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%s : memref<8xf32>) outs(%y : memref<8x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  }
+  return
+}
