@@ -36,6 +36,9 @@ inline constexpr unsigned kDefaultOpsPerFunction = 1000;
 inline constexpr int64_t kDefaultParallelMinIterations = 32768;
 /// dist-map-to-gpu: threads per block of the mapped loop nests.
 inline constexpr int64_t kDefaultBlockSize = 256;
+/// The kernel argument bytes of PTX 8.1 and later (dist-map-to-gpu's
+/// max-argument-bytes for dist-lower-cuda's default features).
+inline constexpr int64_t kMaxKernelArgumentBytes = 32764;
 /// LLVM's optimization level of the compiled step (and of CUDA kernels).
 inline constexpr unsigned kDefaultOptLevel = 3;
 
@@ -129,8 +132,15 @@ void addBufferPasses(OpPassManager &pm, bool blas, bool convKernels,
 /// and buffer halves (exact math, products as library calls, convolutions
 /// as im2col and products), then every linalg op and copy mapped to a grid of
 /// `blockSize` threads per block (dist-map-to-gpu).
+/// A horizontally fused launch takes at most `maxArgumentBytes` of kernel
+/// arguments (kMaxKernelArgumentBytes; getMaxKernelArgumentBytes for the
+/// PTX version a CUDA step is compiled for).
 void addGPUMappedPasses(OpPassManager &pm, StringRef backend,
-                        unsigned opsPerFunction, int64_t blockSize);
+                        unsigned opsPerFunction, int64_t blockSize,
+                        int64_t maxArgumentBytes = kMaxKernelArgumentBytes);
+/// The kernel argument bytes PTX `features` ("+ptx81") allow: 32764 from
+/// PTX 8.1 (CUDA 12.1 drivers, Volta and later), 4096 before.
+int64_t getMaxKernelArgumentBytes(StringRef features);
 /// addGPUMappedPasses, then the mapped nests as CPU loops and the LLVM
 /// dialect (dist-lower-cpu{gpu-mapped}).
 void buildGPUMappedCPUPipeline(OpPassManager &pm, StringRef backend,
@@ -144,8 +154,10 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                            llvm::cl::init("sm_90")};
   Option<std::string> features{
       *this, "features",
-      llvm::cl::desc("PTX features (+ptx80: PTX 8.0, CUDA 12 and later)"),
-      llvm::cl::init("+ptx80")};
+      llvm::cl::desc("PTX features (+ptx81: PTX 8.1, CUDA 12.1 and later, "
+                     "whose kernels take up to 32764 bytes of arguments; "
+                     "4096 before)"),
+      llvm::cl::init("+ptx81")};
   Option<int> optLevel{*this, "opt-level",
                        llvm::cl::desc("LLVM optimization level of the kernels "
                                       "(0 to 3)"),

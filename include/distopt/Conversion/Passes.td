@@ -749,10 +749,11 @@ def DistMapToGPUPass : Pass<"dist-map-to-gpu"> {
            "the same rows (a layer norm, a softmax and their gradients) in "
            "the same launch, gpu.barrier between them">,
     Option<"maxArgumentBytes", "max-argument-bytes", "int64_t",
-           /*default=*/"4096",
+           /*default=*/"::mlir::train::kMaxKernelArgumentBytes",
            "The kernel argument bytes a horizontally fused launch may take "
-           "(a memref of rank r takes 3 + 2r words; 4096: the limit of "
-           "every CUDA device and driver)">,
+           "(a memref of rank r takes 3 + 2r words; 32764: the limit of "
+           "CUDA 12.1 and later drivers on Volta and later GPUs, which every "
+           "target of the CUDA 13 toolkit is; 4096 for older drivers)">,
   ];
   let dependentDialects = ["::mlir::affine::AffineDialect",
                            "::mlir::gpu::GPUDialect",

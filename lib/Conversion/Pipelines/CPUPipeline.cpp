@@ -220,9 +220,19 @@ void mlir::train::buildCPUPipeline(OpPassManager &pm, bool blas,
   buildCPUPipeline(pm, options);
 }
 
+int64_t mlir::train::getMaxKernelArgumentBytes(StringRef features) {
+  for (StringRef feature : llvm::split(features, ',')) {
+    StringRef ptx = feature.trim();
+    unsigned version = 0;
+    if (ptx.consume_front("+ptx") && !ptx.getAsInteger(10, version))
+      return version >= 81 ? kMaxKernelArgumentBytes : 4096;
+  }
+  return 4096;
+}
+
 void mlir::train::addGPUMappedPasses(OpPassManager &pm, StringRef backend,
-                                     unsigned opsPerFunction,
-                                     int64_t blockSize) {
+                                     unsigned opsPerFunction, int64_t blockSize,
+                                     int64_t maxArgumentBytes) {
   // Exact math: the GPU has fast exp/log/tanh (libdevice), the polynomials
   // are for the CPU's vector units.
   addTensorPasses(pm, /*approximateMath=*/false, backend, opsPerFunction,
@@ -237,6 +247,7 @@ void mlir::train::addGPUMappedPasses(OpPassManager &pm, StringRef backend,
                   /*profile=*/false);
   train::DistMapToGPUPassOptions map;
   map.blockSize = blockSize;
+  map.maxArgumentBytes = maxArgumentBytes;
   // On the module: grouping independent ops needs to know which of a
   // part's arguments may alias, from its calls.
   pm.addPass(train::createDistMapToGPUPass(map));

@@ -36,7 +36,8 @@ static std::string getToolkitPath(StringRef toolkit) {
 void mlir::train::buildCUDAPipeline(OpPassManager &pm,
                                     const CUDAPipelineOptions &options) {
   addGPUMappedPasses(pm, options.backend, options.opsPerFunction,
-                     options.blockSize);
+                     options.blockSize,
+                     getMaxKernelArgumentBytes(options.features));
   // Each mapped nest one gpu.launch, outlined into a kernel.
   pm.addPass(createConvertParallelLoopToGpuPass());
   pm.addPass(createGpuKernelOutliningPass());

@@ -913,8 +913,8 @@ static void mapBlock(Block &block,
         calls.insert(node);
     // Levels, in the stretch's order.
     Levels levels;
-    std::map<int64_t, SmallVector<Operation *>> byLevel;
     DenseMap<Operation *, Footprint> footprints;
+    SmallVector<int64_t> nodeLevels;
     for (Operation *node : nodes) {
       Footprint &footprint = footprints[node];
       if (const RowGroup *group = groupOf.lookup(node))
@@ -924,8 +924,38 @@ static void mapBlock(Block &block,
         footprint.add(it->second.op, aliasing);
       else
         footprint.add(cast<func::CallOp>(node), aliasing);
-      byLevel[levels.add(footprint)].push_back(node);
+      nodeLevels.push_back(levels.add(footprint));
     }
+    // What no later node depends on (the optimizer's updates, the loss's
+    // last write) waits for the last level: the updates of all parameters
+    // then share a launch, as apex's multi_tensor_apply does.
+    int64_t lastLevel = 0;
+    for (int64_t level : nodeLevels)
+      lastLevel = std::max(lastLevel, level);
+    DenseSet<const void *> readLater, writtenLater;
+    bool anyLater = false, unknownLater = false;
+    for (size_t i = nodes.size(); i-- > 0;) {
+      const Footprint &footprint = footprints[nodes[i]];
+      bool unknown = footprint.reads.contains(nullptr);
+      bool sink = !unknownLater && !(unknown && anyLater) &&
+                  llvm::none_of(footprint.writes,
+                                [&](const void *key) {
+                                  return readLater.contains(key) ||
+                                         writtenLater.contains(key);
+                                }) &&
+                  llvm::none_of(footprint.reads, [&](const void *key) {
+                    return writtenLater.contains(key);
+                  });
+      if (sink && !calls.contains(nodes[i]))
+        nodeLevels[i] = lastLevel;
+      readLater.insert(footprint.reads.begin(), footprint.reads.end());
+      writtenLater.insert(footprint.writes.begin(), footprint.writes.end());
+      anyLater = true;
+      unknownLater |= unknown;
+    }
+    std::map<int64_t, SmallVector<Operation *>> byLevel;
+    for (auto [node, level] : llvm::zip_equal(nodes, nodeLevels))
+      byLevel[level].push_back(node);
     // The frees, by the buffer class they free.
     DenseSet<Operation *> inStretch(stretch.begin(), stretch.end());
     DenseMap<const void *, SmallVector<Operation *>> freesOf;

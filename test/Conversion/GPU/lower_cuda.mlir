@@ -24,11 +24,11 @@
 // CHECK-NOT: llvm.call @distopt_matmul_f32(
 // CHECK: gpu.launch_func <%{{.*}} : !llvm.ptr> @products_kernel::@products_kernel
 // CHECK-NOT: llvm.call @malloc
-// CHECK: gpu.binary @products_kernel  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, properties = {ISAToBinaryTimeInMs
+// CHECK: gpu.binary @products_kernel  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx81">, properties = {ISAToBinaryTimeInMs
 // CHECK: llvm.func private @distopt_matmul_f32(
 // CHECK: llvm.func @mgpuStreamCreate()
 // CHIP: gpu.binary @products_kernel  [#gpu.object<#nvvm.target<chip = "sm_80", features = "+ptx75">
-// ISA: gpu.binary @products_kernel  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, properties = {{{.*}}}, assembly = "
+// ISA: gpu.binary @products_kernel  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx81">, properties = {{{.*}}}, assembly = "
 // ISA-SAME: .target sm_90
 func.func @products(%a: tensor<8x32xf32>, %b: tensor<32x16xf32>, %bt: tensor<16x32xf32>,
                     %at: tensor<32x8xf32>, %ba: tensor<4x8x32xf32>, %bb: tensor<4x32x16xf32>,

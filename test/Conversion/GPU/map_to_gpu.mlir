@@ -69,13 +69,20 @@ func.func @row_sum(%a: memref<64x10xf32>, %out: memref<64xf32>) {
 // a copy (named ops and memref.copy) become nests too, and linalg.index
 // reads the point's indices.
 // CHECK-LABEL: func.func @named_and_scalar
-// The fill, the copy and the index op are independent: one nest of 3
+// The sum reads the fill's output: the fill first, alone; the sum, the copy
+// and the index op (on which nothing depends) share the next launch, 3
 // blocks of 12 threads (the largest op's points), a block each, branching
-// on the block index; the sum reads the fill's output: a second nest.
-// CHECK:         scf.parallel (%[[BX:.*]]) = (%{{.*}}) to (%[[C3:.*]]) step
-// CHECK:           scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[C12:.*]]) step
+// on the block index.
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             memref.store %{{.*}}, %{{.*}}[] : memref<f32>
+// CHECK:         scf.parallel (%[[BX:.*]]) = (%{{.*}}) to (%c3{{.*}}) step
+// CHECK:           scf.parallel (%{{.*}}) = (%{{.*}}) to (%c12{{.*}}) step
 // CHECK:             %[[FIRST:.*]] = arith.cmpi ult, %[[BX]], %{{.*}} : index
 // CHECK:             scf.if %[[FIRST]] {
+// CHECK:               %[[INIT:.*]] = memref.load %{{.*}}[] : memref<f32>
+// CHECK:               scf.for
+// CHECK:                 scf.for
 // CHECK:               memref.store %{{.*}}, %{{.*}}[] : memref<f32>
 // CHECK:             } else {
 // CHECK:               scf.if
@@ -85,12 +92,6 @@ func.func @row_sum(%a: memref<64x10xf32>, %out: memref<64xf32>) {
 // CHECK:               } else {
 // CHECK:                 %[[IJ2:.*]]:2 = affine.delinearize_index
 // CHECK:                 %[[I:.*]] = arith.index_cast %[[IJ2]]#1 : index to i64
-// CHECK:         scf.parallel
-// CHECK:           scf.parallel
-// CHECK:             %[[INIT:.*]] = memref.load %{{.*}}[] : memref<f32>
-// CHECK:             scf.for
-// CHECK:               scf.for
-// CHECK:             memref.store %{{.*}}, %{{.*}}[] : memref<f32>
 // CHECK-NOT:     scf.parallel
 // CHECK:         return
 // CHECK-NOT:     linalg.

@@ -60,15 +60,17 @@ func.func @updates(%p1: memref<1000xf32>, %p2: memref<300xf32>, %m1: memref<1000
 // -----
 
 // A temporary: allocated before its first writer, freed after its last
-// reader in the new order; an independent op that came after the free
-// joins the temporary's writer.
+// reader in the new order. The ops nothing later depends on (the reader,
+// the independent op that came after the free) wait for the last level and
+// share its launch.
 // CHECK-LABEL: func.func @temporary
 // CHECK:         %[[T:.*]] = memref.alloc() : memref<256xf32>
 // CHECK:         scf.parallel
 // CHECK:           memref.store %{{.*}}, %[[T]][
-// CHECK:           memref.store %{{.*}}, %arg2[
 // CHECK:         scf.parallel
 // CHECK:           memref.load %[[T]][
+// CHECK:           memref.store %{{.*}}, %arg1[
+// CHECK:           memref.store %{{.*}}, %arg2[
 // CHECK:         memref.dealloc %[[T]] : memref<256xf32>
 // CHECK-NEXT:    return
 func.func @temporary(%a: memref<256xf32>, %b: memref<256xf32>, %c: memref<256xf32>) {
@@ -98,13 +100,13 @@ func.func @temporary(%a: memref<256xf32>, %b: memref<256xf32>, %c: memref<256xf3
 // -----
 
 // A product's library call is scheduled too: the copy of its output comes
-// after it, a level later; the independent fill joins its level.
+// after it, a level later; the independent fill, which nothing depends on,
+// joins the copy's launch.
 // CHECK-LABEL: func.func @around_a_product
 // CHECK:         call @distopt_matmul_f32
 // CHECK:         scf.parallel
-// CHECK:           memref.store %{{.*}}, %arg3[
-// CHECK:         scf.parallel
 // CHECK:           memref.load %arg2[
+// CHECK:           memref.store %{{.*}}, %arg3[
 // CHECK-NOT:     scf.parallel
 func.func private @distopt_matmul_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i32, i32, i32, i32)
 func.func @around_a_product(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf32>, %d: memref<16xf32>, %e: memref<4x4xf32>) {
