@@ -41,6 +41,21 @@ static void setMapping(scf::ParallelOp loop, gpu::Processor processor) {
                                       context, processor, identity, identity)});
 }
 
+/// A grid of `blocks` blocks of `threads` threads: a block_x loop around a
+/// thread_x loop, with `builder` at the start of the thread loop's body;
+/// returns the grid and the block and thread indices.
+static std::tuple<scf::ParallelOp, Value, Value>
+createGrid(OpBuilder &builder, Location loc, Value zero, Value one,
+           Value blocks, Value threads) {
+  auto grid = scf::ParallelOp::create(builder, loc, zero, blocks, one);
+  setMapping(grid, gpu::Processor::BlockX);
+  builder.setInsertionPointToStart(grid.getBody());
+  auto block = scf::ParallelOp::create(builder, loc, zero, threads, one);
+  setMapping(block, gpu::Processor::ThreadX);
+  builder.setInsertionPointToStart(block.getBody());
+  return {grid, grid.getInductionVars()[0], block.getInductionVars()[0]};
+}
+
 /// The values `map` selects from `ivs`, as indices: the loop's index
 /// itself for a dim, an affine.apply of the loop indices otherwise.
 static SmallVector<Value> applyMap(OpBuilder &builder, Location loc,
@@ -246,13 +261,10 @@ static scf::ParallelOp mapGroup(ArrayRef<Mappable> group, int64_t blockSize) {
     for (unsigned d : reductionDims)
       bounds[i][d] = constant(ranges[d]);
   }
-  auto grid = scf::ParallelOp::create(builder, loc, zero, blockCount, one);
-  setMapping(grid, gpu::Processor::BlockX);
-  builder.setInsertionPointToStart(grid.getBody());
-  auto block = scf::ParallelOp::create(builder, loc, zero, threadCount, one);
-  setMapping(block, gpu::Processor::ThreadX);
-  builder.setInsertionPointToStart(block.getBody());
-  Value bx = grid.getInductionVars()[0], tx = block.getInductionVars()[0];
+  scf::ParallelOp grid;
+  Value bx, tx;
+  std::tie(grid, bx, tx) =
+      createGrid(builder, loc, zero, one, blockCount, threadCount);
   MLIRContext *context = last.getContext();
   AffineExpr bxExpr = getAffineDimExpr(0, context),
              txExpr = getAffineDimExpr(1, context);
@@ -521,13 +533,10 @@ static scf::ParallelOp mapRowGroup(ArrayRef<linalg::GenericOp> stages,
   for (linalg::GenericOp op : stages)
     innerCounts.push_back(
         constant(getNumRows(op.getStaticLoopRanges()) / numRows));
-  auto grid = scf::ParallelOp::create(builder, loc, zero, rowCount, one);
-  setMapping(grid, gpu::Processor::BlockX);
-  builder.setInsertionPointToStart(grid.getBody());
-  auto block = scf::ParallelOp::create(builder, loc, zero, threadCount, one);
-  setMapping(block, gpu::Processor::ThreadX);
-  builder.setInsertionPointToStart(block.getBody());
-  Value bx = grid.getInductionVars()[0], tx = block.getInductionVars()[0];
+  scf::ParallelOp grid;
+  Value bx, tx;
+  std::tie(grid, bx, tx) =
+      createGrid(builder, loc, zero, one, rowCount, threadCount);
 
   for (size_t s = 0; s < stages.size(); ++s) {
     linalg::GenericOp op = stages[s];
