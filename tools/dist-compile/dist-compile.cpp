@@ -178,7 +178,8 @@ static std::string writeHeader(const train::StepSignature &step,
      << " * strides in elements; arguments are contiguous row-major buffers.\n"
      << (cuda ? " * The buffers are device memory (libdistopt_cuda's\n"
                 " * distopt_cuda_alloc and copies), results are freed with\n"
-                " * distopt_cuda_free.\n"
+                " * distopt_cuda_free. No two arguments may share memory:\n"
+                " * the kernels update independent state in one launch.\n"
               : " * A result whose allocated pointer is not an argument's\n"
                 " * was allocated by the step with malloc: free it.\n")
      << " * Before the first step the process starts the collective runtime:\n"
