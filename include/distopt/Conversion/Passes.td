@@ -730,6 +730,16 @@ def DistMapToGPUPass : Pass<"dist-map-to-gpu"> {
     } {mapping = [#gpu.loop_dim_map<processor = block_x, ...>]}
     ```
 
+    A scalar op (no loops, 0-d buffers and scalars only, a few pure ops
+    that do not read its outputs: an optimizer's step count plus one, its
+    bias corrections `1 - beta^t`) is recomputed by every later op that
+    reads what it wrote (`inline-scalars`), when nothing between them
+    writes its inputs or its outputs: its consumers then depend only on
+    its inputs, so the update no longer waits a launch for two scalar
+    kernels; the scalar op itself stays only when something else reads
+    its output (the new step count, a result of the step), and nothing
+    depending on it, waits for the last level with the update.
+
     An op with a dynamic iteration space fails the pass with an error at
     the op (nothing is left unmapped silently).
   }];
@@ -754,6 +764,11 @@ def DistMapToGPUPass : Pass<"dist-map-to-gpu"> {
            "(a memref of rank r takes 3 + 2r words; 32764: the limit of "
            "CUDA 12.1 and later drivers on Volta and later GPUs, which every "
            "target of the CUDA 13 toolkit is; 4096 for older drivers)">,
+    Option<"inlineScalars", "inline-scalars", "bool", /*default=*/"true",
+           "Recompute a scalar op (no loops, 0-d operands, a few pure ops) "
+           "in every later op that reads its output, when nothing between "
+           "them writes its operands; erase it when nothing else reads its "
+           "outputs">,
   ];
   let dependentDialects = ["::mlir::affine::AffineDialect",
                            "::mlir::gpu::GPUDialect",

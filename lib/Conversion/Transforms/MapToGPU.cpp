@@ -6,9 +6,11 @@
 //
 // One flat grid per op: the op's parallel iteration space, row-major, in
 // blocks of threads, each thread one point (its reductions serial); runs
-// of independent ops share one grid, each a range of its blocks. The
-// nests are plain scf.parallel loops with GPU mapping attributes, so the
-// same IR becomes kernels (dist-lower-cuda) or CPU loops (the tests).
+// of independent ops share one grid, each a range of its blocks; scalar
+// ops (step counts, bias corrections) are first recomputed by the ops that
+// read them, so those wait for no launch of their own. The nests are
+// plain scf.parallel loops with GPU mapping attributes, so the same IR
+// becomes kernels (dist-lower-cuda) or CPU loops (the tests).
 //
 //===----------------------------------------------------------------------===//
 
@@ -722,11 +724,13 @@ struct Footprint {
     });
   }
 
-  /// A library call: every buffer operand read and written.
+  /// A product's library call (distopt_matmul_*(A, B, C, ...)): C = A x B
+  /// reads A and B and writes C only, so the products of one input (a
+  /// layer's q, k and v, a backward's two gradients) are independent.
   void add(func::CallOp call, BufferAliasing &aliasing) {
-    for (Value operand : call.getOperands())
+    for (auto [index, operand] : llvm::enumerate(call.getOperands()))
       if (isa<BaseMemRefType>(operand.getType()))
-        addBuffer(operand, aliasing, /*written=*/true);
+        addBuffer(operand, aliasing, /*written=*/index >= 2);
   }
 
   /// Kernel argument bytes: a memref descriptor of rank r is 3 + 2r words.
@@ -862,6 +866,210 @@ formRowGroups(ArrayRef<Operation *> nodes,
   }
   finalize();
   return groups;
+}
+
+//===----------------------------------------------------------------------===//
+// Scalar producers recomputed by their consumers
+//===----------------------------------------------------------------------===//
+
+/// The most body ops of a scalar op its consumers recompute.
+static constexpr size_t kMaxInlinedScalarOps = 16;
+
+/// True when `op` is a scalar op its consumers may recompute: no loops,
+/// 0-d buffers and scalars only, at least one output, its body a few pure
+/// ops without regions that reads no output.
+static bool isInlinableScalar(linalg::GenericOp op) {
+  if (op.getNumLoops() != 0 || op.getNumDpsInits() == 0)
+    return false;
+  for (Value operand : op->getOperands())
+    if (auto type = dyn_cast<MemRefType>(operand.getType());
+        type && type.getRank() != 0)
+      return false;
+  for (OpOperand &init : op.getDpsInitsMutable())
+    if (op.payloadUsesValueFromOperand(&init))
+      return false;
+  Block &body = op.getRegion().front();
+  if (body.getOperations().size() > kMaxInlinedScalarOps + 1)
+    return false;
+  return llvm::all_of(body.without_terminator(), [](Operation &nested) {
+    return nested.getNumRegions() == 0 && isPure(&nested);
+  });
+}
+
+/// `consumer` with `producer`'s body at the start of its own and every
+/// input that is one of `producer`'s outputs replaced by the value the
+/// producer yields for it (the producer's inputs, 0-d, become inputs of
+/// the new op). Erases `consumer`; returns the new op.
+static linalg::GenericOp inlineScalar(RewriterBase &rewriter,
+                                      linalg::GenericOp producer,
+                                      linalg::GenericOp consumer) {
+  DenseMap<Value, unsigned> produced;
+  for (auto [index, init] : llvm::enumerate(producer.getDpsInits()))
+    produced.try_emplace(init, index);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : consumer.getDpsInputOperands())
+    if (!produced.count(input->get())) {
+      inputs.push_back(input->get());
+      maps.push_back(consumer.getMatchingIndexingMap(input));
+    }
+  size_t firstProducerInput = inputs.size();
+  AffineMap scalar =
+      AffineMap::get(consumer.getNumLoops(), 0, consumer.getContext());
+  for (Value input : producer.getDpsInputs()) {
+    inputs.push_back(input);
+    maps.push_back(scalar);
+  }
+  for (OpOperand &init : consumer.getDpsInitsMutable())
+    maps.push_back(consumer.getMatchingIndexingMap(&init));
+  rewriter.setInsertionPoint(consumer);
+  auto fused = linalg::GenericOp::create(
+      rewriter, consumer.getLoc(), TypeRange(), inputs, consumer.getDpsInits(),
+      maps, consumer.getIteratorTypesArray());
+  fused->setDiscardableAttrs(consumer->getDiscardableAttrDictionary());
+  SmallVector<Type> argTypes;
+  SmallVector<Location> argLocs;
+  for (Value operand : fused->getOperands()) {
+    argTypes.push_back(getElementTypeOrSelf(operand.getType()));
+    argLocs.push_back(operand.getLoc());
+  }
+  Block *block =
+      rewriter.createBlock(&fused.getRegion(), {}, argTypes, argLocs);
+  IRMapping mapping;
+  Block &producerBody = producer.getRegion().front();
+  for (unsigned i = 0, e = producer.getNumDpsInputs(); i < e; ++i)
+    mapping.map(producerBody.getArgument(i),
+                block->getArgument(firstProducerInput + i));
+  for (Operation &op : producerBody.without_terminator())
+    rewriter.clone(op, mapping);
+  auto yield = cast<linalg::YieldOp>(producerBody.getTerminator());
+  Block &consumerBody = consumer.getRegion().front();
+  unsigned next = 0;
+  for (OpOperand *input : consumer.getDpsInputOperands()) {
+    BlockArgument arg = consumerBody.getArgument(input->getOperandNumber());
+    if (auto it = produced.find(input->get()); it != produced.end())
+      mapping.map(arg, mapping.lookupOrDefault(yield.getOperand(it->second)));
+    else
+      mapping.map(arg, block->getArgument(next++));
+  }
+  for (unsigned i = 0, e = consumer.getNumDpsInits(); i < e; ++i)
+    mapping.map(consumerBody.getArgument(consumer.getNumDpsInputs() + i),
+                block->getArgument(inputs.size() + i));
+  for (Operation &op : consumerBody)
+    rewriter.clone(op, mapping);
+  rewriter.eraseOp(consumer);
+  return fused;
+}
+
+/// True when the buffers `producer` writes are allocations of the function
+/// that nothing but `producer`, frees and views uses (not an argument, a
+/// global or a returned buffer, which the caller sees).
+static bool isOutputDead(linalg::GenericOp producer) {
+  bool dead = true;
+  for (Value init : producer.getDpsInits()) {
+    Value root = train::getRootBuffer(init);
+    if (!root.getDefiningOp<memref::AllocOp>() &&
+        !root.getDefiningOp<memref::AllocaOp>())
+      return false;
+    train::forEachBufferUse(init, [&](OpOperand &use) {
+      Operation *user = use.getOwner();
+      dead &= user == producer || isa<memref::DeallocOp>(user) ||
+              isa<ViewLikeOpInterface>(user);
+    });
+  }
+  return dead;
+}
+
+/// Recomputes the inlinable scalar ops of `block` in their consumers: the
+/// later generics that read one of its outputs as an input, up to the
+/// first op that writes its inputs or outputs (or may: an op with other
+/// effects than a generic's or a product's), none of which writes them
+/// itself; erases a producer whose outputs nothing else reads. The
+/// producer's buffers must be of known, distinct classes.
+static void inlineScalars(Block &block, BufferAliasing &aliasing) {
+  IRRewriter rewriter(block.getParentOp()->getContext());
+  // Inlines `producer` into its consumers; true when it had some.
+  auto inlineInConsumers = [&](linalg::GenericOp producer) {
+    DenseSet<const void *> inputs, outputs;
+    for (Value input : producer.getDpsInputs())
+      if (isa<MemRefType>(input.getType()))
+        inputs.insert(aliasing.getClass(input));
+    for (Value init : producer.getDpsInits())
+      outputs.insert(aliasing.getClass(init));
+    if (inputs.contains(nullptr) || outputs.contains(nullptr) ||
+        llvm::any_of(outputs,
+                     [&](const void *key) { return inputs.contains(key); }))
+      return false;
+    DenseSet<Value> produced(producer.getDpsInits().begin(),
+                             producer.getDpsInits().end());
+    auto touches = [&](const Footprint &footprint) {
+      return llvm::any_of(footprint.writes, [&](const void *key) {
+        return !key || inputs.contains(key) || outputs.contains(key);
+      });
+    };
+    SmallVector<linalg::GenericOp> consumers;
+    for (Operation *op = producer->getNextNode(); op; op = op->getNextNode()) {
+      Footprint footprint;
+      if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
+        footprint.add(generic, aliasing);
+        if (touches(footprint))
+          break;
+        if (llvm::any_of(generic.getDpsInputs(),
+                         [&](Value v) { return produced.contains(v); }))
+          consumers.push_back(generic);
+        continue;
+      }
+      if (isLibraryCall(*op)) {
+        footprint.add(cast<func::CallOp>(op), aliasing);
+        if (touches(footprint))
+          break;
+        continue;
+      }
+      if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+        const void *key = aliasing.getClass(dealloc.getMemref());
+        if (!key || inputs.contains(key) || outputs.contains(key))
+          break;
+        continue;
+      }
+      if (isa<memref::AllocOp>(op) || (isPure(op) && op->getNumRegions() == 0))
+        continue;
+      break;
+    }
+    for (linalg::GenericOp consumer : consumers)
+      inlineScalar(rewriter, producer, consumer);
+    if (!consumers.empty() && isOutputDead(producer)) {
+      // The producer, then its allocations (and their frees) if nothing
+      // else is left using them.
+      SmallVector<Value> roots;
+      for (Value init : producer.getDpsInits())
+        roots.push_back(train::getRootBuffer(init));
+      rewriter.eraseOp(producer);
+      for (Value root : roots) {
+        Operation *alloc = root.getDefiningOp();
+        if (!alloc || !llvm::all_of(root.getUsers(), [](Operation *user) {
+              return isa<memref::DeallocOp>(user);
+            }))
+          continue;
+        for (Operation *user : llvm::make_early_inc_range(root.getUsers()))
+          rewriter.eraseOp(user);
+        rewriter.eraseOp(alloc);
+      }
+    }
+    return !consumers.empty();
+  };
+  // Until no producer has a consumer left (each round removes the reads
+  // of one producer's outputs; a chain, as step -> bias correction ->
+  // update, takes a round per link).
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (Operation &op : block) {
+      auto generic = dyn_cast<linalg::GenericOp>(op);
+      if (generic && isInlinableScalar(generic) && inlineInConsumers(generic)) {
+        changed = true;
+        break;
+      }
+    }
+  }
 }
 
 /// Maps the generics of `block` (`mappable`). Each stretch of the block
@@ -1125,6 +1333,18 @@ struct DistMapToGPUPass
       }
       generics.push_back(*generic);
     }
+    BufferAliasing aliasing(getOperation());
+    if (inlineScalars) {
+      SetVector<Block *> withGenerics;
+      for (linalg::GenericOp generic : generics)
+        withGenerics.insert(generic->getBlock());
+      for (Block *block : withGenerics)
+        ::inlineScalars(*block, aliasing);
+      generics.clear();
+      for (Block *block : withGenerics)
+        for (auto generic : block->getOps<linalg::GenericOp>())
+          generics.push_back(generic);
+    }
     // Each block's generics, in order; an op without points does nothing.
     DenseMap<Operation *, Mappable> mappable;
     SetVector<Block *> blocks;
@@ -1139,7 +1359,6 @@ struct DistMapToGPUPass
       mappable[generic] = *mapped;
       blocks.insert(generic->getBlock());
     }
-    BufferAliasing aliasing(getOperation());
     for (Block *block : blocks)
       mapBlock(*block, mappable, blockSize, horizontal, rowReductions,
                maxArgumentBytes, aliasing);

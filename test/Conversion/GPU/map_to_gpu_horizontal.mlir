@@ -133,6 +133,49 @@ func.func @around_a_product(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref
 
 // -----
 
+// A product reads its A and B and writes only its C: the two products of
+// one input (q and k of a layer) are one level; a product that overwrites
+// their input waits for both, a level later with the copies of their
+// outputs (its library call first, then the copies' one launch).
+// CHECK-LABEL: func.func @products_of_one_input
+// CHECK:         call @distopt_matmul_f32(%[[X:[a-z_0-9]+]],
+// CHECK-NOT:     scf.parallel
+// CHECK:         call @distopt_matmul_f32(%[[X]],
+// CHECK-NOT:     scf.parallel
+// CHECK:         call @distopt_matmul_f32(%{{.*}}, %{{.*}}, %[[X]],
+// CHECK:         scf.parallel
+// CHECK:           memref.load %arg3[
+// CHECK:           memref.load %arg4[
+// CHECK-NOT:     scf.parallel
+func.func private @distopt_matmul_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i32, i32, i32, i32)
+func.func @products_of_one_input(%x: memref<4x4xf32>, %wq: memref<4x4xf32>, %wk: memref<4x4xf32>, %q: memref<4x4xf32>, %k: memref<4x4xf32>, %cq: memref<4x4xf32>, %ck: memref<4x4xf32>) {
+  %ux = memref.cast %x : memref<4x4xf32> to memref<*xf32>
+  %uwq = memref.cast %wq : memref<4x4xf32> to memref<*xf32>
+  %uwk = memref.cast %wk : memref<4x4xf32> to memref<*xf32>
+  %uq = memref.cast %q : memref<4x4xf32> to memref<*xf32>
+  %uk = memref.cast %k : memref<4x4xf32> to memref<*xf32>
+  %one = arith.constant 1 : i64
+  %four = arith.constant 4 : i64
+  %no = arith.constant 0 : i32
+  call @distopt_matmul_f32(%ux, %uwq, %uq, %one, %four, %four, %four, %no, %no, %no, %no) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i32, i32, i32, i32) -> ()
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%q : memref<4x4xf32>) outs(%cq : memref<4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  call @distopt_matmul_f32(%ux, %uwk, %uk, %one, %four, %four, %four, %no, %no, %no, %no) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i32, i32, i32, i32) -> ()
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%k : memref<4x4xf32>) outs(%ck : memref<4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  // (Writes %x, which both products above read: after them.)
+  call @distopt_matmul_f32(%uq, %uk, %ux, %one, %four, %four, %four, %no, %no, %no, %no) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i32, i32, i32, i32) -> ()
+  return
+}
+
+// -----
+
 // A part's arguments are distinct when every call passes distinct
 // buffers: its two independent ops share a nest. @aliased is called with
 // one buffer as both arguments: its ops stay apart (the second reads what
