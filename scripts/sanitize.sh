@@ -50,7 +50,9 @@ install_packages "${distopt_packages[@]}" clang-22 libclang-rt-22-dev \
 # run in its code.
 # Paths below the repository hash relative, and the line tables' build
 # directory does not count, so a fresh clone elsewhere (CI) hits the cache.
+# (As scripts/setup.sh, the launcher carries it for a plain `ninja` later.)
 export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=true
+launcher="env;CCACHE_BASEDIR=$root;CCACHE_NOHASHDIR=true;ccache"
 if [ ! -f "$build/build.ninja" ]; then
   phase "configuring $build"
   cmake -S "$root" -B "$build" -G Ninja \
@@ -61,8 +63,8 @@ if [ ! -f "$build/build.ninja" ]; then
     -DMLIR_DIR=$llvm/lib/cmake/mlir \
     -DLLVM_EXTERNAL_LIT=$llvm/bin/lit \
     -DPython3_EXECUTABLE=/usr/bin/python3 \
-    -DCMAKE_C_COMPILER_LAUNCHER=ccache \
-    -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+    "-DCMAKE_C_COMPILER_LAUNCHER=$launcher" \
+    "-DCMAKE_CXX_COMPILER_LAUNCHER=$launcher" \
     "-DDISTOPT_SANITIZE=address;undefined" \
     -DDISTOPT_ENABLE_FUZZER=ON \
     -DDISTOPT_BUILD_PYTHON=OFF

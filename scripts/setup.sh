@@ -38,8 +38,11 @@ install_packages "${distopt_packages[@]}" g++ python3-torch
 
 # --- configure and build ----------------------------------------------------
 # Paths below the repository hash relative, so clones elsewhere (CI) hit the
-# same ccache entries.
+# same ccache entries. The launcher carries the setting, so a later plain
+# `ninja` in the build directory (the edit-build loop) fills the cache for
+# a fresh clone too.
 export CCACHE_BASEDIR="$root"
+launcher="env;CCACHE_BASEDIR=$root;ccache"
 if [ ! -f "$build/build.ninja" ]; then
   echo "== configuring $build"
   cmake -S "$root" -B "$build" -G Ninja \
@@ -47,8 +50,8 @@ if [ ! -f "$build/build.ninja" ]; then
     -DMLIR_DIR=$llvm/lib/cmake/mlir \
     -DLLVM_EXTERNAL_LIT=$llvm/bin/lit \
     -DPython3_EXECUTABLE=/usr/bin/python3 \
-    -DCMAKE_C_COMPILER_LAUNCHER=ccache \
-    -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+    "-DCMAKE_C_COMPILER_LAUNCHER=$launcher" \
+    "-DCMAKE_CXX_COMPILER_LAUNCHER=$launcher"
 fi
 echo "== building"
 cmake --build "$build" -j "$jobs"

@@ -730,6 +730,14 @@ def DistMapToGPUPass : Pass<"dist-map-to-gpu"> {
     } {mapping = [#gpu.loop_dim_map<processor = block_x, ...>]}
     ```
 
+    With `row-reductions`, a reduction over a row's last loops (a layer
+    norm's statistics, a softmax's maximum and sum, a cross-entropy's) runs
+    a block per row with the ops on the same rows around it, `gpu.barrier`
+    between its stages; such a row group is one member of its level's
+    launch like any op: its blocks first, its threads past its own count
+    skipping its work but reaching every barrier, which stays at the top
+    of the thread loop (the other members run before the first).
+
     A scalar op (no loops, 0-d buffers and scalars only, a few pure ops
     that do not read its outputs: an optimizer's step count plus one, its
     bias corrections `1 - beta^t`) is recomputed by every later op that
@@ -757,7 +765,8 @@ def DistMapToGPUPass : Pass<"dist-map-to-gpu"> {
            "block per row, its threads combining strided parts and then "
            "halving them in a scratch buffer, with the ops around it on "
            "the same rows (a layer norm, a softmax and their gradients) in "
-           "the same launch, gpu.barrier between them">,
+           "the same launch, gpu.barrier between them; the group shares its "
+           "level's launch with the level's other ops">,
     Option<"maxArgumentBytes", "max-argument-bytes", "int64_t",
            /*default=*/"::mlir::train::kMaxKernelArgumentBytes",
            "The kernel argument bytes a horizontally fused launch may take "

@@ -223,80 +223,190 @@ static void emitPoint(OpBuilder &builder, linalg::GenericOp op, Value point,
         applyMap(builder, loc, op.getMatchingIndexingMap(&init), ivs));
 }
 
-/// Rewrites `group` (independent generics, in order, the last one where
-/// the nest goes) into one mapped nest: `blockSize` threads per block (or
-/// fewer, as many as the largest member has points), each member a range
-/// of the grid's blocks, one point per thread. One member is the plain
-/// flat grid; several are one launch whose blocks branch, uniformly, on
-/// the member their index falls in (as apex's multi_tensor_apply).
-static scf::ParallelOp mapGroup(ArrayRef<Mappable> group, int64_t blockSize) {
-  int64_t largest = 0;
-  for (const Mappable &member : group)
-    largest = std::max(largest, member.points);
-  int64_t threads = std::min(blockSize, largest);
-  linalg::GenericOp last = group.back().op;
-  OpBuilder builder(last);
-  Location loc = last.getLoc();
+/// Code a launch runs for one member at a block `row` of its own (its
+/// first block 0) and thread `tx`.
+using Piece = std::function<void(OpBuilder &, Value row, Value tx)>;
+
+/// One member of a launch: `blocks` blocks of the grid, of whose threads it
+/// uses the first `threads`; its code in segments, which the launch
+/// separates by barriers (a reduction's stages; one op's point is one).
+struct LaunchMember {
+  int64_t blocks = 0;
+  int64_t threads = 0;
+  SmallVector<SmallVector<Piece>> segments;
+};
+
+/// Emits, at `builder`, one launch of `members` (each a range of the
+/// grid's blocks, in order) with `threads` threads per block: the members'
+/// first segments, then a `gpu.barrier` at the top of the thread loop and
+/// the second segments of the members that have one, and so on. A block
+/// branches, uniformly, on the member its index falls in (as apex's
+/// multi_tensor_apply); a member using fewer threads than the block has
+/// skips the others, which still reach every barrier.
+static scf::ParallelOp emitLaunch(OpBuilder &builder, Location loc,
+                                  ArrayRef<LaunchMember> members,
+                                  int64_t threads, Value zero, Value one) {
   auto constant = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(builder, loc, v);
   };
+  SmallVector<int64_t> firsts;
+  int64_t blocks = 0;
+  size_t phases = 0;
+  for (const LaunchMember &member : members) {
+    firsts.push_back(blocks);
+    blocks += member.blocks;
+    phases = std::max(phases, member.segments.size());
+  }
   // Every bound before the grid, so the kernel takes them as arguments or
   // constants rather than recomputing them per thread.
-  SmallVector<int64_t> firstBlocks;
-  int64_t blocks = 0;
-  for (const Mappable &member : group) {
-    firstBlocks.push_back(blocks);
-    blocks += llvm::divideCeil(member.points, threads);
-  }
-  Value zero = constant(0), one = constant(1), blockCount = constant(blocks),
-        threadCount = constant(threads);
-  SmallVector<Value> pointCounts, ends;
-  SmallVector<DenseMap<unsigned, Value>> bounds(group.size());
-  for (auto [i, member] : llvm::enumerate(group)) {
-    pointCounts.push_back(constant(member.points));
-    ends.push_back(i + 1 < group.size() ? constant(firstBlocks[i + 1])
-                                        : Value());
-    linalg::GenericOp op = member.op;
-    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    SmallVector<unsigned> reductionDims;
-    op.getReductionDims(reductionDims);
-    for (unsigned d : reductionDims)
-      bounds[i][d] = constant(ranges[d]);
+  Value blockCount = constant(blocks), threadCount = constant(threads);
+  SmallVector<Value> starts, ends, used;
+  for (auto [i, member] : llvm::enumerate(members)) {
+    starts.push_back(firsts[i] > 0 ? constant(firsts[i]) : Value());
+    ends.push_back(i + 1 < members.size() ? constant(firsts[i + 1]) : Value());
+    used.push_back(member.threads < threads ? constant(member.threads)
+                                            : Value());
   }
   scf::ParallelOp grid;
   Value bx, tx;
   std::tie(grid, bx, tx) =
       createGrid(builder, loc, zero, one, blockCount, threadCount);
-  MLIRContext *context = last.getContext();
-  AffineExpr bxExpr = getAffineDimExpr(0, context),
-             txExpr = getAffineDimExpr(1, context);
-  for (auto [i, member] : llvm::enumerate(group)) {
-    // Blocks before the next member's first are this member's; the next
-    // members go in the else branch.
-    Block *rest = nullptr;
-    if (ends[i]) {
-      Value mine = arith::CmpIOp::create(
-          builder, loc, arith::CmpIPredicate::ult, bx, ends[i]);
-      auto branch = scf::IfOp::create(builder, loc, mine, /*withElse=*/true);
-      rest = &branch.getElseRegion().front();
-      builder.setInsertionPointToStart(&branch.getThenRegion().front());
+  Block *body = builder.getInsertionBlock();
+  MLIRContext *context = builder.getContext();
+  // Member `i`'s segment `p`, in the branch of its blocks.
+  auto emitSegment = [&](OpBuilder &b, size_t i, size_t p) {
+    Value row = bx;
+    if (firsts[i] > 0)
+      row = affine::AffineApplyOp::create(
+          b, loc,
+          AffineMap::get(1, 0, getAffineDimExpr(0, context) - firsts[i]),
+          ValueRange{bx});
+    if (used[i]) {
+      Value mine =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tx, used[i]);
+      auto guard = scf::IfOp::create(b, loc, mine);
+      b.setInsertionPointToStart(&guard.getThenRegion().front());
     }
-    Value point = affine::AffineApplyOp::create(
-        builder, loc,
-        AffineMap::get(2, 0, (bxExpr - firstBlocks[i]) * threads + txExpr),
-        ValueRange{bx, tx});
-    int64_t memberBlocks = llvm::divideCeil(member.points, threads);
-    if (memberBlocks * threads != member.points) {
-      Value inside = arith::CmpIOp::create(
-          builder, loc, arith::CmpIPredicate::ult, point, pointCounts[i]);
-      auto guard = scf::IfOp::create(builder, loc, inside);
-      builder.setInsertionPointToStart(&guard.getThenRegion().front());
+    for (const Piece &piece : members[i].segments[p])
+      piece(b, row, tx);
+  };
+  for (size_t p = 0; p < phases; ++p) {
+    builder.setInsertionPoint(body->getTerminator());
+    if (p > 0)
+      gpu::BarrierOp::create(builder, loc);
+    SmallVector<size_t> active;
+    for (auto [i, member] : llvm::enumerate(members))
+      if (member.segments.size() > p)
+        active.push_back(i);
+    if (active.size() == members.size()) {
+      // Every member: a chain, each member's blocks before the next's first.
+      for (size_t i : active) {
+        OpBuilder b = builder;
+        Block *rest = nullptr;
+        if (ends[i]) {
+          Value mine = arith::CmpIOp::create(
+              builder, loc, arith::CmpIPredicate::ult, bx, ends[i]);
+          auto branch =
+              scf::IfOp::create(builder, loc, mine, /*withElse=*/true);
+          rest = &branch.getElseRegion().front();
+          b.setInsertionPointToStart(&branch.getThenRegion().front());
+        }
+        emitSegment(b, i, p);
+        if (rest)
+          builder.setInsertionPointToStart(rest);
+      }
+      continue;
     }
-    emitPoint(builder, linalg::GenericOp(member.op), point, bounds[i], zero,
-              one);
-    if (rest)
-      builder.setInsertionPointToStart(rest);
+    // Some members: a branch for each, on both ends of its blocks.
+    for (size_t i : active) {
+      builder.setInsertionPoint(body->getTerminator());
+      Value inside;
+      auto both = [&](Value condition) {
+        inside = inside ? arith::AndIOp::create(builder, loc, inside, condition)
+                              .getResult()
+                        : condition;
+      };
+      if (starts[i])
+        both(arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::uge, bx,
+                                   starts[i]));
+      if (ends[i])
+        both(arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ult, bx,
+                                   ends[i]));
+      OpBuilder b = builder;
+      if (inside) {
+        auto branch = scf::IfOp::create(builder, loc, inside);
+        b.setInsertionPointToStart(&branch.getThenRegion().front());
+      }
+      emitSegment(b, i, p);
+    }
   }
+  return grid;
+}
+
+/// `mapped` as a launch member of `threads` threads per block, one point
+/// per thread, its bounds built at `builder` (before the grid).
+static LaunchMember getPointMember(OpBuilder &builder, const Mappable &mapped,
+                                   int64_t threads, Value zero, Value one) {
+  linalg::GenericOp op = mapped.op;
+  Location loc = op.getLoc();
+  auto constant = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(builder, loc, v);
+  };
+  LaunchMember member;
+  member.blocks = llvm::divideCeil(mapped.points, threads);
+  member.threads = threads;
+  bool exact = member.blocks * threads == mapped.points;
+  Value pointCount = exact ? Value() : constant(mapped.points);
+  DenseMap<unsigned, Value> bounds;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<unsigned> reductionDims;
+  op.getReductionDims(reductionDims);
+  for (unsigned d : reductionDims)
+    bounds[d] = constant(ranges[d]);
+  member.segments.push_back({[=](OpBuilder &b, Value row, Value tx) mutable {
+    MLIRContext *context = b.getContext();
+    Value point = affine::AffineApplyOp::create(
+        b, loc,
+        AffineMap::get(2, 0,
+                       getAffineDimExpr(0, context) * threads +
+                           getAffineDimExpr(1, context)),
+        ValueRange{row, tx});
+    OpBuilder inner = b;
+    if (!exact) {
+      Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           point, pointCount);
+      auto guard = scf::IfOp::create(b, loc, inside);
+      inner.setInsertionPointToStart(&guard.getThenRegion().front());
+    }
+    emitPoint(inner, op, point, bounds, zero, one);
+  }});
+  return member;
+}
+
+/// The threads per block of a launch of point members: `blockSize`, or as
+/// many as the largest member has points.
+static int64_t getPointThreads(ArrayRef<Mappable> group, int64_t blockSize) {
+  int64_t largest = 0;
+  for (const Mappable &member : group)
+    largest = std::max(largest, member.points);
+  return std::min(blockSize, largest);
+}
+
+/// Rewrites `group` (independent generics, in order, the last one where
+/// the nest goes) into one mapped nest: `blockSize` threads per block (or
+/// fewer, as many as the largest member has points), each member a range
+/// of the grid's blocks, one point per thread.
+static scf::ParallelOp mapGroup(ArrayRef<Mappable> group, int64_t blockSize) {
+  int64_t threads = getPointThreads(group, blockSize);
+  linalg::GenericOp last = group.back().op;
+  OpBuilder builder(last);
+  Location loc = last.getLoc();
+  Value zero = arith::ConstantIndexOp::create(builder, loc, 0),
+        one = arith::ConstantIndexOp::create(builder, loc, 1);
+  SmallVector<LaunchMember> members;
+  for (const Mappable &member : group)
+    members.push_back(getPointMember(builder, member, threads, zero, one));
+  scf::ParallelOp grid = emitLaunch(builder, loc, members, threads, zero, one);
   for (Mappable member : group)
     member.op.erase();
   return grid;
@@ -491,142 +601,150 @@ static Value combine(OpBuilder &builder, Operation *combiner, Value a,
   return builder.create(state)->getResult(0);
 }
 
-/// Maps `stages` (generics on rows of `rows`, in order, row local, at least
-/// one a reduction) to one nest: a block per row, `threads` threads (a
-/// power of two) splitting each stage's points after the row; a reduction
-/// stage's threads each combine a strided part, then halve the partial
-/// results in a scratch buffer to one, which thread 0 combines into the
-/// output. `gpu.barrier` between stages, only at the top of the thread
-/// loop (dist-split-barriers makes sibling loops of the stages for the
-/// CPU). Built before the last stage; returns the nest, and in `scratches`
-/// the scratch buffers it allocates before it (the caller frees them).
-static scf::ParallelOp mapRowGroup(ArrayRef<linalg::GenericOp> stages,
-                                   ArrayRef<int64_t> rows, int64_t blockSize,
-                                   SmallVectorImpl<Value> &scratches) {
-  unsigned m = rows.size();
+/// The threads of a row group's launch member: a power of two, at most
+/// `blockSize`, no more than its widest stage has points per row.
+static int64_t getRowThreads(ArrayRef<linalg::GenericOp> stages,
+                             ArrayRef<int64_t> rows, int64_t blockSize) {
   int64_t numRows = getNumRows(rows);
   int64_t largest = 1;
   for (linalg::GenericOp op : stages)
     largest = std::max(largest, getNumRows(op.getStaticLoopRanges()) / numRows);
   int64_t threads = std::min<int64_t>(blockSize, llvm::PowerOf2Ceil(largest));
-  threads = int64_t(1) << llvm::Log2_64(std::max<int64_t>(threads, 1));
-  linalg::GenericOp last = stages.back();
-  OpBuilder builder(last);
-  Location loc = last.getLoc();
+  return int64_t(1) << llvm::Log2_64(std::max<int64_t>(threads, 1));
+}
+
+/// `stages` (generics on rows of `rows`, in order, row local, at least one
+/// a reduction) as a launch member: a block per row, `threads` threads (a
+/// power of two, getRowThreads) splitting each stage's points after the
+/// row; a reduction stage's threads each combine a strided part, then
+/// halve the partial results in a scratch buffer to one, which thread 0
+/// combines into the output; a segment per stage and per halving. Builds
+/// its bounds and scratch buffers at `builder` (before the grid) and
+/// returns those buffers in `scratches` (the caller frees them after it).
+static LaunchMember getRowGroupMember(OpBuilder &builder,
+                                      ArrayRef<linalg::GenericOp> stages,
+                                      ArrayRef<int64_t> rows, int64_t threads,
+                                      Value zero,
+                                      SmallVectorImpl<Value> &scratches) {
+  unsigned m = rows.size();
+  int64_t numRows = getNumRows(rows);
+  Location loc = stages.back()->getLoc();
   auto constant = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(builder, loc, v);
   };
-  Value zero = constant(0), one = constant(1), rowCount = constant(numRows),
-        threadCount = constant(threads);
-  // Scratch for the partial results: per reduction output, rows x threads.
-  DenseMap<std::pair<Operation *, unsigned>, Value> scratch;
-  for (linalg::GenericOp op : stages) {
-    if (getStageKind(op, rows) != StageKind::reduction)
-      continue;
-    for (OpOperand &init : op.getDpsInitsMutable()) {
-      auto type = MemRefType::get({numRows, threads},
-                                  getElementTypeOrSelf(init.get().getType()));
-      Value buffer = memref::AllocOp::create(builder, loc, type);
-      scratch[{op, init.getOperandNumber() - op.getNumDpsInputs()}] = buffer;
-      scratches.push_back(buffer);
-    }
-  }
-  SmallVector<Value> innerCounts;
-  for (linalg::GenericOp op : stages)
-    innerCounts.push_back(
-        constant(getNumRows(op.getStaticLoopRanges()) / numRows));
-  scf::ParallelOp grid;
-  Value bx, tx;
-  std::tie(grid, bx, tx) =
-      createGrid(builder, loc, zero, one, rowCount, threadCount);
-
+  Value threadCount = constant(threads);
+  LaunchMember member;
+  member.blocks = numRows;
+  member.threads = threads;
+  member.segments.emplace_back();
+  auto add = [&](Piece piece) {
+    member.segments.back().push_back(std::move(piece));
+  };
+  auto barrier = [&] { member.segments.emplace_back(); };
   for (size_t s = 0; s < stages.size(); ++s) {
     linalg::GenericOp op = stages[s];
     if (s > 0)
-      gpu::BarrierOp::create(builder, loc);
+      barrier();
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    Value innerCount = constant(getNumRows(ranges) / numRows);
     if (getStageKind(op, rows) == StageKind::elementwise) {
-      scf::ForOp::create(
-          builder, loc, tx, innerCounts[s], threadCount, ValueRange(),
-          [&](OpBuilder &b, Location, Value p, ValueRange) {
-            SmallVector<Value> ivs = getRowIndices(b, loc, ranges, m, bx, p);
+      add([=](OpBuilder &builder, Value row, Value tx) mutable {
+        scf::ForOp::create(
+            builder, loc, tx, innerCount, threadCount, ValueRange(),
+            [&](OpBuilder &b, Location, Value p, ValueRange) {
+              SmallVector<Value> ivs = getRowIndices(b, loc, ranges, m, row, p);
+              SmallVector<Value> args;
+              for (OpOperand *input : op.getDpsInputOperands())
+                args.push_back(readOperand(b, loc, op, *input, ivs));
+              for (OpOperand &init : op.getDpsInitsMutable())
+                args.push_back(op.payloadUsesValueFromOperand(&init)
+                                   ? readOperand(b, loc, op, init, ivs)
+                                   : Value());
+              SmallVector<Value> results = cloneBody(b, op, args, ivs);
+              for (auto [value, init] :
+                   llvm::zip_equal(results, op.getDpsInitsMutable()))
+                memref::StoreOp::create(
+                    b, loc, value, init.get(),
+                    applyMap(b, loc, op.getMatchingIndexingMap(&init), ivs));
+              scf::YieldOp::create(b, loc);
+            });
+      });
+      continue;
+    }
+    // A reduction: scratch for the partial results, rows x threads per
+    // output...
+    unsigned outputs = op.getNumDpsInits();
+    SmallVector<Value> scratch;
+    SmallVector<Operation *> combiners;
+    for (OpOperand &init : op.getDpsInitsMutable()) {
+      auto type = MemRefType::get({numRows, threads},
+                                  getElementTypeOrSelf(init.get().getType()));
+      scratch.push_back(memref::AllocOp::create(builder, loc, type));
+      scratches.push_back(scratch.back());
+      combiners.push_back(
+          getCombiner(op, init.getOperandNumber() - op.getNumDpsInputs()));
+    }
+    // ... each thread's strided part from the neutral element...
+    add([=](OpBuilder &builder, Value row, Value tx) mutable {
+      SmallVector<Value> neutral;
+      for (Operation *combiner : combiners)
+        neutral.push_back(arith::ConstantOp::create(
+            builder, loc, *arith::getNeutralElement(combiner)));
+      auto partial = scf::ForOp::create(
+          builder, loc, tx, innerCount, threadCount, neutral,
+          [&](OpBuilder &b, Location, Value p, ValueRange accs) {
+            SmallVector<Value> ivs = getRowIndices(b, loc, ranges, m, row, p);
             SmallVector<Value> args;
             for (OpOperand *input : op.getDpsInputOperands())
               args.push_back(readOperand(b, loc, op, *input, ivs));
-            for (OpOperand &init : op.getDpsInitsMutable())
-              args.push_back(op.payloadUsesValueFromOperand(&init)
-                                 ? readOperand(b, loc, op, init, ivs)
-                                 : Value());
-            SmallVector<Value> results = cloneBody(b, op, args, ivs);
-            for (auto [value, init] :
-                 llvm::zip_equal(results, op.getDpsInitsMutable()))
-              memref::StoreOp::create(
-                  b, loc, value, init.get(),
-                  applyMap(b, loc, op.getMatchingIndexingMap(&init), ivs));
-            scf::YieldOp::create(b, loc);
+            llvm::append_range(args, accs);
+            scf::YieldOp::create(b, loc, cloneBody(b, op, args, ivs));
           });
-      continue;
-    }
-    // A reduction: each thread's strided part from the neutral element...
-    unsigned outputs = op.getNumDpsInits();
-    SmallVector<Operation *> combiners;
-    SmallVector<Value> neutral;
-    for (unsigned i = 0; i < outputs; ++i) {
-      combiners.push_back(getCombiner(op, i));
-      neutral.push_back(arith::ConstantOp::create(
-          builder, loc, *arith::getNeutralElement(combiners.back())));
-    }
-    auto partial = scf::ForOp::create(
-        builder, loc, tx, innerCounts[s], threadCount, neutral,
-        [&](OpBuilder &b, Location, Value p, ValueRange accs) {
-          SmallVector<Value> ivs = getRowIndices(b, loc, ranges, m, bx, p);
-          SmallVector<Value> args;
-          for (OpOperand *input : op.getDpsInputOperands())
-            args.push_back(readOperand(b, loc, op, *input, ivs));
-          llvm::append_range(args, accs);
-          scf::YieldOp::create(b, loc, cloneBody(b, op, args, ivs));
-        });
-    for (unsigned i = 0; i < outputs; ++i)
-      memref::StoreOp::create(builder, loc, partial.getResult(i),
-                              scratch.lookup({op, i}), ValueRange{bx, tx});
+      for (unsigned i = 0; i < outputs; ++i)
+        memref::StoreOp::create(builder, loc, partial.getResult(i), scratch[i],
+                                ValueRange{row, tx});
+    });
     // ... halved in the scratch buffer...
     for (int64_t half = threads / 2; half >= 1; half /= 2) {
-      gpu::BarrierOp::create(builder, loc);
-      Value offset = constant(half);
-      Value lower = arith::CmpIOp::create(
-          builder, loc, arith::CmpIPredicate::ult, tx, offset);
-      auto branch = scf::IfOp::create(builder, loc, lower);
-      OpBuilder b = OpBuilder::atBlockBegin(&branch.getThenRegion().front());
-      Value partner = arith::AddIOp::create(b, loc, tx, offset);
-      for (unsigned i = 0; i < outputs; ++i) {
-        Value buffer = scratch.lookup({op, i});
-        Value mine = memref::LoadOp::create(b, loc, buffer, ValueRange{bx, tx});
-        Value theirs =
-            memref::LoadOp::create(b, loc, buffer, ValueRange{bx, partner});
-        memref::StoreOp::create(b, loc, combine(b, combiners[i], mine, theirs),
-                                buffer, ValueRange{bx, tx});
-      }
+      barrier();
+      add([=](OpBuilder &builder, Value row, Value tx) mutable {
+        Value offset = arith::ConstantIndexOp::create(builder, loc, half);
+        Value lower = arith::CmpIOp::create(
+            builder, loc, arith::CmpIPredicate::ult, tx, offset);
+        auto branch = scf::IfOp::create(builder, loc, lower);
+        OpBuilder b = OpBuilder::atBlockBegin(&branch.getThenRegion().front());
+        Value partner = arith::AddIOp::create(b, loc, tx, offset);
+        for (unsigned i = 0; i < outputs; ++i) {
+          Value mine =
+              memref::LoadOp::create(b, loc, scratch[i], ValueRange{row, tx});
+          Value theirs = memref::LoadOp::create(b, loc, scratch[i],
+                                                ValueRange{row, partner});
+          memref::StoreOp::create(b, loc,
+                                  combine(b, combiners[i], mine, theirs),
+                                  scratch[i], ValueRange{row, tx});
+        }
+      });
     }
     // ... and thread 0 combines the row's total into the output.
-    gpu::BarrierOp::create(builder, loc);
-    Value first =
-        arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, tx, zero);
-    auto branch = scf::IfOp::create(builder, loc, first);
-    OpBuilder b = OpBuilder::atBlockBegin(&branch.getThenRegion().front());
-    SmallVector<Value> ivs = getRowIndices(b, loc, ranges, m, bx, zero);
-    for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable())) {
-      SmallVector<Value> indices =
-          applyMap(b, loc, op.getMatchingIndexingMap(&init), ivs);
-      Value total = memref::LoadOp::create(b, loc, scratch.lookup({op, i}),
-                                           ValueRange{bx, zero});
-      Value before = memref::LoadOp::create(b, loc, init.get(), indices);
-      memref::StoreOp::create(b, loc, combine(b, combiners[i], before, total),
-                              init.get(), indices);
-    }
+    barrier();
+    add([=](OpBuilder &builder, Value row, Value tx) mutable {
+      Value first = arith::CmpIOp::create(builder, loc,
+                                          arith::CmpIPredicate::eq, tx, zero);
+      auto branch = scf::IfOp::create(builder, loc, first);
+      OpBuilder b = OpBuilder::atBlockBegin(&branch.getThenRegion().front());
+      SmallVector<Value> ivs = getRowIndices(b, loc, ranges, m, row, zero);
+      for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable())) {
+        SmallVector<Value> indices =
+            applyMap(b, loc, op.getMatchingIndexingMap(&init), ivs);
+        Value total =
+            memref::LoadOp::create(b, loc, scratch[i], ValueRange{row, zero});
+        Value before = memref::LoadOp::create(b, loc, init.get(), indices);
+        memref::StoreOp::create(b, loc, combine(b, combiners[i], before, total),
+                                init.get(), indices);
+      }
+    });
   }
-  for (linalg::GenericOp op : stages)
-    op.erase();
-  return grid;
+  return member;
 }
 
 namespace {
@@ -1211,14 +1329,57 @@ static void mapBlock(Block &block,
       }
     };
     for (auto &[level, members] : byLevel) {
-      SmallVector<Mappable> group;
+      // The level's generics and row groups, in order, one launch until
+      // their kernel arguments would pass maxArgumentBytes.
+      SmallVector<Operation *> group;
       int64_t bytes = 0;
       SetVector<Value> values;
       auto flush = [&] {
         if (group.empty())
           return;
-        scf::ParallelOp grid = mapGroup(group, blockSize);
+        SmallVector<Mappable> points;
+        int64_t threads = 1;
+        for (Operation *node : group) {
+          if (const RowGroup *rows = groupOf.lookup(node))
+            threads = std::max(
+                threads, getRowThreads(rows->stages, rows->rows, blockSize));
+          else
+            points.push_back(mappable.lookup(node));
+        }
+        if (!points.empty())
+          threads = std::max(threads, getPointThreads(points, blockSize));
+        // Built before the last member's last op, which is just before the
+        // anchor.
+        Operation *last = group.back();
+        OpBuilder builder(last);
+        Value zero = arith::ConstantIndexOp::create(builder, last->getLoc(), 0),
+              one = arith::ConstantIndexOp::create(builder, last->getLoc(), 1);
+        SmallVector<LaunchMember> launch;
+        SmallVector<Value> scratches;
+        for (Operation *node : group) {
+          if (const RowGroup *rows = groupOf.lookup(node))
+            launch.push_back(getRowGroupMember(
+                builder, rows->stages, rows->rows,
+                getRowThreads(rows->stages, rows->rows, blockSize), zero,
+                scratches));
+          else
+            launch.push_back(getPointMember(builder, mappable.lookup(node),
+                                            threads, zero, one));
+        }
+        scf::ParallelOp grid =
+            emitLaunch(builder, last->getLoc(), launch, threads, zero, one);
+        for (Operation *node : group) {
+          if (const RowGroup *rows = groupOf.lookup(node)) {
+            for (linalg::GenericOp stage : rows->stages)
+              stage.erase();
+          } else {
+            node->erase();
+          }
+        }
         grid->moveBefore(anchor);
+        OpBuilder after(anchor);
+        for (Value buffer : scratches)
+          memref::DeallocOp::create(after, grid.getLoc(), buffer);
         group.clear();
         values.clear();
         bytes = 0;
@@ -1229,31 +1390,20 @@ static void mapBlock(Block &block,
           release(node);
           continue;
         }
-        if (const RowGroup *group = groupOf.lookup(node)) {
-          // A row group: its own launch, its stages in order.
-          for (Value v : footprints[node].values)
-            if (Operation *def = v.getDefiningOp())
-              place(def);
-          for (linalg::GenericOp stage : group->stages) {
-            placed.insert(stage);
-            stage->moveBefore(anchor);
-          }
-          SmallVector<Value> scratches;
-          scf::ParallelOp grid =
-              mapRowGroup(group->stages, group->rows, blockSize, scratches);
-          grid->moveBefore(anchor);
-          OpBuilder after(anchor);
-          for (Value buffer : scratches)
-            memref::DeallocOp::create(after, grid.getLoc(), buffer);
-          release(node);
-          continue;
-        }
-        // The generic's producers first; the group's nest is built before
-        // its last member, which is then just before the anchor.
+        // The member's producers first; the launch is built before the
+        // last member, which is then just before the anchor.
         for (Value v : footprints[node].values)
           if (Operation *def = v.getDefiningOp())
             place(def);
-        int64_t more = 0;
+        const RowGroup *rows = groupOf.lookup(node);
+        // (A row group's scratch buffers: one of rank 2 per reduction
+        // output.)
+        int64_t scratchBytes = 0;
+        if (rows)
+          for (linalg::GenericOp stage : rows->stages)
+            if (getStageKind(stage, rows->rows) == StageKind::reduction)
+              scratchBytes += stage.getNumDpsInits() * 8 * (3 + 2 * 2);
+        int64_t more = scratchBytes;
         for (Value v : footprints[node].values)
           if (!values.count(v))
             more += Footprint::getArgumentBytes(v);
@@ -1262,15 +1412,23 @@ static void mapBlock(Block &block,
         for (Value v : footprints[node].values)
           if (values.insert(v))
             bytes += Footprint::getArgumentBytes(v);
-        placed.insert(node);
-        node->moveBefore(anchor);
-        group.push_back(mappable.lookup(node));
+        bytes += scratchBytes;
+        if (rows) {
+          for (linalg::GenericOp stage : rows->stages) {
+            placed.insert(stage);
+            stage->moveBefore(anchor);
+          }
+        } else {
+          placed.insert(node);
+          node->moveBefore(anchor);
+        }
+        group.push_back(node);
       }
-      // (The frees after the whole level's nests.)
+      // (The frees after the whole level's launches.)
       flush();
       // (The generics are erased: only their footprints are left.)
       for (Operation *node : members)
-        if (!calls.contains(node) && !groupOf.count(node))
+        if (!calls.contains(node))
           release(node);
     }
     // What no node needed, in its order.

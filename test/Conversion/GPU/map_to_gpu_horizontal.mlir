@@ -15,7 +15,7 @@
 // CHECK:           scf.if %[[M1]] {
 // CHECK:             memref.store %{{.*}}, %arg2[
 // CHECK:           } else {
-// CHECK:             affine.apply #{{.*}}(%[[BX]], %{{.*}})
+// CHECK:             affine.apply #{{.*}}(%[[BX]])
 // CHECK:             memref.store %{{.*}}, %arg3[
 // CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x
 // CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%c11{{.*}}) step

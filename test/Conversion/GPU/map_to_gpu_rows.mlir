@@ -13,8 +13,8 @@
 // CHECK-LABEL: func.func @centre
 // CHECK:         %[[SCRATCH:.*]] = memref.alloc() : memref<32x32xf32>
 // CHECK:         scf.parallel (%[[BX:.*]]) = (%{{.*}}) to (%c32{{.*}}) step
-// CHECK:           scf.parallel (%[[TX:.*]]) = (%{{.*}}) to (%[[C32:.*]]) step
-// CHECK:             scf.for %{{.*}} = %[[TX]] to %{{.*}} step %[[C32]] {
+// CHECK:           scf.parallel (%[[TX:.*]]) = (%{{.*}}) to (%c32{{.*}}) step
+// CHECK:             scf.for %{{.*}} = %[[TX]] to %{{.*}} step %[[C32:.*]] {
 // CHECK:               memref.store %{{.*}}, %arg1[
 // CHECK:             gpu.barrier
 // CHECK:             %[[PART:.*]] = scf.for %[[P:.*]] = %[[TX]] to %{{.*}} step %[[C32]] iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
@@ -139,6 +139,50 @@ func.func @other_rows(%x: memref<8x8xf32>, %s: memref<8xf32>, %y: memref<8x8xf32
       ins(%s : memref<8xf32>) outs(%y : memref<8x8xf32>) {
   ^bb0(%v: f32, %o: f32):
     linalg.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+// A row group shares its level's launch with the independent ops: the row
+// sums of 4 rows of 8 (a block each, 8 threads) and an update of 1000
+// points (8 blocks of 128) are one launch of 12 blocks of 128 threads. The
+// row group's blocks come first; its threads past 8 skip its work but
+// reach the barriers of its later stages, which only its blocks enter.
+// CHECK-LABEL: func.func @with_an_update
+// CHECK:         %[[SCRATCH:.*]] = memref.alloc() : memref<4x8xf32>
+// CHECK:         scf.parallel (%[[BX:.*]]) = (%{{.*}}) to (%c12{{.*}}) step
+// CHECK:           scf.parallel (%[[TX:.*]]) = (%{{.*}}) to (%c128{{.*}}) step
+// CHECK:             %[[ROWS:.*]] = arith.cmpi ult, %[[BX]], %[[C4:.*]] : index
+// CHECK:             scf.if %[[ROWS]] {
+// CHECK:               %[[USED:.*]] = arith.cmpi ult, %[[TX]], %[[C8:.*]] : index
+// CHECK:               scf.if %[[USED]] {
+// CHECK:                 memref.store %{{.*}}, %[[SCRATCH]][%[[BX]], %[[TX]]]
+// CHECK:             } else {
+// CHECK:               memref.store %{{.*}}, %arg3[
+// CHECK:             gpu.barrier
+// CHECK:             arith.cmpi ult, %[[BX]], %[[C4]] : index
+// CHECK:             arith.cmpi ult, %[[TX]], %[[C8]] : index
+// CHECK-COUNT-3:     gpu.barrier
+// CHECK:             memref.store %{{.*}}, %arg1[
+// CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x
+// CHECK:         memref.dealloc %[[SCRATCH]]
+// CHECK-NOT:     scf.parallel
+// CHECK:         return
+func.func @with_an_update(%x: memref<4x8xf32>, %sum: memref<4xf32>, %g: memref<1000xf32>, %p: memref<1000xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x8xf32>) outs(%sum : memref<4xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %v, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%g : memref<1000xf32>) outs(%p : memref<1000xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.subf %b, %a : f32
+    linalg.yield %s : f32
   }
   return
 }
