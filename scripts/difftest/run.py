@@ -646,6 +646,10 @@ def main(argv):
     ap.add_argument("--mpirun", default="mpirun", help="MPI launcher (default: mpirun)")
     ap.add_argument("--seeds", default="0-9", help="seeds: 3 / 0-99 / 1,4,7-9 (default 0-9)")
     ap.add_argument("--strategies", help="comma-separated names or globs (default: all; see --list-strategies)")
+    ap.add_argument("--spread", type=int, default=1, metavar="K",
+                    help="run each strategy on every K-th seed only: the i-th seed of --seeds runs the "
+                    "strategies whose position j in the list has (j - i) %% K == 0 (CI's time box; "
+                    "default 1: every strategy on every seed)")
     ap.add_argument("--list-strategies", action="store_true")
     ap.add_argument("--keep", metavar="DIR", help="keep every seed's files in DIR/seed<N>")
     ap.add_argument("--workdir", metavar="DIR", help="work in DIR/seed<N> and keep only the failing seeds' "
@@ -736,6 +740,14 @@ def main(argv):
         return 1 if failed else 0
 
     strategies = select_strategies(opts.strategies)
+    if opts.spread < 1:
+        ap.error("--spread must be at least 1")
+    position = {seed: i for i, seed in enumerate(seeds)}
+
+    def strategies_of(seed):
+        """The strategies --spread gives `seed`."""
+        return [s for j, s in enumerate(strategies) if (j - position[seed]) % opts.spread == 0]
+
     lock = threading.Lock()
     start = time.time()
 
@@ -785,7 +797,7 @@ def main(argv):
             return False
         wd = os.path.join(root, f"seed{seed}")
         t0 = time.time()
-        outcomes, text, desc, setup = run_seed(seed, strategies, tools, wd, opts, emit)
+        outcomes, text, desc, setup = run_seed(seed, strategies_of(seed), tools, wd, opts, emit)
         bad = [o for o in outcomes if o.status == "FAIL"]
         n = {k: sum(o.status == k for o in outcomes) for k in ("ok", "refused", "FAIL")}
         emit_text(f"seed {seed:<5} done in {time.time() - t0:.0f} s: {n['ok']} ok, {n['refused']} refused, "
