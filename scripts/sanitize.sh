@@ -68,6 +68,12 @@ if [ ! -f "$build/build.ninja" ]; then
     "-DDISTOPT_SANITIZE=address;undefined" \
     -DDISTOPT_ENABLE_FUZZER=ON \
     -DDISTOPT_BUILD_PYTHON=OFF
+elif [ "$(sed -n 's/^CMAKE_CXX_COMPILER_LAUNCHER:[A-Z]*=//p' \
+          "$build/CMakeCache.txt")" != "$launcher" ]; then
+  # (A build directory configured before the launcher carried the setting.)
+  phase "reconfiguring $build: compiler launcher $launcher"
+  cmake "$build" "-DCMAKE_C_COMPILER_LAUNCHER=$launcher" \
+    "-DCMAKE_CXX_COMPILER_LAUNCHER=$launcher"
 fi
 phase "building $build"
 cmake --build "$build" -j "$jobs"

@@ -52,6 +52,12 @@ if [ ! -f "$build/build.ninja" ]; then
     -DPython3_EXECUTABLE=/usr/bin/python3 \
     "-DCMAKE_C_COMPILER_LAUNCHER=$launcher" \
     "-DCMAKE_CXX_COMPILER_LAUNCHER=$launcher"
+elif [ "$(sed -n 's/^CMAKE_CXX_COMPILER_LAUNCHER:[A-Z]*=//p' \
+          "$build/CMakeCache.txt")" != "$launcher" ]; then
+  # (A build directory configured before the launcher carried the setting.)
+  echo "== reconfiguring $build: compiler launcher $launcher"
+  cmake "$build" "-DCMAKE_C_COMPILER_LAUNCHER=$launcher" \
+    "-DCMAKE_CXX_COMPILER_LAUNCHER=$launcher"
 fi
 echo "== building"
 cmake --build "$build" -j "$jobs"
