@@ -1,0 +1,113 @@
+//===- GPULaunch.h - launches of mapped loop nests --------------*- C++ -*-===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+// What dist-map-to-gpu builds its launches from (GPULaunch.cpp): an op's
+// points, one per thread, and row groups, a block per row; both as members
+// of one launch. The scheduler that decides what shares a launch is
+// MapToGPU.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DISTOPT_LIB_CONVERSION_TRANSFORMS_GPULAUNCH_H
+#define DISTOPT_LIB_CONVERSION_TRANSFORMS_GPULAUNCH_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <functional>
+#include <optional>
+
+namespace mlir::train {
+
+/// A generic on buffers with a static iteration space, and its number of
+/// parallel points (threads).
+struct Mappable {
+  linalg::GenericOp op;
+  int64_t points;
+};
+
+/// One member of a launch: `blocks` blocks of the grid, of whose threads it
+/// uses the first `threads`; its code in segments, which the launch
+/// separates by barriers (a reduction's stages; one op's point is one).
+struct LaunchMember {
+  /// Code the launch runs for the member at a block `row` of its own (its
+  /// first block 0) and thread `tx`.
+  using Piece = std::function<void(OpBuilder &, Value row, Value tx)>;
+
+  int64_t blocks = 0;
+  int64_t threads = 0;
+  SmallVector<SmallVector<Piece>> segments;
+};
+
+/// How a generic works on rows of `rows` (its first loops, all parallel):
+/// elementwise (every other loop parallel) or a reduction (every other loop
+/// a reduction, each output combined by one arith op).
+enum class StageKind { elementwise, reduction };
+
+/// `op` as a Mappable; an error when it cannot be mapped.
+FailureOr<Mappable> getMappable(linalg::GenericOp op);
+
+/// Emits, at `builder`, one launch of `members` (each a range of the
+/// grid's blocks, in order) with `threads` threads per block: the members'
+/// first segments, then a `gpu.barrier` at the top of the thread loop and
+/// the second segments of the members that have one, and so on. A block
+/// branches, uniformly, on the member its index falls in (as apex's
+/// multi_tensor_apply); a member using fewer threads than the block has
+/// skips the others, which still reach every barrier.
+scf::ParallelOp emitLaunch(OpBuilder &builder, Location loc,
+                           ArrayRef<LaunchMember> members, int64_t threads,
+                           Value zero, Value one);
+
+/// `mapped` as a launch member of `threads` threads per block, one point
+/// per thread, its bounds built at `builder` (before the grid).
+LaunchMember getPointMember(OpBuilder &builder, const Mappable &mapped,
+                            int64_t threads, Value zero, Value one);
+
+/// The threads per block of a launch of point members: `blockSize`, or as
+/// many as the largest member has points.
+int64_t getPointThreads(ArrayRef<Mappable> group, int64_t blockSize);
+
+/// Rewrites `group` (independent generics, in order, the last one where
+/// the nest goes) into one mapped nest: `blockSize` threads per block (or
+/// fewer, as many as the largest member has points), each member a range
+/// of the grid's blocks, one point per thread.
+scf::ParallelOp mapGroup(ArrayRef<Mappable> group, int64_t blockSize);
+
+/// `op`'s kind on rows of `rows`, or none when it does not work on them.
+std::optional<StageKind> getStageKind(linalg::GenericOp op,
+                                      ArrayRef<int64_t> rows);
+
+/// The rows a reduction works on: its leading parallel loops, when every
+/// later loop is a reduction.
+std::optional<SmallVector<int64_t>> getReductionRows(linalg::GenericOp op);
+
+/// True when every buffer some stage of `stages` writes is touched, by every
+/// stage, only at its own row: through the same view, every row loop at the
+/// same position of its indices. Then a block that runs every stage for one
+/// row depends on no other block.
+bool isRowLocal(ArrayRef<linalg::GenericOp> stages, unsigned m);
+
+/// The threads of a row group's launch member: a power of two, at most
+/// `blockSize`, no more than its widest stage has points per row.
+int64_t getRowThreads(ArrayRef<linalg::GenericOp> stages,
+                      ArrayRef<int64_t> rows, int64_t blockSize);
+
+/// `stages` (generics on rows of `rows`, in order, row local, at least one
+/// a reduction) as a launch member: a block per row, `threads` threads (a
+/// power of two, getRowThreads) splitting each stage's points after the
+/// row; a reduction stage's threads each combine a strided part, then
+/// halve the partial results in a scratch buffer to one, which thread 0
+/// combines into the output; a segment per stage and per halving. Builds
+/// its bounds and scratch buffers at `builder` (before the grid) and
+/// returns those buffers in `scratches` (the caller frees them after it).
+LaunchMember getRowGroupMember(OpBuilder &builder,
+                               ArrayRef<linalg::GenericOp> stages,
+                               ArrayRef<int64_t> rows, int64_t threads,
+                               Value zero, SmallVectorImpl<Value> &scratches);
+
+} // namespace mlir::train
+
+#endif // DISTOPT_LIB_CONVERSION_TRANSFORMS_GPULAUNCH_H
