@@ -325,6 +325,34 @@ void _mlir_ciface_distopt_matmul_f32(UnrankedMemRefType<float> *a,
   multiplyF32(av, getMatrix(b, batchedB), cv, batch, m, n, k, transA, transB);
 }
 
+/// The products of a group's table (ProductGroup.h: a row per product, as
+/// distopt_matmul_f32 takes it), one after another, each split over the
+/// team as that call splits it.
+void _mlir_ciface_distopt_matmul_group_f32(
+    StridedMemRefType<int64_t, 2> *table) {
+  if (table->sizes[1] != DISTOPT_PRODUCT_WORDS || table->strides[1] != 1) {
+    std::fprintf(stderr,
+                 "distopt_matmul_group_f32: a table of %lld words per "
+                 "product, not %d\n",
+                 static_cast<long long>(table->sizes[1]),
+                 DISTOPT_PRODUCT_WORDS);
+    std::abort();
+  }
+  for (int64_t i = 0; i < table->sizes[0]; ++i) {
+    const int64_t *row = table->data + table->offset + i * table->strides[0];
+    int64_t batch = row[DISTOPT_PRODUCT_BATCH], m = row[DISTOPT_PRODUCT_M];
+    bool transA = row[DISTOPT_PRODUCT_TRANS_A],
+         transB = row[DISTOPT_PRODUCT_TRANS_B],
+         batchedA = row[DISTOPT_PRODUCT_BATCHED_A],
+         batchedB = row[DISTOPT_PRODUCT_BATCHED_B];
+    Matrix<float> av = getMatrix<float>(row, 0, batchedA),
+                  cv = getMatrix<float>(row, 2, /*batched=*/true);
+    foldBatchIntoRows(av, cv, batch, m, transA, batchedA, batchedB);
+    multiplyF32(av, getMatrix<float>(row, 1, batchedB), cv, batch, m,
+                row[DISTOPT_PRODUCT_N], row[DISTOPT_PRODUCT_K], transA, transB);
+  }
+}
+
 /// distopt_matmul_f32 on bf16 buffers (their bits): the products
 /// accumulate in f32 and each element of C is rounded to bf16 once
 /// (oneDNN where the CPU multiplies bf16, else f32 sgemm of the widened

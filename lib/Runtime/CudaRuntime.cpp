@@ -29,8 +29,10 @@
 #include <cuda.h>
 
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace {
 struct State {
@@ -42,6 +44,11 @@ struct State {
   std::string error;
   /// distopt_cuda_last_error's message.
   std::string lastError;
+  /// Product groups' device arrays of pointers, by their addresses.
+  std::map<std::vector<uintptr_t>, CUdeviceptr> pointerArrays;
+  /// The grouped product was refused once (the products then run one call
+  /// each; said once on stderr).
+  bool noGroupedProducts = false;
   std::mutex mutex;
 };
 
@@ -351,6 +358,130 @@ void _mlir_ciface_distopt_matmul_f32(UnrankedMemRefType<float> *a,
                 transA ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &one, bv.data,
                 bv.ld, bv.batchStride, av.data, av.ld, av.batchStride, &zero,
                 cv.data, cv.ld, cv.batchStride, batch));
+}
+
+} // extern "C"
+
+namespace {
+/// The most device arrays of pointers kept (freed all at once past it).
+constexpr size_t kMaxPointerArrays = 1024;
+
+/// The device array of `pointers` for a grouped product. The first call
+/// with a set of addresses copies it to the device; later calls with the
+/// same addresses (every later step, as the step's allocations repeat)
+/// reuse it, so a step's products copy nothing after its first call. The
+/// host copy stays in the map while the device may read it.
+CUdeviceptr getPointerArray(std::vector<uintptr_t> pointers) {
+  State &state = getState();
+  if (auto it = state.pointerArrays.find(pointers);
+      it != state.pointerArrays.end())
+    return it->second;
+  if (state.pointerArrays.size() >= kMaxPointerArrays) {
+    // (The stream may still read them, and the copies their host words.)
+    check("cuStreamSynchronize", cuStreamSynchronize(state.stream));
+    for (auto &entry : state.pointerArrays)
+      check("cuMemFreeAsync", cuMemFreeAsync(entry.second, state.stream));
+    state.pointerArrays.clear();
+  }
+  CUdeviceptr device = 0;
+  size_t bytes = pointers.size() * sizeof(uintptr_t);
+  if (!check("cuMemAllocAsync", cuMemAllocAsync(&device, bytes, state.stream)))
+    return 0;
+  auto entry = state.pointerArrays.emplace(std::move(pointers), device).first;
+  if (!check("cuMemcpyHtoDAsync", cuMemcpyHtoDAsync(device, entry->first.data(),
+                                                    bytes, state.stream)))
+    return 0;
+  return device;
+}
+} // namespace
+
+extern "C" {
+
+/// The products of a group's table (ProductGroup.h) as one grouped cuBLAS
+/// product (cublasSgemmGroupedBatched_64): a group per row, a problem per
+/// batch, column-major as distopt_matmul_f32 (B first). When cuBLAS refuses
+/// it, each row is one strided batched call (said once on stderr).
+void _mlir_ciface_distopt_matmul_group_f32(
+    StridedMemRefType<int64_t, 2> *table) {
+  if (!ensureDevice())
+    return;
+  State &state = getState();
+  if (table->sizes[1] != DISTOPT_PRODUCT_WORDS || table->strides[1] != 1) {
+    record("distopt_matmul_group_f32: a table of " +
+           std::to_string(table->sizes[1]) + " words per product, not " +
+           std::to_string(DISTOPT_PRODUCT_WORDS));
+    return;
+  }
+  int64_t groups = table->sizes[0];
+  std::vector<cublasOperation_t> transA(groups), transB(groups);
+  std::vector<int64_t> m(groups), n(groups), k(groups), lda(groups),
+      ldb(groups), ldc(groups), sizes(groups);
+  std::vector<float> ones(groups, 1.0f), zeros(groups, 0.0f);
+  std::vector<uintptr_t> as, bs, cs;
+  std::vector<distopt::Matrix<float>> views;
+  for (int64_t i = 0; i < groups; ++i) {
+    const int64_t *row = table->data + table->offset + i * table->strides[0];
+    distopt::Matrix<float> av = distopt::getMatrix<float>(
+                               row, 0, row[DISTOPT_PRODUCT_BATCHED_A]),
+                           bv = distopt::getMatrix<float>(
+                               row, 1, row[DISTOPT_PRODUCT_BATCHED_B]),
+                           cv = distopt::getMatrix<float>(row, 2, true);
+    // (cuBLAS's A is our B: C^T = op(B)^T x op(A)^T.)
+    transA[i] = row[DISTOPT_PRODUCT_TRANS_B] ? CUBLAS_OP_T : CUBLAS_OP_N;
+    transB[i] = row[DISTOPT_PRODUCT_TRANS_A] ? CUBLAS_OP_T : CUBLAS_OP_N;
+    m[i] = row[DISTOPT_PRODUCT_N];
+    n[i] = row[DISTOPT_PRODUCT_M];
+    k[i] = row[DISTOPT_PRODUCT_K];
+    lda[i] = bv.ld;
+    ldb[i] = av.ld;
+    ldc[i] = cv.ld;
+    sizes[i] = row[DISTOPT_PRODUCT_BATCH];
+    for (int64_t b = 0; b < sizes[i]; ++b) {
+      as.push_back(reinterpret_cast<uintptr_t>(bv.data + b * bv.batchStride));
+      bs.push_back(reinterpret_cast<uintptr_t>(av.data + b * av.batchStride));
+      cs.push_back(reinterpret_cast<uintptr_t>(cv.data + b * cv.batchStride));
+    }
+    views.insert(views.end(), {av, bv, cv});
+  }
+  size_t problems = as.size();
+  cublasStatus_t status = CUBLAS_STATUS_NOT_SUPPORTED;
+  if (!state.noGroupedProducts) {
+    std::vector<uintptr_t> pointers = as;
+    pointers.insert(pointers.end(), bs.begin(), bs.end());
+    pointers.insert(pointers.end(), cs.begin(), cs.end());
+    CUdeviceptr device = getPointerArray(std::move(pointers));
+    if (!device)
+      return;
+    auto *array = reinterpret_cast<float **>(device);
+    status = cublasSgemmGroupedBatched_64(
+        state.blas, transA.data(), transB.data(), m.data(), n.data(), k.data(),
+        ones.data(), array, lda.data(), array + problems, ldb.data(),
+        zeros.data(), array + 2 * problems, ldc.data(), groups, sizes.data());
+    if (status == CUBLAS_STATUS_SUCCESS)
+      return;
+    if (status != CUBLAS_STATUS_NOT_SUPPORTED) {
+      checkBlas("cublasSgemmGroupedBatched_64", status);
+      return;
+    }
+    state.noGroupedProducts = true;
+    std::fprintf(stderr,
+                 "distopt: cuBLAS refuses grouped products on this device "
+                 "(cublasSgemmGroupedBatched_64: %s); each product of a "
+                 "group is its own call\n",
+                 cublasGetStatusString(status));
+  }
+  const float one = 1.0f, zero = 0.0f;
+  for (int64_t i = 0; i < groups; ++i) {
+    const distopt::Matrix<float> &av = views[3 * i], &bv = views[3 * i + 1],
+                                 &cv = views[3 * i + 2];
+    if (!checkBlas("cublasSgemmStridedBatched",
+                   cublasSgemmStridedBatched(
+                       state.blas, transA[i], transB[i], m[i], n[i], k[i], &one,
+                       bv.data, bv.ld, bv.batchStride, av.data, av.ld,
+                       av.batchStride, &zero, cv.data, cv.ld, cv.batchStride,
+                       sizes[i])))
+      return;
+  }
 }
 
 } // extern "C"

@@ -9,9 +9,13 @@
 // reason) when it cannot load or finds no device. On a device it checks
 // the stream-ordered allocation and copies and every product form of
 // distopt_matmul_f32 (cuBLAS) against loops on the host (FP32, no TF32:
-// relative 1e-5).
+// relative 1e-5), and a group of every form as one
+// distopt_matmul_group_f32 call (cuBLAS's grouped product), twice on the
+// same buffers (the second reuses the device's pointer arrays).
 //
 //===----------------------------------------------------------------------===//
+
+#include "ProductTable.h"
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 
@@ -19,6 +23,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <random>
 #include <string>
 #include <vector>
@@ -42,6 +47,7 @@ struct Cuda {
   void (*matmul)(UnrankedMemRefType<float> *, UnrankedMemRefType<float> *,
                  UnrankedMemRefType<float> *, int64_t, int64_t, int64_t,
                  int64_t, int32_t, int32_t, int32_t, int32_t) = nullptr;
+  void (*matmulGroup)(StridedMemRefType<int64_t, 2> *) = nullptr;
 };
 
 template <typename T> void bind(void *library, const char *name, T &function) {
@@ -65,6 +71,7 @@ const Cuda &getCuda() {
     bind(c.library, "distopt_cuda_copy_to_host", c.toHost);
     bind(c.library, "distopt_cuda_last_error", c.lastError);
     bind(c.library, "_mlir_ciface_distopt_matmul_f32", c.matmul);
+    bind(c.library, "_mlir_ciface_distopt_matmul_group_f32", c.matmulGroup);
     if (c.deviceCount() == 0)
       c.skip = std::string("no CUDA device: ") + c.lastError();
     return c;
@@ -167,6 +174,60 @@ TEST(CudaRuntimeTest, ProductForms) {
           ASSERT_NEAR(got[(p * m + i) * n + j], sum, 1e-5 * scale + 1e-6)
               << "form " << form << " at " << p << ", " << i << ", " << j;
         }
+  }
+}
+
+// A group of every form, with padded rows, as one grouped call; run twice
+// on the same buffers, C cleared between.
+TEST(CudaRuntimeTest, ProductGroup) {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937 random(13);
+  std::vector<distopt::test::GroupProduct> products =
+      distopt::test::getGroupProducts(random);
+  // (A deque: its buffers never move.)
+  std::deque<DeviceBuffer> buffers;
+  std::vector<int64_t> words;
+  for (const auto &p : products) {
+    buffers.emplace_back(p.a);
+    buffers.emplace_back(p.b);
+    buffers.emplace_back(p.c);
+    size_t last = buffers.size();
+    auto row = p.getRow(buffers[last - 3].data, buffers[last - 2].data,
+                        buffers[last - 1].data);
+    words.insert(words.end(), row.begin(), row.end());
+  }
+  StridedMemRefType<int64_t, 2> table;
+  table.basePtr = table.data = words.data();
+  table.offset = 0;
+  table.sizes[0] = products.size();
+  table.sizes[1] = DISTOPT_PRODUCT_WORDS;
+  table.strides[0] = DISTOPT_PRODUCT_WORDS;
+  table.strides[1] = 1;
+  for (int run = 0; run < 2; ++run) {
+    for (size_t i = 0; i < products.size(); ++i)
+      ASSERT_EQ(getCuda().toDevice(buffers[3 * i + 2].data,
+                                   products[i].c.data(),
+                                   products[i].c.size() * sizeof(float)),
+                0);
+    getCuda().matmulGroup(&table);
+    ASSERT_EQ(getCuda().synchronize(), 0) << getCuda().lastError();
+    for (size_t q = 0; q < products.size(); ++q) {
+      const auto &p = products[q];
+      std::vector<float> got = buffers[3 * q + 2].read();
+      for (int64_t b = 0; b < p.batch; ++b)
+        for (int64_t i = 0; i < p.m; ++i)
+          for (int64_t j = 0; j < p.ldC(); ++j) {
+            float value = got[(b * p.m + i) * p.ldC() + j];
+            if (j >= p.n) {
+              ASSERT_EQ(value, -7) << "padding of product " << q;
+              continue;
+            }
+            auto [sum, scale] = p.expected(b, i, j);
+            ASSERT_NEAR(value, sum, 1e-5 * scale + 1e-6)
+                << "run " << run << ", product " << q << " at " << b << ", "
+                << i << ", " << j;
+          }
+    }
   }
 }
 

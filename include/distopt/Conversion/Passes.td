@@ -748,6 +748,23 @@ def DistMapToGPUPass : Pass<"dist-map-to-gpu"> {
     its output (the new step count, a result of the step), and nothing
     depending on it, waits for the last level with the update.
 
+    Independent f32 products of a level (`group-products`: a layer's q, k
+    and v; a backward's input and weight gradients) are one library call,
+    `distopt_matmul_group_f32`, of a table the host writes
+    (`distopt/Runtime/ProductGroup.h`: a row per product, its scalars and
+    each operand's address, sizes and strides): one grouped cuBLAS product
+    on the device (`cublasSgemmGroupedBatched_64`), the products one after
+    another on the CPU.
+
+    ```mlir
+    %table = memref.alloc() : memref<3x23xi64>
+    memref.store %batch, %table[%c0, %c0] : memref<3x23xi64>
+    ...  // each product's scalars, and its A, B and C
+    %rows = memref.cast %table : memref<3x23xi64> to memref<?x23xi64>
+    call @distopt_matmul_group_f32(%rows) : (memref<?x23xi64>) -> ()
+    memref.dealloc %table : memref<3x23xi64>
+    ```
+
     An op with a dynamic iteration space fails the pass with an error at
     the op (nothing is left unmapped silently).
   }];
@@ -778,6 +795,10 @@ def DistMapToGPUPass : Pass<"dist-map-to-gpu"> {
            "in every later op that reads its output, when nothing between "
            "them writes its operands; erase it when nothing else reads its "
            "outputs">,
+    Option<"groupProducts", "group-products", "bool", /*default=*/"true",
+           "With horizontal: the f32 products (distopt_matmul_f32 calls) of "
+           "a level, two or more, are one distopt_matmul_group_f32 call of "
+           "a host table (one grouped cuBLAS product on the device)">,
   ];
   let dependentDialects = ["::mlir::affine::AffineDialect",
                            "::mlir::gpu::GPUDialect",

@@ -14,9 +14,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GPULaunch.h"
 #include "../MatmulToBlas/LibraryCalls.h"
+#include "GPULaunch.h"
 #include "distopt/Conversion/Passes.h"
+#include "distopt/Runtime/ProductGroup.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -480,6 +481,108 @@ static void inlineScalars(Block &block, BufferAliasing &aliasing) {
   }
 }
 
+/// The f32 product calls among `calls` whose buffer operands are casts of
+/// ranked views (as dist-matmul-to-blas builds them).
+static SmallVector<func::CallOp>
+getGroupableProducts(ArrayRef<Operation *> calls) {
+  SmallVector<func::CallOp> products;
+  for (Operation *op : calls) {
+    auto call = cast<func::CallOp>(op);
+    if (call.getCallee() != "distopt_matmul_f32" || call.getNumOperands() != 11)
+      continue;
+    if (llvm::all_of(call.getOperands().take_front(3), [](Value operand) {
+          auto cast = operand.getDefiningOp<memref::CastOp>();
+          return cast && isa<MemRefType>(cast.getSource().getType()) &&
+                 cast.getSource().getType().getRank() >= 2;
+        }))
+      products.push_back(call);
+  }
+  return products;
+}
+
+/// Replaces `products` (independent distopt_matmul_f32 calls) by one
+/// distopt_matmul_group_f32 call at `builder`, of a table the host writes
+/// (distopt/Runtime/ProductGroup.h) and frees after it; erases them.
+static void groupProducts(OpBuilder &builder,
+                          MutableArrayRef<func::CallOp> products) {
+  Location loc = products.front().getLoc();
+  MLIRContext *context = builder.getContext();
+  Type i64 = builder.getI64Type();
+  DenseMap<int64_t, Value> indices;
+  auto index = [&](int64_t value) {
+    Value &constant = indices[value];
+    if (!constant)
+      constant = arith::ConstantIndexOp::create(builder, loc, value);
+    return constant;
+  };
+  auto tableType = MemRefType::get(
+      {static_cast<int64_t>(products.size()), DISTOPT_PRODUCT_WORDS}, i64);
+  Value table = memref::AllocOp::create(builder, loc, tableType);
+  auto store = [&](Value value, int64_t row, int64_t word) {
+    if (value.getType().isIndex())
+      value = arith::IndexCastOp::create(builder, loc, i64, value);
+    else if (value.getType() != i64)
+      value = arith::ExtSIOp::create(builder, loc, i64, value);
+    memref::StoreOp::create(builder, loc, value, table,
+                            ValueRange{index(row), index(word)});
+  };
+  for (auto [row, call] : llvm::enumerate(products)) {
+    for (auto [word, scalar] :
+         llvm::enumerate(call.getOperands().drop_front(3)))
+      store(scalar, row, DISTOPT_PRODUCT_BATCH + word);
+    for (auto [operand, value] :
+         llvm::enumerate(call.getOperands().take_front(3))) {
+      Value view = value.getDefiningOp<memref::CastOp>().getSource();
+      auto type = cast<MemRefType>(view.getType());
+      int64_t rank = type.getRank();
+      auto metadata =
+          memref::ExtractStridedMetadataOp::create(builder, loc, view);
+      Value pointer =
+          memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, view);
+      Value offsetBytes =
+          arith::MulIOp::create(builder, loc, metadata.getOffset(),
+                                index(type.getElementTypeBitWidth() / 8));
+      int64_t first =
+          DISTOPT_PRODUCT_OPERANDS + operand * DISTOPT_PRODUCT_OPERAND_WORDS;
+      store(arith::AddIOp::create(builder, loc, pointer, offsetBytes), row,
+            first + DISTOPT_PRODUCT_ADDRESS);
+      store(metadata.getSizes()[rank - 2], row, first + DISTOPT_PRODUCT_ROWS);
+      store(metadata.getSizes()[rank - 1], row,
+            first + DISTOPT_PRODUCT_COLUMNS);
+      store(metadata.getStrides()[rank - 2], row,
+            first + DISTOPT_PRODUCT_ROW_STRIDE);
+      store(rank > 2 ? metadata.getStrides()[rank - 3] : index(0), row,
+            first + DISTOPT_PRODUCT_BATCH_STRIDE);
+    }
+  }
+  Value rows = memref::CastOp::create(
+      builder, loc,
+      MemRefType::get({ShapedType::kDynamic, DISTOPT_PRODUCT_WORDS}, i64),
+      table);
+  auto module = products.front()->getParentOfType<ModuleOp>();
+  StringRef name = "distopt_matmul_group_f32";
+  auto callee = module.lookupSymbol<func::FuncOp>(name);
+  if (!callee) {
+    OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
+    callee =
+        func::FuncOp::create(moduleBuilder, module.getLoc(), name,
+                             FunctionType::get(context, rows.getType(), {}));
+    callee.setPrivate();
+    callee->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
+    callee->setAttr("distopt.sync_buffers", UnitAttr::get(context));
+  }
+  func::CallOp::create(builder, loc, callee, rows);
+  memref::DeallocOp::create(builder, loc, table);
+  for (func::CallOp call : products) {
+    SmallVector<Value> operands(call.getOperands());
+    call.erase();
+    for (Value operand : operands)
+      if (Operation *def = operand.getDefiningOp();
+          def && def->use_empty() && isPure(def))
+        def->erase();
+  }
+}
+
 /// Maps the generics of `block` (`mappable`). Each stretch of the block
 /// between ops the scheduler cannot move (anything with effects but the
 /// generics, library calls, allocations and frees) is rescheduled by
@@ -493,7 +596,8 @@ static void inlineScalars(Block &block, BufferAliasing &aliasing) {
 static void mapBlock(Block &block,
                      const DenseMap<Operation *, Mappable> &mappable,
                      int64_t blockSize, bool horizontal, bool rowReductions,
-                     int64_t maxArgumentBytes, BufferAliasing &aliasing) {
+                     bool groupProducts, int64_t maxArgumentBytes,
+                     BufferAliasing &aliasing) {
   if (!horizontal) {
     for (Operation &op : llvm::make_early_inc_range(block))
       if (auto it = mappable.find(&op); it != mappable.end())
@@ -674,12 +778,26 @@ static void mapBlock(Block &block,
         values.clear();
         bytes = 0;
       };
-      for (Operation *node : members) {
+      // The level's library calls first, its f32 products as one call
+      // (their frees after it).
+      SmallVector<Operation *> levelCalls;
+      for (Operation *node : members)
         if (calls.contains(node)) {
           place(node);
-          release(node);
-          continue;
+          levelCalls.push_back(node);
         }
+      if (SmallVector<func::CallOp> products =
+              groupProducts ? getGroupableProducts(levelCalls)
+                            : SmallVector<func::CallOp>();
+          products.size() >= 2) {
+        OpBuilder builder(anchor);
+        ::groupProducts(builder, products);
+      }
+      for (Operation *node : levelCalls)
+        release(node);
+      for (Operation *node : members) {
+        if (calls.contains(node))
+          continue;
         // The member's producers first; the launch is built before the
         // last member, which is then just before the anchor.
         for (Value v : footprints[node].values)
@@ -809,7 +927,7 @@ struct DistMapToGPUPass
     }
     for (Block *block : blocks)
       mapBlock(*block, mappable, blockSize, horizontal, rowReductions,
-               maxArgumentBytes, aliasing);
+               groupProducts, maxArgumentBytes, aliasing);
   }
 };
 } // namespace

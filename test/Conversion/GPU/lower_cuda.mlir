@@ -1,7 +1,8 @@
 // REQUIRES: ptxas
 // The whole CUDA lowering, through ptxas (no GPU needed): every product
-// form a cuBLAS call (libdistopt_cuda's distopt_matmul_f32: one strided
-// batched sgemm), every other op a kernel in a gpu.binary for sm_90, the
+// form in one grouped cuBLAS call (libdistopt_cuda's
+// distopt_matmul_group_f32: the six products are independent), every other
+// op a kernel in a gpu.binary for sm_90, the
 // host's allocations, copies and launches on the one stream.
 // RUN: dist-opt %s --dist-lower-cuda | FileCheck %s
 // RUN: dist-opt %s --dist-lower-cuda="chip=sm_80 features=+ptx75 opt-level=2" | FileCheck %s --check-prefix=CHIP
@@ -20,12 +21,13 @@
 // Plain, transposed right, transposed left, batched, batched by one matrix
 // (flattened into one taller product), batched with both transposed
 // (batch, m, n, k, transA, transB, batchedA, batchedB).
-// CHECK-COUNT-6: llvm.call @distopt_matmul_f32(
+// CHECK-NOT: llvm.call @distopt_matmul_f32(
+// CHECK: llvm.call @distopt_matmul_group_f32(
 // CHECK-NOT: llvm.call @distopt_matmul_f32(
 // CHECK: gpu.launch_func <%{{.*}} : !llvm.ptr> @products_kernel::@products_kernel
 // CHECK-NOT: llvm.call @malloc
 // CHECK: gpu.binary @products_kernel  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx81">, properties = {ISAToBinaryTimeInMs
-// CHECK: llvm.func private @distopt_matmul_f32(
+// CHECK: llvm.func private @distopt_matmul_group_f32(
 // CHECK: llvm.func @mgpuStreamCreate()
 // CHIP: gpu.binary @products_kernel  [#gpu.object<#nvvm.target<chip = "sm_80", features = "+ptx75">
 // ISA: gpu.binary @products_kernel  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx81">, properties = {{{.*}}}, assembly = "

@@ -134,15 +134,16 @@ func.func @around_a_product(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref
 // -----
 
 // A product reads its A and B and writes only its C: the two products of
-// one input (q and k of a layer) are one level; a product that overwrites
-// their input waits for both, a level later with the copies of their
-// outputs (its library call first, then the copies' one launch).
+// one input (q and k of a layer) are one level, one grouped call; a
+// product that overwrites their input waits for both, a level later with
+// the copies of their outputs (its library call first, then the copies'
+// one launch).
 // CHECK-LABEL: func.func @products_of_one_input
-// CHECK:         call @distopt_matmul_f32(%[[X:[a-z_0-9]+]],
+// CHECK:         memref.alloc() : memref<2x23xi64>
 // CHECK-NOT:     scf.parallel
-// CHECK:         call @distopt_matmul_f32(%[[X]],
+// CHECK:         call @distopt_matmul_group_f32(
 // CHECK-NOT:     scf.parallel
-// CHECK:         call @distopt_matmul_f32(%{{.*}}, %{{.*}}, %[[X]],
+// CHECK:         call @distopt_matmul_f32(
 // CHECK:         scf.parallel
 // CHECK:           memref.load %arg3[
 // CHECK:           memref.load %arg4[

@@ -1,6 +1,7 @@
 // train-to-linalg{conv-products} (dist-lower-cuda): a stride-1 conv2d and
 // both its backward ops become im2col, one product per group and col2im
-// (three products, which dist-lower-cuda sends to cuBLAS), where the CPU's
+// (three products, which dist-lower-cuda sends to cuBLAS: one alone,
+// then two independent ones as one grouped call), where the CPU's
 // default keeps stride-1 convolutions as direct contractions for
 // dist-conv-to-kernels; a depthwise convolution (many small groups) stays
 // direct either way. Executed against NumPy in
@@ -16,8 +17,10 @@
 // CHECK-NOT: call @distopt_matmul_f32(
 // DEFAULT-NOT: call @distopt_matmul_f32(
 // CUDA-LABEL: llvm.func @conv
-// CUDA-COUNT-3: llvm.call @distopt_matmul_f32(
+// CUDA-COUNT-1: llvm.call @distopt_matmul_f32(
 // CUDA-NOT: llvm.call @distopt_matmul_f32(
+// CUDA: llvm.call @distopt_matmul_group_f32(
+// CUDA-NOT: llvm.call @distopt_matmul
 // CUDA: gpu.launch_func
 func.func @conv(%x: tensor<2x8x6x6xf32>, %w: tensor<16x8x3x3xf32>, %g: tensor<2x16x6x6xf32>)
     -> (tensor<2x16x6x6xf32>, tensor<16x8x3x3xf32>, tensor<2x8x6x6xf32>) {

@@ -1,0 +1,122 @@
+//===- ProductGroupTest.cpp - libdistopt_cpu's grouped products ----------===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+// distopt_matmul_group_f32 (lib/Runtime/CpuKernels.cpp), the products of a
+// level of a GPU-mapped step in one call: a group of every transpose and
+// batching form with padded rows against the product in double, and
+// against the same products one distopt_matmul_f32 call each (bitwise: the
+// group runs each row as that call does); the padding of C is left alone.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ProductTable.h"
+
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+
+#include "gtest/gtest.h"
+
+#include <cstring>
+
+extern "C" {
+void _mlir_ciface_distopt_matmul_group_f32(StridedMemRefType<int64_t, 2> *);
+void _mlir_ciface_distopt_matmul_f32(UnrankedMemRefType<float> *,
+                                     UnrankedMemRefType<float> *,
+                                     UnrankedMemRefType<float> *, int64_t,
+                                     int64_t, int64_t, int64_t, int32_t,
+                                     int32_t, int32_t, int32_t);
+}
+
+namespace {
+using distopt::test::GroupProduct;
+
+/// A rank-3 strided view [batches, rows, cols] of `data`, rows `ld` apart.
+struct View {
+  View(float *data, int64_t batches, int64_t rows, int64_t cols, int64_t ld) {
+    view.basePtr = view.data = data;
+    view.offset = 0;
+    view.sizes[0] = batches;
+    view.sizes[1] = rows;
+    view.sizes[2] = cols;
+    view.strides[0] = rows * ld;
+    view.strides[1] = ld;
+    view.strides[2] = 1;
+    unranked.rank = 3;
+    unranked.descriptor = &view;
+  }
+  StridedMemRefType<float, 3> view;
+  UnrankedMemRefType<float> unranked;
+};
+
+/// Runs `products` as one group on their host buffers.
+void runGroup(std::vector<GroupProduct> &products) {
+  std::vector<int64_t> words;
+  for (GroupProduct &p : products) {
+    auto row = p.getRow(p.a.data(), p.b.data(), p.c.data());
+    words.insert(words.end(), row.begin(), row.end());
+  }
+  StridedMemRefType<int64_t, 2> table;
+  table.basePtr = table.data = words.data();
+  table.offset = 0;
+  table.sizes[0] = products.size();
+  table.sizes[1] = DISTOPT_PRODUCT_WORDS;
+  table.strides[0] = DISTOPT_PRODUCT_WORDS;
+  table.strides[1] = 1;
+  _mlir_ciface_distopt_matmul_group_f32(&table);
+}
+
+TEST(ProductGroupTest, EveryFormAgainstDouble) {
+  std::mt19937 random(11);
+  std::vector<GroupProduct> products = distopt::test::getGroupProducts(random);
+  runGroup(products);
+  for (const GroupProduct &p : products)
+    for (int64_t b = 0; b < p.batch; ++b)
+      for (int64_t i = 0; i < p.m; ++i) {
+        for (int64_t j = 0; j < p.n; ++j) {
+          auto [sum, scale] = p.expected(b, i, j);
+          ASSERT_NEAR(p.c[(b * p.m + i) * p.ldC() + j], sum,
+                      1e-5 * scale + 1e-6)
+              << "form "
+              << (p.transA + 2 * p.transB + 4 * p.batchedA + 8 * p.batchedB)
+              << " at " << b << ", " << i << ", " << j;
+        }
+        for (int64_t j = p.n; j < p.ldC(); ++j)
+          ASSERT_EQ(p.c[(b * p.m + i) * p.ldC() + j], -7) << "padding";
+      }
+}
+
+TEST(ProductGroupTest, SameAsOneCallEach) {
+  std::mt19937 random(12);
+  std::vector<GroupProduct> grouped = distopt::test::getGroupProducts(random);
+  std::vector<GroupProduct> alone = grouped;
+  runGroup(grouped);
+  for (GroupProduct &p : alone) {
+    View a(p.a.data(), p.batchedA ? p.batch : 1, p.rowsA(), p.colsA(), p.ldA()),
+        b(p.b.data(), p.batchedB ? p.batch : 1, p.rowsB(), p.colsB(), p.ldB()),
+        c(p.c.data(), p.batch, p.m, p.n, p.ldC());
+    _mlir_ciface_distopt_matmul_f32(&a.unranked, &b.unranked, &c.unranked,
+                                    p.batch, p.m, p.n, p.k, p.transA, p.transB,
+                                    p.batchedA, p.batchedB);
+  }
+  for (size_t i = 0; i < grouped.size(); ++i)
+    ASSERT_EQ(std::memcmp(grouped[i].c.data(), alone[i].c.data(),
+                          grouped[i].c.size() * sizeof(float)),
+              0)
+        << "product " << i;
+}
+
+TEST(ProductGroupTest, WrongTableWidthAborts) {
+  std::vector<int64_t> words(DISTOPT_PRODUCT_WORDS + 1);
+  StridedMemRefType<int64_t, 2> table;
+  table.basePtr = table.data = words.data();
+  table.offset = 0;
+  table.sizes[0] = 1;
+  table.sizes[1] = DISTOPT_PRODUCT_WORDS + 1;
+  table.strides[0] = DISTOPT_PRODUCT_WORDS + 1;
+  table.strides[1] = 1;
+  EXPECT_DEATH(_mlir_ciface_distopt_matmul_group_f32(&table),
+               "a table of 24 words per product, not 23");
+}
+} // namespace
