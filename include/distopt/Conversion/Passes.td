@@ -748,6 +748,15 @@ def DistMapToGPUPass : Pass<"dist-map-to-gpu"> {
     its output (the new step count, a result of the step), and nothing
     depending on it, waits for the last level with the update.
 
+    A pointwise op followed by a pointwise op on the same space that
+    reads one of its outputs element for element (`fuse-pointwise`: a
+    bias add, then the GELU of the sum, which the backward reads too; only
+    allocations and pure ops between them) becomes one op that computes
+    and stores both: the consumer takes the value the producer just
+    yielded, so a launch less and one read of the intermediate less. The
+    consumer may read nothing else the producer writes, nor write
+    anything the producer touches.
+
     Independent f32 products of a level (`group-products`: a layer's q, k
     and v; a backward's input and weight gradients) are one library call,
     `distopt_matmul_group_f32`, of a table the host writes
@@ -795,6 +804,12 @@ def DistMapToGPUPass : Pass<"dist-map-to-gpu"> {
            "in every later op that reads its output, when nothing between "
            "them writes its operands; erase it when nothing else reads its "
            "outputs">,
+    Option<"fusePointwise", "fuse-pointwise", "bool", /*default=*/"true",
+           "Fuse a pointwise op (all loops parallel, outputs written one "
+           "element per point) with the next op when that one, pointwise on "
+           "the same space, reads one of its outputs at the point that "
+           "wrote it: one op computing and storing both (a bias add and "
+           "the activation of the sum the backward reads too)">,
     Option<"groupProducts", "group-products", "bool", /*default=*/"true",
            "With horizontal: the f32 products (distopt_matmul_f32 calls) of "
            "a level, two or more, are one distopt_matmul_group_f32 call of "

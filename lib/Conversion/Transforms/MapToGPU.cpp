@@ -481,6 +481,200 @@ static void inlineScalars(Block &block, BufferAliasing &aliasing) {
   }
 }
 
+/// True when `op` works point by point: all its loops parallel over a static
+/// space, each output written through a permutation of them (one point per
+/// element), a body of pure ops without regions.
+static bool isPointwise(linalg::GenericOp op) {
+  if (op.getNumLoops() == 0 || op.getNumReductionLoops() != 0 ||
+      !op.hasPureBufferSemantics() ||
+      llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
+    return false;
+  for (OpOperand &init : op.getDpsInitsMutable())
+    if (!op.getMatchingIndexingMap(&init).isPermutation())
+      return false;
+  return llvm::all_of(op.getRegion().front().without_terminator(),
+                      [](Operation &nested) {
+                        return isPure(&nested) && nested.getNumRegions() == 0;
+                      });
+}
+
+/// `consumer`'s inputs that read one of `producer`'s outputs at the point
+/// that wrote it (the same buffer value, the same indexing map): their
+/// input positions and the producer's output each reads.
+static SmallVector<std::pair<unsigned, unsigned>>
+getForwardedInputs(linalg::GenericOp producer, linalg::GenericOp consumer) {
+  SmallVector<std::pair<unsigned, unsigned>> forwarded;
+  for (OpOperand *input : consumer.getDpsInputOperands())
+    for (OpOperand &init : producer.getDpsInitsMutable())
+      if (input->get() == init.get() &&
+          consumer.getMatchingIndexingMap(input) ==
+              producer.getMatchingIndexingMap(&init))
+        forwarded.push_back(
+            {input->getOperandNumber(),
+             init.getOperandNumber() - producer.getNumDpsInputs()});
+  return forwarded;
+}
+
+/// One generic doing, at each point, what `producer` and then `consumer`
+/// (pointwise, on the same space) do there: the producer's inputs, then
+/// the consumer's other inputs; both's outputs; the values the consumer
+/// read from the producer's outputs are the ones the producer just
+/// yielded. Built at `consumer`; erases both and returns it.
+static linalg::GenericOp
+fusePointwisePair(RewriterBase &rewriter, linalg::GenericOp producer,
+                  linalg::GenericOp consumer,
+                  ArrayRef<std::pair<unsigned, unsigned>> forwarded) {
+  DenseMap<unsigned, unsigned> forwardedFrom(forwarded.begin(),
+                                             forwarded.end());
+  SmallVector<Value> inputs(producer.getDpsInputs());
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : producer.getDpsInputOperands())
+    maps.push_back(producer.getMatchingIndexingMap(input));
+  // (A consumer's input the producer reads too, through the same map, is
+  // the producer's.)
+  DenseMap<unsigned, unsigned> sharedWith;
+  SmallVector<OpOperand *> producerOperands = producer.getDpsInputOperands();
+  for (OpOperand *input : consumer.getDpsInputOperands()) {
+    if (forwardedFrom.count(input->getOperandNumber()))
+      continue;
+    AffineMap map = consumer.getMatchingIndexingMap(input);
+    auto shared = llvm::find_if(producerOperands, [&](OpOperand *other) {
+      return other->get() == input->get() &&
+             producer.getMatchingIndexingMap(other) == map;
+    });
+    if (shared != producerOperands.end()) {
+      sharedWith[input->getOperandNumber()] = (*shared)->getOperandNumber();
+      continue;
+    }
+    inputs.push_back(input->get());
+    maps.push_back(map);
+  }
+  SmallVector<Value> outputs(producer.getDpsInits());
+  llvm::append_range(outputs, consumer.getDpsInits());
+  for (OpOperand &init : producer.getDpsInitsMutable())
+    maps.push_back(producer.getMatchingIndexingMap(&init));
+  for (OpOperand &init : consumer.getDpsInitsMutable())
+    maps.push_back(consumer.getMatchingIndexingMap(&init));
+  unsigned producerInputs = producer.getNumDpsInputs();
+  unsigned consumerInputs = inputs.size() - producerInputs;
+  rewriter.setInsertionPoint(consumer);
+  auto fused = linalg::GenericOp::create(
+      rewriter, consumer.getLoc(), TypeRange(), inputs, outputs, maps,
+      producer.getIteratorTypesArray(),
+      [&](OpBuilder &builder, Location loc, ValueRange args) {
+        IRMapping mapping;
+        Block &first = producer.getRegion().front();
+        ValueRange producerOutputs =
+            args.drop_front(producerInputs + consumerInputs)
+                .take_front(producer.getNumDpsInits());
+        for (auto [arg, value] :
+             llvm::zip(first.getArguments(),
+                       llvm::concat<Value>(args.take_front(producerInputs),
+                                           producerOutputs)))
+          mapping.map(arg, value);
+        for (Operation &op : first.without_terminator())
+          builder.clone(op, mapping);
+        SmallVector<Value> yielded;
+        for (Value value : first.getTerminator()->getOperands())
+          yielded.push_back(mapping.lookupOrDefault(value));
+        Block &second = consumer.getRegion().front();
+        unsigned next = producerInputs;
+        for (OpOperand *input : consumer.getDpsInputOperands()) {
+          BlockArgument arg = second.getArgument(input->getOperandNumber());
+          if (auto it = forwardedFrom.find(input->getOperandNumber());
+              it != forwardedFrom.end())
+            mapping.map(arg, yielded[it->second]);
+          else if (auto it = sharedWith.find(input->getOperandNumber());
+                   it != sharedWith.end())
+            mapping.map(arg, args[it->second]);
+          else
+            mapping.map(arg, args[next++]);
+        }
+        for (auto [index, init] : llvm::enumerate(consumer.getDpsInits())) {
+          (void)init;
+          mapping.map(second.getArgument(consumer.getNumDpsInputs() + index),
+                      args[producerInputs + consumerInputs +
+                           producer.getNumDpsInits() + index]);
+        }
+        for (Operation &op : second.without_terminator())
+          builder.clone(op, mapping);
+        for (Value value : second.getTerminator()->getOperands())
+          yielded.push_back(mapping.lookupOrDefault(value));
+        linalg::YieldOp::create(builder, loc, yielded);
+      });
+  rewriter.eraseOp(consumer);
+  rewriter.eraseOp(producer);
+  return fused;
+}
+
+/// Fuses each pointwise generic of `block` with the next generic when that
+/// one, pointwise on the same space, reads one of its outputs at the point
+/// that wrote it (a bias added, then the activation of the sum, which the
+/// backward reads too): one op, so one point member, computing both and
+/// storing both. Only allocations, frees (which then follow the fused op)
+/// and pure ops may stand between them;
+/// the consumer must read nothing else the producer writes and write
+/// nothing the producer reads or writes (known, distinct buffer classes).
+static void fusePointwise(Block &block, BufferAliasing &aliasing) {
+  IRRewriter rewriter(block.getParentOp()->getContext());
+  // The fused op, or null.
+  auto tryFuse = [&](linalg::GenericOp producer) -> linalg::GenericOp {
+    if (!isPointwise(producer))
+      return nullptr;
+    Operation *op = producer->getNextNode();
+    SmallVector<Operation *> frees;
+    while (op && !isa<linalg::GenericOp>(op) &&
+           (isa<memref::AllocOp, memref::DeallocOp>(op) ||
+            (isPure(op) && op->getNumRegions() == 0))) {
+      if (isa<memref::DeallocOp>(op))
+        frees.push_back(op);
+      op = op->getNextNode();
+    }
+    auto consumer = dyn_cast_or_null<linalg::GenericOp>(op);
+    if (!consumer || !isPointwise(consumer) ||
+        consumer.getStaticLoopRanges() != producer.getStaticLoopRanges())
+      return nullptr;
+    SmallVector<std::pair<unsigned, unsigned>> forwarded =
+        getForwardedInputs(producer, consumer);
+    if (forwarded.empty())
+      return nullptr;
+    Footprint first, second;
+    first.add(producer, aliasing);
+    if (first.reads.contains(nullptr))
+      return nullptr;
+    for (OpOperand *input : consumer.getDpsInputOperands()) {
+      if (!isa<MemRefType>(input->get().getType()) ||
+          llvm::is_contained(llvm::make_first_range(forwarded),
+                             input->getOperandNumber()))
+        continue;
+      const void *key = aliasing.getClass(input->get());
+      if (!key || first.writes.contains(key))
+        return nullptr;
+    }
+    for (Value init : consumer.getDpsInits()) {
+      const void *key = aliasing.getClass(init);
+      if (!key || first.reads.contains(key))
+        return nullptr;
+    }
+    // (A body capturing a buffer is not pointwise: isPointwise's pure ops
+    // load nothing.)
+    // The consumer's operands are defined before it, the producer's before
+    // the producer: the fused op goes where the consumer was.
+    linalg::GenericOp fused =
+        fusePointwisePair(rewriter, producer, consumer, forwarded);
+    // (A free between them, of what the producer read, now follows.)
+    for (Operation *free : llvm::reverse(frees))
+      free->moveAfter(fused);
+    return fused;
+  };
+  // (A fused op may fuse with the next one again: a chain.)
+  for (Operation *op = block.empty() ? nullptr : &block.front(); op;) {
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    linalg::GenericOp fused = generic ? tryFuse(generic) : nullptr;
+    op = fused ? fused.getOperation() : op->getNextNode();
+  }
+}
+
 /// The f32 product calls among `calls` whose buffer operands are casts of
 /// ranked views (as dist-matmul-to-blas builds them).
 static SmallVector<func::CallOp>
@@ -900,12 +1094,16 @@ struct DistMapToGPUPass
       generics.push_back(*generic);
     }
     BufferAliasing aliasing(getOperation());
-    if (inlineScalars) {
+    if (inlineScalars || fusePointwise) {
       SetVector<Block *> withGenerics;
       for (linalg::GenericOp generic : generics)
         withGenerics.insert(generic->getBlock());
-      for (Block *block : withGenerics)
-        ::inlineScalars(*block, aliasing);
+      for (Block *block : withGenerics) {
+        if (inlineScalars)
+          ::inlineScalars(*block, aliasing);
+        if (fusePointwise)
+          ::fusePointwise(*block, aliasing);
+      }
       generics.clear();
       for (Block *block : withGenerics)
         for (auto generic : block->getOps<linalg::GenericOp>())

@@ -1,8 +1,10 @@
-// RUN: dist-opt %s -split-input-file --pass-pipeline="builtin.module(dist-map-to-gpu{block-size=128})" | FileCheck %s
-// RUN: dist-opt %s -split-input-file --pass-pipeline="builtin.module(dist-map-to-gpu{block-size=128 max-argument-bytes=100})" | FileCheck %s --check-prefix=SMALL
+// RUN: dist-opt %s -split-input-file --pass-pipeline="builtin.module(dist-map-to-gpu{block-size=128 fuse-pointwise=false})" | FileCheck %s
+// RUN: dist-opt %s -split-input-file --pass-pipeline="builtin.module(dist-map-to-gpu{block-size=128 fuse-pointwise=false max-argument-bytes=100})" | FileCheck %s --check-prefix=SMALL
 
 // Horizontal mapping: independent ops in one nest, each a range of its
-// blocks; ops that conflict in later nests, by level.
+// blocks; ops that conflict in later nests, by level. (Without
+// fuse-pointwise, which would make some of these pointwise chains one op:
+// map_to_gpu_pointwise.mlir.)
 
 // Two updates of each of two parameters (the momentum, then the parameter
 // reading it), as an optimizer writes them: the two momenta are

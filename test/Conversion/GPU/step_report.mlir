@@ -76,5 +76,5 @@ func.func @step() {
 // within its budget of 40 launches (61 with a call per product and before
 // a row group shared its level's launch, 132 with a kernel per op): no
 // host copy or wait inside the step.
-// MLP: remark: per call: 10 kernel launches, 4 library calls, 0 collectives (14 launches), 15 device allocations, 14 frees, 0 host-device copies, 0 host waits
+// MLP: remark: per call: 9 kernel launches, 4 library calls, 0 collectives (13 launches), 15 device allocations, 14 frees, 0 host-device copies, 0 host waits
 // BLOCK: remark: per call: {{[0-9]+}} kernel launches, {{[0-9]+}} library calls, 0 collectives ({{[1-3]?[0-9]|40}} launches), {{.*}}, 0 host-device copies, 0 host waits
