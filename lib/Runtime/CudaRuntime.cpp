@@ -49,6 +49,8 @@ struct State {
   /// The grouped product was refused once (the products then run one call
   /// each; said once on stderr).
   bool noGroupedProducts = false;
+  /// distopt_cuda_product_stats's counts.
+  DistoptCudaProductStats productStats{};
   std::mutex mutex;
 };
 
@@ -152,6 +154,10 @@ int distopt_cuda_device_count(void) {
       !check("cuDeviceGetCount", cuDeviceGetCount(&count)))
     return 0;
   return count;
+}
+
+DistoptCudaProductStats distopt_cuda_product_stats(void) {
+  return getState().productStats;
 }
 
 int distopt_cuda_set_device(int ordinal) {
@@ -389,8 +395,13 @@ CUdeviceptr getPointerArray(std::vector<uintptr_t> pointers) {
     return 0;
   auto entry = state.pointerArrays.emplace(std::move(pointers), device).first;
   if (!check("cuMemcpyHtoDAsync", cuMemcpyHtoDAsync(device, entry->first.data(),
-                                                    bytes, state.stream)))
+                                                    bytes, state.stream))) {
+    // (Never reused uninitialised.)
+    cuMemFreeAsync(device, state.stream);
+    state.pointerArrays.erase(entry);
     return 0;
+  }
+  ++state.productStats.pointerCopies;
   return device;
 }
 } // namespace
@@ -400,7 +411,8 @@ extern "C" {
 /// The products of a group's table (ProductGroup.h) as one grouped cuBLAS
 /// product (cublasSgemmGroupedBatched_64): a group per row, a problem per
 /// batch, column-major as distopt_matmul_f32 (B first). When cuBLAS refuses
-/// it, each row is one strided batched call (said once on stderr).
+/// it (not supported on this device), each row is one strided batched call
+/// (said once on stderr, counted by distopt_cuda_product_stats).
 void _mlir_ciface_distopt_matmul_group_f32(
     StridedMemRefType<int64_t, 2> *table) {
   if (!ensureDevice())
@@ -444,6 +456,8 @@ void _mlir_ciface_distopt_matmul_group_f32(
     views.insert(views.end(), {av, bv, cv});
   }
   size_t problems = as.size();
+  if (problems == 0)
+    return;
   cublasStatus_t status = CUBLAS_STATUS_NOT_SUPPORTED;
   if (!state.noGroupedProducts) {
     std::vector<uintptr_t> pointers = as;
@@ -457,9 +471,12 @@ void _mlir_ciface_distopt_matmul_group_f32(
         state.blas, transA.data(), transB.data(), m.data(), n.data(), k.data(),
         ones.data(), array, lda.data(), array + problems, ldb.data(),
         zeros.data(), array + 2 * problems, ldc.data(), groups, sizes.data());
-    if (status == CUBLAS_STATUS_SUCCESS)
+    if (status == CUBLAS_STATUS_SUCCESS) {
+      ++state.productStats.groupedCalls;
       return;
-    if (status != CUBLAS_STATUS_NOT_SUPPORTED) {
+    }
+    if (status != CUBLAS_STATUS_NOT_SUPPORTED &&
+        status != CUBLAS_STATUS_ARCH_MISMATCH) {
       checkBlas("cublasSgemmGroupedBatched_64", status);
       return;
     }
@@ -470,6 +487,7 @@ void _mlir_ciface_distopt_matmul_group_f32(
                  "group is its own call\n",
                  cublasGetStatusString(status));
   }
+  ++state.productStats.separateCalls;
   const float one = 1.0f, zero = 0.0f;
   for (int64_t i = 0; i < groups; ++i) {
     const distopt::Matrix<float> &av = views[3 * i], &bv = views[3 * i + 1],

@@ -11,10 +11,12 @@
 // distopt_matmul_f32 (cuBLAS) against loops on the host (FP32, no TF32:
 // relative 1e-5), and a group of every form as one
 // distopt_matmul_group_f32 call (cuBLAS's grouped product), twice on the
-// same buffers (the second reuses the device's pointer arrays).
+// same buffers: both grouped, the second reusing the first's pointer
+// arrays (distopt_cuda_product_stats).
 //
 //===----------------------------------------------------------------------===//
 
+#include "distopt/Runtime/CudaRuntime.h"
 #include "ProductTable.h"
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
@@ -48,6 +50,7 @@ struct Cuda {
                  UnrankedMemRefType<float> *, int64_t, int64_t, int64_t,
                  int64_t, int32_t, int32_t, int32_t, int32_t) = nullptr;
   void (*matmulGroup)(StridedMemRefType<int64_t, 2> *) = nullptr;
+  DistoptCudaProductStats (*productStats)() = nullptr;
 };
 
 template <typename T> void bind(void *library, const char *name, T &function) {
@@ -72,6 +75,7 @@ const Cuda &getCuda() {
     bind(c.library, "distopt_cuda_last_error", c.lastError);
     bind(c.library, "_mlir_ciface_distopt_matmul_f32", c.matmul);
     bind(c.library, "_mlir_ciface_distopt_matmul_group_f32", c.matmulGroup);
+    bind(c.library, "distopt_cuda_product_stats", c.productStats);
     if (c.deviceCount() == 0)
       c.skip = std::string("no CUDA device: ") + c.lastError();
     return c;
@@ -203,6 +207,7 @@ TEST(CudaRuntimeTest, ProductGroup) {
   table.sizes[1] = DISTOPT_PRODUCT_WORDS;
   table.strides[0] = DISTOPT_PRODUCT_WORDS;
   table.strides[1] = 1;
+  DistoptCudaProductStats before = getCuda().productStats();
   for (int run = 0; run < 2; ++run) {
     for (size_t i = 0; i < products.size(); ++i)
       ASSERT_EQ(getCuda().toDevice(buffers[3 * i + 2].data,
@@ -229,6 +234,12 @@ TEST(CudaRuntimeTest, ProductGroup) {
           }
     }
   }
+  // Both calls grouped (an H100 or H200 runs cuBLAS's grouped product),
+  // the addresses copied to the device by the first only.
+  DistoptCudaProductStats after = getCuda().productStats();
+  EXPECT_EQ(after.groupedCalls - before.groupedCalls, 2);
+  EXPECT_EQ(after.separateCalls - before.separateCalls, 0);
+  EXPECT_EQ(after.pointerCopies - before.pointerCopies, 1);
 }
 
 } // namespace

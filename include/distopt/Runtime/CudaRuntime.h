@@ -52,6 +52,18 @@ int distopt_cuda_copy_on_device(void *to, const void *from, size_t bytes);
 /* The last failure's message. */
 const char *distopt_cuda_last_error(void);
 
+/* What the grouped products (distopt_matmul_group_f32) of this process did:
+ * calls run as one grouped cuBLAS product, calls run as one product each
+ * (cuBLAS refused the grouped one on this device), and copies of a set of
+ * A, B and C addresses to the device (once per set: a step whose
+ * allocations repeat copies nothing after its first call). */
+typedef struct {
+  int64_t groupedCalls;
+  int64_t separateCalls;
+  int64_t pointerCopies;
+} DistoptCudaProductStats;
+DistoptCudaProductStats distopt_cuda_product_stats(void);
+
 #ifdef __cplusplus
 }
 #endif

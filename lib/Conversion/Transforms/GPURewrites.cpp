@@ -438,9 +438,11 @@ mlir::train::getGroupableProducts(ArrayRef<Operation *> calls) {
     if (call.getCallee() != "distopt_matmul_f32" || call.getNumOperands() != 11)
       continue;
     if (llvm::all_of(call.getOperands().take_front(3), [](Value operand) {
-          auto cast = operand.getDefiningOp<memref::CastOp>();
-          return cast && isa<MemRefType>(cast.getSource().getType()) &&
-                 cast.getSource().getType().getRank() >= 2;
+          auto unranked = operand.getDefiningOp<memref::CastOp>();
+          auto type = unranked
+                          ? dyn_cast<MemRefType>(unranked.getSource().getType())
+                          : MemRefType();
+          return type && type.getRank() >= 2 && type.isStrided();
         }))
       products.push_back(call);
   }
@@ -520,12 +522,16 @@ void mlir::train::groupProducts(OpBuilder &builder,
   }
   func::CallOp::create(builder, loc, callee, rows);
   memref::DeallocOp::create(builder, loc, table);
+  // The calls, then what only they used (a cast may be two operands of
+  // one call, or of two: each erased once).
+  SetVector<Operation *> defs;
   for (func::CallOp call : products) {
-    SmallVector<Value> operands(call.getOperands());
+    for (Value operand : call.getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        defs.insert(def);
     call.erase();
-    for (Value operand : operands)
-      if (Operation *def = operand.getDefiningOp();
-          def && def->use_empty() && isPure(def))
-        def->erase();
   }
+  for (Operation *def : defs)
+    if (def->use_empty() && isPure(def))
+      def->erase();
 }

@@ -511,6 +511,11 @@ struct DistMapToGPUPass
       mappable[generic] = *mapped;
       blocks.insert(generic->getBlock());
     }
+    // (A block of products alone is scheduled too: its products grouped.)
+    getOperation()->walk([&](func::CallOp call) {
+      if (isLibraryCall(*call))
+        blocks.insert(call->getBlock());
+    });
     for (Block *block : blocks)
       mapBlock(*block, mappable, blockSize, horizontal, rowReductions,
                groupProducts, maxArgumentBytes, aliasing);

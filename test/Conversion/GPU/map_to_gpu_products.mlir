@@ -97,3 +97,29 @@ func.func @bf16(%a: memref<4x4xbf16>, %b: memref<4x4xbf16>, %c: memref<4x4xbf16>
   call @distopt_matmul_bf16(%ua, %ub, %ud, %one, %four, %four, %four, %no, %no, %no, %no) : (memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, i64, i64, i64, i64, i32, i32, i32, i32) -> ()
   return
 }
+
+// -----
+
+// One cast as both operands of a product (x times its transpose, after
+// CSE), grouped with another product of x: both calls and the cast go,
+// each erased once.
+// CHECK-LABEL: func.func @one_cast_twice
+// CHECK-NOT:     call @distopt_matmul_f32
+// CHECK:         memref.alloc() : memref<2x23xi64>
+// CHECK:         call @distopt_matmul_group_f32(
+// CHECK-NOT:     memref.cast %arg0 : memref<4x4xf32> to memref<*xf32>
+// CHECK:         return
+func.func private @distopt_matmul_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i32, i32, i32, i32)
+func.func @one_cast_twice(%x: memref<4x4xf32>, %w: memref<4x4xf32>, %c: memref<4x4xf32>, %d: memref<4x4xf32>) {
+  %ux = memref.cast %x : memref<4x4xf32> to memref<*xf32>
+  %uw = memref.cast %w : memref<4x4xf32> to memref<*xf32>
+  %uc = memref.cast %c : memref<4x4xf32> to memref<*xf32>
+  %ud = memref.cast %d : memref<4x4xf32> to memref<*xf32>
+  %one = arith.constant 1 : i64
+  %four = arith.constant 4 : i64
+  %no = arith.constant 0 : i32
+  %yes = arith.constant 1 : i32
+  call @distopt_matmul_f32(%ux, %ux, %uc, %one, %four, %four, %four, %no, %yes, %no, %no) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i32, i32, i32, i32) -> ()
+  call @distopt_matmul_f32(%ux, %uw, %ud, %one, %four, %four, %four, %no, %no, %no, %no) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i32, i32, i32, i32) -> ()
+  return
+}
