@@ -190,23 +190,15 @@ TEST(CudaRuntimeTest, ProductGroup) {
       distopt::test::getGroupProducts(random);
   // (A deque: its buffers never move.)
   std::deque<DeviceBuffer> buffers;
-  std::vector<int64_t> words;
+  distopt::test::GroupTable table;
   for (const auto &p : products) {
     buffers.emplace_back(p.a);
     buffers.emplace_back(p.b);
     buffers.emplace_back(p.c);
     size_t last = buffers.size();
-    auto row = p.getRow(buffers[last - 3].data, buffers[last - 2].data,
-                        buffers[last - 1].data);
-    words.insert(words.end(), row.begin(), row.end());
+    table.add(p.getRow(buffers[last - 3].data, buffers[last - 2].data,
+                       buffers[last - 1].data));
   }
-  StridedMemRefType<int64_t, 2> table;
-  table.basePtr = table.data = words.data();
-  table.offset = 0;
-  table.sizes[0] = products.size();
-  table.sizes[1] = DISTOPT_PRODUCT_WORDS;
-  table.strides[0] = DISTOPT_PRODUCT_WORDS;
-  table.strides[1] = 1;
   DistoptCudaProductStats before = getCuda().productStats();
   for (int run = 0; run < 2; ++run) {
     for (size_t i = 0; i < products.size(); ++i)
@@ -214,7 +206,7 @@ TEST(CudaRuntimeTest, ProductGroup) {
                                    products[i].c.data(),
                                    products[i].c.size() * sizeof(float)),
                 0);
-    getCuda().matmulGroup(&table);
+    getCuda().matmulGroup(table.get());
     ASSERT_EQ(getCuda().synchronize(), 0) << getCuda().lastError();
     for (size_t q = 0; q < products.size(); ++q) {
       const auto &p = products[q];

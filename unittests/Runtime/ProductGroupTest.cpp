@@ -52,19 +52,10 @@ struct View {
 
 /// Runs `products` as one group on their host buffers.
 void runGroup(std::vector<GroupProduct> &products) {
-  std::vector<int64_t> words;
-  for (GroupProduct &p : products) {
-    auto row = p.getRow(p.a.data(), p.b.data(), p.c.data());
-    words.insert(words.end(), row.begin(), row.end());
-  }
-  StridedMemRefType<int64_t, 2> table;
-  table.basePtr = table.data = words.data();
-  table.offset = 0;
-  table.sizes[0] = products.size();
-  table.sizes[1] = DISTOPT_PRODUCT_WORDS;
-  table.strides[0] = DISTOPT_PRODUCT_WORDS;
-  table.strides[1] = 1;
-  _mlir_ciface_distopt_matmul_group_f32(&table);
+  distopt::test::GroupTable table;
+  for (GroupProduct &p : products)
+    table.add(p.getRow(p.a.data(), p.b.data(), p.c.data()));
+  _mlir_ciface_distopt_matmul_group_f32(table.get());
 }
 
 TEST(ProductGroupTest, EveryFormAgainstDouble) {
@@ -108,15 +99,9 @@ TEST(ProductGroupTest, SameAsOneCallEach) {
 }
 
 TEST(ProductGroupTest, WrongTableWidthAborts) {
-  std::vector<int64_t> words(DISTOPT_PRODUCT_WORDS + 1);
-  StridedMemRefType<int64_t, 2> table;
-  table.basePtr = table.data = words.data();
-  table.offset = 0;
-  table.sizes[0] = 1;
-  table.sizes[1] = DISTOPT_PRODUCT_WORDS + 1;
-  table.strides[0] = DISTOPT_PRODUCT_WORDS + 1;
-  table.strides[1] = 1;
-  EXPECT_DEATH(_mlir_ciface_distopt_matmul_group_f32(&table),
+  distopt::test::GroupTable table(DISTOPT_PRODUCT_WORDS + 1);
+  table.addZeros();
+  EXPECT_DEATH(_mlir_ciface_distopt_matmul_group_f32(table.get()),
                "a table of 24 words per product, not 23");
 }
 } // namespace

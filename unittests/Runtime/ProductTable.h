@@ -15,6 +15,7 @@
 #define DISTOPT_UNITTESTS_RUNTIME_PRODUCTTABLE_H
 
 #include "distopt/Runtime/ProductGroup.h"
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
 
 #include <array>
 #include <cmath>
@@ -96,6 +97,28 @@ struct GroupProduct {
     }
     return {sum, scale};
   }
+};
+
+/// A product group's table: rows of `width` words, as
+/// distopt_matmul_group_f32 takes it (`get`).
+struct GroupTable {
+  explicit GroupTable(int64_t width = DISTOPT_PRODUCT_WORDS) : width(width) {}
+  void add(const std::array<int64_t, DISTOPT_PRODUCT_WORDS> &row) {
+    words.insert(words.end(), row.begin(), row.end());
+  }
+  void addZeros() { words.resize(words.size() + width); }
+  StridedMemRefType<int64_t, 2> *get() {
+    memref.basePtr = memref.data = words.data();
+    memref.offset = 0;
+    memref.sizes[0] = words.size() / width;
+    memref.sizes[1] = width;
+    memref.strides[0] = width;
+    memref.strides[1] = 1;
+    return &memref;
+  }
+  int64_t width;
+  std::vector<int64_t> words;
+  StridedMemRefType<int64_t, 2> memref;
 };
 
 /// A group of every form (transposes, batching), odd shapes, some rows
