@@ -121,24 +121,6 @@ struct DeviceBuffer {
   size_t size;
 };
 
-/// A rank-3 descriptor of `data` ([batch, rows, cols], contiguous).
-struct Descriptor {
-  Descriptor(float *data, int64_t batch, int64_t rows, int64_t cols) {
-    view.basePtr = view.data = data;
-    view.offset = 0;
-    view.sizes[0] = batch;
-    view.sizes[1] = rows;
-    view.sizes[2] = cols;
-    view.strides[0] = rows * cols;
-    view.strides[1] = cols;
-    view.strides[2] = 1;
-    unranked.rank = 3;
-    unranked.descriptor = &view;
-  }
-  StridedMemRefType<float, 3> view;
-  UnrankedMemRefType<float> unranked;
-};
-
 // Every product form cuBLAS is called with, against host loops.
 TEST(CudaRuntimeTest, ProductForms) {
   SKIP_WITHOUT_DEVICE();
@@ -155,10 +137,11 @@ TEST(CudaRuntimeTest, ProductForms) {
     for (float &v : b)
       v = uniform(random);
     DeviceBuffer da(a), db(b), dc(c);
-    Descriptor ad(da.data, batchedA ? batch : 1, transA ? k : m,
-                  transA ? m : k),
-        bd(db.data, batchedB ? batch : 1, transB ? n : k, transB ? k : n),
-        cd(dc.data, batch, m, n);
+    distopt::test::View ad(da.data, batchedA ? batch : 1, transA ? k : m,
+                           transA ? m : k, transA ? m : k),
+        bd(db.data, batchedB ? batch : 1, transB ? n : k, transB ? k : n,
+           transB ? k : n),
+        cd(dc.data, batch, m, n, n);
     getCuda().matmul(&ad.unranked, &bd.unranked, &cd.unranked, batch, m, n, k,
                      transA, transB, batchedA, batchedB);
     ASSERT_EQ(getCuda().synchronize(), 0) << getCuda().lastError();

@@ -32,24 +32,6 @@ void _mlir_ciface_distopt_matmul_f32(UnrankedMemRefType<float> *,
 namespace {
 using distopt::test::GroupProduct;
 
-/// A rank-3 strided view [batches, rows, cols] of `data`, rows `ld` apart.
-struct View {
-  View(float *data, int64_t batches, int64_t rows, int64_t cols, int64_t ld) {
-    view.basePtr = view.data = data;
-    view.offset = 0;
-    view.sizes[0] = batches;
-    view.sizes[1] = rows;
-    view.sizes[2] = cols;
-    view.strides[0] = rows * ld;
-    view.strides[1] = ld;
-    view.strides[2] = 1;
-    unranked.rank = 3;
-    unranked.descriptor = &view;
-  }
-  StridedMemRefType<float, 3> view;
-  UnrankedMemRefType<float> unranked;
-};
-
 /// Runs `products` as one group on their host buffers.
 void runGroup(std::vector<GroupProduct> &products) {
   distopt::test::GroupTable table;
@@ -84,7 +66,8 @@ TEST(ProductGroupTest, SameAsOneCallEach) {
   std::vector<GroupProduct> alone = grouped;
   runGroup(grouped);
   for (GroupProduct &p : alone) {
-    View a(p.a.data(), p.batchedA ? p.batch : 1, p.rowsA(), p.colsA(), p.ldA()),
+    distopt::test::View a(p.a.data(), p.batchedA ? p.batch : 1, p.rowsA(),
+                          p.colsA(), p.ldA()),
         b(p.b.data(), p.batchedB ? p.batch : 1, p.rowsB(), p.colsB(), p.ldB()),
         c(p.c.data(), p.batch, p.m, p.n, p.ldC());
     _mlir_ciface_distopt_matmul_f32(&a.unranked, &b.unranked, &c.unranked,
@@ -99,6 +82,8 @@ TEST(ProductGroupTest, SameAsOneCallEach) {
 }
 
 TEST(ProductGroupTest, WrongTableWidthAborts) {
+  // (The earlier tests started the OpenMP team: re-exec, not a bare fork.)
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
   distopt::test::GroupTable table(DISTOPT_PRODUCT_WORDS + 1);
   table.addZeros();
   EXPECT_DEATH(_mlir_ciface_distopt_matmul_group_f32(table.get()),

@@ -99,6 +99,25 @@ struct GroupProduct {
   }
 };
 
+/// A rank-3 strided view [batches, rows, cols] of `data`, rows `ld` apart
+/// (`cols` when contiguous), as the products take it.
+struct View {
+  View(float *data, int64_t batches, int64_t rows, int64_t cols, int64_t ld) {
+    view.basePtr = view.data = data;
+    view.offset = 0;
+    view.sizes[0] = batches;
+    view.sizes[1] = rows;
+    view.sizes[2] = cols;
+    view.strides[0] = rows * ld;
+    view.strides[1] = ld;
+    view.strides[2] = 1;
+    unranked.rank = 3;
+    unranked.descriptor = &view;
+  }
+  StridedMemRefType<float, 3> view;
+  UnrankedMemRefType<float> unranked;
+};
+
 /// A product group's table: rows of `width` words, as
 /// distopt_matmul_group_f32 takes it (`get`).
 struct GroupTable {

@@ -137,7 +137,8 @@ struct Footprint {
 
 /// True for a product's library call (distopt_matmul_*: cuBLAS on the
 /// device, reading and writing only its buffer operands), which the
-/// scheduler may move.
+/// scheduler may move; not a grouped call (distopt_matmul_group_f32), whose
+/// buffers only its table names.
 bool isLibraryCall(Operation &op);
 
 /// Recomputes the inlinable scalar ops of `block` (no loops, 0-d buffers,

@@ -86,8 +86,11 @@ private:
 } // namespace
 
 bool mlir::train::isLibraryCall(Operation &op) {
+  // (Not a grouped call, whose buffers are in its table: the scheduler
+  // cannot see what it reads and writes, so it stays in place.)
   auto call = dyn_cast<func::CallOp>(op);
-  return call && call.getCallee().starts_with("distopt_matmul_");
+  return call && call.getCallee().starts_with("distopt_matmul_") &&
+         call.getCallee() != "distopt_matmul_group_f32";
 }
 
 /// Reductions by a block and the ops around them on the same rows.
