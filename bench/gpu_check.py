@@ -17,7 +17,8 @@ device it says so, runs the checks that need none, and exits 0.
 Always (no GPU needed):
   - launches: what one call of the transformer block's and the MLP's CUDA
     step enqueues (dist-lower-cuda{report}: kernel launches, cuBLAS calls,
-    device allocations, host copies and waits), against the budget of 40
+    device allocations, host copies and waits, the workspace that holds
+    the intermediates), against the budget of 40
     launches and no host copy for the block;
   - the `gpu` test label (ctest -L gpu: test/GPU; without a device, the
     no-device messages and the device-resident state through
@@ -105,7 +106,8 @@ def run(cmd, budget, limit, env=None, cwd=None):
 REPORT = re.compile(
     r"per call: (\d+) kernel launches, (\d+) library calls, (\d+) "
     r"collectives \((\d+) launches\), (\d+) device allocations, (\d+) frees, "
-    r"(\d+) host-device copies, (\d+) host waits")
+    r"(\d+) host-device copies, (\d+) host waits"
+    r"(?:; (\d+) buffers in workspaces of (\d+) bytes)?")
 
 
 def check_launches(build, budget):
@@ -122,8 +124,10 @@ def check_launches(build, budget):
             found[example] = {"error": out.strip()[-2000:]}
             continue
         keys = ["kernels", "library_calls", "collectives", "launches",
-                "allocations", "frees", "host_copies", "host_waits"]
-        found[example] = dict(zip(keys, map(int, match.groups())))
+                "allocations", "frees", "host_copies", "host_waits",
+                "workspace_buffers", "workspace_bytes"]
+        found[example] = dict(zip(keys, (int(g or 0)
+                                         for g in match.groups())))
     block = found.get("transformer_block", {})
     if "launches" in block:
         block["budget"] = LAUNCH_BUDGET
@@ -362,7 +366,9 @@ def markdown(result):
             f"{block['launches']} ({block['kernels']} + "
             f"{block['library_calls']}) | budget {LAUNCH_BUDGET} | "
             f"{block['allocations']} allocations, {block['host_copies']} host "
-            f"copies, {block['host_waits']} host waits per step |")
+            f"copies, {block['host_waits']} host waits per step; "
+            f"{block['workspace_buffers']} buffers in a workspace of "
+            f"{block['workspace_bytes'] / 2**20:.1f} MiB kept across steps |")
     tests = result["tests"]
     lines.append(f"| ctest -L gpu | {tests['summary']} | | "
                  f"{', '.join(tests['failed']) or 'no failed test'} |")

@@ -37,7 +37,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -396,6 +398,40 @@ void distopt_copy(void *to, const void *from, size_t bytes) {
     std::memcpy(static_cast<char *>(to) + i * piece,
                 static_cast<const char *>(from) + i * piece,
                 std::min(piece, bytes - i * piece));
+}
+
+/// The workspace of the function `key` names, of at least `bytes` bytes
+/// (dist-plan-workspace; the host-memory counterpart of libdistopt_cuda's):
+/// allocated by the function's first call, 256-byte aligned, answered again
+/// by every later one; a call asking for more replaces it by a larger one
+/// (the last call of the function has returned: nothing still uses it). A
+/// failed allocation ends the process with the request's size, as the
+/// allocations of the compiled code itself do.
+void _mlir_ciface_distopt_workspace(StridedMemRefType<int8_t, 1> *result,
+                                    int64_t key, int64_t bytes) {
+  struct Workspace {
+    std::unique_ptr<int8_t, decltype(&std::free)> data{nullptr, &std::free};
+    int64_t size = 0;
+  };
+  static std::mutex mutex;
+  static std::map<int64_t, Workspace> workspaces;
+  std::lock_guard<std::mutex> lock(mutex);
+  Workspace &workspace = workspaces[key];
+  if (workspace.size < bytes) {
+    constexpr int64_t kAlignment = 256;
+    int64_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+    workspace.data.reset(
+        static_cast<int8_t *>(std::aligned_alloc(kAlignment, rounded)));
+    if (!workspace.data) {
+      std::fprintf(stderr,
+                   "distopt_workspace: cannot allocate %lld bytes of "
+                   "workspace\n",
+                   static_cast<long long>(bytes));
+      std::abort();
+    }
+    workspace.size = bytes;
+  }
+  *result = {workspace.data.get(), workspace.data.get(), 0, {bytes}, {1}};
 }
 
 } // extern "C"

@@ -51,6 +51,11 @@ struct State {
   bool noGroupedProducts = false;
   /// distopt_cuda_product_stats's counts.
   DistoptCudaProductStats productStats{};
+  /// Each function's workspace (distopt_workspace), by its key: the buffer
+  /// and its bytes.
+  std::map<int64_t, std::pair<CUdeviceptr, int64_t>> workspaces;
+  /// distopt_cuda_workspace_stats's counts.
+  DistoptCudaWorkspaceStats workspaceStats{};
   std::mutex mutex;
 };
 
@@ -158,6 +163,10 @@ int distopt_cuda_device_count(void) {
 
 DistoptCudaProductStats distopt_cuda_product_stats(void) {
   return getState().productStats;
+}
+
+DistoptCudaWorkspaceStats distopt_cuda_workspace_stats(void) {
+  return getState().workspaceStats;
 }
 
 int distopt_cuda_set_device(int ordinal) {
@@ -341,6 +350,42 @@ void mgpuSetDefaultDevice(int32_t device) { ensureDevice(device); }
 //===----------------------------------------------------------------------===//
 // Library calls
 //===----------------------------------------------------------------------===//
+
+/// The workspace of the function `key` names, of at least `bytes` bytes
+/// (dist-plan-workspace): device memory allocated on the stream by its
+/// first call, answered again by every later one, so that its buffers sit
+/// at the same addresses each call. A call asking for more frees the old
+/// buffer on the stream (after the work enqueued on it) and allocates a
+/// larger one. A failed allocation answers a null buffer, with the failure
+/// kept for distopt_cuda_synchronize.
+void _mlir_ciface_distopt_workspace(StridedMemRefType<int8_t, 1> *result,
+                                    int64_t key, int64_t bytes) {
+  *result = {nullptr, nullptr, 0, {0}, {1}};
+  if (!ensureDevice())
+    return;
+  State &state = getState();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  ++state.workspaceStats.calls;
+  auto [it, inserted] = state.workspaces.try_emplace(key, 0, 0);
+  auto &[pointer, size] = it->second;
+  if (inserted)
+    ++state.workspaceStats.workspaces;
+  if (size < bytes) {
+    if (pointer)
+      check("cuMemFreeAsync", cuMemFreeAsync(pointer, state.stream));
+    state.workspaceStats.bytes -= size;
+    pointer = 0;
+    size = 0;
+    if (!check("cuMemAllocAsync",
+               cuMemAllocAsync(&pointer, bytes ? bytes : 1, state.stream)))
+      return;
+    size = bytes;
+    state.workspaceStats.bytes += size;
+    ++state.workspaceStats.allocations;
+  }
+  auto *data = reinterpret_cast<int8_t *>(pointer);
+  *result = {data, data, 0, {bytes}, {1}};
+}
 
 /// libdistopt_cpu's distopt_matmul_f32 (CpuKernels.cpp) on device buffers:
 /// C[b] = op(A[b]) x op(B[b]) as one strided batched cuBLAS product on the

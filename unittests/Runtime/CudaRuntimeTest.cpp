@@ -51,6 +51,8 @@ struct Cuda {
                  int64_t, int32_t, int32_t, int32_t, int32_t) = nullptr;
   void (*matmulGroup)(StridedMemRefType<int64_t, 2> *) = nullptr;
   DistoptCudaProductStats (*productStats)() = nullptr;
+  void (*workspace)(StridedMemRefType<int8_t, 1> *, int64_t, int64_t) = nullptr;
+  DistoptCudaWorkspaceStats (*workspaceStats)() = nullptr;
 };
 
 template <typename T> void bind(void *library, const char *name, T &function) {
@@ -76,6 +78,8 @@ const Cuda &getCuda() {
     bind(c.library, "_mlir_ciface_distopt_matmul_f32", c.matmul);
     bind(c.library, "_mlir_ciface_distopt_matmul_group_f32", c.matmulGroup);
     bind(c.library, "distopt_cuda_product_stats", c.productStats);
+    bind(c.library, "_mlir_ciface_distopt_workspace", c.workspace);
+    bind(c.library, "distopt_cuda_workspace_stats", c.workspaceStats);
     if (c.deviceCount() == 0)
       c.skip = std::string("no CUDA device: ") + c.lastError();
     return c;
@@ -215,6 +219,36 @@ TEST(CudaRuntimeTest, ProductGroup) {
   EXPECT_EQ(after.groupedCalls - before.groupedCalls, 2);
   EXPECT_EQ(after.separateCalls - before.separateCalls, 0);
   EXPECT_EQ(after.pointerCopies - before.pointerCopies, 1);
+}
+
+// A function's workspace: allocated by the first lookup, the same buffer
+// after that (a captured step's addresses), a larger one when asked for
+// more; another key has its own. The buffer is device memory a copy
+// reaches.
+TEST(CudaRuntimeTest, Workspace) {
+  SKIP_WITHOUT_DEVICE();
+  const Cuda &cuda = getCuda();
+  DistoptCudaWorkspaceStats before = cuda.workspaceStats();
+  StridedMemRefType<int8_t, 1> first, again, larger, other;
+  cuda.workspace(&first, 0x5eed, 1000);
+  cuda.workspace(&again, 0x5eed, 512);
+  cuda.workspace(&larger, 0x5eed, 4096);
+  cuda.workspace(&other, 0x5eee, 256);
+  ASSERT_EQ(cuda.synchronize(), 0) << cuda.lastError();
+  ASSERT_NE(first.data, nullptr);
+  EXPECT_EQ(again.data, first.data);
+  EXPECT_EQ(again.sizes[0], 512);
+  EXPECT_EQ(larger.sizes[0], 4096);
+  EXPECT_NE(other.data, larger.data);
+  std::vector<float> values(1024, 3.5f), back(1024);
+  ASSERT_EQ(cuda.toDevice(larger.data, values.data(), 4096), 0);
+  ASSERT_EQ(cuda.toHost(back.data(), larger.data, 4096), 0);
+  EXPECT_EQ(back, values);
+  DistoptCudaWorkspaceStats after = cuda.workspaceStats();
+  EXPECT_EQ(after.workspaces - before.workspaces, 2);
+  EXPECT_EQ(after.allocations - before.allocations, 3);
+  EXPECT_EQ(after.calls - before.calls, 4);
+  EXPECT_EQ(after.bytes - before.bytes, 4096 + 256);
 }
 
 } // namespace

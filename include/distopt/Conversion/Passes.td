@@ -821,6 +821,63 @@ def DistMapToGPUPass : Pass<"dist-map-to-gpu"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def DistPlanWorkspacePass : Pass<"dist-plan-workspace", "ModuleOp"> {
+  let summary = "Hoist a GPU step's local buffers out of its calls: views of "
+                "one workspace per function, planned from their lifetimes";
+  let description = [{
+    Runs on the mapped buffers of a GPU step (after `dist-map-to-gpu`, in
+    `dist-lower-cuda` and `dist-lower-cpu{gpu-mapped}`). Every buffer a
+    function allocates and frees in one block, statically shaped, of the
+    default memory space, and whose address stays inside the function
+    (the host never loads or stores it itself, it is not returned,
+    yielded, taken as a pointer or handed to a call that may keep it)
+    becomes a `memref.view` of the function's workspace, and its
+    `memref.dealloc` goes. The workspace comes from one runtime call at
+    the function's entry, `distopt_workspace(key, bytes) -> memref<?xi8>`
+    (the key a hash of the function's name): libdistopt_cuda allocates
+    device memory on the first call and answers the same buffer after
+    that (a larger one if a later call asks for more), libdistopt_cpu host
+    memory. So a step's intermediates are allocated once, not per call,
+    and sit at the same addresses each call: what a captured CUDA graph
+    needs.
+
+    Offsets are planned from lifetimes in program order (the positions of
+    the allocation and the free in the function's pre-order walk; a buffer
+    of a loop's body is live for its iteration only): each buffer, the
+    largest first, goes at the lowest `alignment`-aligned offset where it
+    overlaps no buffer live at the same time. One stream (or the CPU's
+    program order) runs the step, so memory freed earlier in the program
+    is free on the device too.
+
+    The function is marked `distopt.workspace = {bytes, buffers,
+    buffer_bytes}`: the workspace's size, the buffers it holds and their
+    total size (the memory separate allocations would have had live at
+    once is at most that).
+
+    ```mlir
+    // Before:
+    %a = memref.alloc() : memref<256xf32>
+    ...
+    memref.dealloc %a : memref<256xf32>
+    // After:
+    %key = arith.constant ... : i64
+    %bytes = arith.constant 1024 : i64
+    %ws = call @distopt_workspace(%key, %bytes) : (i64, i64) -> memref<?xi8>
+    %c0 = arith.constant 0 : index
+    %a = memref.view %ws[%c0][] : memref<?xi8> to memref<256xf32>
+    ```
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"256",
+           "Each buffer's offset in the workspace is a multiple of this "
+           "many bytes (a power of two; 256: cudaMalloc's alignment, which "
+           "vectorized 16-byte accesses need at least)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def DistGPUHostPass : Pass<"dist-gpu-host", "ModuleOp"> {
   let summary = "Put a CUDA step's host code on one stream: device buffers, "
                 "asynchronous launches, no host synchronisation";
@@ -864,7 +921,11 @@ def DistGPUStepReportPass : Pass<"dist-gpu-step-report", "ModuleOp"> {
     - stream-ordered device allocations (`gpu.alloc`) and frees;
     - copies between host and device memory (`gpu.memcpy` of a global or
       host buffer);
-    - host waits (a blocking `gpu.wait`, `distrt_mlir_wait`).
+    - host waits (a blocking `gpu.wait`, `distrt_mlir_wait`);
+    - the workspaces that hold the buffers `dist-plan-workspace` hoisted
+      out of the calls (their buffers and bytes, each function's once, and
+      the `distopt_workspace` lookups, which allocate nothing after a
+      function's first call and are not launches).
 
     Calls of the module's own functions (the parts `dist-split-functions`
     cut) are followed and `scf.for` loops of constant trip count
@@ -874,9 +935,10 @@ def DistGPUStepReportPass : Pass<"dist-gpu-step-report", "ModuleOp"> {
     tested through it.
 
     ```
-    remark: per call: 41 kernel launches, 27 library calls, 0 collectives
-    (68 launches), 0 device allocations, 0 frees, 0 host-device copies,
-    0 host waits
+    remark: per call: 25 kernel launches, 14 library calls, 0 collectives
+    (39 launches), 19 device allocations, 0 frees, 0 host-device copies,
+    0 host waits; 81 buffers in workspaces of 1234 bytes kept across
+    calls (1 lookups)
     ```
 
     A function that calls itself fails the pass with an error at it.

@@ -64,6 +64,19 @@ typedef struct {
 } DistoptCudaProductStats;
 DistoptCudaProductStats distopt_cuda_product_stats(void);
 
+/* The workspaces of this process's steps (distopt_workspace: the buffers
+ * dist-plan-workspace hoisted out of each function's calls): how many
+ * functions have one, their bytes in all, how many device allocations made
+ * them (one per function, and one more each time a call asked for more),
+ * and how many calls answered one. */
+typedef struct {
+  int64_t workspaces;
+  int64_t bytes;
+  int64_t allocations;
+  int64_t calls;
+} DistoptCudaWorkspaceStats;
+DistoptCudaWorkspaceStats distopt_cuda_workspace_stats(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,7 +7,9 @@
 // Counts, per call of each public host function of a CUDA step (after
 // dist-gpu-host), the work it enqueues on the device: kernel launches,
 // library calls (cuBLAS products), collectives, stream-ordered allocations
-// and frees, copies between host and device, and host waits. Calls of the
+// and frees, copies between host and device, host waits, and the
+// workspaces its functions keep across calls (dist-plan-workspace's
+// hoisted buffers: not an allocation per call). Calls of the
 // step's own parts are followed and loops of constant trip count
 // multiplied, so the counts are those of one call of the step, as the
 // device sees them.
@@ -32,6 +34,9 @@ namespace {
 struct StepCounts {
   int64_t kernels = 0, libraryCalls = 0, collectives = 0, allocations = 0,
           frees = 0, hostCopies = 0, hostWaits = 0;
+  /// Calls answering a function's workspace (no allocation after the
+  /// first).
+  int64_t workspaceCalls = 0;
   /// Loops whose trip count is not a constant, counted once.
   int64_t unknownLoops = 0;
 
@@ -43,6 +48,7 @@ struct StepCounts {
     frees += times * other.frees;
     hostCopies += times * other.hostCopies;
     hostWaits += times * other.hostWaits;
+    workspaceCalls += times * other.workspaceCalls;
     unknownLoops += other.unknownLoops;
   }
 };
@@ -125,7 +131,9 @@ private:
         return success();
       }
       StringRef name = call.getCallee();
-      if (name.starts_with("distopt_"))
+      if (name == "distopt_workspace")
+        ++counts.workspaceCalls;
+      else if (name.starts_with("distopt_"))
         ++counts.libraryCalls;
       else if (isCollective(name))
         ++counts.collectives;
@@ -150,6 +158,35 @@ private:
     return success();
   }
 
+public:
+  /// The bytes and buffers of the workspaces of `func` and of every
+  /// function it calls (each function's once: a workspace persists across
+  /// calls).
+  std::pair<int64_t, int64_t> getWorkspace(func::FuncOp func) {
+    DenseSet<Operation *> seen;
+    SmallVector<func::FuncOp> work = {func};
+    int64_t bytes = 0, buffers = 0;
+    while (!work.empty()) {
+      func::FuncOp next = work.pop_back_val();
+      if (!seen.insert(next).second)
+        continue;
+      if (auto workspace =
+              next->getAttrOfType<DictionaryAttr>("distopt.workspace")) {
+        if (auto size = workspace.getAs<IntegerAttr>("bytes"))
+          bytes += size.getInt();
+        if (auto count = workspace.getAs<IntegerAttr>("buffers"))
+          buffers += count.getInt();
+      }
+      next.walk([&](func::CallOp call) {
+        if (auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+            callee && !callee.isDeclaration())
+          work.push_back(callee);
+      });
+    }
+    return {bytes, buffers};
+  }
+
+private:
   SymbolTable symbols;
   DenseMap<Operation *, StepCounts> done;
   DenseSet<Operation *> active;
@@ -175,6 +212,11 @@ struct DistGPUStepReportPass
              << " launches), " << counts->allocations << " device allocations, "
              << counts->frees << " frees, " << counts->hostCopies
              << " host-device copies, " << counts->hostWaits << " host waits";
+      auto [bytes, buffers] = counter.getWorkspace(func);
+      if (buffers)
+        remark << "; " << buffers << " buffers in workspaces of " << bytes
+               << " bytes kept across calls (" << counts->workspaceCalls
+               << " lookups)";
       if (counts->unknownLoops)
         remark << " (" << counts->unknownLoops
                << " loop(s) of unknown trip count counted once)";

@@ -254,6 +254,9 @@ void mlir::train::addGPUMappedPasses(OpPassManager &pm, StringRef backend,
   // (No canonicalization: it would merge each block loop with its thread
   // loop, dropping their mappings.)
   pm.addPass(createCSEPass());
+  // The intermediates allocated once, at the same addresses every call
+  // (after the mapping, which tells buffers apart by their allocations).
+  pm.addPass(train::createDistPlanWorkspacePass());
 }
 
 void mlir::train::buildGPUMappedCPUPipeline(OpPassManager &pm,

@@ -1,0 +1,285 @@
+//===- PlanWorkspace.cpp - a function's local buffers in one workspace ----===//
+//
+// Part of DistOpt, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+// A GPU step allocates and frees a hundred intermediate buffers per call:
+// stream-ordered allocations the device's allocator serves, but which a
+// captured CUDA graph cannot hold, and whose addresses change from call to
+// call. This pass hoists them out of the call: each static buffer that is
+// allocated and freed in one block becomes a view of a workspace the
+// runtime keeps for the function across calls (`distopt_workspace`), at an
+// offset planned from the buffers' lifetimes in program order, so that
+// buffers that are never live at once share memory (greedy by size, as
+// TensorFlow Lite's arena planner).
+//
+//===----------------------------------------------------------------------===//
+
+#include "distopt/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/Support/xxhash.h"
+
+namespace mlir::train {
+#define GEN_PASS_DEF_DISTPLANWORKSPACEPASS
+#include "distopt/Conversion/Passes.h.inc"
+} // namespace mlir::train
+
+using namespace mlir;
+
+/// The runtime function that answers a function's workspace: libdistopt_cpu
+/// and libdistopt_cuda (host or device memory) implement it.
+static constexpr StringLiteral kWorkspaceFunction = "distopt_workspace";
+
+namespace {
+/// A buffer the plan places: its allocation, its free, its lifetime (the
+/// positions of both in the function's pre-order) and its place.
+struct PlannedBuffer {
+  memref::AllocOp alloc;
+  memref::DeallocOp dealloc;
+  int64_t begin = 0, end = 0, bytes = 0, offset = 0;
+
+  bool overlapsInTime(const PlannedBuffer &other) const {
+    return begin <= other.end && other.begin <= end;
+  }
+};
+} // namespace
+
+/// The buffers `value` is an alias of (views, casts), with `value` itself.
+static void forEachAlias(Value value, function_ref<void(OpOperand &)> visit) {
+  SmallVector<Value> aliases = {value};
+  while (!aliases.empty()) {
+    Value alias = aliases.pop_back_val();
+    for (OpOperand &use : alias.getUses()) {
+      Operation *owner = use.getOwner();
+      auto view = dyn_cast<ViewLikeOpInterface>(owner);
+      if ((view && view.getViewSource() == alias) || isa<memref::CastOp>(owner))
+        llvm::append_range(aliases, owner->getResults());
+      visit(use);
+    }
+  }
+}
+
+/// True when `func` may return (a view of) one of its arguments: a buffer
+/// passed to it then lives on in its caller under another name.
+static bool mayReturnArgument(func::FuncOp func) {
+  if (func.isDeclaration())
+    return llvm::any_of(func.getResultTypes(), llvm::IsaPred<BaseMemRefType>);
+  bool returns = false;
+  func.walk([&](func::ReturnOp ret) {
+    for (Value result : ret.getOperands()) {
+      while (Operation *def = result.getDefiningOp()) {
+        auto view = dyn_cast<ViewLikeOpInterface>(def);
+        if (view)
+          result = view.getViewSource();
+        else if (auto cast = dyn_cast<memref::CastOp>(def))
+          result = cast.getSource();
+        else
+          break;
+      }
+      returns |= isa<BlockArgument>(result);
+    }
+  });
+  return returns;
+}
+
+/// True when every op between `op` and `func` is a loop or a branch of the
+/// host's control flow (not a parallel loop: a kernel's own buffers stay).
+static bool isInHostControlFlow(Operation *op, func::FuncOp func) {
+  for (Operation *parent = op->getParentOp(); parent != func;
+       parent = parent->getParentOp())
+    if (!isa<scf::ForOp, scf::IfOp, scf::WhileOp, scf::ExecuteRegionOp,
+             scf::IndexSwitchOp>(parent))
+      return false;
+  return true;
+}
+
+/// The buffer `alloc` allocates, with its one free, when the plan may place
+/// it: a static, identity-layout buffer of the default memory space, freed
+/// once in the same block, that the host never reads or writes itself (a
+/// collective's address list), never returns or yields, nor hands to a call
+/// that may keep it, and whose size `layout` knows.
+static std::optional<PlannedBuffer>
+getPlannable(memref::AllocOp alloc, func::FuncOp func, const DataLayout &layout,
+             SymbolTableCollection &symbols) {
+  MemRefType type = alloc.getType();
+  if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
+      type.getMemorySpace() || !alloc.getSymbolOperands().empty() ||
+      !isInHostControlFlow(alloc, func))
+    return std::nullopt;
+  Type element = type.getElementType();
+  if (!element.isIntOrIndexOrFloat())
+    return std::nullopt;
+  PlannedBuffer buffer;
+  buffer.alloc = alloc;
+  bool plannable = true;
+  forEachAlias(alloc.getResult(), [&](OpOperand &use) {
+    Operation *owner = use.getOwner();
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(owner)) {
+      plannable &= !buffer.dealloc &&
+                   dealloc.getMemref() == alloc.getResult() &&
+                   dealloc->getBlock() == alloc->getBlock();
+      buffer.dealloc = dealloc;
+      return;
+    }
+    if (isa<memref::LoadOp, memref::StoreOp>(owner)) {
+      plannable &= !isInHostControlFlow(owner, func);
+      return;
+    }
+    if (auto call = dyn_cast<func::CallOp>(owner)) {
+      auto callee = symbols.lookupNearestSymbolFrom<func::FuncOp>(
+          call, call.getCalleeAttr());
+      plannable &= callee && callee->hasAttr("distopt.sync_buffers") &&
+                   !mayReturnArgument(callee);
+      return;
+    }
+    // (An address taken as an index, as a grouped product's table takes
+    // its operands', is used before the free, as the memory is: reusing
+    // the memory after the free is what the allocator would do.)
+    plannable &= !owner->hasTrait<OpTrait::IsTerminator>();
+  });
+  if (!plannable || !buffer.dealloc)
+    return std::nullopt;
+  uint64_t elementBytes = layout.getTypeSize(element).getFixedValue();
+  buffer.bytes = type.getNumElements() * static_cast<int64_t>(elementBytes);
+  return buffer;
+}
+
+/// Places each buffer at the lowest offset (a multiple of `alignment`)
+/// where it overlaps no buffer already placed that is live at the same
+/// time, the largest first; answers the workspace's size.
+static int64_t placeBuffers(MutableArrayRef<PlannedBuffer> buffers,
+                            int64_t alignment) {
+  SmallVector<PlannedBuffer *> order;
+  for (PlannedBuffer &buffer : buffers)
+    order.push_back(&buffer);
+  llvm::stable_sort(order, [](PlannedBuffer *a, PlannedBuffer *b) {
+    return a->bytes > b->bytes;
+  });
+  SmallVector<PlannedBuffer *> placed;
+  int64_t size = 0;
+  for (PlannedBuffer *buffer : order) {
+    SmallVector<PlannedBuffer *> live;
+    for (PlannedBuffer *other : placed)
+      if (other->overlapsInTime(*buffer))
+        live.push_back(other);
+    llvm::sort(live, [](PlannedBuffer *a, PlannedBuffer *b) {
+      return a->offset < b->offset;
+    });
+    int64_t offset = 0;
+    for (PlannedBuffer *other : live) {
+      if (offset + buffer->bytes <= other->offset)
+        break;
+      offset = std::max<int64_t>(
+          offset, llvm::alignTo(other->offset + other->bytes, alignment));
+    }
+    buffer->offset = offset;
+    size = std::max(size, offset + buffer->bytes);
+    placed.push_back(buffer);
+  }
+  return static_cast<int64_t>(llvm::alignTo(size, alignment));
+}
+
+/// The declaration of distopt_workspace(key, bytes) -> memref<?xi8>.
+static func::FuncOp getWorkspaceFunction(ModuleOp module) {
+  if (auto func = module.lookupSymbol<func::FuncOp>(kWorkspaceFunction))
+    return func;
+  OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+  MLIRContext *context = module.getContext();
+  Type i64 = builder.getI64Type();
+  auto type = FunctionType::get(
+      context, {i64, i64},
+      {MemRefType::get({ShapedType::kDynamic}, builder.getI8Type())});
+  auto func =
+      func::FuncOp::create(builder, module.getLoc(), kWorkspaceFunction, type);
+  func.setPrivate();
+  func->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
+  return func;
+}
+
+namespace {
+struct DistPlanWorkspacePass
+    : public mlir::train::impl::DistPlanWorkspacePassBase<
+          DistPlanWorkspacePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (alignment <= 0 || !llvm::isPowerOf2_64(alignment)) {
+      // (At the module's location, without printing it.)
+      emitError(getOperation().getLoc())
+          << "dist-plan-workspace: alignment=" << alignment.getValue()
+          << " is not a positive power of two";
+      return signalPassFailure();
+    }
+    ModuleOp module = getOperation();
+    SymbolTableCollection symbols;
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    for (func::FuncOp func : funcs)
+      if (!func.isDeclaration())
+        planFunction(func, symbols);
+  }
+
+  void planFunction(func::FuncOp func, SymbolTableCollection &symbols) {
+    DenseMap<Operation *, int64_t> position;
+    int64_t next = 0;
+    func.walk<WalkOrder::PreOrder>(
+        [&](Operation *op) { position[op] = next++; });
+    DataLayout layout = DataLayout::closest(func);
+    SmallVector<PlannedBuffer> buffers;
+    func.walk([&](memref::AllocOp alloc) {
+      if (std::optional<PlannedBuffer> buffer =
+              getPlannable(alloc, func, layout, symbols)) {
+        buffer->begin = position.lookup(alloc);
+        buffer->end = position.lookup(buffer->dealloc);
+        buffers.push_back(*buffer);
+      }
+    });
+    if (buffers.empty())
+      return;
+    int64_t size = placeBuffers(buffers, alignment);
+
+    ModuleOp module = getOperation();
+    func::FuncOp workspaceFunction = getWorkspaceFunction(module);
+    OpBuilder builder = OpBuilder::atBlockBegin(&func.getBody().front());
+    Location loc = func.getLoc();
+    // The key: the function's name (the same function of another module
+    // loaded in the process shares the workspace, one call at a time).
+    uint64_t key = llvm::xxh3_64bits(func.getSymName());
+    Value keyValue = arith::ConstantIntOp::create(
+        builder, loc, static_cast<int64_t>(key), 64);
+    Value sizeValue = arith::ConstantIntOp::create(builder, loc, size, 64);
+    Value workspace = func::CallOp::create(builder, loc, workspaceFunction,
+                                           ValueRange{keyValue, sizeValue})
+                          .getResult(0);
+    for (PlannedBuffer &buffer : buffers) {
+      builder.setInsertionPoint(buffer.alloc);
+      Value offset = arith::ConstantIndexOp::create(
+          builder, buffer.alloc.getLoc(), buffer.offset);
+      auto view = memref::ViewOp::create(builder, buffer.alloc.getLoc(),
+                                         buffer.alloc.getType(), workspace,
+                                         offset, ValueRange());
+      buffer.alloc.replaceAllUsesWith(view.getResult());
+      buffer.alloc.erase();
+      buffer.dealloc.erase();
+    }
+    int64_t total = 0;
+    for (const PlannedBuffer &buffer : buffers)
+      total += buffer.bytes;
+    func->setAttr(
+        "distopt.workspace",
+        builder.getDictionaryAttr(
+            {builder.getNamedAttr("bytes", builder.getI64IntegerAttr(size)),
+             builder.getNamedAttr("buffers",
+                                  builder.getI64IntegerAttr(buffers.size())),
+             builder.getNamedAttr("buffer_bytes",
+                                  builder.getI64IntegerAttr(total))}));
+  }
+};
+} // namespace

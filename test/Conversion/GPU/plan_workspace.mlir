@@ -1,0 +1,156 @@
+// RUN: dist-opt %s -split-input-file --dist-plan-workspace | FileCheck %s
+// RUN: dist-opt %s -split-input-file --dist-plan-workspace="alignment=64" | FileCheck %s --check-prefix=A64
+// RUN: not dist-opt %s --dist-plan-workspace="alignment=24" 2>&1 | FileCheck %s --check-prefix=BAD
+
+// BAD: error: dist-plan-workspace: alignment=24 is not a positive power of two
+
+// Three buffers: %a (4000 bytes) and %b (1024) live at once, %c (4000)
+// only after %a is freed. The largest first: %a at 0, %c shares it (never
+// live with %a), %b after %a's end rounded up to 256 (4096; 4032 at an
+// alignment of 64). Every free goes; one lookup at the entry.
+// CHECK-LABEL: func.func @lifetimes
+// CHECK-SAME:    distopt.workspace = {buffer_bytes = 9024 : i64, buffers = 3 : i64, bytes = 5120 : i64}
+// CHECK-DAG:     %[[KEY:.*]] = arith.constant {{-?[0-9]+}} : i64
+// CHECK-DAG:     %[[BYTES:.*]] = arith.constant 5120 : i64
+// CHECK:         %[[WS:.*]] = call @distopt_workspace(%[[KEY]], %[[BYTES]]) : (i64, i64) -> memref<?xi8>
+// CHECK:         %[[C0:.*]] = arith.constant 0 : index
+// CHECK:         %[[A:.*]] = memref.view %[[WS]][%[[C0]]][] : memref<?xi8> to memref<1000xf32>
+// CHECK:         %[[C4096:.*]] = arith.constant 4096 : index
+// CHECK:         %[[B:.*]] = memref.view %[[WS]][%[[C4096]]][] : memref<?xi8> to memref<256xf32>
+// CHECK:         call @use(%[[A]], %[[B]])
+// CHECK:         %[[C0B:.*]] = arith.constant 0 : index
+// CHECK:         %[[C:.*]] = memref.view %[[WS]][%[[C0B]]][] : memref<?xi8> to memref<1000xf32>
+// CHECK:         call @use(%[[C]], %[[B]])
+// CHECK-NOT:     memref.dealloc
+// CHECK:         return
+// CHECK:       func.func private @distopt_workspace(i64, i64) -> memref<?xi8> attributes {llvm.emit_c_interface}
+// A64-LABEL: func.func @lifetimes
+// A64-SAME:    bytes = 5056 : i64
+// A64:         arith.constant 4032 : index
+func.func private @use(memref<1000xf32>, memref<256xf32>) attributes {distopt.sync_buffers}
+func.func @lifetimes() {
+  %a = memref.alloc() : memref<1000xf32>
+  %b = memref.alloc() : memref<256xf32>
+  call @use(%a, %b) : (memref<1000xf32>, memref<256xf32>) -> ()
+  memref.dealloc %a : memref<1000xf32>
+  %c = memref.alloc() : memref<1000xf32>
+  call @use(%c, %b) : (memref<1000xf32>, memref<256xf32>) -> ()
+  memref.dealloc %c : memref<1000xf32>
+  memref.dealloc %b : memref<256xf32>
+  return
+}
+
+// -----
+
+// Buffers whose address leaves the plan's sight stay allocations: one
+// returned, one the host stores into (a collective's address list), one
+// handed to a call that may keep it (not `distopt.sync_buffers`), one of a
+// dynamic size, one freed in another block. A buffer whose address is
+// taken (a grouped product's table holds it) and one a kernel (a parallel
+// loop) stores into are planned; so is one of a loop's body, live for its
+// iteration.
+// CHECK-LABEL: func.func @escapes
+// CHECK-SAME:    distopt.workspace = {buffer_bytes = 128 : i64, buffers = 3 : i64, bytes = 256 : i64}
+// CHECK:         call @distopt_workspace
+// CHECK:         %[[RET:.*]] = memref.alloc() : memref<4xf32>
+// CHECK:         %[[HOST:.*]] = memref.alloc() : memref<2xi64>
+// CHECK:         memref.store %{{.*}}, %[[HOST]]
+// CHECK:         memref.dealloc %[[HOST]]
+// CHECK:         %[[KEPT:.*]] = memref.alloc() : memref<8xf32>
+// CHECK:         call @start(%[[KEPT]])
+// CHECK:         memref.dealloc %[[KEPT]]
+// CHECK:         %[[DYN:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
+// CHECK:         memref.dealloc %[[DYN]]
+// CHECK:         %[[OTHER:.*]] = memref.alloc() : memref<8xf32>
+// CHECK:         scf.if
+// CHECK:           memref.dealloc %[[OTHER]]
+// CHECK:         %[[PTR:.*]] = memref.view %{{.*}}[%{{.*}}][] : memref<?xi8> to memref<8xf32>
+// CHECK:         memref.extract_aligned_pointer_as_index %[[PTR]]
+// CHECK:         %[[K:.*]] = memref.view %{{.*}}[%{{.*}}][] : memref<?xi8> to memref<16xf32>
+// CHECK:         scf.parallel
+// CHECK:           memref.store %{{.*}}, %[[K]]
+// CHECK:         scf.for
+// CHECK:           %[[BODY:.*]] = memref.view %{{.*}}[%{{.*}}][] : memref<?xi8> to memref<8xf32>
+// CHECK:           call @sync(%[[BODY]])
+// CHECK-NOT:       memref.dealloc
+// CHECK:         return %[[RET]]
+func.func private @start(memref<8xf32>)
+func.func private @sync(memref<8xf32>) attributes {distopt.sync_buffers}
+func.func private @sync16(memref<16xf32>) attributes {distopt.sync_buffers}
+func.func @escapes(%n: index, %flag: i1) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  %i0 = arith.constant 0 : i64
+  %ret = memref.alloc() : memref<4xf32>
+  %host = memref.alloc() : memref<2xi64>
+  memref.store %i0, %host[%c0] : memref<2xi64>
+  memref.dealloc %host : memref<2xi64>
+  %kept = memref.alloc() : memref<8xf32>
+  call @start(%kept) : (memref<8xf32>) -> ()
+  memref.dealloc %kept : memref<8xf32>
+  %dyn = memref.alloc(%n) : memref<?xf32>
+  memref.dealloc %dyn : memref<?xf32>
+  %other = memref.alloc() : memref<8xf32>
+  scf.if %flag {
+    memref.dealloc %other : memref<8xf32>
+  }
+  %ptr = memref.alloc() : memref<8xf32>
+  %address = memref.extract_aligned_pointer_as_index %ptr : memref<8xf32> -> index
+  memref.dealloc %ptr : memref<8xf32>
+  %k = memref.alloc() : memref<16xf32>
+  scf.parallel (%i) = (%c0) to (%c16) step (%c1) {
+    memref.store %zero, %k[%i] : memref<16xf32>
+    scf.reduce
+  }
+  call @sync16(%k) : (memref<16xf32>) -> ()
+  memref.dealloc %k : memref<16xf32>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %body = memref.alloc() : memref<8xf32>
+    func.call @sync(%body) : (memref<8xf32>) -> ()
+    memref.dealloc %body : memref<8xf32>
+  }
+  return %ret : memref<4xf32>
+}
+
+// -----
+
+// A part that returns (a view of) its argument: a buffer passed to it lives
+// on in its result, so it stays an allocation; one passed to a part that
+// returns nothing of it is planned.
+// CHECK-LABEL: func.func private @identity
+// CHECK-LABEL: func.func private @consume
+// CHECK-LABEL: func.func @caller
+// CHECK-SAME:    buffers = 1 : i64
+// CHECK:         %[[KEPT:.*]] = memref.alloc() : memref<8xf32>
+// CHECK:         call @identity(%[[KEPT]])
+// CHECK:         %[[V:.*]] = memref.view
+// CHECK:         call @consume(%[[V]])
+func.func private @identity(%x: memref<8xf32>) -> memref<8xf32> attributes {distopt.sync_buffers} {
+  return %x : memref<8xf32>
+}
+func.func private @consume(%x: memref<8xf32>) attributes {distopt.sync_buffers} {
+  return
+}
+func.func @caller() -> f32 {
+  %c0 = arith.constant 0 : index
+  %a = memref.alloc() : memref<8xf32>
+  %r = call @identity(%a) : (memref<8xf32>) -> memref<8xf32>
+  %v = memref.load %r[%c0] : memref<8xf32>
+  memref.dealloc %a : memref<8xf32>
+  %b = memref.alloc() : memref<8xf32>
+  call @consume(%b) : (memref<8xf32>) -> ()
+  memref.dealloc %b : memref<8xf32>
+  return %v : f32
+}
+
+// -----
+
+// Nothing to plan: no lookup, no declaration.
+// CHECK-LABEL: func.func @nothing
+// CHECK-NOT:     distopt_workspace
+func.func @nothing(%x: memref<4xf32>) {
+  return
+}
