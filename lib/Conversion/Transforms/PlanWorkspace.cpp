@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../MatmulToBlas/LibraryCalls.h"
 #include "distopt/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -24,7 +25,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/DataLayoutInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/Support/xxhash.h"
 
 namespace mlir::train {
@@ -52,21 +52,6 @@ struct PlannedBuffer {
 };
 } // namespace
 
-/// The buffers `value` is an alias of (views, casts), with `value` itself.
-static void forEachAlias(Value value, function_ref<void(OpOperand &)> visit) {
-  SmallVector<Value> aliases = {value};
-  while (!aliases.empty()) {
-    Value alias = aliases.pop_back_val();
-    for (OpOperand &use : alias.getUses()) {
-      Operation *owner = use.getOwner();
-      auto view = dyn_cast<ViewLikeOpInterface>(owner);
-      if ((view && view.getViewSource() == alias) || isa<memref::CastOp>(owner))
-        llvm::append_range(aliases, owner->getResults());
-      visit(use);
-    }
-  }
-}
-
 /// True when `func` may return (a view of) one of its arguments: a buffer
 /// passed to it then lives on in its caller under another name.
 static bool mayReturnArgument(func::FuncOp func) {
@@ -74,18 +59,8 @@ static bool mayReturnArgument(func::FuncOp func) {
     return llvm::any_of(func.getResultTypes(), llvm::IsaPred<BaseMemRefType>);
   bool returns = false;
   func.walk([&](func::ReturnOp ret) {
-    for (Value result : ret.getOperands()) {
-      while (Operation *def = result.getDefiningOp()) {
-        auto view = dyn_cast<ViewLikeOpInterface>(def);
-        if (view)
-          result = view.getViewSource();
-        else if (auto cast = dyn_cast<memref::CastOp>(def))
-          result = cast.getSource();
-        else
-          break;
-      }
-      returns |= isa<BlockArgument>(result);
-    }
+    for (Value result : ret.getOperands())
+      returns |= isa<BlockArgument>(train::getRootBuffer(result));
   });
   return returns;
 }
@@ -120,7 +95,7 @@ getPlannable(memref::AllocOp alloc, func::FuncOp func, const DataLayout &layout,
   PlannedBuffer buffer;
   buffer.alloc = alloc;
   bool plannable = true;
-  forEachAlias(alloc.getResult(), [&](OpOperand &use) {
+  train::forEachBufferUse(alloc.getResult(), [&](OpOperand &use) {
     Operation *owner = use.getOwner();
     if (auto dealloc = dyn_cast<memref::DeallocOp>(owner)) {
       plannable &= !buffer.dealloc &&
