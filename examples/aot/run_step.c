@@ -279,7 +279,9 @@ int main(int argc, char **argv) {
         held |= allocated == buffers[i];
       for (int k = 0; k < nseen; ++k)
         held |= allocated == seen[k];
-      if (!held)
+      /* (A null allocated pointer: the result is in the step's workspace,
+       * not ours to free.) */
+      if (!held && allocated)
         seen[nseen++] = allocated;
       if (!strcmp(result->role, "loss")) {
         if (!strcmp(result->dtype, "f64")) {
@@ -338,7 +340,7 @@ int main(int argc, char **argv) {
       if (!strcmp(result->role, "loss"))
         losses[s] = !strcmp(result->dtype, "f64") ? (float)*(double *)data
                                                   : *(float *)data;
-      int owned = 1;
+      int owned = allocated != NULL; /* null: in the step's workspace */
       for (int i = 0; i < NARGS; ++i)
         owned &= allocated != buffers[i];
       for (int f = 0; f < nfreed; ++f)

@@ -406,7 +406,9 @@ void distopt_copy(void *to, const void *from, size_t bytes) {
 /// by every later one; a call asking for more replaces it by a larger one
 /// (the last call of the function has returned: nothing still uses it). A
 /// failed allocation ends the process with the request's size, as the
-/// allocations of the compiled code itself do.
+/// allocations of the compiled code itself do. The descriptor's allocated
+/// pointer is null: a result in the workspace (a step's loss) is not the
+/// caller's to free.
 void _mlir_ciface_distopt_workspace(StridedMemRefType<int8_t, 1> *result,
                                     int64_t key, int64_t bytes) {
   struct Workspace {
@@ -431,7 +433,7 @@ void _mlir_ciface_distopt_workspace(StridedMemRefType<int8_t, 1> *result,
     }
     workspace.size = bytes;
   }
-  *result = {workspace.data.get(), workspace.data.get(), 0, {bytes}, {1}};
+  *result = {nullptr, workspace.data.get(), 0, {bytes}, {1}};
 }
 
 } // extern "C"

@@ -357,7 +357,9 @@ void mgpuSetDefaultDevice(int32_t device) { ensureDevice(device); }
 /// at the same addresses each call. A call asking for more frees the old
 /// buffer on the stream (after the work enqueued on it) and allocates a
 /// larger one. A failed allocation answers a null buffer, with the failure
-/// kept for distopt_cuda_synchronize.
+/// kept for distopt_cuda_synchronize. The descriptor's allocated pointer
+/// is null: a result in the workspace (a step's loss, valid until the next
+/// call) is not the caller's to free.
 void _mlir_ciface_distopt_workspace(StridedMemRefType<int8_t, 1> *result,
                                     int64_t key, int64_t bytes) {
   *result = {nullptr, nullptr, 0, {0}, {1}};
@@ -384,7 +386,7 @@ void _mlir_ciface_distopt_workspace(StridedMemRefType<int8_t, 1> *result,
     ++state.workspaceStats.allocations;
   }
   auto *data = reinterpret_cast<int8_t *>(pointer);
-  *result = {data, data, 0, {bytes}, {1}};
+  *result = {nullptr, data, 0, {bytes}, {1}};
 }
 
 /// libdistopt_cpu's distopt_matmul_f32 (CpuKernels.cpp) on device buffers:

@@ -182,6 +182,9 @@ static std::string writeHeader(const train::StepSignature &step,
                 " * the kernels update independent state in one launch.\n"
               : " * A result whose allocated pointer is not an argument's\n"
                 " * was allocated by the step with malloc: free it.\n")
+     << " * A result whose allocated pointer is null (the loss, a metric)\n"
+     << " * lives in the step's workspace: read it before the next step,\n"
+     << " * never free it.\n"
      << " * Before the first step the process starts the collective runtime:\n"
      << " * distrt_init(DISTOPT_STEP_BACKEND) (distopt/Runtime/distrt.h), and\n"
      << " * runs as one of DISTOPT_STEP_DEVICES processes (mpirun).\n"

@@ -236,6 +236,8 @@ TEST(CudaRuntimeTest, Workspace) {
   cuda.workspace(&other, 0x5eee, 256);
   ASSERT_EQ(cuda.synchronize(), 0) << cuda.lastError();
   ASSERT_NE(first.data, nullptr);
+  // (Not the caller's to free: a step's loss may be returned from it.)
+  EXPECT_EQ(first.basePtr, nullptr);
   EXPECT_EQ(again.data, first.data);
   EXPECT_EQ(again.sizes[0], 512);
   EXPECT_EQ(larger.sizes[0], 4096);

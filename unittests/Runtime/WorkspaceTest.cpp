@@ -8,7 +8,7 @@
 // buffers dist-plan-workspace hoisted out of a GPU-mapped function's calls:
 // one buffer per key, answered again by every lookup, 256-byte aligned,
 // replaced by a larger one (its contents not kept) when a lookup asks for
-// more.
+// more; its descriptor has no allocated pointer (nothing to free).
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,7 +32,8 @@ StridedMemRefType<int8_t, 1> lookUp(int64_t key, int64_t bytes) {
 TEST(WorkspaceTest, OneBufferPerKey) {
   StridedMemRefType<int8_t, 1> first = lookUp(41, 1000);
   ASSERT_NE(first.data, nullptr);
-  EXPECT_EQ(first.basePtr, first.data);
+  // (Not the caller's to free: a step's loss may be returned from it.)
+  EXPECT_EQ(first.basePtr, nullptr);
   EXPECT_EQ(first.offset, 0);
   EXPECT_EQ(first.sizes[0], 1000);
   EXPECT_EQ(first.strides[0], 1);

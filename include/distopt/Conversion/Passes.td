@@ -841,6 +841,16 @@ def DistPlanWorkspacePass : Pass<"dist-plan-workspace", "ModuleOp"> {
     and sit at the same addresses each call: what a captured CUDA graph
     needs.
 
+    The results the runner only reads go there too: a buffer the step
+    function of the module's `train.step` (its entry, each program's, the
+    evaluation function) returns only as its `loss` or `metric` results,
+    and does not free, is live to the return and valid until the next
+    call. The workspace's descriptor has a null allocated pointer, so such
+    a result is not the caller's to free (`dist-compile`'s header says
+    so). State results stay allocations where the step returns them (it
+    updates its state in place): the runner keeps them as the next call's
+    arguments.
+
     Offsets are planned from lifetimes in program order (the positions of
     the allocation and the free in the function's pre-order walk; a buffer
     of a loop's body is live for its iteration only): each buffer, the
@@ -850,9 +860,9 @@ def DistPlanWorkspacePass : Pass<"dist-plan-workspace", "ModuleOp"> {
     is free on the device too.
 
     The function is marked `distopt.workspace = {bytes, buffers,
-    buffer_bytes}`: the workspace's size, the buffers it holds and their
-    total size (the memory separate allocations would have had live at
-    once is at most that).
+    buffer_bytes, results}`: the workspace's size, the buffers it holds,
+    their total size (the memory separate allocations would have had live
+    at once is at most that) and how many of them are returned.
 
     ```mlir
     // Before:
@@ -936,8 +946,8 @@ def DistGPUStepReportPass : Pass<"dist-gpu-step-report", "ModuleOp"> {
 
     ```
     remark: per call: 25 kernel launches, 14 library calls, 0 collectives
-    (39 launches), 19 device allocations, 0 frees, 0 host-device copies,
-    0 host waits; 81 buffers in workspaces of 1234 bytes kept across
+    (39 launches), 0 device allocations, 0 frees, 0 host-device copies,
+    0 host waits; 82 buffers in workspaces of 25216512 bytes kept across
     calls (1 lookups)
     ```
 

@@ -540,10 +540,13 @@ struct AdamPattern : public OpRewritePattern<OpT> {
     double beta2 = op.getBeta2().convertToDouble();
     double epsilon = op.getEpsilon().convertToDouble();
     double decay = op.getWeightDecay().convertToDouble();
-    // t = step + 1, in the step's own type, then as a float.
+    // t = step + 1, in the step's own type, then as a float. Over the step
+    // count (its init): written in place like the rest of the state, so a
+    // step allocates nothing for it (a CUDA step's graph replays without
+    // allocations) and the runner adopts no new buffer.
     Value step = op.getStep();
-    Value nextStep = buildElementwise(
-        rewriter, loc, TypeRange{step.getType()}, ValueRange{step},
+    Value nextStep = buildUpdate(
+        rewriter, loc, TypeRange{step.getType()}, ValueRange{step}, {0},
         [&](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
           Type t = a[0].getType();
           if (isa<FloatType>(t))

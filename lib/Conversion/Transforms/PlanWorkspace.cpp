@@ -18,6 +18,8 @@
 
 #include "../MatmulToBlas/LibraryCalls.h"
 #include "distopt/Conversion/Passes.h"
+#include "distopt/Conversion/StepSignature.h"
+#include "distopt/Dialect/Train/IR/TrainOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -25,6 +27,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/DataLayoutInterfaces.h"
+#include "llvm/ADT/SmallBitVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/xxhash.h"
 
 namespace mlir::train {
@@ -43,7 +47,10 @@ namespace {
 /// positions of both in the function's pre-order) and its place.
 struct PlannedBuffer {
   memref::AllocOp alloc;
+  /// Its free, or the return that hands it to the caller (a result the
+  /// caller only reads, valid until the next call).
   memref::DeallocOp dealloc;
+  func::ReturnOp returned;
   int64_t begin = 0, end = 0, bytes = 0, offset = 0;
 
   bool overlapsInTime(const PlannedBuffer &other) const {
@@ -76,14 +83,50 @@ static bool isInHostControlFlow(Operation *op, func::FuncOp func) {
   return true;
 }
 
+/// The results of each function the runner calls that it only reads (a
+/// step's loss and metrics, which no argument takes back), by function
+/// name, as the module's `train.step` records them: such a result may live
+/// in the workspace, valid until the next call. State results may not: the
+/// runner keeps them as the next call's arguments. (A function whose
+/// results no longer match its record keeps them all out.)
+static llvm::StringMap<llvm::SmallBitVector>
+getReadOnlyResults(ModuleOp module) {
+  llvm::StringMap<llvm::SmallBitVector> readOnly;
+  if (!module->hasAttr(train::TrainDialect::kStepAttrName))
+    return readOnly;
+  FailureOr<train::StepSignature> step = train::readStepSignature(module);
+  if (failed(step))
+    return readOnly;
+  auto add = [&](StringRef entry,
+                 ArrayRef<train::StepSignature::Value> results) {
+    auto func = module.lookupSymbol<func::FuncOp>(entry);
+    if (!func || func.getNumResults() != results.size())
+      return;
+    llvm::SmallBitVector bits(results.size());
+    for (const train::StepSignature::Value &result : results)
+      bits[result.index] = result.role == train::Role::loss ||
+                           result.role == train::Role::metric;
+    readOnly[entry] = bits;
+  };
+  add(step->entry, step->results);
+  for (const train::StepSignature::Program &program : step->programs)
+    add(program.entry, program.results);
+  if (step->eval)
+    add(step->eval->entry, step->eval->results);
+  return readOnly;
+}
+
 /// The buffer `alloc` allocates, with its one free, when the plan may place
 /// it: a static, identity-layout buffer of the default memory space, freed
-/// once in the same block, that the host never reads or writes itself (a
-/// collective's address list), never returns or yields, nor hands to a call
-/// that may keep it, and whose size `layout` knows.
+/// once in the same block -- or returned there as results in
+/// `readOnlyResults` only, and not freed -- that the host never reads or
+/// writes itself (a collective's address list), never returns otherwise or
+/// yields, nor hands to a call that may keep it, and whose size `layout`
+/// knows.
 static std::optional<PlannedBuffer>
 getPlannable(memref::AllocOp alloc, func::FuncOp func, const DataLayout &layout,
-             SymbolTableCollection &symbols) {
+             SymbolTableCollection &symbols,
+             const llvm::SmallBitVector &readOnlyResults) {
   MemRefType type = alloc.getType();
   if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
       type.getMemorySpace() || !alloc.getSymbolOperands().empty() ||
@@ -115,12 +158,20 @@ getPlannable(memref::AllocOp alloc, func::FuncOp func, const DataLayout &layout,
                    !mayReturnArgument(callee);
       return;
     }
+    if (auto ret = dyn_cast<func::ReturnOp>(owner)) {
+      plannable &= readOnlyResults.test(use.getOperandNumber()) &&
+                   ret->getBlock() == alloc->getBlock() &&
+                   (!buffer.returned || buffer.returned == ret);
+      buffer.returned = ret;
+      return;
+    }
     // (An address taken as an index, as a grouped product's table takes
     // its operands', is used before the free, as the memory is: reusing
     // the memory after the free is what the allocator would do.)
     plannable &= !owner->hasTrait<OpTrait::IsTerminator>();
   });
-  if (!plannable || !buffer.dealloc)
+  // Freed, or returned: not both.
+  if (!plannable || !buffer.dealloc == !buffer.returned)
     return std::nullopt;
   uint64_t elementBytes = layout.getTypeSize(element).getFixedValue();
   buffer.bytes = type.getNumElements() * static_cast<int64_t>(elementBytes);
@@ -196,23 +247,28 @@ struct DistPlanWorkspacePass
     ModuleOp module = getOperation();
     SymbolTableCollection symbols;
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    llvm::StringMap<llvm::SmallBitVector> readOnly = getReadOnlyResults(module);
     for (func::FuncOp func : funcs)
       if (!func.isDeclaration())
-        planFunction(func, symbols);
+        planFunction(func, symbols, readOnly);
   }
 
-  void planFunction(func::FuncOp func, SymbolTableCollection &symbols) {
+  void planFunction(func::FuncOp func, SymbolTableCollection &symbols,
+                    const llvm::StringMap<llvm::SmallBitVector> &readOnly) {
     DenseMap<Operation *, int64_t> position;
     int64_t next = 0;
     func.walk<WalkOrder::PreOrder>(
         [&](Operation *op) { position[op] = next++; });
     DataLayout layout = DataLayout::closest(func);
     SmallVector<PlannedBuffer> buffers;
+    llvm::SmallBitVector readOnlyResults = readOnly.lookup(func.getSymName());
+    readOnlyResults.resize(func.getNumResults());
     func.walk([&](memref::AllocOp alloc) {
       if (std::optional<PlannedBuffer> buffer =
-              getPlannable(alloc, func, layout, symbols)) {
+              getPlannable(alloc, func, layout, symbols, readOnlyResults)) {
         buffer->begin = position.lookup(alloc);
-        buffer->end = position.lookup(buffer->dealloc);
+        buffer->end = buffer->dealloc ? position.lookup(buffer->dealloc)
+                                      : position.lookup(buffer->returned);
         buffers.push_back(*buffer);
       }
     });
@@ -242,11 +298,14 @@ struct DistPlanWorkspacePass
                                          offset, ValueRange());
       buffer.alloc.replaceAllUsesWith(view.getResult());
       buffer.alloc.erase();
-      buffer.dealloc.erase();
+      if (buffer.dealloc)
+        buffer.dealloc.erase();
     }
-    int64_t total = 0;
-    for (const PlannedBuffer &buffer : buffers)
+    int64_t total = 0, returned = 0;
+    for (const PlannedBuffer &buffer : buffers) {
       total += buffer.bytes;
+      returned += buffer.returned ? 1 : 0;
+    }
     func->setAttr(
         "distopt.workspace",
         builder.getDictionaryAttr(
@@ -254,7 +313,9 @@ struct DistPlanWorkspacePass
              builder.getNamedAttr("buffers",
                                   builder.getI64IntegerAttr(buffers.size())),
              builder.getNamedAttr("buffer_bytes",
-                                  builder.getI64IntegerAttr(total))}));
+                                  builder.getI64IntegerAttr(total)),
+             builder.getNamedAttr("results",
+                                  builder.getI64IntegerAttr(returned))}));
   }
 };
 } // namespace

@@ -9,7 +9,7 @@
 // live with %a), %b after %a's end rounded up to 256 (4096; 4032 at an
 // alignment of 64). Every free goes; one lookup at the entry.
 // CHECK-LABEL: func.func @lifetimes
-// CHECK-SAME:    distopt.workspace = {buffer_bytes = 9024 : i64, buffers = 3 : i64, bytes = 5120 : i64}
+// CHECK-SAME:    distopt.workspace = {buffer_bytes = 9024 : i64, buffers = 3 : i64, bytes = 5120 : i64, results = 0 : i64}
 // CHECK-DAG:     %[[KEY:.*]] = arith.constant {{-?[0-9]+}} : i64
 // CHECK-DAG:     %[[BYTES:.*]] = arith.constant 5120 : i64
 // CHECK:         %[[WS:.*]] = call @distopt_workspace(%[[KEY]], %[[BYTES]]) : (i64, i64) -> memref<?xi8>
@@ -43,14 +43,14 @@ func.func @lifetimes() {
 // -----
 
 // Buffers whose address leaves the plan's sight stay allocations: one
-// returned, one the host stores into (a collective's address list), one
+// returned (no recorded step says its caller only reads it), one the host stores into (a collective's address list), one
 // handed to a call that may keep it (not `distopt.sync_buffers`), one of a
 // dynamic size, one freed in another block. A buffer whose address is
 // taken (a grouped product's table holds it) and one a kernel (a parallel
 // loop) stores into are planned; so is one of a loop's body, live for its
 // iteration.
 // CHECK-LABEL: func.func @escapes
-// CHECK-SAME:    distopt.workspace = {buffer_bytes = 128 : i64, buffers = 3 : i64, bytes = 256 : i64}
+// CHECK-SAME:    distopt.workspace = {buffer_bytes = 128 : i64, buffers = 3 : i64, bytes = 256 : i64, results = 0 : i64}
 // CHECK:         call @distopt_workspace
 // CHECK:         %[[RET:.*]] = memref.alloc() : memref<4xf32>
 // CHECK:         %[[HOST:.*]] = memref.alloc() : memref<2xi64>
@@ -144,6 +144,67 @@ func.func @caller() -> f32 {
   call @consume(%b) : (memref<8xf32>) -> ()
   memref.dealloc %b : memref<8xf32>
   return %v : f32
+}
+
+// -----
+
+// A recorded step: its loss and metric (results the runner only reads,
+// never takes back as arguments) live in the workspace, valid until the
+// next call, live to the return (the loss at 1024, after %t, with which
+// it is live); its state result stays an allocation (the runner keeps it
+// as the next call's argument). A function that is not the recorded entry
+// keeps its results allocations.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME:    distopt.workspace = {buffer_bytes = 1032 : i64, buffers = 3 : i64, bytes = 1536 : i64, results = 2 : i64}
+// CHECK:         %[[WS:.*]] = call @distopt_workspace
+// CHECK:         %[[T:.*]] = memref.view %[[WS]][%{{.*}}][] : memref<?xi8> to memref<256xf32>
+// CHECK:         %[[C1024:.*]] = arith.constant 1024 : index
+// CHECK:         %[[LOSS:.*]] = memref.view %[[WS]][%[[C1024]]][] : memref<?xi8> to memref<f32>
+// CHECK:         %[[METRIC:.*]] = memref.view %[[WS]]
+// CHECK:         %[[STATE:.*]] = memref.alloc() : memref<4xf32>
+// CHECK:         call @fill(%[[T]], %[[LOSS]], %[[METRIC]], %[[STATE]])
+// CHECK:         return %[[STATE]], %[[LOSS]], %[[METRIC]]
+// CHECK-LABEL: func.func @twice
+// CHECK-NOT:     distopt_workspace
+// CHECK:         return
+module attributes {train.step = {entry = "train_step",
+    arguments = [{name = "w", role = "param", type = tensor<4xf32>}],
+    results = [{name = "w", role = "param", type = tensor<4xf32>},
+               {name = "loss", role = "loss", type = tensor<f32>},
+               {name = "accuracy", role = "metric", type = tensor<f32>}]}} {
+  func.func private @fill(memref<256xf32>, memref<f32>, memref<f32>, memref<4xf32>) attributes {distopt.sync_buffers}
+  func.func @train_step(%w: memref<4xf32>) -> (memref<4xf32>, memref<f32>, memref<f32>) {
+    %t = memref.alloc() : memref<256xf32>
+    %loss = memref.alloc() : memref<f32>
+    %metric = memref.alloc() : memref<f32>
+    %state = memref.alloc() : memref<4xf32>
+    call @fill(%t, %loss, %metric, %state) : (memref<256xf32>, memref<f32>, memref<f32>, memref<4xf32>) -> ()
+    memref.dealloc %t : memref<256xf32>
+    return %state, %loss, %metric : memref<4xf32>, memref<f32>, memref<f32>
+  }
+  func.func @twice(%w: memref<4xf32>) -> (memref<4xf32>, memref<f32>, memref<f32>) {
+    %loss = memref.alloc() : memref<f32>
+    %state = memref.alloc() : memref<4xf32>
+    return %state, %loss, %loss : memref<4xf32>, memref<f32>, memref<f32>
+  }
+}
+
+// -----
+
+// The recorded step returns one buffer as its loss and as a state result
+// (the runner would take it back): it stays an allocation.
+// CHECK-LABEL: func.func @train_step
+// CHECK-NOT:     distopt_workspace
+// CHECK:         %[[B:.*]] = memref.alloc() : memref<f32>
+// CHECK:         return %[[B]], %[[B]]
+module attributes {train.step = {entry = "train_step",
+    arguments = [{name = "s", role = "opt_state", type = tensor<f32>}],
+    results = [{name = "s", role = "opt_state", type = tensor<f32>},
+               {name = "loss", role = "loss", type = tensor<f32>}]}} {
+  func.func @train_step(%s: memref<f32>) -> (memref<f32>, memref<f32>) {
+    %b = memref.alloc() : memref<f32>
+    return %b, %b : memref<f32>, memref<f32>
+  }
 }
 
 // -----

@@ -76,14 +76,17 @@ func.func @cross_entropy(%logits: tensor<4x3xf32>, %labels: tensor<4xi32>) -> te
 
 // -----
 
-// AdamW: the step count incremented apart, the bias corrections 1 - beta^t
-// computed once (not per element), then one generic producing the
-// parameter and both moments, written over them (its inits, which its body
-// reads: in place after bufferization).
+// AdamW: the step count incremented apart (over itself: its init, in place
+// after bufferization, as the other state), the bias corrections
+// 1 - beta^t computed once (not per element), then one generic producing
+// the parameter and both moments, written over them (its inits, which its
+// body reads: in place after bufferization).
 // CHECK-LABEL: func.func @adamw
-// CHECK-SAME: (%[[P:[a-z0-9]+]]: tensor<8xf32>, %[[G:[a-z0-9]+]]: tensor<8xf32>, %[[M:[a-z0-9]+]]: tensor<8xf32>, %[[V:[a-z0-9]+]]: tensor<8xf32>
+// CHECK-SAME: (%[[P:[a-z0-9]+]]: tensor<8xf32>, %[[G:[a-z0-9]+]]: tensor<8xf32>, %[[M:[a-z0-9]+]]: tensor<8xf32>, %[[V:[a-z0-9]+]]: tensor<8xf32>, %[[T:[a-z0-9]+]]: tensor<f32>
 func.func @adamw(%p: tensor<8xf32>, %g: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>, %t: tensor<f32>, %lr: tensor<f32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<f32>) {
-  // CHECK: %[[STEP:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<f32>)
+  // CHECK: %[[STEP:.*]] = linalg.generic {{.*}} iterator_types = []} outs(%[[T]] : tensor<f32>)
+  // CHECK-NEXT: ^bb0(%[[OLD:.*]]: f32):
+  // CHECK-NEXT: arith.addf %[[OLD]]
   // CHECK: %[[BC:.*]]:2 = linalg.generic {{.*}} iterator_types = []} ins(%[[STEP]] : tensor<f32>)
   // CHECK: math.powf
   // CHECK: math.powf
