@@ -169,6 +169,24 @@ module attributes {train.step = {entry = "train_step", arguments = [], results =
 
 // -----
 
+// A reference to the step that is not a call (the derived evaluation
+// function's `train.eval_of`) leaves it the runner's: its state comes back
+// in place, not copied.
+// CHECK-LABEL: func.func @referenced_step
+// CHECK-NOT:     bufferization.clone
+// CHECK:         return %arg0
+module attributes {train.step = {entry = "referenced_step", arguments = [], results = []}} {
+  func.func @referenced_step(%p: memref<4xf32>) -> memref<4xf32> {
+    linalg.exp ins(%p : memref<4xf32>) outs(%p : memref<4xf32>)
+    return %p : memref<4xf32>
+  }
+  func.func @eval(%p: memref<4xf32>) attributes {train.eval_of = @referenced_step} {
+    return
+  }
+}
+
+// -----
+
 // A recorded step that a function of the module calls returns clones: the
 // caller frees every result as its own.
 // CHECK-LABEL: func.func @called_step

@@ -1,6 +1,8 @@
 // RUN: dist-opt %s -split-input-file -verify-diagnostics --dist-gpu-step-report
 // RUN: dist-opt %examples/mlp.mlir --dist-lower-cuda="format=isa report=true" -o %t.mlir 2>&1 | FileCheck %s --check-prefix=MLP
 // RUN: dist-opt %examples/transformer_block.mlir --dist-lower-cuda="format=isa report=true" -o %t.mlir 2>&1 | FileCheck %s --check-prefix=BLOCK
+// RUN: dist-opt %examples/mlp.mlir --train-derive-eval -o %t.eval.mlir
+// RUN: dist-opt %t.eval.mlir --dist-lower-cuda="format=isa report=true" -o %t.mlir 2>&1 | FileCheck %s --check-prefix=EVAL
 
 // What one call enqueues: a part's work once per call, a loop's per trip,
 // host copies of globals, a blocking wait; a private part gets no remark.
@@ -105,3 +107,9 @@ func.func @step() {
 // allocated per call, as a captured CUDA graph needs.
 // MLP: remark: per call: 9 kernel launches, 4 library calls, 0 collectives (13 launches), 0 device allocations, 0 frees, 0 host-device copies, 0 host waits; 15 buffers in workspaces of {{[0-9]+}} bytes kept across calls (1 lookups)
 // BLOCK: remark: per call: {{[0-9]+}} kernel launches, {{[0-9]+}} library calls, 0 collectives ({{[1-3]?[0-9]|40}} launches), 0 device allocations, 0 frees, 0 host-device copies, 0 host waits; 82 buffers in workspaces of {{[0-9]+}} bytes kept across calls (1 lookups)
+// With its derived evaluation function (which names the step in
+// `train.eval_of`), the step still updates its state in place: no device
+// allocation per call (8, a copy of each state array, before); the
+// evaluation's loss and accuracy are in its workspace.
+// EVAL: remark: per call: 9 kernel launches, 4 library calls, 0 collectives (13 launches), 0 device allocations, 0 frees
+// EVAL: remark: per call: {{[0-9]+}} kernel launches, {{[0-9]+}} library calls, 0 collectives ({{[0-9]+}} launches), 0 device allocations, 0 frees
