@@ -273,9 +273,11 @@ def distopt_gemm(build, budget):
     return {"ms": ms, "tflops": 2 * n ** 3 / ms / 1e9}
 
 
-def dist_run_step(build, budget, mlir, work, steps):
+def dist_run_step(build, budget, mlir, work, steps, graphs=True):
     """Median step ms (the first left out) of dist-run --device=cuda from
-    the state and batch it writes to WORK/state.npz and WORK/data.npz."""
+    the state and batch it writes to WORK/state.npz and WORK/data.npz, and
+    whether the step replayed from a CUDA graph (--step-graphs) or, with
+    the reason dist-run gave, ran launch by launch."""
     dist_run = os.path.join(build, "bin", "dist-run")
     state, data = os.path.join(work, "state.npz"), os.path.join(work, "data.npz")
     code, out = run([dist_run, mlir, f"--init-state={state}",
@@ -284,12 +286,18 @@ def dist_run_step(build, budget, mlir, work, steps):
         return {"error": out.strip()[-1500:]}
     code, out = run([dist_run, mlir, f"--state={state}", f"--data={data}",
                      f"--steps={steps}", "--device=cuda",
+                     f"--step-graphs={'true' if graphs else 'false'}",
                      f"--cache-dir={work}/cache"], budget, 240)
     times = [float(t) for t in
              re.findall(r"step \d+: loss [-\d.naif]+ \(([\d.]+) ms\)", out)]
     if code != 0 or len(times) < 2:
         return {"error": out.strip()[-1500:]}
-    return {"ms": statistics.median(times[1:]), "steps": len(times)}
+    refused = re.search(r"runs launch by launch, not as a captured graph: "
+                        r"(.*)", out)
+    graph = ("off" if not graphs else
+             f"launch by launch: {refused.group(1)}" if refused else "replayed")
+    return {"ms": statistics.median(times[1:]), "steps": len(times),
+            "graph": graph}
 
 
 def check_gpu(build, budget, python):
@@ -319,6 +327,8 @@ def check_gpu(build, budget, python):
     block = os.path.join(ROOT, "examples", "transformer_block.mlir")
     with tempfile.TemporaryDirectory() as work:
         found["block_distopt"] = dist_run_step(build, budget, block, work, 30)
+        found["block_distopt_launches"] = dist_run_step(
+            build, budget, block, work, 30, graphs=False)
         state = os.path.join(work, "state.npz")
         data = os.path.join(work, "data.npz")
         env = dict(os.environ, PYTHONPATH=os.path.join(
@@ -326,7 +336,7 @@ def check_gpu(build, budget, python):
         for mode in ("eager", "compile"):
             code, out = run([python, os.path.join(HERE, "peers", "torch_step.py"),
                              "transformer_block", state, data, "30", "8", "1",
-                             "0", f"--device=cuda", f"--mode={mode}"],
+                             "0", "--device=cuda", f"--mode={mode}"],
                             budget, 180, env=env)
             try:
                 result = json.loads(out.strip().splitlines()[-1])
@@ -389,9 +399,11 @@ def markdown(result):
                  f"{adamw.get('of_copy_rate', 0) * 100:.0f}% of the copy rate |")
     lines.append(f"| FP32 GEMM 4096^3 | {cell('gemm_distopt', 'tflops', 'TFLOP/s')} "
                  f"| cuBLAS via PyTorch {cell('gemm_torch', 'tflops', 'TFLOP/s')} | |")
-    lines.append(f"| transformer block step | {cell('block_distopt', 'ms', 'ms')} | "
-                 f"eager {cell('block_torch_eager', 'ms', 'ms')}, torch.compile "
-                 f"{cell('block_torch_compile', 'ms', 'ms')} | |")
+    lines.append(f"| transformer block step | {cell('block_distopt', 'ms', 'ms')} "
+                 f"({gpu.get('block_distopt', {}).get('graph', '-')[:80]}; "
+                 f"{cell('block_distopt_launches', 'ms', 'ms')} launch by "
+                 f"launch) | eager {cell('block_torch_eager', 'ms', 'ms')}, "
+                 f"torch.compile {cell('block_torch_compile', 'ms', 'ms')} | |")
     lines.append(f"| NCCL all-reduce bus bandwidth | | "
                  f"{cell('nccl', 'busbw_gb_per_s', 'GB/s')} | |")
     return "\n".join(lines) + "\n"

@@ -30,6 +30,8 @@ DeviceTraffic DeviceTraffic::operator-(const DeviceTraffic &before) const {
   delta.onDevice = onDevice - before.onDevice;
   delta.onDeviceBytes = onDeviceBytes - before.onDeviceBytes;
   delta.allocations = allocations - before.allocations;
+  delta.graphCaptures = graphCaptures - before.graphCaptures;
+  delta.graphLaunches = graphLaunches - before.graphLaunches;
   return delta;
 }
 
@@ -39,6 +41,8 @@ llvm::Expected<void *> DeviceMemory::allocate(size_t bytes) {
   ++traffic.allocations;
   return allocateMemory(bytes);
 }
+
+DeviceMemory::Graph::~Graph() = default;
 
 llvm::Error DeviceMemory::free(void *pointer) { return freeMemory(pointer); }
 
@@ -97,6 +101,10 @@ llvm::Expected<CudaDevice *> CudaDevice::load(const std::string &libDirectory) {
   bind("distopt_cuda_copy_to_host", cuda->toHost);
   bind("distopt_cuda_copy_on_device", cuda->onDevice);
   bind("distopt_cuda_last_error", cuda->lastError);
+  bind("distopt_cuda_capture_begin", cuda->captureBegin);
+  bind("distopt_cuda_capture_end", cuda->captureEnd);
+  bind("distopt_cuda_graph_launch", cuda->graphLaunch);
+  bind("distopt_cuda_graph_destroy", cuda->graphDestroy);
   if (!missing.empty())
     return makeError(llvm::Twine("--device=cuda: '") + path + "' has no " +
                      missing);
@@ -149,9 +157,68 @@ llvm::Error CudaDevice::synchronize(const char *what) {
   return llvm::Error::success();
 }
 
+/// An instantiated CUDA graph (libdistopt_cuda's handle).
+class CudaDevice::CudaGraph : public DeviceMemory::Graph {
+public:
+  CudaGraph(CudaDevice &device, void *handle)
+      : device(device), handle(handle) {}
+  ~CudaGraph() override { device.graphDestroy(handle); }
+  llvm::Error launch() override {
+    ++device.traffic.graphLaunches;
+    if (device.graphLaunch(handle) != 0)
+      return device.failCall("launching the step's CUDA graph");
+    return llvm::Error::success();
+  }
+
+private:
+  CudaDevice &device;
+  void *handle;
+};
+
+llvm::Expected<std::unique_ptr<DeviceMemory::Graph>>
+CudaDevice::capture(std::function<llvm::Error()> work) {
+  if (captureBegin() != 0)
+    return failCall("capturing the step in a CUDA graph");
+  llvm::Error failed = work();
+  // (Ended even when the work failed: the stream must leave capture mode.)
+  void *handle = captureEnd();
+  if (failed) {
+    if (handle)
+      graphDestroy(handle);
+    return std::move(failed);
+  }
+  if (!handle)
+    return failCall("capturing the step in a CUDA graph");
+  ++traffic.graphCaptures;
+  return std::make_unique<CudaGraph>(*this, handle);
+}
+
 //===----------------------------------------------------------------------===//
 // MappedDevice
 //===----------------------------------------------------------------------===//
+
+namespace {
+/// --gpu-mapped's graph: the captured host code, called again per launch.
+class MappedGraph : public DeviceMemory::Graph {
+public:
+  MappedGraph(std::function<llvm::Error()> work, DeviceTraffic &traffic)
+      : work(std::move(work)), traffic(traffic) {}
+  llvm::Error launch() override {
+    ++traffic.graphLaunches;
+    return work();
+  }
+
+private:
+  std::function<llvm::Error()> work;
+  DeviceTraffic &traffic;
+};
+} // namespace
+
+llvm::Expected<std::unique_ptr<DeviceMemory::Graph>>
+MappedDevice::capture(std::function<llvm::Error()> work) {
+  ++traffic.graphCaptures;
+  return std::make_unique<MappedGraph>(std::move(work), traffic);
+}
 
 void MappedDevice::markStale(void *host, size_t bytes) {
   std::memset(host, 0xff, bytes);

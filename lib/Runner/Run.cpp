@@ -458,6 +458,7 @@ runLoaded(const RunConfig &config, RunObserver *observer, LoadedStep &loaded) {
   if (!compiledStep)
     return compiledStep.takeError();
   CompiledStep &compiled = **compiledStep;
+  compiled.captureGraphs = config.stepGraphs;
   // Run. Subnormal operands cost x86 cores up to ~100 cycles per
   // operation: the transformer block's mirrored step went from 38 to 70 ms
   // over 50 steps as its softmax tails and Adam moments became subnormal.
@@ -545,7 +546,9 @@ runLoaded(const RunConfig &config, RunObserver *observer, LoadedStep &loaded) {
             {"to_host_copies", report.device->toHost},
             {"to_host_bytes", report.device->toHostBytes},
             {"on_device_copies", report.device->onDevice},
-            {"allocations", report.device->allocations}};
+            {"allocations", report.device->allocations},
+            {"graph_captures", report.device->graphCaptures},
+            {"graph_launches", report.device->graphLaunches}};
       // Dynamic loss scaling: the scale after the step, and whether the
       // step kept its parameters (a non-finite gradient).
       if (report.lossScale) {

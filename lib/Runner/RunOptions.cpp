@@ -44,6 +44,7 @@ static const llvm::StringRef kNames[] = {"module",
                                          "ops-per-function",
                                          "parallel-min-iterations",
                                          "gpu-mapped",
+                                         "step-graphs",
                                          "num-threads",
                                          "profile",
                                          "cache",
@@ -146,6 +147,8 @@ llvm::Error distopt::runner::setRunOption(RunConfig &config,
     return toBool(config.flushDenormals);
   if (name == "gpu-mapped")
     return toBool(config.gpuMapped);
+  if (name == "step-graphs")
+    return toBool(config.stepGraphs);
   if (name == "profile")
     return toBool(config.profile);
   if (name == "cache")

@@ -360,7 +360,63 @@ static llvm::Expected<float> readResults(int64_t *words,
   return readLoss(results);
 }
 
+namespace {
+/// A call's C interface, owned: the result pointer (a function without
+/// results, a pipeline stage that only sends, lacks it), then the argument
+/// descriptors, each over its buffer in `storage`.
+struct PackedCall {
+  PackedCall(std::vector<Binding> &args, ArrayRef<void *> storage,
+             const std::vector<Binding> &results) {
+    for (const Binding &result : results)
+      resultWords.resize(resultWords.size() + 3 +
+                         2 * result.local.shape.size());
+    for (auto [arg, buffer] : llvm::zip_equal(args, storage)) {
+      descriptors.push_back(describe(arg.local));
+      descriptors.back()[0] = descriptors.back()[1] =
+          reinterpret_cast<int64_t>(buffer);
+    }
+    if (!results.empty())
+      pointers.push_back(resultWords.data());
+    for (auto &words : descriptors)
+      pointers.push_back(words.data());
+    for (void *&pointer : pointers)
+      packed.push_back(&pointer);
+  }
+  PackedCall(const PackedCall &) = delete;
+  PackedCall &operator=(const PackedCall &) = delete;
+
+  std::vector<int64_t> resultWords;
+  std::vector<std::vector<int64_t>> descriptors;
+  std::vector<void *> pointers, packed;
+};
+} // namespace
+
 namespace distopt::runner {
+/// The functions of a step captured as graphs on its device, by name.
+struct StepGraphs {
+  struct Captured {
+    /// The argument buffers it was captured on (it replays on those only).
+    std::vector<void *> storage;
+    /// The call it captured (a mapped graph calls it again).
+    std::shared_ptr<PackedCall> call;
+    std::unique_ptr<DeviceMemory::Graph> graph;
+    /// Its first launch's results were found replayable.
+    bool checked = false;
+  };
+  std::map<std::string, Captured> captured;
+  /// Calls of each function (captured at its second).
+  std::map<std::string, int64_t> calls;
+  /// Functions that run launch by launch (why was said once).
+  std::set<std::string> refused;
+
+  void refuse(const std::string &name, const llvm::Twine &reason) {
+    captured.erase(name);
+    if (refused.insert(name).second)
+      warn("'" + name +
+           "' runs launch by launch, not as a captured graph: " + reason);
+  }
+};
+
 /// The device copies of a step's arguments (--device=cuda, --gpu-mapped).
 /// An argument a result feeds back (the state) is resident: copied to the
 /// device once, then replaced by its result's device buffer after each
@@ -431,11 +487,11 @@ public:
 
 /// invokeStep on a device: see its comment. `resident[j]`: argument j is
 /// fed back by some result.
-static llvm::Expected<float>
-invokeOnDevice(CompiledStep &compiled, StringRef entry,
-               std::vector<Binding> &args, std::vector<Binding> &results,
-               ArrayRef<int64_t> feedBack,
-               function_ref<llvm::Error(ArrayRef<void *>, int64_t *)> call) {
+static llvm::Expected<float> invokeOnDevice(CompiledStep &compiled,
+                                            StringRef entry,
+                                            std::vector<Binding> &args,
+                                            std::vector<Binding> &results,
+                                            ArrayRef<int64_t> feedBack) {
   DeviceMemory &device = *compiled.device;
   if (!compiled.resident)
     compiled.resident = std::make_unique<ResidentState>(device);
@@ -459,18 +515,70 @@ invokeOnDevice(CompiledStep &compiled, StringRef entry,
     copies.push_back(*copy);
     storage.push_back((*copy)->buffer);
   }
-  std::vector<int64_t> resultWords;
-  for (Binding &result : results)
-    resultWords.resize(resultWords.size() + 3 + 2 * result.local.shape.size());
-  if (llvm::Error error = call(storage, resultWords.data()))
-    return std::move(error);
+  // The function as a graph (--step-graphs): captured at its second call
+  // (the first allocates its workspaces and what its products keep), then
+  // replayed while its arguments are where it was captured on.
+  if (!compiled.graphs)
+    compiled.graphs = std::make_unique<StepGraphs>();
+  StepGraphs &graphs = *compiled.graphs;
+  std::string name = entry.str();
+  auto captured = graphs.captured.find(name);
+  if (captured != graphs.captured.end() &&
+      captured->second.storage != storage) {
+    // (Arguments moved, as a state result not updated in place does.)
+    graphs.captured.erase(captured);
+    captured = graphs.captured.end();
+    graphs.calls[name] = 0;
+  }
+  if (captured == graphs.captured.end() && compiled.captureGraphs &&
+      !graphs.refused.count(name) && graphs.calls[name]++ >= 1) {
+    auto call = std::make_shared<PackedCall>(args, storage, results);
+    llvm::Expected<std::unique_ptr<DeviceMemory::Graph>> graph =
+        device.capture([&compiled, name, call] {
+          return compiled.invoke(name, call->packed);
+        });
+    if (graph)
+      captured = graphs.captured
+                     .emplace(name, StepGraphs::Captured{storage, call,
+                                                         std::move(*graph)})
+                     .first;
+    else
+      graphs.refuse(name, llvm::toString(graph.takeError()));
+  }
+  std::shared_ptr<PackedCall> call;
+  bool replayed = captured != graphs.captured.end();
+  if (replayed) {
+    call = captured->second.call;
+    if (llvm::Error error = captured->second.graph->launch())
+      return std::move(error);
+  } else {
+    call = std::make_shared<PackedCall>(args, storage, results);
+    if (llvm::Error error = compiled.invoke(entry, call->packed))
+      return std::move(error);
+  }
   // The host waits for the step only here, where it reads the results.
   if (llvm::Error error = device.synchronize("the step"))
     return std::move(error);
   llvm::Expected<std::vector<Returned>> read =
-      readDescriptors(resultWords.data(), results);
+      readDescriptors(call->resultWords.data(), results);
   if (!read)
     return read.takeError();
+  // A graph replays only a call whose results stay put: every state result
+  // updated in place, every other result in the function's workspace (no
+  // allocation of the caller's to free). Checked at its first launch,
+  // whose results are this step's either way.
+  if (replayed && !captured->second.checked) {
+    captured->second.checked = true;
+    for (auto [i, from] : llvm::enumerate(*read)) {
+      int64_t j = i < feedBack.size() ? feedBack[i] : -1;
+      if (j >= 0 ? from.data != storage[j] : from.allocated != nullptr) {
+        graphs.refuse(name, "result '" + results[i].value->name + "' " +
+                                (j >= 0 ? "is not updated in place"
+                                        : "is allocated by each call"));
+        break;
+      }
+    }
+  }
   // Each fed-back result becomes its argument's buffer: the step's own
   // allocation when nothing else holds it, else a copy on the device (a
   // result that is an argument's buffer or a view, one buffer returned as
@@ -545,38 +653,15 @@ llvm::Expected<float> runner::invokeStep(CompiledStep &compiled,
                                          std::vector<Binding> &args,
                                          std::vector<Binding> &results,
                                          ArrayRef<int64_t> feedBack) {
-  // The C interface: the result pointer (a function without results, a
-  // pipeline stage that only sends, lacks it), then the argument
-  // descriptors on `storage`.
-  auto call = [&](ArrayRef<void *> storage, int64_t *resultWords) {
-    std::vector<std::vector<int64_t>> descriptors;
-    for (auto [arg, buffer] : llvm::zip_equal(args, storage)) {
-      descriptors.push_back(describe(arg.local));
-      descriptors.back()[0] = descriptors.back()[1] =
-          reinterpret_cast<int64_t>(buffer);
-    }
-    void *resultPtr = resultWords;
-    std::vector<void *> pointers;
-    if (!results.empty())
-      pointers.push_back(resultPtr);
-    for (auto &words : descriptors)
-      pointers.push_back(words.data());
-    std::vector<void *> packed;
-    for (void *&pointer : pointers)
-      packed.push_back(&pointer);
-    return compiled.invoke(entry, packed);
-  };
   if (compiled.device)
-    return invokeOnDevice(compiled, entry, args, results, feedBack, call);
+    return invokeOnDevice(compiled, entry, args, results, feedBack);
   std::vector<void *> storage;
   for (Binding &arg : args)
     storage.push_back(arg.local.bytes.data());
-  std::vector<int64_t> resultWords;
-  for (Binding &result : results)
-    resultWords.resize(resultWords.size() + 3 + 2 * result.local.shape.size());
-  if (llvm::Error error = call(storage, resultWords.data()))
+  PackedCall call(args, storage, results);
+  if (llvm::Error error = compiled.invoke(entry, call.packed))
     return std::move(error);
-  return readResults(resultWords.data(), args, results, feedBack, storage);
+  return readResults(call.resultWords.data(), args, results, feedBack, storage);
 }
 
 /// "nan", "inf", "-inf".

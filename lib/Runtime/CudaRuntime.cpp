@@ -56,6 +56,11 @@ struct State {
   std::map<int64_t, std::pair<CUdeviceptr, int64_t>> workspaces;
   /// distopt_cuda_workspace_stats's counts.
   DistoptCudaWorkspaceStats workspaceStats{};
+  /// distopt_cuda_graph_stats's counts.
+  DistoptCudaGraphStats graphStats{};
+  /// cuBLAS's workspace (cublasSetWorkspace): set once, so that a product
+  /// allocates nothing while the stream is captured.
+  CUdeviceptr blasWorkspace = 0;
   std::mutex mutex;
 };
 
@@ -137,6 +142,17 @@ bool ensureDevice(int ordinal = -1) {
       // FP32 products in FP32 (no TF32): the CPU's results within rounding.
       !checkBlas("cublasSetMathMode",
                  cublasSetMathMode(state.blas, CUBLAS_DEFAULT_MATH)))
+    return false;
+  // cuBLAS's own workspace, allocated once (32 MiB, as PyTorch gives it on
+  // Hopper): without one, a product may allocate, which a captured graph
+  // cannot replay.
+  constexpr size_t kBlasWorkspaceBytes = size_t(32) << 20;
+  if (!check("cuMemAlloc",
+             cuMemAlloc(&state.blasWorkspace, kBlasWorkspaceBytes)) ||
+      !checkBlas("cublasSetWorkspace",
+                 cublasSetWorkspace(
+                     state.blas, reinterpret_cast<void *>(state.blasWorkspace),
+                     kBlasWorkspaceBytes)))
     return false;
   state.device = chosen;
   return true;
@@ -235,6 +251,83 @@ int distopt_cuda_copy_on_device(void *to, const void *from, size_t bytes) {
 
 const char *distopt_cuda_last_error(void) {
   return getState().lastError.c_str();
+}
+
+int distopt_cuda_capture_begin(void) {
+  if (!ensureDevice())
+    return -1;
+  State &state = getState();
+  // (Thread-local: another thread's calls that cannot be captured do not
+  // end this capture.)
+  return check("cuStreamBeginCapture",
+               cuStreamBeginCapture(state.stream,
+                                    CU_STREAM_CAPTURE_MODE_THREAD_LOCAL))
+             ? 0
+             : -1;
+}
+
+void *distopt_cuda_capture_end(void) {
+  if (!ensureDevice())
+    return nullptr;
+  State &state = getState();
+  CUgraph graph = nullptr;
+  CUresult ended = cuStreamEndCapture(state.stream, &graph);
+  // What failed during the capture belongs to it, not to the next wait.
+  std::string failure = state.error;
+  state.error.clear();
+  auto refuse = [&](std::string reason) -> void * {
+    if (graph)
+      cuGraphDestroy(graph);
+    state.lastError = std::move(reason);
+    ++state.graphStats.refused;
+    return nullptr;
+  };
+  if (!failure.empty())
+    return refuse(failure);
+  if (ended != CUDA_SUCCESS || !graph)
+    return refuse(describe("cuStreamEndCapture", ended));
+  size_t count = 0;
+  if (cuGraphGetNodes(graph, nullptr, &count) != CUDA_SUCCESS)
+    return refuse("cuGraphGetNodes failed");
+  std::vector<CUgraphNode> nodes(count);
+  cuGraphGetNodes(graph, nodes.data(), &count);
+  int64_t allocations = 0;
+  for (CUgraphNode node : nodes) {
+    CUgraphNodeType type;
+    if (cuGraphNodeGetType(node, &type) == CUDA_SUCCESS &&
+        type == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
+      ++allocations;
+  }
+  if (allocations)
+    return refuse("the captured work allocates device memory (" +
+                  std::to_string(allocations) + " allocations)");
+  CUgraphExec exec = nullptr;
+  CUresult instantiated = cuGraphInstantiate(&exec, graph, 0);
+  if (instantiated != CUDA_SUCCESS)
+    return refuse(describe("cuGraphInstantiate", instantiated));
+  cuGraphDestroy(graph);
+  ++state.graphStats.captures;
+  state.graphStats.nodes = static_cast<int64_t>(count);
+  return exec;
+}
+
+int distopt_cuda_graph_launch(void *graph) {
+  if (!ensureDevice() ||
+      !check("cuGraphLaunch",
+             cuGraphLaunch(static_cast<CUgraphExec>(graph), getState().stream)))
+    return -1;
+  ++getState().graphStats.launches;
+  return 0;
+}
+
+void distopt_cuda_graph_destroy(void *graph) {
+  if (graph)
+    check("cuGraphExecDestroy",
+          cuGraphExecDestroy(static_cast<CUgraphExec>(graph)));
+}
+
+DistoptCudaGraphStats distopt_cuda_graph_stats(void) {
+  return getState().graphStats;
 }
 
 //===----------------------------------------------------------------------===//

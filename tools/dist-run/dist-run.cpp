@@ -230,6 +230,14 @@ static cl::opt<bool> gpuMapped(
              "loop nests, and run those nests as CPU loops (dist-lower-cpu's "
              "gpu-mapped): checks the CUDA kernels' index arithmetic "
              "without a GPU; slower than the CPU lowering"));
+static cl::opt<bool> stepGraphs(
+    "step-graphs", cl::cat(distRunCategory), cl::init(true),
+    cl::desc("On a device (--device=cuda, --gpu-mapped): capture the step's "
+             "work at its second step as a CUDA graph and replay it at "
+             "every later one, one launch per step; a step whose state "
+             "moves or that allocates runs launch by launch, with a warning "
+             "saying why (default on; --gpu-mapped replays the captured "
+             "call)"));
 static cl::opt<unsigned> numThreads(
     "num-threads", cl::cat(distRunCategory),
     cl::desc("Threads of this process's step: the OpenMP team its large "
@@ -290,6 +298,7 @@ static RunConfig makeConfig(const char *argv0) {
   config.opsPerFunction = opsPerFunction;
   config.parallelMinIterations = parallelMinIterations;
   config.gpuMapped = gpuMapped;
+  config.stepGraphs = stepGraphs;
   if (numThreads.getNumOccurrences())
     config.numThreads = numThreads;
   config.profile = profileOps;

@@ -12,7 +12,8 @@
 // relative 1e-5), and a group of every form as one
 // distopt_matmul_group_f32 call (cuBLAS's grouped product), twice on the
 // same buffers: both grouped, the second reusing the first's pointer
-// arrays (distopt_cuda_product_stats).
+// arrays (distopt_cuda_product_stats); function workspaces; a captured
+// CUDA graph replayed, and one refused because its work allocates.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,6 +54,12 @@ struct Cuda {
   DistoptCudaProductStats (*productStats)() = nullptr;
   void (*workspace)(StridedMemRefType<int8_t, 1> *, int64_t, int64_t) = nullptr;
   DistoptCudaWorkspaceStats (*workspaceStats)() = nullptr;
+  int (*onDevice)(void *, const void *, size_t) = nullptr;
+  int (*captureBegin)() = nullptr;
+  void *(*captureEnd)() = nullptr;
+  int (*graphLaunch)(void *) = nullptr;
+  void (*graphDestroy)(void *) = nullptr;
+  DistoptCudaGraphStats (*graphStats)() = nullptr;
 };
 
 template <typename T> void bind(void *library, const char *name, T &function) {
@@ -80,6 +87,12 @@ const Cuda &getCuda() {
     bind(c.library, "distopt_cuda_product_stats", c.productStats);
     bind(c.library, "_mlir_ciface_distopt_workspace", c.workspace);
     bind(c.library, "distopt_cuda_workspace_stats", c.workspaceStats);
+    bind(c.library, "distopt_cuda_copy_on_device", c.onDevice);
+    bind(c.library, "distopt_cuda_capture_begin", c.captureBegin);
+    bind(c.library, "distopt_cuda_capture_end", c.captureEnd);
+    bind(c.library, "distopt_cuda_graph_launch", c.graphLaunch);
+    bind(c.library, "distopt_cuda_graph_destroy", c.graphDestroy);
+    bind(c.library, "distopt_cuda_graph_stats", c.graphStats);
     if (c.deviceCount() == 0)
       c.skip = std::string("no CUDA device: ") + c.lastError();
     return c;
@@ -251,6 +264,56 @@ TEST(CudaRuntimeTest, Workspace) {
   EXPECT_EQ(after.allocations - before.allocations, 3);
   EXPECT_EQ(after.calls - before.calls, 4);
   EXPECT_EQ(after.bytes - before.bytes, 4096 + 256);
+}
+
+// A captured graph: a product and a copy recorded, not run, at the
+// capture; each launch runs them again on the same buffers (C = A x B,
+// then D = C). Work that allocates is refused at the end of its capture,
+// with the reason, and leaves no error behind.
+TEST(CudaRuntimeTest, Graph) {
+  SKIP_WITHOUT_DEVICE();
+  const Cuda &cuda = getCuda();
+  const int64_t n = 8;
+  std::vector<float> a(n * n), identity(n * n, 0), zeros(n * n, 0);
+  for (int64_t i = 0; i < n * n; ++i)
+    a[i] = float(i);
+  for (int64_t i = 0; i < n; ++i)
+    identity[i * n + i] = 1;
+  DeviceBuffer da(a), db(identity), dc(zeros), dd(zeros);
+  distopt::test::View av(da.data, 1, n, n, n), bv(db.data, 1, n, n, n),
+      cv(dc.data, 1, n, n, n);
+  // (cuBLAS's first call initialises it, outside the capture.)
+  cuda.matmul(&av.unranked, &bv.unranked, &cv.unranked, 1, n, n, n, 0, 0, 0, 0);
+  ASSERT_EQ(cuda.synchronize(), 0) << cuda.lastError();
+  ASSERT_EQ(cuda.toDevice(dc.data, zeros.data(), n * n * sizeof(float)), 0);
+  DistoptCudaGraphStats before = cuda.graphStats();
+  ASSERT_EQ(cuda.captureBegin(), 0) << cuda.lastError();
+  cuda.matmul(&av.unranked, &bv.unranked, &cv.unranked, 1, n, n, n, 0, 0, 0, 0);
+  ASSERT_EQ(cuda.onDevice(dd.data, dc.data, n * n * sizeof(float)), 0);
+  void *graph = cuda.captureEnd();
+  ASSERT_NE(graph, nullptr) << cuda.lastError();
+  EXPECT_EQ(dd.read(), zeros); // recorded, not run
+  for (int launch = 0; launch < 2; ++launch) {
+    ASSERT_EQ(cuda.toDevice(dc.data, zeros.data(), n * n * sizeof(float)), 0);
+    ASSERT_EQ(cuda.graphLaunch(graph), 0) << cuda.lastError();
+    ASSERT_EQ(cuda.synchronize(), 0) << cuda.lastError();
+    EXPECT_EQ(dd.read(), a) << "launch " << launch;
+  }
+  cuda.graphDestroy(graph);
+  DistoptCudaGraphStats after = cuda.graphStats();
+  EXPECT_EQ(after.captures - before.captures, 1);
+  EXPECT_EQ(after.launches - before.launches, 2);
+  EXPECT_GE(after.nodes, 2);
+
+  ASSERT_EQ(cuda.captureBegin(), 0) << cuda.lastError();
+  void *buffer = cuda.alloc(1024);
+  EXPECT_EQ(cuda.captureEnd(), nullptr);
+  EXPECT_NE(std::string(cuda.lastError()).find("allocates device memory"),
+            std::string::npos)
+      << cuda.lastError();
+  EXPECT_EQ(cuda.graphStats().refused - before.refused, 1);
+  (void)buffer;
+  EXPECT_EQ(cuda.synchronize(), 0) << cuda.lastError();
 }
 
 } // namespace

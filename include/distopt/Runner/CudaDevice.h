@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -38,6 +39,8 @@ struct DeviceTraffic {
   uint64_t toHost = 0, toHostBytes = 0;
   uint64_t onDevice = 0, onDeviceBytes = 0;
   uint64_t allocations = 0;
+  /// Captured graphs, and launches of one (a step replayed).
+  uint64_t graphCaptures = 0, graphLaunches = 0;
 
   DeviceTraffic operator-(const DeviceTraffic &before) const;
 };
@@ -60,6 +63,21 @@ public:
   /// A host copy of device state is out of date (MappedDevice poisons it).
   virtual void markStale(void *host, size_t bytes) {}
 
+  /// Work captured once and replayed: a CUDA graph.
+  class Graph {
+  public:
+    virtual ~Graph();
+    /// Enqueues the captured work again (counted as a graph launch).
+    virtual llvm::Error launch() = 0;
+  };
+  /// Captures what `work` enqueues, which then does not run until the
+  /// graph is launched; fails with the reason when it cannot be captured.
+  /// `work` must stay callable while the graph lives (MappedDevice's
+  /// graph calls it again at each launch: the host code re-enqueues the
+  /// same work on buffers at the same addresses).
+  virtual llvm::Expected<std::unique_ptr<Graph>>
+  capture(std::function<llvm::Error()> work) = 0;
+
   /// What moved so far.
   const DeviceTraffic &getTraffic() const { return traffic; }
 
@@ -73,6 +91,7 @@ protected:
   enum { kToDevice, kToHost, kOnDevice };
 
 private:
+protected:
   DeviceTraffic traffic;
 };
 
@@ -83,8 +102,11 @@ public:
   static llvm::Expected<CudaDevice *> load(const std::string &libDirectory);
 
   llvm::Error synchronize(const char *what) override;
+  llvm::Expected<std::unique_ptr<Graph>>
+  capture(std::function<llvm::Error()> work) override;
 
 private:
+  class CudaGraph;
   CudaDevice() = default;
   llvm::Expected<void *> allocateMemory(size_t bytes) override;
   llvm::Error freeMemory(void *pointer) override;
@@ -100,6 +122,10 @@ private:
   int (*toHost)(void *, const void *, size_t) = nullptr;
   int (*onDevice)(void *, const void *, size_t) = nullptr;
   const char *(*lastError)() = nullptr;
+  int (*captureBegin)() = nullptr;
+  void *(*captureEnd)() = nullptr;
+  int (*graphLaunch)(void *) = nullptr;
+  void (*graphDestroy)(void *) = nullptr;
 };
 
 /// Host memory standing in for a device (--gpu-mapped): allocations with
@@ -110,6 +136,9 @@ public:
     return llvm::Error::success();
   }
   void markStale(void *host, size_t bytes) override;
+  /// The host code is the work: each launch calls `work` again.
+  llvm::Expected<std::unique_ptr<Graph>>
+  capture(std::function<llvm::Error()> work) override;
 
 private:
   llvm::Expected<void *> allocateMemory(size_t bytes) override;

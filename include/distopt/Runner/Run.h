@@ -101,6 +101,9 @@ struct RunConfig {
   unsigned opsPerFunction = mlir::train::kDefaultOpsPerFunction;
   int64_t parallelMinIterations = mlir::train::kDefaultParallelMinIterations;
   bool gpuMapped = false;
+  /// On a device: replay each step from a graph captured at the second
+  /// (--step-graphs).
+  bool stepGraphs = true;
   std::optional<unsigned> numThreads;
   bool profile = false;
   bool useCache = true;

@@ -32,6 +32,7 @@ namespace distopt::runner {
 
 class DeviceMemory;
 class ResidentState;
+struct StepGraphs;
 
 /// The compiled step: its functions, JIT-compiled or loaded from the
 /// compile cache (a shared library written by an earlier run).
@@ -61,6 +62,11 @@ public:
   /// The device copies of the arguments: the state stays on the device
   /// from step to step (see pullState()).
   std::unique_ptr<ResidentState> resident;
+  /// On a device: capture each function's second call as a graph and
+  /// replay it while its arguments stay where they were (--step-graphs).
+  bool captureGraphs = true;
+  /// The captured functions (declared after `resident`: destroyed first).
+  std::unique_ptr<StepGraphs> graphs;
 
 private:
   llvm::StringMap<void (*)(void **)> functions;

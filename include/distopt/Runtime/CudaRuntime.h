@@ -77,6 +77,31 @@ typedef struct {
 } DistoptCudaWorkspaceStats;
 DistoptCudaWorkspaceStats distopt_cuda_workspace_stats(void);
 
+/* CUDA graphs: the work calls enqueue on the stream, captured once and
+ * replayed. distopt_cuda_capture_begin starts capturing the stream: what
+ * is enqueued from then on is recorded, not run. distopt_cuda_capture_end
+ * ends the capture and answers the graph, instantiated, or null with the
+ * reason in distopt_cuda_last_error(): a call during the capture failed
+ * or could not be captured (its error), or the work allocates device
+ * memory (a replayed graph would hand out the same memory each launch,
+ * which the step's callers would then hold). The graph reads and writes
+ * the buffers at the addresses the capture saw. */
+int distopt_cuda_capture_begin(void);
+void *distopt_cuda_capture_end(void);
+/* Runs a captured graph on the stream (asynchronously). */
+int distopt_cuda_graph_launch(void *graph);
+void distopt_cuda_graph_destroy(void *graph);
+
+/* The graphs of this process: captured, refused at the end of a capture,
+ * launches, and the nodes of the last one captured. */
+typedef struct {
+  int64_t captures;
+  int64_t refused;
+  int64_t launches;
+  int64_t nodes;
+} DistoptCudaGraphStats;
+DistoptCudaGraphStats distopt_cuda_graph_stats(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,7 +4,7 @@
 
 """Checks that a run kept its state on the device.
 
-    check_device_traffic.py EVENTS.jsonl STATE.npz [HYPER...]
+    check_device_traffic.py [--graphs] EVENTS.jsonl STATE.npz [HYPER...]
 
 EVENTS is dist-run --events of a run on a device (--device=cuda, or
 --gpu-mapped's stand-in); STATE the state it started from, less the arrays
@@ -14,7 +14,9 @@ copies the state and the batch to the device; every later step copies only
 what is not state (the batch, hyper-parameters): exactly the first step's
 bytes less the state's, never the state again. Every step copies back only
 its loss and metrics (a few bytes: no state array), and the runner
-allocates nothing on the device after the first step.
+allocates nothing on the device after the first step. With --graphs, the
+step is captured as a graph at step 2 and every step from then on is one
+launch of it (dist-run --step-graphs, the default).
 """
 
 import json
@@ -22,7 +24,11 @@ import sys
 
 import numpy as np
 
-events_path, state_path, hyper = sys.argv[1], sys.argv[2], sys.argv[3:]
+args = sys.argv[1:]
+graphs = bool(args) and args[0] == "--graphs"
+if graphs:
+    args = args[1:]
+events_path, state_path, hyper = args[0], args[1], args[2:]
 state = np.load(state_path)
 state_bytes = sum(state[name].nbytes for name in state.files
                   if name not in hyper)
@@ -50,10 +56,17 @@ for event in steps:
              f"device, want {data_bytes} (the batch and hyper-parameters)")
     if step > 1 and device["allocations"] != 0:
         fail(f"step {step}: {device['allocations']} runner allocations")
+    want = (0, 0) if step == 1 or not graphs else (1 if step == 2 else 0, 1)
+    found = (device["graph_captures"], device["graph_launches"])
+    if graphs and found != want:
+        fail(f"step {step}: {found[0]} graph captures and {found[1]} "
+             f"launches, want {want[0]} and {want[1]}")
     if device["to_host_bytes"] > 64:
         fail(f"step {step} copied {device['to_host_bytes']} bytes to the "
              f"host (only the loss and metrics should come back)")
 print(f"{len(steps)} steps: state {state_bytes} bytes copied once, "
       f"{data_bytes} bytes of data per step, "
-      f"{steps[-1]['device']['to_host_bytes']} bytes back per step")
+      f"{steps[-1]['device']['to_host_bytes']} bytes back per step"
+      + (f", {sum(e['device']['graph_launches'] for e in steps)} graph "
+         "launches" if graphs else ""))
 sys.exit(1 if failed else 0)
