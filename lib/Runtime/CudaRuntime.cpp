@@ -14,8 +14,10 @@
 //
 // One device and one stream per process: mgpuStreamCreate answers the
 // process's stream (and mgpuStreamDestroy leaves it), so every kernel,
-// copy, allocation, product and NCCL collective of a step is ordered on it
-// and the host never waits inside a step. The mgpu* functions cannot
+// copy, allocation and product of a step is ordered on it (NCCL's
+// collectives fork from it onto the nccl backend's communication stream
+// and join it back) and the host never waits inside a step. The mgpu*
+// functions cannot
 // return errors: the first failure is kept (later ones are usually its
 // consequences) and reported by the next distopt_cuda_synchronize, which
 // the runner calls after every step.
@@ -56,6 +58,9 @@ struct State {
   std::map<int64_t, std::pair<CUdeviceptr, int64_t>> workspaces;
   /// distopt_cuda_workspace_stats's counts.
   DistoptCudaWorkspaceStats workspaceStats{};
+  /// The device copies of constant globals (distopt_constant), by their
+  /// host addresses.
+  std::map<int64_t, CUdeviceptr> constants;
   /// distopt_cuda_graph_stats's counts.
   DistoptCudaGraphStats graphStats{};
   /// cuBLAS's workspace (cublasSetWorkspace): set once, so that a product
@@ -479,6 +484,40 @@ void _mlir_ciface_distopt_workspace(StridedMemRefType<int8_t, 1> *result,
     ++state.workspaceStats.allocations;
   }
   auto *data = reinterpret_cast<int8_t *>(pointer);
+  *result = {nullptr, data, 0, {bytes}, {1}};
+}
+
+/// The device copy of the constant global at host address `host`, of
+/// `bytes` bytes (dist-gpu-host): allocated and copied on the stream by
+/// the first call, answered again by every later one (the global never
+/// changes, and a captured graph then copies nothing). A failure answers
+/// a null buffer, kept for distopt_cuda_synchronize. Not the caller's to
+/// free (a null allocated pointer).
+void _mlir_ciface_distopt_constant(StridedMemRefType<int8_t, 1> *result,
+                                   int64_t host, int64_t bytes) {
+  *result = {nullptr, nullptr, 0, {0}, {1}};
+  if (!ensureDevice())
+    return;
+  State &state = getState();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  auto [it, inserted] = state.constants.try_emplace(host, 0);
+  if (inserted) {
+    CUdeviceptr copy = 0;
+    if (!check("cuMemAllocAsync",
+               cuMemAllocAsync(&copy, bytes ? bytes : 1, state.stream)) ||
+        !check("cuMemcpyHtoDAsync",
+               cuMemcpyHtoDAsync(copy, reinterpret_cast<const void *>(host),
+                                 bytes, state.stream))) {
+      if (copy)
+        cuMemFreeAsync(copy, state.stream);
+      state.constants.erase(it);
+      return;
+    }
+    it->second = copy;
+    ++state.workspaceStats.constants;
+    state.workspaceStats.constantBytes += bytes;
+  }
+  auto *data = reinterpret_cast<int8_t *>(it->second);
   *result = {nullptr, data, 0, {bytes}, {1}};
 }
 

@@ -9,14 +9,24 @@
 // by an MPI launcher as under `mpi`; every buffer is device memory of the
 // process's device, which libdistopt_cuda owns (CudaRuntime.h).
 //
-// Stream order. Every NCCL call is enqueued on distopt_cuda_stream(), the
-// stream of the step's kernels, and the blocking calls other than barrier
-// and finalize (allReduce, send, recv, ...) return once their work is
-// enqueued: the kernels enqueued after them run after it completed, and the
-// host sees the result once it waits on the stream (distopt_cuda_synchronize,
-// a copy to the host). A request's wait likewise only makes sure its work is
-// enqueued, unless a callback must run on the host after it (allReduceStart's
-// `done`): that wait waits for the collective.
+// Streams. Every NCCL call is enqueued on the backend's communication
+// stream, after the work enqueued so far on distopt_cuda_stream(), the
+// stream of the step's kernels (an event recorded there, which the
+// communication stream waits for), so collectives run while the kernels
+// enqueued after them do. The blocking calls other than barrier and
+// finalize (allReduce, send, recv, ...) return once their work is
+// enqueued, with the step's stream waiting for it (an event recorded on
+// the communication stream after it): the kernels enqueued after them run
+// after it completed, and the host sees the result once it waits on the
+// step's stream (distopt_cuda_synchronize, a copy to the host). A started
+// collective (allReduceStart, a bucket of allReduceManyStart, ...) is not
+// waited for until its request's wait, where the compiler put it (before
+// the first op that reads the result or reuses the buffer): the backward's
+// kernels between the two overlap it. A wait only makes the step's stream
+// wait, unless a callback must run on the host after it (allReduceStart's
+// `done`): that wait waits for the collective. Both streams' work joins at
+// every wait, so a step captured as a CUDA graph forks and joins within
+// it.
 //
 // Point to point. A send and a receive enqueued one after the other on one
 // stream run one after the other, so two ranks that each start a send to
@@ -167,7 +177,8 @@ public:
   const char *call;
   /// The batch of a transfer (0 for a collective, enqueued when started).
   uint64_t batch;
-  /// Recorded after the collective when `done` has to wait for it.
+  /// A started collective's: recorded on the communication stream after
+  /// it (null for a transfer, joined when it is enqueued).
   CUevent event = nullptr;
   std::function<void()> done;
 };
@@ -215,6 +226,24 @@ public:
     stream = static_cast<CUstream>(distopt_cuda_stream());
     if (!stream)
       return getCudaRuntimeError();
+    // The communication stream, of the highest priority (its kernels go
+    // first where they compete with the step's for the SMs, as PyTorch's
+    // NCCL streams may), and the events that order it with the step's.
+    int least = 0, greatest = 0;
+    if (Status s = checkCU(cuCtxGetStreamPriorityRange(&least, &greatest),
+                           "cuCtxGetStreamPriorityRange");
+        !s.empty())
+      return s;
+    if (Status s = checkCU(cuStreamCreateWithPriority(
+                               &commStream, CU_STREAM_NON_BLOCKING, greatest),
+                           "cuStreamCreateWithPriority");
+        !s.empty())
+      return s;
+    for (CUevent *e : {&forkEvent, &joinEvent})
+      if (Status s = checkCU(cuEventCreate(e, CU_EVENT_DISABLE_TIMING),
+                             "cuEventCreate");
+          !s.empty())
+        return s;
     ncclUniqueId id = {};
     if (rank == 0)
       if (Status s = checkNCCL(ncclGetUniqueId(&id), "ncclGetUniqueId");
@@ -293,10 +322,9 @@ public:
                         distrt_dtype dtype, distrt_reduction reduction,
                         std::function<void()> done,
                         std::unique_ptr<Request> &request) override {
-    if (Status s = allReduce(group, buffer, count, dtype, reduction);
-        !s.empty())
-      return s;
-    return makeRequest("ncclAllReduce", std::move(done), request);
+    return startCollective("ncclAllReduce", std::move(done), request, [&] {
+      return allReduce(group, buffer, count, dtype, reduction);
+    });
   }
 
   /// A bucket: one ncclAllReduce per buffer, in place, as one group.
@@ -319,7 +347,7 @@ public:
                                for (int64_t i = first; i < end; ++i)
                                  if (ncclResult_t r = ncclAllReduce(
                                          buffers[i], buffers[i], counts[i],
-                                         type, op, comm, stream);
+                                         type, op, comm, commStream);
                                      isFailure(r))
                                    return r;
                                return ncclSuccess;
@@ -334,10 +362,9 @@ public:
                             const int64_t *counts, int64_t n,
                             distrt_dtype dtype, distrt_reduction reduction,
                             std::unique_ptr<Request> &request) override {
-    if (Status s = allReduceMany(group, buffers, counts, n, dtype, reduction);
-        !s.empty())
-      return s;
-    return makeRequest("ncclAllReduce", {}, request);
+    return startCollective("ncclAllReduce", {}, request, [&] {
+      return allReduceMany(group, buffers, counts, n, dtype, reduction);
+    });
   }
 
   Status reduceScatter(Group &group, const void *send, void *recv,
@@ -351,7 +378,7 @@ public:
     ncclComm_t comm = getComm(group);
     return enqueue(comm, "ncclReduceScatter", [&] {
       return ncclReduceScatter(send, recv, recvCount, getNCCLType(dtype), op,
-                               comm, stream);
+                               comm, commStream);
     });
   }
 
@@ -359,11 +386,9 @@ public:
                             int64_t recvCount, distrt_dtype dtype,
                             distrt_reduction reduction,
                             std::unique_ptr<Request> &request) override {
-    if (Status s =
-            reduceScatter(group, send, recv, recvCount, dtype, reduction);
-        !s.empty())
-      return s;
-    return makeRequest("ncclReduceScatter", {}, request);
+    return startCollective("ncclReduceScatter", {}, request, [&] {
+      return reduceScatter(group, send, recv, recvCount, dtype, reduction);
+    });
   }
 
   Status allGather(Group &group, const void *send, void *recv,
@@ -373,16 +398,16 @@ public:
     ncclComm_t comm = getComm(group);
     return enqueue(comm, "ncclAllGather", [&] {
       return ncclAllGather(send, recv, sendCount, getNCCLType(dtype), comm,
-                           stream);
+                           commStream);
     });
   }
 
   Status allGatherStart(Group &group, const void *send, void *recv,
                         int64_t sendCount, distrt_dtype dtype,
                         std::unique_ptr<Request> &request) override {
-    if (Status s = allGather(group, send, recv, sendCount, dtype); !s.empty())
-      return s;
-    return makeRequest("ncclAllGather", {}, request);
+    return startCollective("ncclAllGather", {}, request, [&] {
+      return allGather(group, send, recv, sendCount, dtype);
+    });
   }
 
   /// Block j to member j and member j's block into block j: a send and a
@@ -398,11 +423,11 @@ public:
       for (int64_t j = 0; j < group.size; ++j) {
         if (ncclResult_t r =
                 ncclSend(static_cast<const char *>(send) + j * bytes,
-                         blockCount, type, j, comm, stream);
+                         blockCount, type, j, comm, commStream);
             isFailure(r))
           return r;
         if (ncclResult_t r = ncclRecv(static_cast<char *>(recv) + j * bytes,
-                                      blockCount, type, j, comm, stream);
+                                      blockCount, type, j, comm, commStream);
             isFailure(r))
           return r;
       }
@@ -421,7 +446,7 @@ public:
     ncclComm_t comm = getComm(group);
     return enqueue(comm, "ncclBroadcast", [&] {
       return ncclBroadcast(buffer, buffer, count, getNCCLType(dtype), root,
-                           comm, stream);
+                           comm, commStream);
     });
   }
 
@@ -515,9 +540,14 @@ public:
       ncclCommDestroy(comm);
     comms.clear();
     world = nullptr;
-    if (event)
-      cuEventDestroy(event);
-    event = nullptr;
+    for (CUevent *e : {&event, &forkEvent, &joinEvent}) {
+      if (*e)
+        cuEventDestroy(*e);
+      *e = nullptr;
+    }
+    if (commStream)
+      cuStreamDestroy(commStream);
+    commStream = nullptr;
     if (!ownsMPI)
       return {};
     // MPI_Finalize waits for every rank: a barrier with the timeout first.
@@ -555,16 +585,22 @@ public:
     std::vector<Transfer> batch;
     batch.swap(transfers);
     ++enqueued;
-    return launch(world, "ncclSend/ncclRecv", [&] {
+    // (Joined at once, even ahead of a started collective: a transfer's
+    // request has no event of its own.)
+    bool deferred = deferJoin;
+    deferJoin = false;
+    Status status = launch(world, "ncclSend/ncclRecv", [&] {
       for (const Transfer &t : batch)
         if (ncclResult_t r = t.isSend ? ncclSend(t.buffer, t.count, t.type,
-                                                 t.peer, world, stream)
+                                                 t.peer, world, commStream)
                                       : ncclRecv(t.buffer, t.count, t.type,
-                                                 t.peer, world, stream);
+                                                 t.peer, world, commStream);
             isFailure(r))
           return r;
       return ncclSuccess;
     });
+    deferJoin = deferred;
+    return status;
   }
 
   /// Waits until `until` completed, watching the communicators.
@@ -664,6 +700,9 @@ private:
                 const std::function<ncclResult_t()> &calls) {
     if (!failure.empty())
       return failure;
+    // After the step's work so far (the buffers' producers).
+    if (Status s = follow(commStream, stream, forkEvent); !s.empty())
+      return s;
     if (Status s = checkNCCL(ncclGroupStart(), "ncclGroupStart"); !s.empty())
       return s;
     ncclResult_t result = calls();
@@ -671,7 +710,35 @@ private:
     if (Status s = checkNCCL(isFailure(result) ? result : end, call);
         !s.empty())
       return s;
-    return settle(comm, call);
+    if (Status s = settle(comm, call); !s.empty())
+      return s;
+    // A blocking call: the step's later work after it. (A started one is
+    // joined by its request's wait.)
+    return deferJoin ? Status() : follow(stream, commStream, joinEvent);
+  }
+
+  /// Makes `waiter` wait for the work enqueued so far on `first`, through
+  /// `event` (recorded on `first`; an event may be recorded again once a
+  /// stream waits for it: the wait holds what it recorded then).
+  Status follow(CUstream waiter, CUstream first, CUevent event) {
+    if (Status s = checkCU(cuEventRecord(event, first), "cuEventRecord");
+        !s.empty())
+      return s;
+    return checkCU(cuStreamWaitEvent(waiter, event, 0), "cuStreamWaitEvent");
+  }
+
+  /// Enqueues a started collective (`enqueueAll`, through launch()) without
+  /// joining it: `request`'s wait does, through an event recorded on the
+  /// communication stream after it.
+  Status startCollective(const char *call, std::function<void()> done,
+                         std::unique_ptr<Request> &request,
+                         const std::function<Status()> &enqueueAll) {
+    deferJoin = true;
+    Status status = enqueueAll();
+    deferJoin = false;
+    if (!status.empty())
+      return status;
+    return makeRequest(call, std::move(done), request);
   }
 
   /// launch, after the transfers recorded before (stream order is the
@@ -698,23 +765,23 @@ private:
     return {};
   }
 
-  /// The request of a collective just enqueued; `done` (if any) runs once
-  /// it completed, so the request then records an event to wait for.
+  /// The request of a collective just started on the communication
+  /// stream: its event, recorded there after it, is what the request's wait
+  /// makes the step's stream wait for; `done` (if any) runs on the host
+  /// once it completed.
   Status makeRequest(const char *call, std::function<void()> done,
                      std::unique_ptr<Request> &request) {
     auto result = std::make_unique<NCCLRequest>(*this, call, 0);
-    if (done) {
-      if (Status s =
-              checkCU(cuEventCreate(&result->event, CU_EVENT_DISABLE_TIMING),
-                      "cuEventCreate");
-          !s.empty())
-        return s;
-      if (Status s =
-              checkCU(cuEventRecord(result->event, stream), "cuEventRecord");
-          !s.empty())
-        return s;
-      result->done = std::move(done);
-    }
+    if (Status s =
+            checkCU(cuEventCreate(&result->event, CU_EVENT_DISABLE_TIMING),
+                    "cuEventCreate");
+        !s.empty())
+      return s;
+    if (Status s =
+            checkCU(cuEventRecord(result->event, commStream), "cuEventRecord");
+        !s.empty())
+      return s;
+    result->done = std::move(done);
     request = std::move(result);
     return {};
   }
@@ -725,6 +792,9 @@ private:
     if (Status s = flushTransfers(); !s.empty())
       return s;
     if (Status s = checkAsyncErrors(call); !s.empty())
+      return s;
+    // (With a collective started and never waited for: its work too.)
+    if (Status s = follow(stream, commStream, joinEvent); !s.empty())
       return s;
     if (!event)
       if (Status s = checkCU(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING),
@@ -744,7 +814,19 @@ private:
   int64_t rank = 0, size = 1;
   bool ownsMPI = false;
   MPI_Comm control = MPI_COMM_NULL;
-  CUstream stream = nullptr;
+
+public:
+  /// The step's stream (distopt_cuda_stream()) and the one every NCCL call
+  /// is enqueued on.
+  CUstream stream = nullptr, commStream = nullptr;
+
+private:
+  /// Orders the communication stream after the step's (fork) and the
+  /// step's after a blocking call (join).
+  CUevent forkEvent = nullptr, joinEvent = nullptr;
+  /// Set while a started collective is enqueued: launch() leaves the join
+  /// to its request's wait.
+  bool deferJoin = false;
   /// Every communicator this backend created (the world's first), which
   /// finalize ends; a backend destroyed without finalize leaves them to
   /// the end of the process.
@@ -764,6 +846,13 @@ Status NCCLRequest::wait() {
     if (Status s = backend.flushTransfers(); !s.empty())
       return s;
   if (!event)
+    return backend.checkAsyncErrors(call);
+  // The step's later work after the collective.
+  if (Status s = checkCU(cuStreamWaitEvent(backend.stream, event, 0),
+                         "cuStreamWaitEvent");
+      !s.empty())
+    return s;
+  if (!done)
     return backend.checkAsyncErrors(call);
   Status status = backend.synchronize(event, call);
   if (status.empty() && done)

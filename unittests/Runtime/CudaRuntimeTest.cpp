@@ -53,6 +53,7 @@ struct Cuda {
   void (*matmulGroup)(StridedMemRefType<int64_t, 2> *) = nullptr;
   DistoptCudaProductStats (*productStats)() = nullptr;
   void (*workspace)(StridedMemRefType<int8_t, 1> *, int64_t, int64_t) = nullptr;
+  void (*constant)(StridedMemRefType<int8_t, 1> *, int64_t, int64_t) = nullptr;
   DistoptCudaWorkspaceStats (*workspaceStats)() = nullptr;
   int (*onDevice)(void *, const void *, size_t) = nullptr;
   int (*captureBegin)() = nullptr;
@@ -87,6 +88,7 @@ const Cuda &getCuda() {
     bind(c.library, "distopt_cuda_product_stats", c.productStats);
     bind(c.library, "_mlir_ciface_distopt_workspace", c.workspace);
     bind(c.library, "distopt_cuda_workspace_stats", c.workspaceStats);
+    bind(c.library, "_mlir_ciface_distopt_constant", c.constant);
     bind(c.library, "distopt_cuda_copy_on_device", c.onDevice);
     bind(c.library, "distopt_cuda_capture_begin", c.captureBegin);
     bind(c.library, "distopt_cuda_capture_end", c.captureEnd);
@@ -264,6 +266,32 @@ TEST(CudaRuntimeTest, Workspace) {
   EXPECT_EQ(after.allocations - before.allocations, 3);
   EXPECT_EQ(after.calls - before.calls, 4);
   EXPECT_EQ(after.bytes - before.bytes, 4096 + 256);
+}
+
+// A constant global's device copy: made by the first lookup, the same
+// buffer (and no copy) after that; another global has its own.
+TEST(CudaRuntimeTest, Constant) {
+  SKIP_WITHOUT_DEVICE();
+  const Cuda &cuda = getCuda();
+  static const float table[4] = {1, 2, 3, 4};
+  static const float other[2] = {5, 6};
+  DistoptCudaWorkspaceStats before = cuda.workspaceStats();
+  StridedMemRefType<int8_t, 1> first, again, second;
+  cuda.constant(&first, reinterpret_cast<int64_t>(table), sizeof table);
+  cuda.constant(&again, reinterpret_cast<int64_t>(table), sizeof table);
+  cuda.constant(&second, reinterpret_cast<int64_t>(other), sizeof other);
+  ASSERT_EQ(cuda.synchronize(), 0) << cuda.lastError();
+  ASSERT_NE(first.data, nullptr);
+  EXPECT_EQ(first.basePtr, nullptr);
+  EXPECT_EQ(again.data, first.data);
+  EXPECT_NE(second.data, first.data);
+  std::vector<float> back(4);
+  ASSERT_EQ(cuda.toHost(back.data(), first.data, sizeof table), 0);
+  EXPECT_EQ(back, std::vector<float>(table, table + 4));
+  DistoptCudaWorkspaceStats after = cuda.workspaceStats();
+  EXPECT_EQ(after.constants - before.constants, 2);
+  EXPECT_EQ(after.constantBytes - before.constantBytes,
+            int64_t(sizeof table + sizeof other));
 }
 
 // A captured graph: a product and a copy recorded, not run, at the

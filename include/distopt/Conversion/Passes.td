@@ -899,15 +899,23 @@ def DistGPUHostPass : Pass<"dist-gpu-host", "ModuleOp"> {
       ordered) and `memref.dealloc` `gpu.dealloc async`, except buffers the
       host itself reads or writes (`memref.load` / `memref.store` outside
       kernels: the address lists of collectives), which stay host memory;
-    - a `memref.get_global` read by kernels is copied to a device buffer
-      (`gpu.memcpy async`) freed before the function returns;
+    - a `memref.get_global` of a `constant` global is its device copy,
+      `distopt_constant(host address, bytes) -> memref<?xi8>` viewed as
+      its type: libdistopt_cuda copies it on the first call and answers
+      the same buffer after that (no copy or allocation per call, which a
+      captured CUDA graph could not replay); a mutable global read by
+      kernels is copied to a device buffer (`gpu.memcpy async`) freed
+      before the function returns; a global only a `distrt_mlir_*` call
+      reads as a ranked operand (a collective's counts, mesh shape, axes:
+      the runtime reads them on the host) stays host memory;
     - every `gpu.launch_func`, `gpu.alloc`, `gpu.dealloc` and `gpu.memcpy`
       is chained on one asynchronous token, started by a `gpu.wait async`
       at the function's entry: `mgpuStreamCreate`, which the project's
       runtime (libdistopt_cuda) answers with the process's one stream.
-      Library calls (cuBLAS products, distrt's NCCL collectives) enqueue on
-      that same stream, so the step is ordered without any host wait; the
-      runner synchronizes where it reads a result.
+      Library calls (cuBLAS products) enqueue on that same stream and
+      distrt's NCCL collectives fork from it and join it back, so the step
+      is ordered without any host wait; the runner synchronizes where it
+      reads a result.
 
     A host op that would touch device memory (a `memref.load` or
     `memref.store` of a device buffer, a `linalg` op or `memref.copy` left
@@ -931,7 +939,12 @@ def DistGPUStepReportPass : Pass<"dist-gpu-step-report", "ModuleOp"> {
     - stream-ordered device allocations (`gpu.alloc`) and frees;
     - copies between host and device memory (`gpu.memcpy` of a global or
       host buffer);
-    - host waits (a blocking `gpu.wait`, `distrt_mlir_wait`);
+    - host waits (a blocking `gpu.wait`);
+    - the collectives started (`distrt_mlir_*_start_*`, from
+      `dist-overlap-collectives`, which the CUDA lowering runs first: the
+      nccl backend enqueues them on its communication stream) and their
+      `distrt_mlir_wait`s, each the step's stream waiting for the
+      communication stream's work so far, not the host;
     - the workspaces that hold the buffers `dist-plan-workspace` hoisted
       out of the calls (their buffers and bytes, each function's once, and
       the `distopt_workspace` lookups, which allocate nothing after a

@@ -8,9 +8,10 @@
  * functions MLIR's GPU lowering calls (mgpuModuleLoad, mgpuLaunchKernel,
  * mgpuStreamCreate, mgpuMemAlloc, ...) over the CUDA driver API, and the
  * library calls of CUDA steps (products through cuBLAS). Every process
- * runs its steps on one device and one stream, which the collectives of
- * distrt's `nccl` backend share: all work of a step is ordered on that
- * stream, and the host waits only where it reads a result.
+ * runs its steps on one device and one stream: all work of a step is
+ * ordered on it (distrt's `nccl` backend forks its collectives onto a
+ * communication stream of its own and joins them back by events), and the
+ * host waits only where it reads a result.
  *
  * Every call that can fail returns 0, or -1 with a message in
  * distopt_cuda_last_error() naming the call and the CUDA error.
@@ -74,6 +75,10 @@ typedef struct {
   int64_t bytes;
   int64_t allocations;
   int64_t calls;
+  /* The constant globals copied to the device (distopt_constant: once
+   * each, by the first call that reads one) and their bytes. */
+  int64_t constants;
+  int64_t constantBytes;
 } DistoptCudaWorkspaceStats;
 DistoptCudaWorkspaceStats distopt_cuda_workspace_stats(void);
 

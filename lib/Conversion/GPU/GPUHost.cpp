@@ -15,8 +15,14 @@
 #include "../MatmulToBlas/LibraryCalls.h"
 #include "distopt/Conversion/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::train {
 #define GEN_PASS_DEF_DISTGPUHOSTPASS
@@ -36,6 +42,60 @@ static bool isHostBuffer(memref::AllocOp alloc, func::FuncOp function) {
             function->isProperAncestor(owner);
   });
   return host;
+}
+
+/// True when every use of the global `global` reads is a collective's
+/// description the runtime reads on the host: a ranked operand (the
+/// counts, mesh shape and axes of a `distrt_mlir_*` call; its data buffers
+/// are unranked). Copied to the device, the host would read device memory.
+static bool isHostMetadata(memref::GetGlobalOp global) {
+  bool host = true, used = false;
+  train::forEachBufferUse(global.getResult(), [&](OpOperand &use) {
+    if (isa<ViewLikeOpInterface>(use.getOwner()))
+      return; // (its uses are visited too)
+    auto call = dyn_cast<func::CallOp>(use.getOwner());
+    used = true;
+    host &= call && call.getCallee().starts_with("distrt_mlir_") &&
+            isa<MemRefType>(use.get().getType());
+  });
+  return host && used;
+}
+
+/// The runtime function that answers the device copy of a constant global
+/// (libdistopt_cuda: copied by its first call, kept for the process).
+static constexpr StringLiteral kConstantFunction = "distopt_constant";
+
+/// The declaration of distopt_constant(host address, bytes) -> memref<?xi8>.
+static func::FuncOp getConstantFunction(ModuleOp module) {
+  if (auto func = module.lookupSymbol<func::FuncOp>(kConstantFunction))
+    return func;
+  OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+  Type i64 = builder.getI64Type();
+  auto type = FunctionType::get(
+      module.getContext(), {i64, i64},
+      {MemRefType::get({ShapedType::kDynamic}, builder.getI8Type())});
+  auto func =
+      func::FuncOp::create(builder, module.getLoc(), kConstantFunction, type);
+  func.setPrivate();
+  func->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
+  return func;
+}
+
+/// The bytes of `global`'s buffer when it is a constant the device may
+/// keep a copy of across calls: a `constant` memref.global of a static,
+/// identity-layout type.
+static std::optional<int64_t> getConstantBytes(memref::GetGlobalOp global) {
+  auto definition = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+      global, global.getNameAttr());
+  MemRefType type = global.getType();
+  if (!definition || !definition.getConstant() || !type.hasStaticShape() ||
+      !type.getLayout().isIdentity() || type.getMemorySpace() ||
+      !type.getElementType().isIntOrIndexOrFloat())
+    return std::nullopt;
+  DataLayout layout = DataLayout::closest(global);
+  return type.getNumElements() *
+         static_cast<int64_t>(
+             layout.getTypeSize(type.getElementType()).getFixedValue());
 }
 
 /// Rewrites one host function; fails with an error at the first op that
@@ -82,6 +142,32 @@ static LogicalResult rewriteFunction(func::FuncOp func) {
       continue;
     }
     if (auto global = dyn_cast<memref::GetGlobalOp>(op)) {
+      if (isHostMetadata(global)) {
+        hostBuffers.insert(global);
+        continue;
+      }
+      // A constant: its device copy, made once per process (no copy, no
+      // allocation per call: what a captured CUDA graph can replay).
+      if (std::optional<int64_t> bytes = getConstantBytes(global)) {
+        builder.setInsertionPointAfter(global);
+        Location loc = global.getLoc();
+        Value address = memref::ExtractAlignedPointerAsIndexOp::create(
+            builder, loc, global.getResult());
+        Value host = arith::IndexCastOp::create(builder, loc,
+                                                builder.getI64Type(), address);
+        Value size = arith::ConstantIntOp::create(builder, loc, *bytes, 64);
+        Value copy = func::CallOp::create(
+                         builder, loc,
+                         getConstantFunction(func->getParentOfType<ModuleOp>()),
+                         ValueRange{host, size})
+                         .getResult(0);
+        Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
+        Value device = memref::ViewOp::create(builder, loc, global.getType(),
+                                              copy, zero, ValueRange());
+        global.getResult().replaceAllUsesExcept(device,
+                                                address.getDefiningOp());
+        continue;
+      }
       if (global->getBlock() != &entry)
         return global.emitOpError(
             "reads a global in a nested region of a CUDA step's host code "

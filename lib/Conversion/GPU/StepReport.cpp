@@ -7,7 +7,9 @@
 // Counts, per call of each public host function of a CUDA step (after
 // dist-gpu-host), the work it enqueues on the device: kernel launches,
 // library calls (cuBLAS products), collectives, stream-ordered allocations
-// and frees, copies between host and device, host waits, and the
+// and frees, copies between host and device, host waits (a started
+// collective's wait is the step's stream waiting for the communication
+// stream, counted apart), and the
 // workspaces its functions keep across calls (dist-plan-workspace's
 // hoisted buffers: not an allocation per call). Calls of the
 // step's own parts are followed and loops of constant trip count
@@ -34,9 +36,15 @@ namespace {
 struct StepCounts {
   int64_t kernels = 0, libraryCalls = 0, collectives = 0, allocations = 0,
           frees = 0, hostCopies = 0, hostWaits = 0;
+  /// Collectives started (the nccl backend's communication stream runs
+  /// them while the step's stream goes on) and their waits (the step's
+  /// stream waiting for the communication stream, not the host).
+  int64_t startedCollectives = 0, collectiveWaits = 0;
   /// Calls answering a function's workspace (no allocation after the
   /// first).
   int64_t workspaceCalls = 0;
+  /// Lookups of constant globals' device copies (copied once per process).
+  int64_t constantCalls = 0;
   /// Loops whose trip count is not a constant, counted once.
   int64_t unknownLoops = 0;
 
@@ -48,7 +56,10 @@ struct StepCounts {
     frees += times * other.frees;
     hostCopies += times * other.hostCopies;
     hostWaits += times * other.hostWaits;
+    startedCollectives += times * other.startedCollectives;
+    collectiveWaits += times * other.collectiveWaits;
     workspaceCalls += times * other.workspaceCalls;
+    constantCalls += times * other.constantCalls;
     unknownLoops += other.unknownLoops;
   }
 };
@@ -133,12 +144,17 @@ private:
       StringRef name = call.getCallee();
       if (name == "distopt_workspace")
         ++counts.workspaceCalls;
+      else if (name == "distopt_constant")
+        ++counts.constantCalls;
       else if (name.starts_with("distopt_"))
         ++counts.libraryCalls;
-      else if (isCollective(name))
+      else if (isCollective(name)) {
         ++counts.collectives;
-      else if (name == "distrt_mlir_wait")
-        ++counts.hostWaits;
+        if (name.contains("_start_"))
+          ++counts.startedCollectives;
+      } else if (name == "distrt_mlir_wait") {
+        ++counts.collectiveWaits;
+      }
       return success();
     }
     if (auto loop = dyn_cast<scf::ForOp>(op)) {
@@ -217,6 +233,13 @@ struct DistGPUStepReportPass
         remark << "; " << buffers << " buffers in workspaces of " << bytes
                << " bytes kept across calls (" << counts->workspaceCalls
                << " lookups)";
+      if (counts->constantCalls)
+        remark << "; " << counts->constantCalls
+               << " constants read from their device copies (copied once)";
+      if (counts->startedCollectives)
+        remark << "; " << counts->startedCollectives
+               << " collectives started on the communication stream, "
+               << counts->collectiveWaits << " waits for them on the step's";
       if (counts->unknownLoops)
         remark << " (" << counts->unknownLoops
                << " loop(s) of unknown trip count counted once)";

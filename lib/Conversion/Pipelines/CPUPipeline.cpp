@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "distopt/Conversion/Passes.h"
+#include "distopt/Dialect/Dist/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -233,6 +234,11 @@ int64_t mlir::train::getMaxKernelArgumentBytes(StringRef features) {
 void mlir::train::addGPUMappedPasses(OpPassManager &pm, StringRef backend,
                                      unsigned opsPerFunction, int64_t blockSize,
                                      int64_t maxArgumentBytes) {
+  // Collectives started where their inputs are ready and waited for before
+  // the first op that uses a result (a no-op without any): the nccl backend
+  // runs a started one on its communication stream while the kernels
+  // enqueued up to its wait run (the backward's, after a gradient bucket).
+  pm.addPass(dist::createDistOverlapCollectivesPass());
   // Exact math: the GPU has fast exp/log/tanh (libdevice), the polynomials
   // are for the CPU's vector units.
   addTensorPasses(pm, /*approximateMath=*/false, backend, opsPerFunction,

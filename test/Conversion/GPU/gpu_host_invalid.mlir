@@ -25,7 +25,9 @@ func.func @dynamic(%n: index) {
 
 // -----
 
-memref.global "private" constant @table : memref<4xf32> = dense<1.0>
+// (A mutable global: a constant's device copy is kept across calls, from
+// any region.)
+memref.global "private" @table : memref<4xf32> = dense<1.0>
 func.func @nested_global(%c: i1) {
   scf.if %c {
     // expected-error @below {{reads a global in a nested region of a CUDA step's host code (only the entry block's globals are copied to the device)}}
