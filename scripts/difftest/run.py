@@ -573,7 +573,7 @@ def self_check(seed, tools, workdir, opts):
             else:
                 problems.append(f"gradient of '{pname}'{list(map(int, idx)) if p.shape else ''}: "
                                 f"backward ops give {a:.9g}, central differences {fd:.9g}")
-    # dist-run single-device, 1 step, against the interpreter.
+    # dist-run single-device, 1 step (2 mapped), against the interpreter.
     path = os.path.join(workdir, "step.mlir")
     with open(path, "w") as f:
         f.write(step.text())
@@ -583,7 +583,9 @@ def self_check(seed, tools, workdir, opts):
         if rc:
             return problems + [f"{shell_line(cmd)} failed: {first_error(e)}"], checked
     fill_arrays(step, state, data, seed)
-    cmd = [tools.dist_run, path, f"--state={state}", f"--data={data}", "--steps=1", f"--out={out}"]
+    # (Mapped: two steps, so the runner's captured step is replayed once.)
+    steps = 2 if opts.gpu_mapped else 1
+    cmd = [tools.dist_run, path, f"--state={state}", f"--data={data}", f"--steps={steps}", f"--out={out}"]
     if opts.gpu_mapped:
         cmd.append("--gpu-mapped")
     if opts.device != "cpu":
@@ -593,14 +595,21 @@ def self_check(seed, tools, workdir, opts):
         return problems + [f"{shell_line(cmd)} failed: {first_error(e + o)}"], checked
     st, dt, got = np.load(state), np.load(data), np.load(out)
     arrs = {**{k: st[k] for k in st.files}, **{k: dt[k] for k in dt.files}}
-    expected = ref.outputs(step, ref.run(step, arrs))
+    losses = []
+    for _ in range(steps):
+        expected = ref.outputs(step, ref.run(step, arrs))
+        for r in step.results:
+            if r.role in ("param", "opt_state"):
+                arrs[r.name] = expected[r.name]
+            elif r.role == "loss":
+                losses.append(float(expected[r.name]))
     for r in step.results:
         if r.role == "metric":
             continue
         key = "loss" if r.role == "loss" else r.name
         e_, g_ = np.asarray(expected[r.name], np.float64), got[key].astype(np.float64)
         if r.role == "loss":
-            g_ = g_.reshape(-1)[0]
+            e_, g_ = np.array(losses), g_.reshape(-1)[:steps]
         tol = 1e-4 if r.name in step.meta["adam_params"] else 2e-5
         if not np.allclose(g_, e_, rtol=1e-4, atol=tol):
             problems.append(f"single-device '{r.name}' differs from NumPy "

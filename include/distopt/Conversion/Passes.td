@@ -738,6 +738,34 @@ def DistMapToGPUPass : Pass<"dist-map-to-gpu"> {
     skipping its work but reaching every barrier, which stays at the top
     of the thread loop (the other members run before the first).
 
+    With `column-reductions`, a reduction over loops before a parallel one
+    (a bias's gradient `sum over b of dy[b, j]`, a layer norm's weight
+    gradient), one point per thread, would sum each column alone, the grid
+    a few blocks; it runs in two stages in each block instead: a block per
+    tile of up to 32 neighbouring output elements (a warp's loads
+    coalesced), `block-size / 32` lanes (a power of two) per element, each
+    combining a strided part of its element's reduction, then the lanes'
+    partial results halved in a scratch buffer and the first lane's total
+    combined into the output. Like a row group it is one member of its
+    level's launch. Reductions of fewer than 32 points per element stay one
+    point per thread.
+
+    ```mlir
+    // A bias gradient of 256 columns over 1024 rows (block-size 256): 8
+    // blocks of 32 columns x 8 lanes, 3 halvings.
+    scf.parallel (%bx) = (%c0) to (%c8) step (%c1) {
+      scf.parallel (%tx) = (%c0) to (%c256) step (%c1) {
+        %j = affine.apply affine_map<(d0, d1) -> (d0 * 32 + d1 mod 32)>(%bx, %tx)
+        %lane = affine.apply affine_map<(d0, d1) -> (d1 floordiv 32)>(%bx, %tx)
+        %part = scf.for %r = %lane to %c1024 step %c8 iter_args(%acc = %zero) ...
+        memref.store %part, %scratch[%bx, %tx] : memref<8x256xf32>
+        gpu.barrier
+        ... // halvings: lanes below 4, 2, 1 add the lane 4, 2, 1 above
+        ... // lane 0: %db[%j] += %scratch[%bx, %tx]
+      } {mapping = [#gpu.loop_dim_map<processor = thread_x, ...>]}
+    } {mapping = [#gpu.loop_dim_map<processor = block_x, ...>]}
+    ```
+
     A scalar op (no loops, 0-d buffers and scalars only, a few pure ops
     that do not read its outputs: an optimizer's step count plus one, its
     bias corrections `1 - beta^t`) is recomputed by every later op that
@@ -793,6 +821,15 @@ def DistMapToGPUPass : Pass<"dist-map-to-gpu"> {
            "the same rows (a layer norm, a softmax and their gradients) in "
            "the same launch, gpu.barrier between them; the group shares its "
            "level's launch with the level's other ops">,
+    Option<"columnReductions", "column-reductions", "bool",
+           /*default=*/"true",
+           "With horizontal: a reduction over loops before a parallel one "
+           "(a bias's or a norm weight's gradient, summed over the rows) "
+           "of at least 32 points per output element runs a block per tile "
+           "of up to 32 neighbouring output elements, a power of two of "
+           "threads each combining a strided part, their partial results "
+           "then halved in a scratch buffer; it shares its level's launch "
+           "with the level's other ops">,
     Option<"maxArgumentBytes", "max-argument-bytes", "int64_t",
            /*default=*/"::mlir::train::kMaxKernelArgumentBytes",
            "The kernel argument bytes a horizontally fused launch may take "

@@ -126,8 +126,19 @@ FailureOr<Mappable> train::getMappable(linalg::GenericOp op) {
   if (llvm::any_of(ranges, ShapedType::isDynamic))
     return op.emitOpError(
         "has a dynamic iteration space, which dist-map-to-gpu cannot map");
-  SmallVector<unsigned> parallelDims;
+  SmallVector<unsigned> parallelDims, reductionDims;
   op.getParallelDims(parallelDims);
+  op.getReductionDims(reductionDims);
+  // (Each output element is one point's: written at a reduction loop's
+  // index, the points of one element would race.)
+  for (OpOperand &init : op.getDpsInitsMutable())
+    for (unsigned d : reductionDims)
+      if (op.getMatchingIndexingMap(&init).isFunctionOfDim(d))
+        return op.emitOpError("writes output #")
+               << (init.getOperandNumber() - op.getNumDpsInputs())
+               << " at the index of reduction loop d" << d
+               << ", which dist-map-to-gpu cannot map (the parallel points "
+                  "would race on its elements)";
   int64_t points = 1;
   for (unsigned d : parallelDims)
     points *= ranges[d];
@@ -676,5 +687,214 @@ LaunchMember train::getRowGroupMember(OpBuilder &builder,
       }
     });
   }
+  return member;
+}
+
+//===----------------------------------------------------------------------===//
+// Column reductions: a block per tile of output elements
+//===----------------------------------------------------------------------===//
+
+/// The product of `ranges` at `dims`.
+static int64_t getVolume(ArrayRef<int64_t> ranges, ArrayRef<unsigned> dims) {
+  int64_t n = 1;
+  for (unsigned d : dims)
+    n *= ranges[d];
+  return n;
+}
+
+bool train::isColumnReduction(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || getReductionRows(op))
+    return false;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return false;
+  SmallVector<unsigned> parallelDims, reductionDims;
+  op.getParallelDims(parallelDims);
+  op.getReductionDims(reductionDims);
+  if (parallelDims.empty() || reductionDims.empty() ||
+      getVolume(ranges, reductionDims) < kMinColumnReduction)
+    return false;
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    if (!getCombiner(op, init.getOperandNumber() - op.getNumDpsInputs()))
+      return false;
+    AffineMap map = op.getMatchingIndexingMap(&init);
+    for (unsigned d : reductionDims)
+      if (map.isFunctionOfDim(d))
+        return false;
+  }
+  // (A body that stores is not combine(f(x), acc).)
+  bool stores = false;
+  op.getRegion().walk([&](memref::StoreOp) { stores = true; });
+  return !stores;
+}
+
+namespace {
+/// A column reduction's block: `tile` output elements, `lanes` threads
+/// each.
+struct ColumnTile {
+  int64_t tile;
+  int64_t lanes;
+};
+} // namespace
+
+static ColumnTile getColumnTile(const Mappable &mapped, int64_t blockSize) {
+  linalg::GenericOp op = mapped.op;
+  SmallVector<unsigned> reductionDims;
+  op.getReductionDims(reductionDims);
+  int64_t reduced = getVolume(op.getStaticLoopRanges(), reductionDims);
+  int64_t tile = std::min<int64_t>({32, mapped.points, blockSize});
+  auto floorPowerOf2 = [](int64_t n) -> int64_t {
+    return n < 1 ? 1 : int64_t(1) << llvm::Log2_64(n);
+  };
+  int64_t lanes =
+      std::min(floorPowerOf2(blockSize / tile), floorPowerOf2(reduced));
+  return {tile, lanes};
+}
+
+int64_t train::getColumnThreads(const Mappable &mapped, int64_t blockSize) {
+  ColumnTile layout = getColumnTile(mapped, blockSize);
+  return layout.tile * layout.lanes;
+}
+
+LaunchMember train::getColumnMember(OpBuilder &builder, const Mappable &mapped,
+                                    int64_t blockSize, Value zero,
+                                    SmallVectorImpl<Value> &scratches) {
+  linalg::GenericOp op = mapped.op;
+  Location loc = op.getLoc();
+  auto [tile, lanes] = getColumnTile(mapped, blockSize);
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<unsigned> parallelDims, reductionDims;
+  op.getParallelDims(parallelDims);
+  op.getReductionDims(reductionDims);
+  SmallVector<int64_t> parallelRanges, reductionRanges;
+  for (unsigned d : parallelDims)
+    parallelRanges.push_back(ranges[d]);
+  for (unsigned d : reductionDims)
+    reductionRanges.push_back(ranges[d]);
+  auto constant = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(builder, loc, v);
+  };
+  LaunchMember member;
+  member.blocks = llvm::divideCeil(mapped.points, tile);
+  member.threads = tile * lanes;
+  bool exact = member.blocks * tile == mapped.points;
+  Value pointCount = constant(mapped.points),
+        reducedCount = constant(getVolume(ranges, reductionDims)),
+        laneCount = constant(lanes);
+  SmallVector<Value> scratch;
+  SmallVector<Operation *> combiners;
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    auto type = MemRefType::get({member.blocks, member.threads},
+                                getElementTypeOrSelf(init.get().getType()));
+    scratch.push_back(memref::AllocOp::create(builder, loc, type));
+    scratches.push_back(scratch.back());
+    combiners.push_back(
+        getCombiner(op, init.getOperandNumber() - op.getNumDpsInputs()));
+  }
+  unsigned outputs = scratch.size();
+  auto split = [](OpBuilder &b, Location loc, Value linear,
+                  ArrayRef<int64_t> sizes) -> SmallVector<Value> {
+    if (sizes.size() == 1)
+      return {linear};
+    return affine::AffineDelinearizeIndexOp::create(b, loc, linear, sizes,
+                                                    /*hasOuterBound=*/true)
+        .getResults();
+  };
+  // Thread `tx` of block `row`: its lane and its element (`point`), the
+  // code of `body` under a guard of the element being in range.
+  auto atElement = [=](OpBuilder &b, Value row, Value tx,
+                       function_ref<void(OpBuilder &, Value, Value)> body) {
+    MLIRContext *context = b.getContext();
+    AffineExpr r = getAffineDimExpr(0, context),
+               t = getAffineDimExpr(1, context);
+    Value point = affine::AffineApplyOp::create(
+        b, loc, AffineMap::get(2, 0, r * tile + t % tile), ValueRange{row, tx});
+    Value lane = affine::AffineApplyOp::create(
+        b, loc, AffineMap::get(2, 0, t.floorDiv(tile)), ValueRange{row, tx});
+    if (exact)
+      return body(b, point, lane);
+    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         point, pointCount);
+    auto guard = scf::IfOp::create(b, loc, inside);
+    OpBuilder inner = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
+    body(inner, point, lane);
+  };
+  // Each thread's strided part of its element's reduction...
+  member.segments.push_back({[=](OpBuilder &b, Value row, Value tx) mutable {
+    atElement(b, row, tx, [&](OpBuilder &b, Value point, Value lane) {
+      SmallVector<Value> ivs(ranges.size());
+      for (auto [d, v] :
+           llvm::zip_equal(parallelDims, split(b, loc, point, parallelRanges)))
+        ivs[d] = v;
+      SmallVector<Value> neutral;
+      for (Operation *combiner : combiners)
+        neutral.push_back(arith::ConstantOp::create(
+            b, loc, *arith::getNeutralElement(combiner)));
+      auto partial = scf::ForOp::create(
+          b, loc, lane, reducedCount, laneCount, neutral,
+          [&](OpBuilder &b, Location, Value r, ValueRange accs) {
+            for (auto [d, v] : llvm::zip_equal(
+                     reductionDims, split(b, loc, r, reductionRanges)))
+              ivs[d] = v;
+            SmallVector<Value> args;
+            for (OpOperand *input : op.getDpsInputOperands())
+              args.push_back(readOperand(b, loc, op, *input, ivs));
+            llvm::append_range(args, accs);
+            scf::YieldOp::create(b, loc, cloneBody(b, op, args, ivs));
+          });
+      for (unsigned i = 0; i < outputs; ++i)
+        memref::StoreOp::create(b, loc, partial.getResult(i), scratch[i],
+                                ValueRange{row, tx});
+    });
+  }});
+  // ... the lanes' partial results halved...
+  for (int64_t half = lanes / 2; half >= 1; half /= 2) {
+    member.segments.push_back({[=](OpBuilder &b, Value row, Value tx) mutable {
+      atElement(b, row, tx, [&](OpBuilder &b, Value, Value lane) {
+        Value offset = arith::ConstantIndexOp::create(b, loc, half);
+        Value lower = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            lane, offset);
+        auto branch = scf::IfOp::create(b, loc, lower);
+        OpBuilder inner =
+            OpBuilder::atBlockBegin(&branch.getThenRegion().front());
+        Value partner = arith::AddIOp::create(
+            inner, loc, tx,
+            arith::ConstantIndexOp::create(inner, loc, half * tile));
+        for (unsigned i = 0; i < outputs; ++i) {
+          Value mine = memref::LoadOp::create(inner, loc, scratch[i],
+                                              ValueRange{row, tx});
+          Value theirs = memref::LoadOp::create(inner, loc, scratch[i],
+                                                ValueRange{row, partner});
+          memref::StoreOp::create(inner, loc,
+                                  combine(inner, combiners[i], mine, theirs),
+                                  scratch[i], ValueRange{row, tx});
+        }
+      });
+    }});
+  }
+  // ... and the first lane combines its element's total into the output.
+  member.segments.push_back({[=](OpBuilder &b, Value row, Value tx) mutable {
+    atElement(b, row, tx, [&](OpBuilder &b, Value point, Value lane) {
+      Value first =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, zero);
+      auto branch = scf::IfOp::create(b, loc, first);
+      OpBuilder inner =
+          OpBuilder::atBlockBegin(&branch.getThenRegion().front());
+      SmallVector<Value> ivs(ranges.size(), zero);
+      for (auto [d, v] : llvm::zip_equal(
+               parallelDims, split(inner, loc, point, parallelRanges)))
+        ivs[d] = v;
+      for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable())) {
+        SmallVector<Value> indices =
+            applyMap(inner, loc, op.getMatchingIndexingMap(&init), ivs);
+        Value total =
+            memref::LoadOp::create(inner, loc, scratch[i], ValueRange{row, tx});
+        Value before = memref::LoadOp::create(inner, loc, init.get(), indices);
+        memref::StoreOp::create(inner, loc,
+                                combine(inner, combiners[i], before, total),
+                                init.get(), indices);
+      }
+    });
+  }});
   return member;
 }

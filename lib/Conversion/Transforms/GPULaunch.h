@@ -5,9 +5,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 // What dist-map-to-gpu builds its launches from (GPULaunch.cpp): an op's
-// points, one per thread, and row groups, a block per row; both as members
-// of one launch. The scheduler that decides what shares a launch is
-// MapToGPU.cpp.
+// points, one per thread, row groups, a block per row, and column
+// reductions, a block per tile of columns; all as members of one launch.
+// The scheduler that decides what shares a launch is MapToGPU.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -107,6 +107,32 @@ LaunchMember getRowGroupMember(OpBuilder &builder,
                                ArrayRef<linalg::GenericOp> stages,
                                ArrayRef<int64_t> rows, int64_t threads,
                                Value zero, SmallVectorImpl<Value> &scratches);
+
+/// Whether `op` reduces columns: a reduction loop before one of its
+/// parallel loops (a bias's gradient, `sum over rows b of dy[b, j]`), each
+/// output combined by one arith op and indexed by parallel loops only, at
+/// least `kMinColumnReduction` points combined into each output element.
+/// One point per thread would sum a column alone, the grid a few blocks.
+bool isColumnReduction(linalg::GenericOp op);
+
+/// The fewest points combined into each element for isColumnReduction.
+inline constexpr int64_t kMinColumnReduction = 32;
+
+/// The threads of a column reduction's launch member (getColumnMember).
+int64_t getColumnThreads(const Mappable &mapped, int64_t blockSize);
+
+/// A column reduction (isColumnReduction) as a launch member, in two
+/// stages in each block: a block per tile of up to 32 neighbouring output
+/// elements (a warp's coalesced loads), a power of two of lanes per
+/// element (at most `blockSize` threads in all); each thread combines a
+/// strided part of its element's reduction from the neutral element, the
+/// lanes' partial results are halved in a scratch buffer, and the first
+/// lane combines its element's total into the output. Builds its bounds
+/// and scratch buffer at `builder` (before the grid) and returns that
+/// buffer in `scratches` (the caller frees it after the launch).
+LaunchMember getColumnMember(OpBuilder &builder, const Mappable &mapped,
+                             int64_t blockSize, Value zero,
+                             SmallVectorImpl<Value> &scratches);
 
 } // namespace mlir::train
 

@@ -181,8 +181,8 @@ formRowGroups(ArrayRef<Operation *> nodes,
 static void mapBlock(Block &block,
                      const DenseMap<Operation *, Mappable> &mappable,
                      int64_t blockSize, bool horizontal, bool rowReductions,
-                     bool groupProducts, int64_t maxArgumentBytes,
-                     BufferAliasing &aliasing) {
+                     bool columnReductions, bool groupProducts,
+                     int64_t maxArgumentBytes, BufferAliasing &aliasing) {
   if (!horizontal) {
     for (Operation &op : llvm::make_early_inc_range(block))
       if (auto it = mappable.find(&op); it != mappable.end())
@@ -225,6 +225,12 @@ static void mapBlock(Block &block,
     for (Operation *node : nodes)
       if (isLibraryCall(*node))
         calls.insert(node);
+    // Column reductions: a block per tile of their output elements.
+    auto isColumns = [&](Operation *node) {
+      auto it = mappable.find(node);
+      return columnReductions && it != mappable.end() &&
+             isColumnReduction(it->second.op);
+    };
     // Levels, in the stretch's order.
     Levels levels;
     DenseMap<Operation *, Footprint> footprints;
@@ -322,6 +328,9 @@ static void mapBlock(Block &block,
           if (const RowGroup *rows = groupOf.lookup(node))
             threads = std::max(
                 threads, getRowThreads(rows->stages, rows->rows, blockSize));
+          else if (isColumns(node))
+            threads = std::max(
+                threads, getColumnThreads(mappable.lookup(node), blockSize));
           else
             points.push_back(mappable.lookup(node));
         }
@@ -341,6 +350,9 @@ static void mapBlock(Block &block,
                 builder, rows->stages, rows->rows,
                 getRowThreads(rows->stages, rows->rows, blockSize), zero,
                 scratches));
+          else if (isColumns(node))
+            launch.push_back(getColumnMember(builder, mappable.lookup(node),
+                                             blockSize, zero, scratches));
           else
             launch.push_back(getPointMember(builder, mappable.lookup(node),
                                             threads, zero, one));
@@ -389,13 +401,17 @@ static void mapBlock(Block &block,
           if (Operation *def = v.getDefiningOp())
             place(def);
         const RowGroup *rows = groupOf.lookup(node);
-        // (A row group's scratch buffers: one of rank 2 per reduction
-        // output.)
+        // (A row group's or column reduction's scratch buffers: one of
+        // rank 2 per reduction output.)
         int64_t scratchBytes = 0;
+        constexpr int64_t kScratchBytes = 8 * (3 + 2 * 2);
         if (rows)
           for (linalg::GenericOp stage : rows->stages)
             if (getStageKind(stage, rows->rows) == StageKind::reduction)
-              scratchBytes += stage.getNumDpsInits() * 8 * (3 + 2 * 2);
+              scratchBytes += stage.getNumDpsInits() * kScratchBytes;
+        if (isColumns(node))
+          scratchBytes +=
+              mappable.lookup(node).op.getNumDpsInits() * kScratchBytes;
         int64_t more = scratchBytes;
         for (Value v : footprints[node].values)
           if (!values.count(v))
@@ -521,7 +537,7 @@ struct DistMapToGPUPass
     });
     for (Block *block : blocks)
       mapBlock(*block, mappable, blockSize, horizontal, rowReductions,
-               groupProducts, maxArgumentBytes, aliasing);
+               columnReductions, groupProducts, maxArgumentBytes, aliasing);
   }
 };
 } // namespace

@@ -24,3 +24,19 @@ func.func @tensors(%a: tensor<4xf32>) -> tensor<4xf32> {
   } -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// An output written at a reduction loop's index (each element's points
+// would race): refused, not mapped.
+func.func @output_at_reduction(%x: memref<64x16xf32>, %c: memref<64xf32>) {
+  // expected-error @below {{writes output #0 at the index of reduction loop d0, which dist-map-to-gpu cannot map (the parallel points would race on its elements)}}
+  linalg.generic {indexing_maps = [affine_map<(k, j) -> (k, j)>, affine_map<(k, j) -> (k)>],
+                  iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<64x16xf32>) outs(%c : memref<64xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -108,8 +108,8 @@ func.func @step() {
 // and so is the loss (a result the runner only reads); the state is
 // updated in place, the block's 18 Adam step counts too: nothing is
 // allocated per call, as a captured CUDA graph needs.
-// MLP: remark: per call: 9 kernel launches, 4 library calls, 0 collectives (13 launches), 0 device allocations, 0 frees, 0 host-device copies, 0 host waits; 15 buffers in workspaces of {{[0-9]+}} bytes kept across calls (1 lookups)
-// BLOCK: remark: per call: {{[0-9]+}} kernel launches, {{[0-9]+}} library calls, 0 collectives ({{[1-3]?[0-9]|40}} launches), 0 device allocations, 0 frees, 0 host-device copies, 0 host waits; 82 buffers in workspaces of {{[0-9]+}} bytes kept across calls (1 lookups)
+// MLP: remark: per call: 9 kernel launches, 4 library calls, 0 collectives (13 launches), 0 device allocations, 0 frees, 0 host-device copies, 0 host waits; 17 buffers in workspaces of {{[0-9]+}} bytes kept across calls (1 lookups)
+// BLOCK: remark: per call: {{[0-9]+}} kernel launches, {{[0-9]+}} library calls, 0 collectives ({{[1-3]?[0-9]|40}} launches), 0 device allocations, 0 frees, 0 host-device copies, 0 host waits; 93 buffers in workspaces of {{[0-9]+}} bytes kept across calls (1 lookups)
 // With its derived evaluation function (which names the step in
 // `train.eval_of`), the step still updates its state in place: no device
 // allocation per call (8, a copy of each state array, before); the
