@@ -23,6 +23,7 @@
 #include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
@@ -45,6 +46,7 @@
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
@@ -80,6 +82,10 @@ void mlir::dist::registerAllDialects(DialectRegistry &registry) {
   // The parallel loops (dist-parallel-loops, convert-scf-to-openmp).
   registerConvertOpenMPToLLVMInterface(registry);
   ub::registerConvertUBToLLVMInterface(registry);
+  // dist-map-to-gpu's 16-byte loads and stores (vector-access), on the CPU
+  // check (--gpu-mapped) as in the kernels.
+  registry.insert<vector::VectorDialect>();
+  vector::registerConvertVectorToLLVMInterface(registry);
   // dist-lower-cuda: kernels in gpu modules, NVVM, and the NVVM target
   // that serializes them through ptxas (gpu-module-to-binary).
   registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();

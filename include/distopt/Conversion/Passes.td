@@ -766,6 +766,28 @@ def DistMapToGPUPass : Pass<"dist-map-to-gpu"> {
     } {mapping = [#gpu.loop_dim_map<processor = block_x, ...>]}
     ```
 
+    An elementwise op whose last loop has a multiple of 4 points, every
+    buffer it reads or writes at that loop's index holding it as its last,
+    contiguous dimension (a static layout, the other strides multiples of
+    4; a buffer not indexed by that loop, a row's scale, is read once per
+    thread), runs 4 consecutive points per thread (`vector-access`): when
+    each of those buffers starts at a multiple of the vector's bytes (the
+    aligned pointer plus the view's static offset, checked in the kernel:
+    a uniform branch), it loads and stores them as `vector<4xf32>` (16
+    bytes: one `ld.global.v4.f32` per buffer), element by element when not.
+
+    ```mlir
+    %first = affine.apply affine_map<(d0) -> (d0 * 4)>(%point)
+    %ij:2 = affine.delinearize_index %first into (64, 256) : index, index
+    scf.if %aligned {
+      %x = vector.load %in[%ij#0, %ij#1] {alignment = 16 : i64} : memref<64x256xf32>, vector<4xf32>
+      ...  // vector.extract per point, the body 4 times, vector.from_elements
+      vector.store %y, %out[%ij#0, %ij#1] {alignment = 16 : i64} : memref<64x256xf32>, vector<4xf32>
+    } else {
+      ...  // the 4 points' memref.load / memref.store
+    }
+    ```
+
     A scalar op (no loops, 0-d buffers and scalars only, a few pure ops
     that do not read its outputs: an optimizer's step count plus one, its
     bias corrections `1 - beta^t`) is recomputed by every later op that
@@ -821,6 +843,14 @@ def DistMapToGPUPass : Pass<"dist-map-to-gpu"> {
            "the same rows (a layer norm, a softmax and their gradients) in "
            "the same launch, gpu.barrier between them; the group shares its "
            "level's launch with the level's other ops">,
+    Option<"vectorAccess", "vector-access", "bool", /*default=*/"true",
+           "An elementwise op over a last loop of a multiple of 4 points, "
+           "every buffer at that loop's index holding it as its last, "
+           "contiguous dimension: each thread runs 4 consecutive points, "
+           "loading and storing those buffers' elements as one vector each "
+           "(16 bytes of f32) when their addresses are multiples of the "
+           "vector's size (checked in the kernel), element by element "
+           "otherwise">,
     Option<"columnReductions", "column-reductions", "bool",
            /*default=*/"true",
            "With horizontal: a reduction over loops before a parallel one "
@@ -855,7 +885,8 @@ def DistMapToGPUPass : Pass<"dist-map-to-gpu"> {
   let dependentDialects = ["::mlir::affine::AffineDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::memref::MemRefDialect",
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def DistPlanWorkspacePass : Pass<"dist-plan-workspace", "ModuleOp"> {

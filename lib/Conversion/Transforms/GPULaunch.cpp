@@ -20,6 +20,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
@@ -216,6 +217,172 @@ static void emitPoint(OpBuilder &builder, linalg::GenericOp op, Value point,
         applyMap(builder, loc, op.getMatchingIndexingMap(&init), ivs));
 }
 
+int64_t train::getVectorWidth(linalg::GenericOp op) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ranges.empty() || op.getNumReductionLoops() != 0 ||
+      ranges.back() % kVectorWidth != 0)
+    return 1;
+  unsigned last = ranges.size() - 1;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type)
+      continue;
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    bool varies =
+        map.getNumResults() > 0 &&
+        map.getResults().back() == getAffineDimExpr(last, op.getContext());
+    for (AffineExpr expr : map.getResults().drop_back(varies ? 1 : 0))
+      if (expr.isFunctionOfDim(last))
+        return 1;
+    if (!varies) {
+      if (op.isDpsInit(&operand))
+        return 1;
+      continue;
+    }
+    Type element = type.getElementType();
+    unsigned bits =
+        element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 0;
+    if (bits < 8 || bits > 64 || !llvm::isPowerOf2_32(bits))
+      return 1;
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(type.getStridesAndOffset(strides, offset)) ||
+        ShapedType::isDynamic(offset) || strides.back() != 1)
+      return 1;
+    for (int64_t stride : ArrayRef(strides).drop_back())
+      if (ShapedType::isDynamic(stride) || stride % kVectorWidth != 0)
+        return 1;
+  }
+  return kVectorWidth;
+}
+
+/// Emits `op`'s work (getVectorWidth) at its `width` consecutive points
+/// from `first` (a multiple of `width`, the points row major): the buffers
+/// that hold them as their last dimension read and written as vectors of
+/// `width` elements when each one's address is a multiple of the vector's
+/// bytes (a uniform branch), element by element otherwise; the body once
+/// per point.
+static void emitVectorPoints(OpBuilder &builder, linalg::GenericOp op,
+                             Value first, int64_t width) {
+  Location loc = op.getLoc();
+  MLIRContext *context = op.getContext();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  unsigned last = ranges.size() - 1;
+  SmallVector<Value> ivs =
+      ranges.size() == 1
+          ? SmallVector<Value>{first}
+          : SmallVector<Value>(affine::AffineDelinearizeIndexOp::create(
+                                   builder, loc, first, ranges,
+                                   /*hasOuterBound=*/true)
+                                   .getResults());
+  auto isVector = [&](OpOperand &operand) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    return isa<MemRefType>(operand.get().getType()) &&
+           map.getNumResults() > 0 &&
+           map.getResults().back() == getAffineDimExpr(last, context);
+  };
+  auto bytesOf = [](OpOperand &operand) -> int64_t {
+    return getElementTypeOrSelf(operand.get().getType())
+               .getIntOrFloatBitWidth() /
+           8;
+  };
+  // Every vector buffer's first element at a multiple of its vector's size.
+  Value aligned;
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!isVector(operand))
+      continue;
+    auto type = cast<MemRefType>(operand.get().getType());
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    (void)type.getStridesAndOffset(strides, offset);
+    int64_t bytes = bytesOf(operand);
+    Value address = memref::ExtractAlignedPointerAsIndexOp::create(
+        builder, loc, operand.get());
+    Value start = offset == 0
+                      ? address
+                      : arith::AddIOp::create(builder, loc, address,
+                                              arith::ConstantIndexOp::create(
+                                                  builder, loc, offset * bytes))
+                            .getResult();
+    Value low = arith::AndIOp::create(
+        builder, loc, start,
+        arith::ConstantIndexOp::create(builder, loc, width * bytes - 1));
+    Value holds =
+        arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, low,
+                              arith::ConstantIndexOp::create(builder, loc, 0));
+    aligned =
+        aligned
+            ? arith::AndIOp::create(builder, loc, aligned, holds).getResult()
+            : holds;
+  }
+  // The points' indices.
+  SmallVector<SmallVector<Value>> laneIvs;
+  for (int64_t k = 0; k < width; ++k) {
+    SmallVector<Value> lane = ivs;
+    if (k > 0)
+      lane[last] = affine::AffineApplyOp::create(
+          builder, loc, AffineMap::get(1, 0, getAffineDimExpr(0, context) + k),
+          ValueRange{ivs[last]});
+    laneIvs.push_back(lane);
+  }
+  auto emit = [&](OpBuilder &b, bool vectors) {
+    SmallVector<SmallVector<Value>> args(width);
+    for (OpOperand &operand : op->getOpOperands()) {
+      bool init = op.isDpsInit(&operand);
+      if (init && !op.payloadUsesValueFromOperand(&operand)) {
+        for (int64_t k = 0; k < width; ++k)
+          args[k].push_back(Value());
+        continue;
+      }
+      if (!isVector(operand)) {
+        Value value = readOperand(b, loc, op, operand, ivs);
+        for (int64_t k = 0; k < width; ++k)
+          args[k].push_back(value);
+        continue;
+      }
+      if (!vectors) {
+        for (int64_t k = 0; k < width; ++k)
+          args[k].push_back(readOperand(b, loc, op, operand, laneIvs[k]));
+        continue;
+      }
+      auto type = VectorType::get(
+          {width}, getElementTypeOrSelf(operand.get().getType()));
+      Value vector = vector::LoadOp::create(
+          b, loc, type, operand.get(),
+          applyMap(b, loc, op.getMatchingIndexingMap(&operand), ivs),
+          /*nontemporal=*/false, llvm::MaybeAlign(width * bytesOf(operand)));
+      for (int64_t k = 0; k < width; ++k)
+        args[k].push_back(vector::ExtractOp::create(b, loc, vector, k));
+    }
+    SmallVector<SmallVector<Value>> results;
+    for (int64_t k = 0; k < width; ++k)
+      results.push_back(cloneBody(b, op, args[k], laneIvs[k]));
+    for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable())) {
+      AffineMap map = op.getMatchingIndexingMap(&init);
+      if (!vectors) {
+        for (int64_t k = 0; k < width; ++k)
+          memref::StoreOp::create(b, loc, results[k][i], init.get(),
+                                  applyMap(b, loc, map, laneIvs[k]));
+        continue;
+      }
+      SmallVector<Value> elements;
+      for (int64_t k = 0; k < width; ++k)
+        elements.push_back(results[k][i]);
+      auto type = VectorType::get({width}, elements.front().getType());
+      Value vector = vector::FromElementsOp::create(b, loc, type, elements);
+      vector::StoreOp::create(
+          b, loc, vector, init.get(), applyMap(b, loc, map, ivs),
+          /*nontemporal=*/false, llvm::MaybeAlign(width * bytesOf(init)));
+    }
+  };
+  auto branch = scf::IfOp::create(builder, loc, aligned, /*withElse=*/true);
+  OpBuilder then = OpBuilder::atBlockBegin(&branch.getThenRegion().front());
+  emit(then, /*vectors=*/true);
+  OpBuilder otherwise =
+      OpBuilder::atBlockBegin(&branch.getElseRegion().front());
+  emit(otherwise, /*vectors=*/false);
+}
+
 scf::ParallelOp train::emitLaunch(OpBuilder &builder, Location loc,
                                   ArrayRef<LaunchMember> members,
                                   int64_t threads, Value zero, Value one) {
@@ -324,10 +491,11 @@ LaunchMember train::getPointMember(OpBuilder &builder, const Mappable &mapped,
     return arith::ConstantIndexOp::create(builder, loc, v);
   };
   LaunchMember member;
-  member.blocks = llvm::divideCeil(mapped.points, threads);
+  int64_t width = mapped.width, groups = mapped.points / width;
+  member.blocks = llvm::divideCeil(groups, threads);
   member.threads = threads;
-  bool exact = member.blocks * threads == mapped.points;
-  Value pointCount = exact ? Value() : constant(mapped.points);
+  bool exact = member.blocks * threads == groups;
+  Value groupCount = exact ? Value() : constant(groups);
   DenseMap<unsigned, Value> bounds;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<unsigned> reductionDims;
@@ -345,11 +513,16 @@ LaunchMember train::getPointMember(OpBuilder &builder, const Mappable &mapped,
     OpBuilder inner = b;
     if (!exact) {
       Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                           point, pointCount);
+                                           point, groupCount);
       auto guard = scf::IfOp::create(b, loc, inside);
       inner.setInsertionPointToStart(&guard.getThenRegion().front());
     }
-    emitPoint(inner, op, point, bounds, zero, one);
+    if (width == 1)
+      return emitPoint(inner, op, point, bounds, zero, one);
+    Value first = affine::AffineApplyOp::create(
+        inner, loc, AffineMap::get(1, 0, getAffineDimExpr(0, context) * width),
+        ValueRange{point});
+    emitVectorPoints(inner, op, first, width);
   }});
   return member;
 }
@@ -357,7 +530,7 @@ LaunchMember train::getPointMember(OpBuilder &builder, const Mappable &mapped,
 int64_t train::getPointThreads(ArrayRef<Mappable> group, int64_t blockSize) {
   int64_t largest = 0;
   for (const Mappable &member : group)
-    largest = std::max(largest, member.points);
+    largest = std::max(largest, member.points / member.width);
   return std::min(blockSize, largest);
 }
 

@@ -27,7 +27,25 @@ namespace mlir::train {
 struct Mappable {
   linalg::GenericOp op;
   int64_t points;
+  /// The consecutive points each thread runs: kVectorWidth when it loads
+  /// and stores their elements as one vector each (getVectorWidth), else 1.
+  int64_t width = 1;
 };
+
+/// The points of an elementwise op one thread runs with vector accesses
+/// (4 x f32: 16 bytes, a GPU's widest load per thread).
+inline constexpr int64_t kVectorWidth = 4;
+
+/// kVectorWidth when `op` (mappable) is elementwise over a last loop of a
+/// multiple of kVectorWidth points and every buffer it touches at that
+/// loop's index holds it as its last, contiguous dimension (a static
+/// layout, other strides multiples of kVectorWidth, elements of 1 to 8
+/// bytes), every output among them; 1 otherwise. Such an op's thread loads
+/// each of those buffers' kVectorWidth elements as one vector and stores
+/// each output's as one, when every such buffer's address is a multiple
+/// of the vector's size (checked in the kernel; element by element when
+/// not).
+int64_t getVectorWidth(linalg::GenericOp op);
 
 /// One member of a launch: `blocks` blocks of the grid, of whose threads it
 /// uses the first `threads`; its code in segments, which the launch
@@ -61,8 +79,9 @@ scf::ParallelOp emitLaunch(OpBuilder &builder, Location loc,
                            ArrayRef<LaunchMember> members, int64_t threads,
                            Value zero, Value one);
 
-/// `mapped` as a launch member of `threads` threads per block, one point
-/// per thread, its bounds built at `builder` (before the grid).
+/// `mapped` as a launch member of `threads` threads per block, `width`
+/// consecutive points per thread, its bounds built at `builder` (before
+/// the grid).
 LaunchMember getPointMember(OpBuilder &builder, const Mappable &mapped,
                             int64_t threads, Value zero, Value one);
 

@@ -527,6 +527,8 @@ struct DistMapToGPUPass
         generic.erase();
         continue;
       }
+      if (vectorAccess)
+        mapped->width = getVectorWidth(generic);
       mappable[generic] = *mapped;
       blocks.insert(generic->getBlock());
     }

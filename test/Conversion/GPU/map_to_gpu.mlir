@@ -1,5 +1,5 @@
-// RUN: dist-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(dist-map-to-gpu{block-size=128 row-reductions=false}))" | FileCheck %s
-// RUN: dist-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(dist-map-to-gpu{block-size=128 horizontal=false row-reductions=false}))" | FileCheck %s --check-prefix=ALONE
+// RUN: dist-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(dist-map-to-gpu{block-size=128 vector-access=false row-reductions=false}))" | FileCheck %s
+// RUN: dist-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(dist-map-to-gpu{block-size=128 vector-access=false horizontal=false row-reductions=false}))" | FileCheck %s --check-prefix=ALONE
 
 // An elementwise op of 1000 points: 8 blocks of 128 threads, the last block
 // guarded; a thread's point split row-major into the op's indices; the

@@ -1,5 +1,5 @@
-// RUN: dist-opt %s -split-input-file --pass-pipeline="builtin.module(dist-map-to-gpu{block-size=256})" | FileCheck %s
-// RUN: dist-opt %s -split-input-file --pass-pipeline="builtin.module(dist-map-to-gpu{block-size=256 column-reductions=false})" | FileCheck %s --check-prefix=OFF
+// RUN: dist-opt %s -split-input-file --pass-pipeline="builtin.module(dist-map-to-gpu{block-size=256 vector-access=false})" | FileCheck %s
+// RUN: dist-opt %s -split-input-file --pass-pipeline="builtin.module(dist-map-to-gpu{block-size=256 vector-access=false column-reductions=false})" | FileCheck %s --check-prefix=OFF
 
 // Column reductions: a reduction over loops before a parallel one runs in
 // two stages in each block: a block per tile of up to 32 output elements,

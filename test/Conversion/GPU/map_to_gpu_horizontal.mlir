@@ -1,5 +1,5 @@
-// RUN: dist-opt %s -split-input-file --pass-pipeline="builtin.module(dist-map-to-gpu{block-size=128 fuse-pointwise=false})" | FileCheck %s
-// RUN: dist-opt %s -split-input-file --pass-pipeline="builtin.module(dist-map-to-gpu{block-size=128 fuse-pointwise=false max-argument-bytes=100})" | FileCheck %s --check-prefix=SMALL
+// RUN: dist-opt %s -split-input-file --pass-pipeline="builtin.module(dist-map-to-gpu{block-size=128 vector-access=false fuse-pointwise=false})" | FileCheck %s
+// RUN: dist-opt %s -split-input-file --pass-pipeline="builtin.module(dist-map-to-gpu{block-size=128 vector-access=false fuse-pointwise=false max-argument-bytes=100})" | FileCheck %s --check-prefix=SMALL
 
 // Horizontal mapping: independent ops in one nest, each a range of its
 // blocks; ops that conflict in later nests, by level. (Without

@@ -1,5 +1,5 @@
-// RUN: dist-opt %s -split-input-file --pass-pipeline="builtin.module(dist-map-to-gpu{block-size=128})" | FileCheck %s
-// RUN: dist-opt %s -split-input-file --pass-pipeline="builtin.module(dist-map-to-gpu{block-size=128 fuse-pointwise=false})" | FileCheck %s --check-prefix=OFF
+// RUN: dist-opt %s -split-input-file --pass-pipeline="builtin.module(dist-map-to-gpu{block-size=128 vector-access=false})" | FileCheck %s
+// RUN: dist-opt %s -split-input-file --pass-pipeline="builtin.module(dist-map-to-gpu{block-size=128 vector-access=false fuse-pointwise=false})" | FileCheck %s --check-prefix=OFF
 
 // A bias add, then an activation of the sum added into what its output
 // holds, the sum kept (an argument: the backward reads it): one op, so one

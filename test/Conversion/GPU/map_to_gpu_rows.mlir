@@ -1,4 +1,4 @@
-// RUN: dist-opt %s -split-input-file --pass-pipeline="builtin.module(dist-map-to-gpu{block-size=128})" | FileCheck %s
+// RUN: dist-opt %s -split-input-file --pass-pipeline="builtin.module(dist-map-to-gpu{block-size=128 vector-access=false})" | FileCheck %s
 
 // Row groups: a reduction over a row's last loops runs a block per row, its
 // threads combining strided parts and halving them in a scratch buffer;
