@@ -40,6 +40,7 @@
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
@@ -71,6 +72,10 @@ void mlir::dist::registerAllDialects(DialectRegistry &registry) {
   // dist.serve's loop and switch (placed programs of parameter servers).
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  // memref.alloc as an allocation: what lets buffer-results-to-out-params
+  // hand a part's new buffers to its caller (hoist-static-allocs) rather
+  // than copy them out.
+  memref::registerAllocationOpInterfaceExternalModels(registry);
   // How convert-to-llvm (the last step of dist-lower-cpu) lowers each
   // dialect the loops and buffers use.
   arith::registerConvertArithToLLVMInterface(registry);

@@ -587,7 +587,9 @@ def self_check(seed, tools, workdir, opts):
     steps = 2 if opts.gpu_mapped else 1
     cmd = [tools.dist_run, path, f"--state={state}", f"--data={data}", f"--steps={steps}", f"--out={out}"]
     if opts.gpu_mapped:
-        cmd.append("--gpu-mapped")
+        # (Cut into parts as the distributed runs are: the parts' outputs
+        # are the step's buffers passed in, their workspaces one.)
+        cmd += ["--gpu-mapped", f"--ops-per-function={split_ops(seed)}"]
     if opts.device != "cpu":
         cmd.append(f"--device={opts.device}")
     rc, o, e, _ = run_cmd(cmd, DIST_RUN_TIMEOUT)
@@ -691,7 +693,8 @@ def main(argv):
                     "against the NumPy interpreter, for --seeds")
     ap.add_argument("--gpu-mapped", action="store_true",
                     help="with --self-check: run the single-device step with dist-run --gpu-mapped "
-                         "(dist-lower-cuda's GPU-mapped loop nests, run on the CPU)")
+                         "(dist-lower-cuda's GPU-mapped loop nests, run on the CPU), cut into parts "
+                         "of 4 or 16 ops for two seeds in three")
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
                     help="with --self-check: the device dist-run runs the single-device step on")
     ap.add_argument("--fd-points", type=int, default=6, help="elements per parameter in the gradient check")

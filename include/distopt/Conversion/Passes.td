@@ -927,10 +927,23 @@ def DistPlanWorkspacePass : Pass<"dist-plan-workspace", "ModuleOp"> {
     program order) runs the step, so memory freed earlier in the program
     is free on the device too.
 
+    A step's parts (`dist-split-functions`) share one workspace: a private
+    function called only from one function, in its host control flow (no
+    two of them running at once), and calling no function with a body
+    (none active inside another) has its buffers dead once it returns --
+    what it hands to the next part is its caller's, passed in
+    (`dist-lower-cuda` runs bufferization's results-to-out-params first)
+    -- so all such functions of one caller look up one workspace (the key
+    a hash of the caller's name and `/parts`), as large as the largest
+    one's plan. A split step's memory is then its own intermediates and
+    one part's, not the sum of every part's.
+
     The function is marked `distopt.workspace = {bytes, buffers,
-    buffer_bytes, results}`: the workspace's size, the buffers it holds,
-    their total size (the memory separate allocations would have had live
-    at once is at most that) and how many of them are returned.
+    buffer_bytes, key, results}`: the workspace's size, the buffers it
+    holds, their total size (the memory separate allocations would have
+    had live at once is at most that), the workspace's key (the step
+    report counts a shared workspace once) and how many of them are
+    returned.
 
     ```mlir
     // Before:

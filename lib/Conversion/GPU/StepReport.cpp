@@ -23,6 +23,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace mlir::train {
 #define GEN_PASS_DEF_DISTGPUSTEPREPORTPASS
@@ -176,11 +177,15 @@ private:
 
 public:
   /// The bytes and buffers of the workspaces of `func` and of every
-  /// function it calls (each function's once: a workspace persists across
-  /// calls).
+  /// function it calls (each workspace once, however many functions share
+  /// it -- a step's parts do -- and however often they are called: a
+  /// workspace persists across calls).
   std::pair<int64_t, int64_t> getWorkspace(func::FuncOp func) {
     DenseSet<Operation *> seen;
     SmallVector<func::FuncOp> work = {func};
+    // Each shared workspace's size, by its key; the bytes of those without
+    // one.
+    llvm::MapVector<int64_t, int64_t> sizes;
     int64_t bytes = 0, buffers = 0;
     while (!work.empty()) {
       func::FuncOp next = work.pop_back_val();
@@ -188,7 +193,10 @@ public:
         continue;
       if (auto workspace =
               next->getAttrOfType<DictionaryAttr>("distopt.workspace")) {
-        if (auto size = workspace.getAs<IntegerAttr>("bytes"))
+        auto size = workspace.getAs<IntegerAttr>("bytes");
+        if (auto key = workspace.getAs<IntegerAttr>("key"); key && size)
+          sizes[key.getInt()] = std::max(sizes[key.getInt()], size.getInt());
+        else if (size)
           bytes += size.getInt();
         if (auto count = workspace.getAs<IntegerAttr>("buffers"))
           buffers += count.getInt();
@@ -199,6 +207,8 @@ public:
           work.push_back(callee);
       });
     }
+    for (int64_t size : llvm::make_second_range(sizes))
+      bytes += size;
     return {bytes, buffers};
   }
 

@@ -251,6 +251,16 @@ void mlir::train::addGPUMappedPasses(OpPassManager &pm, StringRef backend,
   // mapped like any other op.
   addBufferPasses(pm, /*blas=*/true, /*convKernels=*/false,
                   /*profile=*/false);
+  // What a part (dist-split-functions) hands to the next parts allocated by
+  // its caller and passed in, with the caller's free after its last use:
+  // buffers of the step function, which the workspace plan places like its
+  // own, not allocations per call (a captured step may not allocate;
+  // transformer_stack.mlir: 79 device allocations per call before). After
+  // the library calls: a product writes its zero-filled output buffer in
+  // place only when that buffer is an allocation.
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   train::DistMapToGPUPassOptions map;
   map.blockSize = blockSize;
   map.maxArgumentBytes = maxArgumentBytes;

@@ -57,6 +57,13 @@ struct PlannedBuffer {
     return begin <= other.end && other.begin <= end;
   }
 };
+
+/// A function's placed buffers and the workspace size they need.
+struct FunctionPlan {
+  func::FuncOp func;
+  SmallVector<PlannedBuffer> buffers;
+  int64_t size = 0;
+};
 } // namespace
 
 /// True when `func` may return (a view of) one of its arguments: a buffer
@@ -81,6 +88,41 @@ static bool isInHostControlFlow(Operation *op, func::FuncOp func) {
              scf::IndexSwitchOp>(parent))
       return false;
   return true;
+}
+
+/// The name of the function whose parts `func` is one of, when `func` may
+/// share one workspace with the other parts: a private function (as
+/// dist-split-functions' parts are) called only from that one function,
+/// in its host control flow (never two of them running at once), that
+/// calls no function with a body (no part active inside another). Each
+/// part's buffers are dead once it
+/// returns -- what it hands on is its caller's, passed in -- so the parts'
+/// workspaces may be one, as large as the largest: the step's memory is
+/// then its own intermediates and one part's, not the sum of every part's.
+static std::optional<std::string> getPartsGroup(func::FuncOp func,
+                                                ModuleOp module) {
+  if (!func.isPrivate())
+    return std::nullopt;
+  std::optional<SymbolTable::UseRange> uses = func.getSymbolUses(module);
+  if (!uses || uses->empty())
+    return std::nullopt;
+  func::FuncOp caller;
+  for (const SymbolTable::SymbolUse &use : *uses) {
+    auto call = dyn_cast<func::CallOp>(use.getUser());
+    auto parent = call ? call->getParentOfType<func::FuncOp>() : nullptr;
+    if (!parent || parent == func || (caller && parent != caller) ||
+        !isInHostControlFlow(call, parent))
+      return std::nullopt;
+    caller = parent;
+  }
+  bool callsBodies = false;
+  func.walk([&](func::CallOp call) {
+    auto callee = module.lookupSymbol<func::FuncOp>(call.getCalleeAttr());
+    callsBodies |= !callee || !callee.isDeclaration();
+  });
+  if (callsBodies)
+    return std::nullopt;
+  return caller.getSymName().str();
 }
 
 /// The results of each function the runner calls that it only reads (a
@@ -246,21 +288,43 @@ struct DistPlanWorkspacePass
     }
     ModuleOp module = getOperation();
     SymbolTableCollection symbols;
-    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
     llvm::StringMap<llvm::SmallBitVector> readOnly = getReadOnlyResults(module);
-    for (func::FuncOp func : funcs)
+    SmallVector<FunctionPlan> plans;
+    for (func::FuncOp func : module.getOps<func::FuncOp>())
       if (!func.isDeclaration())
-        planFunction(func, symbols, readOnly);
+        if (std::optional<FunctionPlan> plan =
+                planFunction(func, symbols, readOnly))
+          plans.push_back(std::move(*plan));
+    // The key and size of each function's workspace: its own, or its
+    // caller's parts' shared one (the largest part's size).
+    llvm::StringMap<int64_t> partsSize;
+    SmallVector<std::optional<std::string>> groups;
+    for (FunctionPlan &plan : plans) {
+      groups.push_back(getPartsGroup(plan.func, module));
+      if (groups.back())
+        partsSize[*groups.back()] =
+            std::max(partsSize.lookup(*groups.back()), plan.size);
+    }
+    for (auto [plan, group] : llvm::zip_equal(plans, groups)) {
+      std::string keyName =
+          group ? *group + "/parts" : plan.func.getSymName().str();
+      rewriteFunction(plan, llvm::xxh3_64bits(keyName),
+                      group ? partsSize.lookup(*group) : plan.size);
+    }
   }
 
-  void planFunction(func::FuncOp func, SymbolTableCollection &symbols,
-                    const llvm::StringMap<llvm::SmallBitVector> &readOnly) {
+  /// The buffers of `func` the plan places, at their offsets, and the size
+  /// they need; none when nothing is placed.
+  std::optional<FunctionPlan>
+  planFunction(func::FuncOp func, SymbolTableCollection &symbols,
+               const llvm::StringMap<llvm::SmallBitVector> &readOnly) {
     DenseMap<Operation *, int64_t> position;
     int64_t next = 0;
     func.walk<WalkOrder::PreOrder>(
         [&](Operation *op) { position[op] = next++; });
     DataLayout layout = DataLayout::closest(func);
-    SmallVector<PlannedBuffer> buffers;
+    FunctionPlan plan;
+    plan.func = func;
     llvm::SmallBitVector readOnlyResults = readOnly.lookup(func.getSymName());
     readOnlyResults.resize(func.getNumResults());
     func.walk([&](memref::AllocOp alloc) {
@@ -269,27 +333,29 @@ struct DistPlanWorkspacePass
         buffer->begin = position.lookup(alloc);
         buffer->end = buffer->dealloc ? position.lookup(buffer->dealloc)
                                       : position.lookup(buffer->returned);
-        buffers.push_back(*buffer);
+        plan.buffers.push_back(*buffer);
       }
     });
-    if (buffers.empty())
-      return;
-    int64_t size = placeBuffers(buffers, alignment);
+    if (plan.buffers.empty())
+      return std::nullopt;
+    plan.size = placeBuffers(plan.buffers, alignment);
+    return plan;
+  }
 
-    ModuleOp module = getOperation();
-    func::FuncOp workspaceFunction = getWorkspaceFunction(module);
+  /// Replaces the planned buffers of `plan` by views of the workspace
+  /// `key` names, of `size` bytes.
+  void rewriteFunction(FunctionPlan &plan, uint64_t key, int64_t size) {
+    func::FuncOp func = plan.func;
+    func::FuncOp workspaceFunction = getWorkspaceFunction(getOperation());
     OpBuilder builder = OpBuilder::atBlockBegin(&func.getBody().front());
     Location loc = func.getLoc();
-    // The key: the function's name (the same function of another module
-    // loaded in the process shares the workspace, one call at a time).
-    uint64_t key = llvm::xxh3_64bits(func.getSymName());
     Value keyValue = arith::ConstantIntOp::create(
         builder, loc, static_cast<int64_t>(key), 64);
     Value sizeValue = arith::ConstantIntOp::create(builder, loc, size, 64);
     Value workspace = func::CallOp::create(builder, loc, workspaceFunction,
                                            ValueRange{keyValue, sizeValue})
                           .getResult(0);
-    for (PlannedBuffer &buffer : buffers) {
+    for (PlannedBuffer &buffer : plan.buffers) {
       builder.setInsertionPoint(buffer.alloc);
       Value offset = arith::ConstantIndexOp::create(
           builder, buffer.alloc.getLoc(), buffer.offset);
@@ -302,16 +368,18 @@ struct DistPlanWorkspacePass
         buffer.dealloc.erase();
     }
     int64_t total = 0, returned = 0;
-    for (const PlannedBuffer &buffer : buffers) {
+    for (const PlannedBuffer &buffer : plan.buffers) {
       total += buffer.bytes;
       returned += buffer.returned ? 1 : 0;
     }
     func->setAttr(
         "distopt.workspace",
         builder.getDictionaryAttr(
-            {builder.getNamedAttr("bytes", builder.getI64IntegerAttr(size)),
-             builder.getNamedAttr("buffers",
-                                  builder.getI64IntegerAttr(buffers.size())),
+            {builder.getNamedAttr(
+                 "key", builder.getI64IntegerAttr(static_cast<int64_t>(key))),
+             builder.getNamedAttr("bytes", builder.getI64IntegerAttr(size)),
+             builder.getNamedAttr(
+                 "buffers", builder.getI64IntegerAttr(plan.buffers.size())),
              builder.getNamedAttr("buffer_bytes",
                                   builder.getI64IntegerAttr(total)),
              builder.getNamedAttr("results",

@@ -9,7 +9,7 @@
 // live with %a), %b after %a's end rounded up to 256 (4096; 4032 at an
 // alignment of 64). Every free goes; one lookup at the entry.
 // CHECK-LABEL: func.func @lifetimes
-// CHECK-SAME:    distopt.workspace = {buffer_bytes = 9024 : i64, buffers = 3 : i64, bytes = 5120 : i64, results = 0 : i64}
+// CHECK-SAME:    distopt.workspace = {buffer_bytes = 9024 : i64, buffers = 3 : i64, bytes = 5120 : i64, key = {{-?[0-9]+}} : i64, results = 0 : i64}
 // CHECK-DAG:     %[[KEY:.*]] = arith.constant {{-?[0-9]+}} : i64
 // CHECK-DAG:     %[[BYTES:.*]] = arith.constant 5120 : i64
 // CHECK:         %[[WS:.*]] = call @distopt_workspace(%[[KEY]], %[[BYTES]]) : (i64, i64) -> memref<?xi8>
@@ -50,7 +50,7 @@ func.func @lifetimes() {
 // loop) stores into are planned; so is one of a loop's body, live for its
 // iteration.
 // CHECK-LABEL: func.func @escapes
-// CHECK-SAME:    distopt.workspace = {buffer_bytes = 128 : i64, buffers = 3 : i64, bytes = 256 : i64, results = 0 : i64}
+// CHECK-SAME:    distopt.workspace = {buffer_bytes = 128 : i64, buffers = 3 : i64, bytes = 256 : i64, key = {{-?[0-9]+}} : i64, results = 0 : i64}
 // CHECK:         call @distopt_workspace
 // CHECK:         %[[RET:.*]] = memref.alloc() : memref<4xf32>
 // CHECK:         %[[HOST:.*]] = memref.alloc() : memref<2xi64>
@@ -155,7 +155,7 @@ func.func @caller() -> f32 {
 // as the next call's argument). A function that is not the recorded entry
 // keeps its results allocations.
 // CHECK-LABEL: func.func @train_step
-// CHECK-SAME:    distopt.workspace = {buffer_bytes = 1032 : i64, buffers = 3 : i64, bytes = 1536 : i64, results = 2 : i64}
+// CHECK-SAME:    distopt.workspace = {buffer_bytes = 1032 : i64, buffers = 3 : i64, bytes = 1536 : i64, key = {{-?[0-9]+}} : i64, results = 2 : i64}
 // CHECK:         %[[WS:.*]] = call @distopt_workspace
 // CHECK:         %[[T:.*]] = memref.view %[[WS]][%{{.*}}][] : memref<?xi8> to memref<256xf32>
 // CHECK:         %[[C1024:.*]] = arith.constant 1024 : index
@@ -213,5 +213,86 @@ module attributes {train.step = {entry = "train_step",
 // CHECK-LABEL: func.func @nothing
 // CHECK-NOT:     distopt_workspace
 func.func @nothing(%x: memref<4xf32>) {
+  return
+}
+
+// -----
+
+// A step's parts (private, called only from the step, in its host control
+// flow, calling no function with a body) share one workspace, as large as
+// the largest part's (1024 bytes): each part's buffers are dead once it
+// returns. The step keeps its own; a part called from two functions, one
+// calling a function with a body (a part active inside another) and one
+// called in a kernel (two at once) keep theirs.
+// CHECK-LABEL: func.func private @step_part0
+// CHECK-SAME:    distopt.workspace = {buffer_bytes = 256 : i64, buffers = 1 : i64, bytes = 1024 : i64, key = [[$PARTS:-?[0-9]+]] : i64, results = 0 : i64}
+// CHECK:         %[[KEY0:.*]] = arith.constant [[$PARTS]] : i64
+// CHECK:         %[[BYTES0:.*]] = arith.constant 1024 : i64
+// CHECK:         call @distopt_workspace(%[[KEY0]], %[[BYTES0]])
+// CHECK-LABEL: func.func private @step_part1
+// CHECK-SAME:    distopt.workspace = {buffer_bytes = 1024 : i64, buffers = 1 : i64, bytes = 1024 : i64, key = [[$PARTS]] : i64, results = 0 : i64}
+// CHECK-LABEL: func.func private @shared
+// CHECK-SAME:    bytes = 256 : i64, key = [[SHARED:-?[0-9]+]] : i64
+// CHECK-LABEL: func.func private @nests
+// CHECK-SAME:    bytes = 256 : i64, key = [[NESTS:-?[0-9]+]] : i64
+// CHECK-LABEL: func.func private @in_kernel
+// CHECK-SAME:    bytes = 256 : i64, key = [[KERNEL:-?[0-9]+]] : i64
+// CHECK-LABEL: func.func @step
+// CHECK-SAME:    bytes = 512 : i64, key = [[STEP:-?[0-9]+]] : i64
+// CHECK-NOT:     key = [[$PARTS]]
+// CHECK-LABEL: func.func @other
+// CHECK-NOT:     key = [[$PARTS]]
+func.func private @keep64(memref<64xf32>) attributes {distopt.sync_buffers}
+func.func private @keep256(memref<256xf32>) attributes {distopt.sync_buffers}
+func.func private @step_part0(%out: memref<128xf32>) attributes {distopt.sync_buffers} {
+  %a = memref.alloc() : memref<64xf32>
+  call @keep64(%a) : (memref<64xf32>) -> ()
+  memref.dealloc %a : memref<64xf32>
+  return
+}
+func.func private @step_part1(%in: memref<128xf32>) attributes {distopt.sync_buffers} {
+  %a = memref.alloc() : memref<256xf32>
+  call @keep256(%a) : (memref<256xf32>) -> ()
+  memref.dealloc %a : memref<256xf32>
+  return
+}
+func.func private @shared() {
+  %a = memref.alloc() : memref<64xf32>
+  call @keep64(%a) : (memref<64xf32>) -> ()
+  memref.dealloc %a : memref<64xf32>
+  return
+}
+func.func private @nests() {
+  %a = memref.alloc() : memref<64xf32>
+  call @keep64(%a) : (memref<64xf32>) -> ()
+  memref.dealloc %a : memref<64xf32>
+  call @shared() : () -> ()
+  return
+}
+func.func private @in_kernel() {
+  %a = memref.alloc() : memref<64xf32>
+  call @keep64(%a) : (memref<64xf32>) -> ()
+  memref.dealloc %a : memref<64xf32>
+  return
+}
+func.func @step() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %b = memref.alloc() : memref<128xf32>
+  scf.for %i = %c0 to %c2 step %c1 {
+    func.call @step_part0(%b) : (memref<128xf32>) -> ()
+    func.call @step_part1(%b) : (memref<128xf32>) -> ()
+  }
+  memref.dealloc %b : memref<128xf32>
+  call @shared() : () -> ()
+  call @nests() : () -> ()
+  scf.parallel (%j) = (%c0) to (%c2) step (%c1) {
+    func.call @in_kernel() : () -> ()
+  }
+  return
+}
+func.func @other() {
+  call @shared() : () -> ()
   return
 }

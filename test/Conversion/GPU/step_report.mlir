@@ -1,6 +1,7 @@
 // RUN: dist-opt %s -split-input-file -verify-diagnostics --dist-gpu-step-report
 // RUN: dist-opt %examples/mlp.mlir --dist-lower-cuda="format=isa report=true" -o %t.mlir 2>&1 | FileCheck %s --check-prefix=MLP
 // RUN: dist-opt %examples/transformer_block.mlir --dist-lower-cuda="format=isa report=true" -o %t.mlir 2>&1 | FileCheck %s --check-prefix=BLOCK
+// RUN: dist-opt %examples/transformer_block.mlir --dist-lower-cuda="format=isa report=true ops-per-function=8" -o %t.mlir 2>&1 | FileCheck %s --check-prefix=SPLIT
 // RUN: dist-opt %examples/transformer_block.mlir --dist-mirrored=replicas=2 -o %t.mirrored.mlir
 // RUN: dist-opt %t.mirrored.mlir --dist-lower-cuda="format=isa report=true" -o %t.mlir 2>&1 | FileCheck %s --check-prefix=MIRRORED
 // RUN: dist-opt %examples/embedding_classifier.mlir --dist-lower-cuda="format=isa report=true" -o %t.mlir 2>&1 | FileCheck %s --check-prefix=EMBED
@@ -110,6 +111,13 @@ func.func @step() {
 // allocated per call, as a captured CUDA graph needs.
 // MLP: remark: per call: 9 kernel launches, 4 library calls, 0 collectives (13 launches), 0 device allocations, 0 frees, 0 host-device copies, 0 host waits; 17 buffers in workspaces of {{[0-9]+}} bytes kept across calls (1 lookups)
 // BLOCK: remark: per call: {{[0-9]+}} kernel launches, {{[0-9]+}} library calls, 0 collectives ({{[1-3]?[0-9]|40}} launches), 0 device allocations, 0 frees, 0 host-device copies, 0 host waits; 93 buffers in workspaces of {{[0-9]+}} bytes kept across calls (1 lookups)
+// Cut into parts of 8 ops (dist-split-functions, as a large model is): the
+// buffers one part hands to the next allocated by the step and passed in
+// (bufferization's results-to-out-params), so the step's workspace holds
+// them (105 device allocations and 104 frees per call before), and the
+// parts share one workspace, the largest part's (28.4 MB of workspaces;
+// 105 MB with one per part, 25.2 MB uncut).
+// SPLIT: remark: per call: {{[0-9]+}} kernel launches, {{[0-9]+}} library calls, 0 collectives ({{[0-9]+}} launches), 0 device allocations, 0 frees, 0 host-device copies, 0 host waits; {{[0-9]+}} buffers in workspaces of {{[1-3][0-9][0-9][0-9][0-9][0-9][0-9][0-9]}} bytes kept across calls ({{[0-9]+}} lookups)
 // With its derived evaluation function (which names the step in
 // `train.eval_of`), the step still updates its state in place: no device
 // allocation per call (8, a copy of each state array, before); the
