@@ -127,6 +127,9 @@ void mlir::dist::registerAllPasses() {
     bufferization::registerOneShotBufferizePass();
     // What dist-lower-cpu runs after dist-parallel-loops.
     registerConvertSCFToOpenMPPass();
+    // What dist-lower-cuda runs between dist-map-to-gpu and
+    // dist-promote-block-scratch.
+    registerConvertParallelLoopToGpuPass();
     return true;
   }();
   (void)registered;

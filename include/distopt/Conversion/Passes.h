@@ -31,6 +31,11 @@ namespace mlir::train {
 /// runner's start from them.
 /// dist-split-functions: ops after which a part of a function may end.
 inline constexpr unsigned kDefaultOpsPerFunction = 1000;
+/// The unit attribute dist-map-to-gpu puts on a block reduction's scratch
+/// allocation (a row per block, each block touching only its own), which
+/// dist-promote-block-scratch moves into the launch's shared memory.
+inline constexpr llvm::StringLiteral kBlockScratchAttrName =
+    "distopt.block_scratch";
 /// dist-parallel-loops: iterations from which a loop nest runs its
 /// outermost parallel loop on the OpenMP team.
 inline constexpr int64_t kDefaultParallelMinIterations = 32768;
@@ -131,13 +136,18 @@ void addBufferPasses(OpPassManager &pm, bool blas, bool convKernels,
 /// What dist-lower-cuda and dist-lower-cpu{gpu-mapped} share: the tensor
 /// and buffer halves (exact math, products as library calls, convolutions
 /// as im2col and products), then every linalg op and copy mapped to a grid of
-/// `blockSize` threads per block (dist-map-to-gpu).
+/// `blockSize` threads per block (dist-map-to-gpu), and the intermediates
+/// placed in workspaces (dist-plan-workspace).
 /// A horizontally fused launch takes at most `maxArgumentBytes` of kernel
 /// arguments (kMaxKernelArgumentBytes; getMaxKernelArgumentBytes for the
-/// PTX version a CUDA step is compiled for).
+/// PTX version a CUDA step is compiled for). With `launches`
+/// (dist-lower-cuda), the mapped nests become gpu.launch ops before the
+/// plan, their block reductions' scratch rows in shared memory
+/// (dist-promote-block-scratch).
 void addGPUMappedPasses(OpPassManager &pm, StringRef backend,
                         unsigned opsPerFunction, int64_t blockSize,
-                        int64_t maxArgumentBytes = kMaxKernelArgumentBytes);
+                        int64_t maxArgumentBytes = kMaxKernelArgumentBytes,
+                        bool launches = false);
 /// The kernel argument bytes PTX `features` ("+ptx81") allow: 32764 from
 /// PTX 8.1 (CUDA 12.1 drivers, Volta and later), 4096 before.
 int64_t getMaxKernelArgumentBytes(StringRef features);
@@ -197,8 +207,9 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
       llvm::cl::init(false)};
 };
 
-/// dist-lower-cuda: addGPUMappedPasses, then each mapped nest a kernel
-/// (convert-parallel-loops-to-gpu, outlining), the host on one stream
+/// dist-lower-cuda: addGPUMappedPasses (each mapped nest a gpu.launch, its
+/// block reductions in shared memory), the launches outlined into
+/// kernels, the host on one stream
 /// (dist-gpu-host), NVVM for `chip` and the host's LLVM dialect, and the
 /// kernels compiled by ptxas into the module (gpu-module-to-binary).
 void buildCUDAPipeline(OpPassManager &pm, const CUDAPipelineOptions &options);

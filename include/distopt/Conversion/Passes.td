@@ -1076,4 +1076,56 @@ def DistSplitBarriersPass : Pass<"dist-split-barriers"> {
   let dependentDialects = ["::mlir::scf::SCFDialect"];
 }
 
+def DistPromoteBlockScratchPass : Pass<"dist-promote-block-scratch"> {
+  let summary = "Move a block reduction's scratch rows into the shared "
+                "memory of its gpu.launch";
+  let description = [{
+    Runs in `dist-lower-cuda` once the mapped loop nests are `gpu.launch`
+    ops (after `convert-parallel-loops-to-gpu`, before
+    `dist-plan-workspace`). `dist-map-to-gpu` reduces a row group's rows
+    (softmax, log-softmax, layer norm, cross-entropy and their backward
+    ops) and a column reduction's tiles with all the threads of a block:
+    each thread's partial result goes to a scratch buffer with one row per
+    block, marked `distopt.block_scratch`, and is halved there between
+    `gpu.barrier`s. Built as loops that also run on the CPU
+    (`dist-lower-cpu{gpu-mapped}`), that buffer is an allocation: device
+    memory, a global round trip per step of the tree.
+
+    Each block only touches its own row of the buffer (the first index of
+    every access is the block's row), so the row becomes the block's
+    shared memory: a workgroup attribution of the launch
+    (`#gpu.address_space<workgroup>`, lowered by `convert-gpu-to-nvvm`),
+    every load and store drops its first index, and the allocation and its
+    free go. A marked buffer used outside one launch, or by anything but
+    loads and stores, stays; so does one that would take a launch's shared
+    memory past `max-shared-bytes`.
+
+    ```mlir
+    %s = memref.alloc() {distopt.block_scratch} : memref<64x128xf32>
+    gpu.launch blocks(%bx, ...) ... threads(%tx, ...) ... {
+      memref.store %v, %s[%row, %tx] : memref<64x128xf32>
+      gpu.barrier
+      ...
+    }
+    memref.dealloc %s : memref<64x128xf32>
+    // becomes
+    gpu.launch blocks(%bx, ...) ... threads(%tx, ...) ...
+        workgroup(%w : memref<128xf32, #gpu.address_space<workgroup>>) {
+      memref.store %v, %w[%tx] : memref<128xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"maxSharedBytes", "max-shared-bytes", "int64_t",
+           /*default=*/"49152",
+           "The most bytes of shared memory one launch gets (49152: the "
+           "static shared memory a block may have on every NVIDIA GPU "
+           "without opting in)">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // DISTOPT_CONVERSION_PASSES

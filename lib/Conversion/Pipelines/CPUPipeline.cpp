@@ -233,7 +233,7 @@ int64_t mlir::train::getMaxKernelArgumentBytes(StringRef features) {
 
 void mlir::train::addGPUMappedPasses(OpPassManager &pm, StringRef backend,
                                      unsigned opsPerFunction, int64_t blockSize,
-                                     int64_t maxArgumentBytes) {
+                                     int64_t maxArgumentBytes, bool launches) {
   // Collectives started where their inputs are ready and waited for before
   // the first op that uses a result (a no-op without any): the nccl backend
   // runs a started one on its communication stream while the kernels
@@ -270,6 +270,12 @@ void mlir::train::addGPUMappedPasses(OpPassManager &pm, StringRef backend,
   // (No canonicalization: it would merge each block loop with its thread
   // loop, dropping their mappings.)
   pm.addPass(createCSEPass());
+  if (launches) {
+    // Each mapped nest one gpu.launch; a block reduction's scratch row the
+    // block's shared memory.
+    pm.addPass(createConvertParallelLoopToGpuPass());
+    pm.addPass(train::createDistPromoteBlockScratchPass());
+  }
   // The intermediates allocated once, at the same addresses every call
   // (after the mapping, which tells buffers apart by their allocations).
   pm.addPass(train::createDistPlanWorkspacePass());

@@ -35,11 +35,12 @@ static std::string getToolkitPath(StringRef toolkit) {
 
 void mlir::train::buildCUDAPipeline(OpPassManager &pm,
                                     const CUDAPipelineOptions &options) {
+  // (Each mapped nest one gpu.launch, block reductions in shared memory.)
   addGPUMappedPasses(pm, options.backend, options.opsPerFunction,
                      options.blockSize,
-                     getMaxKernelArgumentBytes(options.features));
-  // Each mapped nest one gpu.launch, outlined into a kernel.
-  pm.addPass(createConvertParallelLoopToGpuPass());
+                     getMaxKernelArgumentBytes(options.features),
+                     /*launches=*/true);
+  // Each launch outlined into a kernel.
   pm.addPass(createGpuKernelOutliningPass());
   // The host: device buffers, every launch, allocation and copy
   // asynchronous on the process's stream.
@@ -82,7 +83,8 @@ void mlir::train::registerCUDAPipeline() {
       "Lower a training step (train dialect on tensors) for NVIDIA GPUs: "
       "the tensor and buffer halves of dist-lower-cpu (exact math), matrix "
       "products as cuBLAS calls, every other op a kernel of a flat grid "
-      "(dist-map-to-gpu, outlining, NVVM, ptxas), the host's launches, "
+      "(dist-map-to-gpu, outlining, NVVM, ptxas; block reductions in "
+      "shared memory: dist-promote-block-scratch), the host's launches, "
       "allocations and copies asynchronous on one stream per process "
       "(dist-gpu-host), collectives through distrt's nccl backend",
       buildCUDAPipeline);

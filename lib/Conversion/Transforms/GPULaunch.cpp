@@ -13,6 +13,7 @@
 
 #include "GPULaunch.h"
 #include "../MatmulToBlas/LibraryCalls.h"
+#include "distopt/Conversion/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -717,6 +718,15 @@ static SmallVector<Value> getRowIndices(OpBuilder &builder, Location loc,
   return ivs;
 }
 
+/// A block reduction's scratch buffer of `type`: a row per block, marked
+/// for dist-promote-block-scratch (each block's row its shared memory).
+static Value createBlockScratch(OpBuilder &builder, Location loc,
+                                MemRefType type) {
+  auto alloc = memref::AllocOp::create(builder, loc, type);
+  alloc->setAttr(train::kBlockScratchAttrName, builder.getUnitAttr());
+  return alloc;
+}
+
 /// `combiner` applied to `a` and `b`.
 static Value combine(OpBuilder &builder, Operation *combiner, Value a,
                      Value b) {
@@ -795,7 +805,7 @@ LaunchMember train::getRowGroupMember(OpBuilder &builder,
     for (OpOperand &init : op.getDpsInitsMutable()) {
       auto type = MemRefType::get({numRows, threads},
                                   getElementTypeOrSelf(init.get().getType()));
-      scratch.push_back(memref::AllocOp::create(builder, loc, type));
+      scratch.push_back(createBlockScratch(builder, loc, type));
       scratches.push_back(scratch.back());
       combiners.push_back(
           getCombiner(op, init.getOperandNumber() - op.getNumDpsInputs()));
@@ -959,7 +969,7 @@ LaunchMember train::getColumnMember(OpBuilder &builder, const Mappable &mapped,
   for (OpOperand &init : op.getDpsInitsMutable()) {
     auto type = MemRefType::get({member.blocks, member.threads},
                                 getElementTypeOrSelf(init.get().getType()));
-    scratch.push_back(memref::AllocOp::create(builder, loc, type));
+    scratch.push_back(createBlockScratch(builder, loc, type));
     scratches.push_back(scratch.back());
     combiners.push_back(
         getCombiner(op, init.getOperandNumber() - op.getNumDpsInputs()));

@@ -18,9 +18,9 @@
 // buffers, lanes halved after barriers).
 // RUN: dist-opt %s --dist-lower-cpu=gpu-mapped --mlir-print-ir-after=dist-map-to-gpu --mlir-disable-threading -o %t/out.mlir 2> %t/mapped.mlir
 // RUN: FileCheck %s --check-prefix=MAPPED < %t/mapped.mlir
-// MAPPED: memref.alloc() : memref<2x256xf32>
-// MAPPED: memref.alloc() : memref<1x160xf32>
-// MAPPED: memref.alloc() : memref<1x192xf32>
+// MAPPED: memref.alloc() {distopt.block_scratch} : memref<2x256xf32>
+// MAPPED: memref.alloc() {distopt.block_scratch} : memref<1x160xf32>
+// MAPPED: memref.alloc() {distopt.block_scratch} : memref<1x192xf32>
 // MAPPED: gpu.barrier
 func.func @train_step(
     %w: tensor<40xf32> {train.role = #train.role<param>, train.name = "w"},

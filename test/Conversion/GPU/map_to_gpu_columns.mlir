@@ -13,7 +13,7 @@
 // CHECK:       #map = affine_map<(d0, d1) -> (d0 * 32 + d1 mod 32)>
 // CHECK:       #map1 = affine_map<(d0, d1) -> (d1 floordiv 32)>
 // CHECK-LABEL: func.func @bias_grad
-// CHECK:         %[[SCRATCH:.*]] = memref.alloc() : memref<8x256xf32>
+// CHECK:         %[[SCRATCH:.*]] = memref.alloc() {distopt.block_scratch} : memref<8x256xf32>
 // CHECK:         scf.parallel (%[[BX:.*]]) = (%{{.*}}) to (%c8{{.*}}) step
 // CHECK:           scf.parallel (%[[TX:.*]]) = (%{{.*}}) to (%c256{{.*}}) step
 // CHECK:             %[[J:.*]] = affine.apply #map(%[[BX]], %[[TX]])
@@ -71,7 +71,7 @@ func.func @bias_grad(%x: memref<8x128x256xf32>, %db: memref<256xf32>) {
 // (256 / 32). A product in the body (a norm weight's gradient, dy * xhat)
 // is the combined value. A maximum starts from its neutral element.
 // CHECK-LABEL: func.func @ragged
-// CHECK:         memref.alloc() : memref<2x256xf32>
+// CHECK:         memref.alloc() {distopt.block_scratch} : memref<2x256xf32>
 // CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%c2{{.*}}) step
 // CHECK:           %[[J:.*]] = affine.apply
 // CHECK:           %[[IN:.*]] = arith.cmpi ult, %[[J]], %c40
@@ -100,7 +100,7 @@ func.func @ragged(%dy: memref<64x40xf32>, %xhat: memref<64x40xf32>, %dw: memref<
 // middle): one block of 10 columns x 16 lanes (160 threads: the largest
 // power of two with 10 x lanes <= 256), from -inf, 4 halvings.
 // CHECK-LABEL: func.func @middle_max
-// CHECK:         memref.alloc() : memref<1x160xf32>
+// CHECK:         memref.alloc() {distopt.block_scratch} : memref<1x160xf32>
 // CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%c1{{.*}}) step
 // CHECK:           scf.parallel (%{{.*}}) = (%{{.*}}) to (%c160{{.*}}) step
 // CHECK:             arith.constant 0xFF800000 : f32
@@ -127,7 +127,7 @@ func.func @middle_max(%x: memref<2x100x5xf32>, %m: memref<2x5xf32>) {
 // over 256 threads), the column members' barriers at the top of the
 // thread loop.
 // CHECK-LABEL: func.func @shared_launch
-// CHECK-COUNT-2: memref.alloc() : memref<{{[0-9]+}}x256xf32>
+// CHECK-COUNT-2: memref.alloc() {distopt.block_scratch} : memref<{{[0-9]+}}x256xf32>
 // CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%c13{{.*}}) step
 // CHECK-COUNT-1:   scf.parallel
 // CHECK:           arith.negf

@@ -11,7 +11,7 @@
 // through a 32 x 32 scratch buffer in 5 halvings (a barrier before each
 // and after the last), thread 0 adding the row's total to the output.
 // CHECK-LABEL: func.func @centre
-// CHECK:         %[[SCRATCH:.*]] = memref.alloc() : memref<32x32xf32>
+// CHECK:         %[[SCRATCH:.*]] = memref.alloc() {distopt.block_scratch} : memref<32x32xf32>
 // CHECK:         scf.parallel (%[[BX:.*]]) = (%{{.*}}) to (%c32{{.*}}) step
 // CHECK:           scf.parallel (%[[TX:.*]]) = (%{{.*}}) to (%c32{{.*}}) step
 // CHECK:             scf.for %{{.*}} = %[[TX]] to %{{.*}} step %[[C32:.*]] {
@@ -71,7 +71,7 @@ func.func @centre(%x: memref<4x8x32xf32>, %mean: memref<4x8xf32>, %out: memref<4
 // at most the block size), the maximum's neutral element to start from,
 // 7 halvings (8 barriers).
 // CHECK-LABEL: func.func @row_max
-// CHECK:         memref.alloc() : memref<6x128xf32>
+// CHECK:         memref.alloc() {distopt.block_scratch} : memref<6x128xf32>
 // CHECK:         scf.parallel
 // CHECK:           scf.parallel (%{{.*}}) = (%{{.*}}) to (%c128
 // CHECK:             arith.constant 0xFF800000 : f32
@@ -151,7 +151,7 @@ func.func @other_rows(%x: memref<8x8xf32>, %s: memref<8xf32>, %y: memref<8x8xf32
 // row group's blocks come first; its threads past 8 skip its work but
 // reach the barriers of its later stages, which only its blocks enter.
 // CHECK-LABEL: func.func @with_an_update
-// CHECK:         %[[SCRATCH:.*]] = memref.alloc() : memref<4x8xf32>
+// CHECK:         %[[SCRATCH:.*]] = memref.alloc() {distopt.block_scratch} : memref<4x8xf32>
 // CHECK:         scf.parallel (%[[BX:.*]]) = (%{{.*}}) to (%c12{{.*}}) step
 // CHECK:           scf.parallel (%[[TX:.*]]) = (%{{.*}}) to (%c128{{.*}}) step
 // CHECK:             %[[ROWS:.*]] = arith.cmpi ult, %[[BX]], %[[C4:.*]] : index
