@@ -36,6 +36,13 @@ inline constexpr unsigned kDefaultOpsPerFunction = 1000;
 /// dist-promote-block-scratch moves into the launch's shared memory.
 inline constexpr llvm::StringLiteral kBlockScratchAttrName =
     "distopt.block_scratch";
+/// The unit attribute of a runtime function (the distrt_* declarations
+/// dist-to-runtime makes) whose ranked memref operands the host reads
+/// itself -- a collective's counts, mesh shape and axes -- while its data
+/// buffers are unranked: dist-gpu-host keeps globals only such operands
+/// read in host memory.
+inline constexpr llvm::StringLiteral kHostOperandsAttrName =
+    "distopt.host_operands";
 /// dist-parallel-loops: iterations from which a loop nest runs its
 /// outermost parallel loop on the OpenMP team.
 inline constexpr int64_t kDefaultParallelMinIterations = 32768;

@@ -986,9 +986,11 @@ def DistGPUHostPass : Pass<"dist-gpu-host", "ModuleOp"> {
       the same buffer after that (no copy or allocation per call, which a
       captured CUDA graph could not replay); a mutable global read by
       kernels is copied to a device buffer (`gpu.memcpy async`) freed
-      before the function returns; a global only a `distrt_mlir_*` call
-      reads as a ranked operand (a collective's counts, mesh shape, axes:
-      the runtime reads them on the host) stays host memory;
+      before the function returns; a global only calls of functions
+      marked `distopt.host_operands` read as a ranked operand (a
+      collective's counts, mesh shape, axes: the distrt declarations
+      `dist-to-runtime` makes carry the mark, and the runtime reads them
+      on the host) stays host memory;
     - every `gpu.launch_func`, `gpu.alloc`, `gpu.dealloc` and `gpu.memcpy`
       is chained on one asynchronous token, started by a `gpu.wait async`
       at the function's entry: `mgpuStreamCreate`, which the project's

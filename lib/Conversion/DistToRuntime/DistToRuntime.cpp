@@ -66,6 +66,9 @@ func::FuncOp RuntimeLowering::declare(StringRef name, TypeRange args,
                                    builder.getFunctionType(args, results));
   func.setPrivate();
   func->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
+  // (The runtime reads a call's descriptions, its ranked operands, on the
+  // host.)
+  func->setAttr(train::kHostOperandsAttrName, builder.getUnitAttr());
   if (synchronous)
     func->setAttr("distopt.sync_buffers", builder.getUnitAttr());
   return func;

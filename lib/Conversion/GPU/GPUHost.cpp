@@ -45,17 +45,22 @@ static bool isHostBuffer(memref::AllocOp alloc, func::FuncOp function) {
 }
 
 /// True when every use of the global `global` reads is a collective's
-/// description the runtime reads on the host: a ranked operand (the
-/// counts, mesh shape and axes of a `distrt_mlir_*` call; its data buffers
-/// are unranked). Copied to the device, the host would read device memory.
-static bool isHostMetadata(memref::GetGlobalOp global) {
+/// description the runtime reads on the host: a ranked operand of a call
+/// of a function marked `distopt.host_operands` (the counts, mesh shape
+/// and axes of a distrt call; its data buffers are unranked). Copied to
+/// the device, the host would read device memory.
+static bool isHostMetadata(memref::GetGlobalOp global,
+                           SymbolTableCollection &symbols) {
   bool host = true, used = false;
   train::forEachBufferUse(global.getResult(), [&](OpOperand &use) {
     if (isa<ViewLikeOpInterface>(use.getOwner()))
       return; // (its uses are visited too)
     auto call = dyn_cast<func::CallOp>(use.getOwner());
     used = true;
-    host &= call && call.getCallee().starts_with("distrt_mlir_") &&
+    auto callee = call ? symbols.lookupNearestSymbolFrom<func::FuncOp>(
+                             call, call.getCalleeAttr())
+                       : nullptr;
+    host &= callee && callee->hasAttr(train::kHostOperandsAttrName) &&
             isa<MemRefType>(use.get().getType());
   });
   return host && used;
@@ -100,7 +105,8 @@ static std::optional<int64_t> getConstantBytes(memref::GetGlobalOp global) {
 
 /// Rewrites one host function; fails with an error at the first op that
 /// would touch device memory on the host.
-static LogicalResult rewriteFunction(func::FuncOp func) {
+static LogicalResult rewriteFunction(func::FuncOp func,
+                                     SymbolTableCollection &symbols) {
   Block &entry = func.getBody().front();
   OpBuilder builder = OpBuilder::atBlockBegin(&entry);
   MLIRContext *context = func.getContext();
@@ -142,7 +148,7 @@ static LogicalResult rewriteFunction(func::FuncOp func) {
       continue;
     }
     if (auto global = dyn_cast<memref::GetGlobalOp>(op)) {
-      if (isHostMetadata(global)) {
+      if (isHostMetadata(global, symbols)) {
         hostBuffers.insert(global);
         continue;
       }
@@ -221,8 +227,9 @@ namespace {
 struct DistGPUHostPass
     : public mlir::train::impl::DistGPUHostPassBase<DistGPUHostPass> {
   void runOnOperation() override {
+    SymbolTableCollection symbols;
     for (auto func : getOperation().getOps<func::FuncOp>())
-      if (!func.isDeclaration() && failed(rewriteFunction(func)))
+      if (!func.isDeclaration() && failed(rewriteFunction(func, symbols)))
         return signalPassFailure();
   }
 };

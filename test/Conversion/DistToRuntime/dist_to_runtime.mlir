@@ -30,7 +30,7 @@ func.func @all_reduce(%a: tensor<8xf32> {dist.sharding = #dist.sharding<@mesh, [
   %r = dist.all_reduce %a on @mesh axes = ["model"] : tensor<8xf32>
   return %r : tensor<8xf32>
 }
-// CHECK: func.func private @distrt_mlir_all_reduce_f32(memref<?xindex>, memref<?xi64>, memref<?xi64>, memref<?xi64>, i32) attributes {distopt.sync_buffers, llvm.emit_c_interface}
+// CHECK: func.func private @distrt_mlir_all_reduce_f32(memref<?xindex>, memref<?xi64>, memref<?xi64>, memref<?xi64>, i32) attributes {distopt.host_operands, distopt.sync_buffers, llvm.emit_c_interface}
 
 // -----
 
@@ -112,8 +112,8 @@ func.func @all_reduce_start(%a: tensor<8xf32>, %b: tensor<4xf64>, %c: tensor<8xf
   %r2 = dist.wait %f2 : !dist.future<tensor<3xf32>>
   return %r0, %r1, %m, %r2 : tensor<8xf32>, tensor<4xf64>, tensor<8xf32>, tensor<3xf32>
 }
-// CHECK: func.func private @distrt_mlir_all_reduce_start_f32(memref<?xindex>, memref<?xi64>, memref<?xi64>, memref<?xi64>, i32) -> i64 attributes {llvm.emit_c_interface}
-// CHECK: func.func private @distrt_mlir_wait(i64, index) attributes {distopt.sync_buffers, llvm.emit_c_interface}
+// CHECK: func.func private @distrt_mlir_all_reduce_start_f32(memref<?xindex>, memref<?xi64>, memref<?xi64>, memref<?xi64>, i32) -> i64 attributes {distopt.host_operands, llvm.emit_c_interface}
+// CHECK: func.func private @distrt_mlir_wait(i64, index) attributes {distopt.host_operands, distopt.sync_buffers, llvm.emit_c_interface}
 
 // -----
 

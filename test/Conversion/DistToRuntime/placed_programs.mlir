@@ -35,8 +35,8 @@
 // CHECK: call @distrt_mlir_wait
 // CHECK: call @distrt_mlir_unit_begin
 // CHECK: call @distrt_mlir_send_start_f32
-// CHECK: func.func private @distrt_mlir_send_start_f32(memref<*xf32>, i64, i64) -> i64 attributes {llvm.emit_c_interface}
-// CHECK: func.func private @distrt_mlir_recv_start_f32(memref<*xf32>, i64, i64) -> i64 attributes {llvm.emit_c_interface}
+// CHECK: func.func private @distrt_mlir_send_start_f32(memref<*xf32>, i64, i64) -> i64 attributes {distopt.host_operands, llvm.emit_c_interface}
+// CHECK: func.func private @distrt_mlir_recv_start_f32(memref<*xf32>, i64, i64) -> i64 attributes {distopt.host_operands, llvm.emit_c_interface}
 dist.mesh @pipe {axes = ["pipe"], shape = array<i64: 2>}
 func.func @step_pipe0(
     %w0: tensor<4x4xf32> {train.role = #train.role<param>, train.name = "w0"},

@@ -9,8 +9,11 @@
 // `gpu.wait async` (libdistopt_cuda's stream). The address list the host
 // writes for a collective stays host memory, and so does a global the
 // collective's runtime call reads on the host (its counts: a ranked
-// operand of a `distrt_mlir_*` call; before, it was copied to the device
-// and the host would have read device memory). No host wait anywhere.
+// operand of a call of a function marked `distopt.host_operands`, as
+// dist-to-runtime's distrt declarations are; before, it was copied to the
+// device and the host would have read device memory). A global a call of
+// an unmarked function reads is the device's (whatever the function's
+// name). No host wait anywhere.
 // CHECK-LABEL: func.func @step
 // CHECK:         %[[S:.*]] = gpu.wait async
 // CHECK:         %[[G:.*]] = memref.get_global @table : memref<4xf32>
@@ -31,6 +34,9 @@
 // CHECK-NOT:     gpu.memcpy
 // CHECK:         %[[CAST:.*]] = memref.cast %[[COUNTS]] : memref<1xi64> to memref<?xi64>
 // CHECK:         call @distrt_mlir_all_reduce_f32(%[[A]], %[[CAST]])
+// CHECK:         %[[DEV:.*]] = memref.get_global @device_counts : memref<1xi64>
+// CHECK:         call @distopt_constant(
+// CHECK:         call @distrt_mlir_unmarked(
 // CHECK:         memref.dealloc %[[A]] : memref<1xindex>
 // CHECK:         gpu.dealloc async [%[[S]]] %[[B]] : memref<4xf32>
 // CHECK:         gpu.dealloc async [%[[S]]] %[[MD]] : memref<4xf32>
@@ -40,8 +46,10 @@
 module attributes {gpu.container_module} {
   memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
   memref.global "private" constant @counts : memref<1xi64> = dense<4>
+  memref.global "private" constant @device_counts : memref<1xi64> = dense<4>
   memref.global "private" @mutable : memref<4xf32> = dense<0.0>
-  func.func private @distrt_mlir_all_reduce_f32(memref<1xindex>, memref<?xi64>)
+  func.func private @distrt_mlir_all_reduce_f32(memref<1xindex>, memref<?xi64>) attributes {distopt.host_operands}
+  func.func private @distrt_mlir_unmarked(memref<?xi64>)
   func.func @step(%out: memref<4xf32>) {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
@@ -59,6 +67,9 @@ module attributes {gpu.container_module} {
     %counts = memref.get_global @counts : memref<1xi64>
     %cast = memref.cast %counts : memref<1xi64> to memref<?xi64>
     call @distrt_mlir_all_reduce_f32(%addresses, %cast) : (memref<1xindex>, memref<?xi64>) -> ()
+    %device = memref.get_global @device_counts : memref<1xi64>
+    %dcast = memref.cast %device : memref<1xi64> to memref<?xi64>
+    call @distrt_mlir_unmarked(%dcast) : (memref<?xi64>) -> ()
     memref.dealloc %addresses : memref<1xindex>
     memref.dealloc %b : memref<4xf32>
     return
