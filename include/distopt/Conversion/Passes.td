@@ -1099,8 +1099,9 @@ def DistPromoteBlockScratchPass : Pass<"dist-promote-block-scratch"> {
     (`#gpu.address_space<workgroup>`, lowered by `convert-gpu-to-nvvm`),
     every load and store drops its first index, and the allocation and its
     free go. A marked buffer used outside one launch, or by anything but
-    loads and stores, stays; so does one that would take a launch's shared
-    memory past `max-shared-bytes`.
+    loads and stores, stays in device memory, and so does one that would
+    take a launch's shared memory past `max-shared-bytes`: each with a
+    remark at its allocation saying why.
 
     ```mlir
     %s = memref.alloc() {distopt.block_scratch} : memref<64x128xf32>

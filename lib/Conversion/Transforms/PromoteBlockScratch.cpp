@@ -44,34 +44,41 @@ struct Promotable {
 } // namespace
 
 /// The scratch buffer `alloc` allocates when every use but one free is a
-/// load or a store in one gpu.launch; none otherwise.
+/// load or a store in one gpu.launch; otherwise a remark at `alloc` saying
+/// why it stays in device memory, and none.
 static std::optional<Promotable> getPromotable(memref::AllocOp alloc,
                                                const DataLayout &layout) {
+  auto stays = [&](const Twine &why) -> std::optional<Promotable> {
+    alloc.emitRemark("block scratch stays in device memory: ") << why;
+    return std::nullopt;
+  };
   MemRefType type = alloc.getType();
   if (type.getRank() < 2 || !type.hasStaticShape() ||
       !type.getLayout().isIdentity() || type.getMemorySpace())
-    return std::nullopt;
+    return stays("not a static buffer of rows in the default memory space");
   Promotable promotable;
   promotable.alloc = alloc;
   for (OpOperand &use : alloc->getUses()) {
     Operation *owner = use.getOwner();
     if (auto dealloc = dyn_cast<memref::DeallocOp>(owner)) {
       if (promotable.dealloc)
-        return std::nullopt;
+        return stays("freed twice");
       promotable.dealloc = dealloc;
       continue;
     }
     bool access = (isa<memref::LoadOp>(owner) && use.getOperandNumber() == 0) ||
                   (isa<memref::StoreOp>(owner) && use.getOperandNumber() == 1);
     auto launch = owner->getParentOfType<gpu::LaunchOp>();
-    if (!access || !launch ||
-        (promotable.launch && promotable.launch != launch))
-      return std::nullopt;
+    if (!access)
+      return stays(Twine("used by '") + owner->getName().getStringRef() +
+                   "', not only loaded and stored");
+    if (!launch || (promotable.launch && promotable.launch != launch))
+      return stays("used outside one gpu.launch");
     promotable.launch = launch;
     promotable.accesses.push_back(owner);
   }
   if (!promotable.launch)
-    return std::nullopt;
+    return stays("used outside one gpu.launch");
   int64_t rowElements = type.getNumElements() / type.getDimSize(0);
   promotable.rowBytes =
       rowElements *
@@ -134,8 +141,13 @@ struct DistPromoteBlockScratchPass
     DenseMap<Operation *, int64_t> shared;
     for (Promotable &promotable : promotables) {
       int64_t &used = shared[promotable.launch];
-      if (used + promotable.rowBytes > maxSharedBytes)
+      if (used + promotable.rowBytes > maxSharedBytes) {
+        promotable.alloc.emitRemark(
+            "block scratch stays in device memory: its row of ")
+            << promotable.rowBytes << " bytes would take the launch's shared "
+            << "memory past max-shared-bytes=" << maxSharedBytes.getValue();
         continue;
+      }
       used += promotable.rowBytes;
       promote(promotable);
     }

@@ -1,6 +1,10 @@
 // RUN: dist-opt %s -split-input-file --dist-promote-block-scratch | FileCheck %s
 // RUN: dist-opt %s -split-input-file --dist-promote-block-scratch="max-shared-bytes=1024" | FileCheck %s --check-prefix=SMALL
 // RUN: not dist-opt %s --dist-promote-block-scratch="max-shared-bytes=-1" 2>&1 | FileCheck %s --check-prefix=BAD
+// Each buffer that stays says why (a remark at its allocation).
+// RUN: dist-opt %s -split-input-file --dist-promote-block-scratch -verify-diagnostics -o %t.mlir
+// RUN: dist-opt %s -split-input-file --dist-promote-block-scratch="max-shared-bytes=1024" 2>&1 -o %t.small.mlir | FileCheck %s --check-prefix=SMALLWHY
+// SMALLWHY: remark: block scratch stays in device memory: its row of 512 bytes would take the launch's shared memory past max-shared-bytes=1024
 // The row groups and column reductions dist-map-to-gpu builds, as kernels:
 // their scratch rows in shared memory, and the PTX declares it.
 // RUN: dist-opt %S/map_to_gpu_rows.mlir -split-input-file --pass-pipeline="builtin.module(dist-map-to-gpu{block-size=128},convert-parallel-loops-to-gpu,dist-promote-block-scratch)" | FileCheck %s --check-prefix=ROWS
@@ -81,8 +85,11 @@ func.func @stays(%v: f32) {
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
   %c128 = arith.constant 128 : index
+  // expected-remark @below {{block scratch stays in device memory: used outside one gpu.launch}}
   %twice = memref.alloc() {distopt.block_scratch} : memref<4x128xf32>
+  // expected-remark @below {{block scratch stays in device memory: used by 'func.call', not only loaded and stored}}
   %called = memref.alloc() {distopt.block_scratch} : memref<4x128xf32>
+  // expected-remark @below {{block scratch stays in device memory: not a static buffer of rows in the default memory space}}
   %flat = memref.alloc() {distopt.block_scratch} : memref<128xf32>
   %a = memref.alloc() {distopt.block_scratch} : memref<4x128xf32>
   %b = memref.alloc() {distopt.block_scratch} : memref<4x128xf32>
