@@ -185,6 +185,12 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "and the PTX, the default), bin (a cubin), isa (PTX "
                      "text, no ptxas) or offload (LLVM IR)"),
       llvm::cl::init("fatbin")};
+  Option<bool> mergeKernels{
+      *this, "merge-kernels",
+      llvm::cl::desc("Compile every kernel of the step in one module "
+                     "(dist-merge-kernel-modules: one libdevice link and "
+                     "ptxas run, not one per kernel)"),
+      llvm::cl::init(true)};
   Option<std::string> toolkit{
       *this, "cuda-toolkit",
       llvm::cl::desc("The CUDA toolkit whose ptxas and libdevice compile "

@@ -40,8 +40,11 @@ void mlir::train::buildCUDAPipeline(OpPassManager &pm,
                      options.blockSize,
                      getMaxKernelArgumentBytes(options.features),
                      /*launches=*/true);
-  // Each launch outlined into a kernel.
+  // Each launch outlined into a kernel, all of them in one module: one
+  // LLVM module, libdevice link and ptxas run rather than one per kernel.
   pm.addPass(createGpuKernelOutliningPass());
+  if (options.mergeKernels)
+    pm.addPass(train::createDistMergeKernelModulesPass());
   // The host: device buffers, every launch, allocation and copy
   // asynchronous on the process's stream.
   pm.addPass(train::createDistGPUHostPass());
