@@ -932,7 +932,8 @@ def DistPlanWorkspacePass : Pass<"dist-plan-workspace", "ModuleOp"> {
     two of them running at once), and calling no function with a body
     (none active inside another) has its buffers dead once it returns --
     what it hands to the next part is its caller's, passed in
-    (`dist-lower-cuda` runs bufferization's results-to-out-params first)
+    (`dist-lower-cuda` and `dist-lower-cpu{gpu-mapped}` run
+    bufferization's results-to-out-params first)
     -- so all such functions of one caller look up one workspace (the key
     a hash of the caller's name and `/parts`), as large as the largest
     one's plan. A split step's memory is then its own intermediates and

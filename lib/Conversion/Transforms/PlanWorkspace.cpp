@@ -95,10 +95,10 @@ static bool isInHostControlFlow(Operation *op, func::FuncOp func) {
 /// dist-split-functions' parts are) called only from that one function,
 /// in its host control flow (never two of them running at once), that
 /// calls no function with a body (no part active inside another). Each
-/// part's buffers are dead once it
-/// returns -- what it hands on is its caller's, passed in -- so the parts'
-/// workspaces may be one, as large as the largest: the step's memory is
-/// then its own intermediates and one part's, not the sum of every part's.
+/// part's buffers are dead once it returns -- what it hands on is its
+/// caller's, passed in -- so the parts' workspaces may be one, as large as
+/// the largest: the step's memory is then its own intermediates and one
+/// part's, not the sum of every part's.
 static std::optional<std::string> getPartsGroup(func::FuncOp func,
                                                 ModuleOp module) {
   if (!func.isPrivate())
