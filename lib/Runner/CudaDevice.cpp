@@ -30,6 +30,9 @@ DeviceTraffic DeviceTraffic::operator-(const DeviceTraffic &before) const {
   delta.onDevice = onDevice - before.onDevice;
   delta.onDeviceBytes = onDeviceBytes - before.onDeviceBytes;
   delta.allocations = allocations - before.allocations;
+  delta.staged = staged - before.staged;
+  delta.stagedBytes = stagedBytes - before.stagedBytes;
+  delta.stagedUses = stagedUses - before.stagedUses;
   delta.graphCaptures = graphCaptures - before.graphCaptures;
   delta.graphLaunches = graphLaunches - before.graphLaunches;
   return delta;
@@ -65,6 +68,25 @@ llvm::Error DeviceMemory::copyOnDevice(void *to, const void *from,
   ++traffic.onDevice;
   traffic.onDeviceBytes += bytes;
   return copy(to, from, bytes, kOnDevice);
+}
+
+llvm::Expected<void *> DeviceMemory::allocateHost(size_t bytes) {
+  return allocateHostMemory(bytes);
+}
+
+llvm::Error DeviceMemory::freeHost(void *pointer) {
+  return freeHostMemory(pointer);
+}
+
+llvm::Error DeviceMemory::stage(void *device, const void *host, size_t bytes) {
+  ++traffic.staged;
+  traffic.stagedBytes += bytes;
+  return stageCopy(device, host, bytes);
+}
+
+llvm::Error DeviceMemory::useStaged(void *to, const void *from, size_t bytes) {
+  ++traffic.stagedUses;
+  return useStagedCopy(to, from, bytes);
 }
 
 //===----------------------------------------------------------------------===//
@@ -105,6 +127,11 @@ llvm::Expected<CudaDevice *> CudaDevice::load(const std::string &libDirectory) {
   bind("distopt_cuda_capture_end", cuda->captureEnd);
   bind("distopt_cuda_graph_launch", cuda->graphLaunch);
   bind("distopt_cuda_graph_destroy", cuda->graphDestroy);
+  bind("distopt_cuda_host_alloc", cuda->hostAlloc);
+  bind("distopt_cuda_host_free", cuda->hostFree);
+  bind("distopt_cuda_stage", cuda->stageToDevice);
+  bind("distopt_cuda_use_staged", cuda->useStagedOnDevice);
+  bind("distopt_cuda_staged_wait", cuda->stagedWait);
   if (!missing.empty())
     return makeError(llvm::Twine("--device=cuda: '") + path + "' has no " +
                      missing);
@@ -147,6 +174,39 @@ llvm::Error CudaDevice::copy(void *to, const void *from, size_t bytes,
     if (onDevice(to, from, bytes) != 0)
       return failCall("copying on the device");
   }
+  return llvm::Error::success();
+}
+
+llvm::Expected<void *> CudaDevice::allocateHostMemory(size_t bytes) {
+  void *pointer = hostAlloc(bytes);
+  if (!pointer)
+    return failCall("allocating pinned host memory");
+  return pointer;
+}
+
+llvm::Error CudaDevice::freeHostMemory(void *pointer) {
+  if (hostFree(pointer) != 0)
+    return failCall("freeing pinned host memory");
+  return llvm::Error::success();
+}
+
+llvm::Error CudaDevice::stageCopy(void *device, const void *host,
+                                  size_t bytes) {
+  if (stageToDevice(device, host, bytes) != 0)
+    return failCall("staging a batch to the device");
+  return llvm::Error::success();
+}
+
+llvm::Error CudaDevice::useStagedCopy(void *to, const void *from,
+                                      size_t bytes) {
+  if (useStagedOnDevice(to, from, bytes) != 0)
+    return failCall("copying a staged batch on the device");
+  return llvm::Error::success();
+}
+
+llvm::Error CudaDevice::waitStaged() {
+  if (stagedWait() != 0)
+    return failCall("staging a batch to the device");
   return llvm::Error::success();
 }
 
@@ -240,5 +300,35 @@ llvm::Error MappedDevice::freeMemory(void *pointer) {
 
 llvm::Error MappedDevice::copy(void *to, const void *from, size_t bytes, int) {
   std::memcpy(to, from, bytes);
+  return llvm::Error::success();
+}
+
+llvm::Expected<void *> MappedDevice::allocateHostMemory(size_t bytes) {
+  return allocateMemory(bytes);
+}
+
+llvm::Error MappedDevice::freeHostMemory(void *pointer) {
+  return freeMemory(pointer);
+}
+
+llvm::Error MappedDevice::stageCopy(void *device, const void *host,
+                                    size_t bytes) {
+  pending.push_back({device, host, bytes});
+  return llvm::Error::success();
+}
+
+llvm::Error MappedDevice::waitStaged() {
+  for (const StagedCopy &copy : pending)
+    std::memcpy(copy.device, copy.host, copy.bytes);
+  pending.clear();
+  return llvm::Error::success();
+}
+
+llvm::Error MappedDevice::useStagedCopy(void *to, const void *from,
+                                        size_t bytes) {
+  if (llvm::Error error = waitStaged())
+    return error;
+  std::memcpy(to, from, bytes);
+  std::memset(const_cast<void *>(from), 0xff, bytes);
   return llvm::Error::success();
 }

@@ -169,7 +169,7 @@ std::vector<int64_t> Dataset::getOrder(uint64_t epoch) const {
   return result;
 }
 
-void Dataset::fill(uint64_t step, Binding &binding) {
+void Dataset::fill(uint64_t step, const Binding &binding, char *target) {
   const File &file = files.at(binding.value->name);
   uint64_t epoch = step / getStepsPerEpoch();
   if (order.empty() || epoch != orderEpoch) {
@@ -186,9 +186,8 @@ void Dataset::fill(uint64_t step, Binding &binding) {
     int64_t sample = order[start + offsets[0] + r];
     copyOverlap(file.data + sample * file.rowBytes,
                 std::vector<int64_t>(sampleShape.size(), 0), sampleShape,
-                binding.local.bytes.data() + r * localRowBytes,
-                offsets.drop_front(), localShape.drop_front(),
-                getElementBytes(binding.dtype));
+                target + r * localRowBytes, offsets.drop_front(),
+                localShape.drop_front(), getElementBytes(binding.dtype));
   }
 }
 

@@ -488,12 +488,15 @@ runLoaded(const RunConfig &config, RunObserver *observer, LoadedStep &loaded) {
   if (wholeStep.hasDynamicLossScale())
     hooks.lossScaleRank = getLossScaleRank(wholeStep);
   hooks.print = config.print;
+  if (dataset) {
+    hooks.isBatch = [](const Binding &arg) { return isData(arg); };
+    hooks.fillBatch = [&](uint64_t s, const Binding &arg, char *target) {
+      dataset->fill(s, arg, target);
+    };
+  }
+  hooks.stageBatches = config.stageBatches;
   hooks.beforeStep = [&](uint64_t s) -> llvm::Error {
     raiseForTest(raise, "step" + std::to_string(s + 1));
-    if (dataset)
-      for (Binding &arg : args)
-        if (isData(arg))
-          dataset->fill(s, arg);
     if (profile)
       profile->beforeStep();
     return llvm::Error::success();
@@ -546,6 +549,8 @@ runLoaded(const RunConfig &config, RunObserver *observer, LoadedStep &loaded) {
             {"to_host_copies", report.device->toHost},
             {"to_host_bytes", report.device->toHostBytes},
             {"on_device_copies", report.device->onDevice},
+            {"staged_copies", report.device->staged},
+            {"staged_bytes", report.device->stagedBytes},
             {"allocations", report.device->allocations},
             {"graph_captures", report.device->graphCaptures},
             {"graph_launches", report.device->graphLaunches}};

@@ -45,6 +45,7 @@ static const llvm::StringRef kNames[] = {"module",
                                          "parallel-min-iterations",
                                          "gpu-mapped",
                                          "step-graphs",
+                                         "stage-batches",
                                          "num-threads",
                                          "profile",
                                          "cache",
@@ -149,6 +150,8 @@ llvm::Error distopt::runner::setRunOption(RunConfig &config,
     return toBool(config.gpuMapped);
   if (name == "step-graphs")
     return toBool(config.stepGraphs);
+  if (name == "stage-batches")
+    return toBool(config.stageBatches);
   if (name == "profile")
     return toBool(config.profile);
   if (name == "cache")

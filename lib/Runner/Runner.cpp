@@ -487,11 +487,10 @@ public:
 
 /// invokeStep on a device: see its comment. `resident[j]`: argument j is
 /// fed back by some result.
-static llvm::Expected<float> invokeOnDevice(CompiledStep &compiled,
-                                            StringRef entry,
-                                            std::vector<Binding> &args,
-                                            std::vector<Binding> &results,
-                                            ArrayRef<int64_t> feedBack) {
+static llvm::Expected<float>
+invokeOnDevice(CompiledStep &compiled, StringRef entry,
+               std::vector<Binding> &args, std::vector<Binding> &results,
+               ArrayRef<int64_t> feedBack, const StagedInputs *staged) {
   DeviceMemory &device = *compiled.device;
   if (!compiled.resident)
     compiled.resident = std::make_unique<ResidentState>(device);
@@ -506,7 +505,13 @@ static llvm::Expected<float> invokeOnDevice(CompiledStep &compiled,
     llvm::Expected<ResidentState::Copy *> copy = state.get(arg);
     if (!copy)
       return copy.takeError();
-    if (!(*copy)->onDevice) {
+    const void *stagedFrom =
+        staged && j < staged->from.size() ? staged->from[j] : nullptr;
+    if (stagedFrom && !isResident[j]) {
+      if (llvm::Error error =
+              device.useStaged((*copy)->buffer, stagedFrom, (*copy)->bytes))
+        return std::move(error);
+    } else if (!(*copy)->onDevice) {
       if (llvm::Error error = device.copyToDevice(
               (*copy)->buffer, arg.local.bytes.data(), (*copy)->bytes))
         return std::move(error);
@@ -556,6 +561,9 @@ static llvm::Expected<float> invokeOnDevice(CompiledStep &compiled,
     if (llvm::Error error = compiled.invoke(entry, call->packed))
       return std::move(error);
   }
+  if (staged && staged->whileRunning)
+    if (llvm::Error error = staged->whileRunning())
+      return std::move(error);
   // The host waits for the step only here, where it reads the results.
   if (llvm::Error error = device.synchronize("the step"))
     return std::move(error);
@@ -648,13 +656,12 @@ llvm::Error runner::pullState(CompiledStep &compiled,
   return llvm::Error::success();
 }
 
-llvm::Expected<float> runner::invokeStep(CompiledStep &compiled,
-                                         StringRef entry,
-                                         std::vector<Binding> &args,
-                                         std::vector<Binding> &results,
-                                         ArrayRef<int64_t> feedBack) {
+llvm::Expected<float>
+runner::invokeStep(CompiledStep &compiled, StringRef entry,
+                   std::vector<Binding> &args, std::vector<Binding> &results,
+                   ArrayRef<int64_t> feedBack, const StagedInputs *staged) {
   if (compiled.device)
-    return invokeOnDevice(compiled, entry, args, results, feedBack);
+    return invokeOnDevice(compiled, entry, args, results, feedBack, staged);
   std::vector<void *> storage;
   for (Binding &arg : args)
     storage.push_back(arg.local.bytes.data());
@@ -755,6 +762,97 @@ llvm::Error runner::checkStateFinite(const std::vector<Binding> &args,
   return llvm::Error::success();
 }
 
+namespace {
+/// A run's batches staged to its device (RunHooks::stageBatches): each
+/// batch arrays gets a pinned host buffer and a device staging buffer.
+/// While step s runs, the host reads batch s+1 into the pinned buffers and
+/// the copy stream copies them to the staging buffers; step s+1 then
+/// starts with copies on the device (HBM, not PCIe) into its inputs, and
+/// the host arrays get batch s+1 from the pinned buffers while it runs
+/// (what the host reads of a step's batch: a non-finite loss's report).
+class BatchStager {
+public:
+  BatchStager(DeviceMemory &device, std::vector<Binding> &args,
+              const RunHooks &hooks)
+      : device(device), args(args), hooks(hooks) {}
+  ~BatchStager() {
+    // (Staged copies still reading a pinned buffer finish first.)
+    llvm::consumeError(device.waitStaged());
+    for (Slot &slot : slots) {
+      llvm::consumeError(device.freeHost(slot.pinned));
+      llvm::consumeError(device.free(slot.staging));
+    }
+  }
+
+  /// Allocates the buffers of each batch argument.
+  llvm::Error allocate() {
+    for (auto [j, arg] : llvm::enumerate(args)) {
+      if (!hooks.isBatch(arg))
+        continue;
+      Slot slot{j, nullptr, nullptr, arg.local.bytes.size()};
+      llvm::Expected<void *> pinned = device.allocateHost(slot.bytes);
+      if (!pinned)
+        return pinned.takeError();
+      slot.pinned = *pinned;
+      llvm::Expected<void *> staging = device.allocate(slot.bytes);
+      if (!staging) {
+        llvm::consumeError(device.freeHost(slot.pinned));
+        return staging.takeError();
+      }
+      slot.staging = *staging;
+      slots.push_back(slot);
+    }
+    return llvm::Error::success();
+  }
+
+  /// Whether the staging buffers hold batch `step`.
+  bool holds(uint64_t step) const { return staged == step; }
+
+  /// The staging buffers, per argument (for invokeStep).
+  std::vector<const void *> getBuffers() const {
+    std::vector<const void *> from(args.size());
+    for (const Slot &slot : slots)
+      from[slot.arg] = slot.staging;
+    return from;
+  }
+
+  /// While step `step` runs (its batch staged when `used`): the host
+  /// arrays get its batch, and batch `next` (if any) is staged.
+  llvm::Error whileRunning(uint64_t step, bool used,
+                           std::optional<uint64_t> next) {
+    if (llvm::Error error = device.waitStaged())
+      return error;
+    if (used)
+      for (const Slot &slot : slots)
+        std::memcpy(args[slot.arg].local.bytes.data(), slot.pinned, slot.bytes);
+    staged.reset();
+    if (!next)
+      return llvm::Error::success();
+    for (const Slot &slot : slots) {
+      hooks.fillBatch(*next, args[slot.arg], static_cast<char *>(slot.pinned));
+      if (llvm::Error error =
+              device.stage(slot.staging, slot.pinned, slot.bytes))
+        return error;
+    }
+    staged = next;
+    return llvm::Error::success();
+  }
+
+private:
+  struct Slot {
+    size_t arg;
+    void *pinned, *staging;
+    size_t bytes;
+  };
+  DeviceMemory &device;
+  std::vector<Binding> &args;
+  const RunHooks &hooks;
+  std::vector<Slot> slots;
+  /// The batch the staging buffers hold (or are being copied).
+  std::optional<uint64_t> staged;
+};
+} // namespace
+
 llvm::Expected<std::vector<float>>
 runner::runSteps(CompiledStep &compiled, StringRef entry,
                  std::vector<Binding> &args, std::vector<Binding> &results,
@@ -790,10 +888,34 @@ runner::runSteps(CompiledStep &compiled, StringRef entry,
     std::memcpy(&value, lossScale->local.bytes.data(), sizeof(float));
     return value;
   };
+  std::optional<BatchStager> stager;
+  if (compiled.device && hooks.stageBatches && hooks.isBatch &&
+      llvm::any_of(args, hooks.isBatch)) {
+    stager.emplace(*compiled.device, args, hooks);
+    if (llvm::Error error = stager->allocate())
+      return std::move(error);
+  }
   for (uint64_t s = first; s < steps; ++s) {
     if (hooks.beforeStep)
       if (llvm::Error error = hooks.beforeStep(s))
         return std::move(error);
+    // The batch: staged while the step before ran, or read now.
+    bool useStaged = stager && stager->holds(s);
+    if (hooks.isBatch && !useStaged)
+      for (Binding &arg : args)
+        if (hooks.isBatch(arg))
+          hooks.fillBatch(s, arg, arg.local.bytes.data());
+    StagedInputs staging;
+    if (stager) {
+      if (useStaged)
+        staging.from = stager->getBuffers();
+      std::optional<uint64_t> next;
+      if (s + 1 < steps)
+        next = s + 1;
+      staging.whileRunning = [&stager, s, useStaged, next] {
+        return stager->whileRunning(s, useStaged, next);
+      };
+    }
     distrt_reset_stats();
     std::optional<float> scaleBefore;
     if (lossScale) {
@@ -806,8 +928,8 @@ runner::runSteps(CompiledStep &compiled, StringRef entry,
     if (compiled.device)
       trafficBefore = compiled.device->getTraffic();
     auto start = std::chrono::steady_clock::now();
-    llvm::Expected<float> stepLoss =
-        invokeStep(compiled, entry, args, results, feedBack);
+    llvm::Expected<float> stepLoss = invokeStep(
+        compiled, entry, args, results, feedBack, stager ? &staging : nullptr);
     if (!stepLoss)
       return stepLoss.takeError();
     float loss = *stepLoss;

@@ -66,6 +66,11 @@ struct State {
   /// cuBLAS's workspace (cublasSetWorkspace): set once, so that a product
   /// allocates nothing while the stream is captured.
   CUdeviceptr blasWorkspace = 0;
+  /// distopt_cuda_stage's copy stream; the event recorded after the last
+  /// staged copy, and the one recorded on the compute stream after the
+  /// last copy out of a staging buffer (created on first use).
+  CUstream copyStream = nullptr;
+  CUevent staged = nullptr, consumed = nullptr;
   std::mutex mutex;
 };
 
@@ -250,6 +255,78 @@ int distopt_cuda_copy_on_device(void *to, const void *from, size_t bytes) {
   return ensureDevice() && check("cuMemcpyDtoDAsync",
                                  cuMemcpyDtoDAsync(toDevice(to), toDevice(from),
                                                    bytes, getState().stream))
+             ? 0
+             : -1;
+}
+
+void *distopt_cuda_host_alloc(size_t bytes) {
+  void *pointer = nullptr;
+  if (!ensureDevice() ||
+      !check("cuMemHostAlloc", cuMemHostAlloc(&pointer, bytes ? bytes : 1, 0)))
+    return nullptr;
+  return pointer;
+}
+
+int distopt_cuda_host_free(void *pointer) {
+  if (!pointer)
+    return 0;
+  return ensureDevice() && check("cuMemFreeHost", cuMemFreeHost(pointer)) ? 0
+                                                                          : -1;
+}
+
+/// The copy stream and its events, created on first use; false (recorded)
+/// when they cannot be.
+static bool ensureCopyStream() {
+  if (!ensureDevice())
+    return false;
+  State &state = getState();
+  if (state.copyStream)
+    return true;
+  // (Timing off: the events only order the streams.)
+  return check("cuStreamCreate",
+               cuStreamCreate(&state.copyStream, CU_STREAM_NON_BLOCKING)) &&
+         check("cuEventCreate",
+               cuEventCreate(&state.staged, CU_EVENT_DISABLE_TIMING)) &&
+         check("cuEventCreate",
+               cuEventCreate(&state.consumed, CU_EVENT_DISABLE_TIMING)) &&
+         // Recorded once, so that the first stage has something to wait on.
+         check("cuEventRecord", cuEventRecord(state.consumed, state.stream));
+}
+
+int distopt_cuda_stage(void *device, const void *host, size_t bytes) {
+  if (!ensureCopyStream())
+    return -1;
+  State &state = getState();
+  return check("cuStreamWaitEvent",
+               cuStreamWaitEvent(state.copyStream, state.consumed, 0)) &&
+                 check("cuMemcpyHtoDAsync",
+                       cuMemcpyHtoDAsync(toDevice(device), host, bytes,
+                                         state.copyStream)) &&
+                 check("cuEventRecord",
+                       cuEventRecord(state.staged, state.copyStream))
+             ? 0
+             : -1;
+}
+
+int distopt_cuda_use_staged(void *to, const void *from, size_t bytes) {
+  if (!ensureCopyStream())
+    return -1;
+  State &state = getState();
+  return check("cuStreamWaitEvent",
+               cuStreamWaitEvent(state.stream, state.staged, 0)) &&
+                 check("cuMemcpyDtoDAsync",
+                       cuMemcpyDtoDAsync(toDevice(to), toDevice(from), bytes,
+                                         state.stream)) &&
+                 check("cuEventRecord",
+                       cuEventRecord(state.consumed, state.stream))
+             ? 0
+             : -1;
+}
+
+int distopt_cuda_staged_wait(void) {
+  if (!ensureCopyStream())
+    return -1;
+  return check("cuEventSynchronize", cuEventSynchronize(getState().staged))
              ? 0
              : -1;
 }

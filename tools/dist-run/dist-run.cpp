@@ -238,6 +238,12 @@ static cl::opt<bool> stepGraphs(
              "moves or that allocates runs launch by launch, with a warning "
              "saying why (default on; --gpu-mapped replays the captured "
              "call)"));
+static cl::opt<bool> stageBatches(
+    "stage-batches", cl::cat(distRunCategory), cl::init(true),
+    cl::desc("On a device, with --dataset: read and copy each batch to the "
+             "device while the step before runs (a pinned host buffer, a "
+             "second stream, then a copy on the device into the step's "
+             "input), instead of between the steps (default on)"));
 static cl::opt<unsigned> numThreads(
     "num-threads", cl::cat(distRunCategory),
     cl::desc("Threads of this process's step: the OpenMP team its large "
@@ -299,6 +305,7 @@ static RunConfig makeConfig(const char *argv0) {
   config.parallelMinIterations = parallelMinIterations;
   config.gpuMapped = gpuMapped;
   config.stepGraphs = stepGraphs;
+  config.stageBatches = stageBatches;
   if (numThreads.getNumOccurrences())
     config.numThreads = numThreads;
   config.profile = profileOps;

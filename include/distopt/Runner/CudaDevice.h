@@ -30,6 +30,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace distopt::runner {
 
@@ -39,6 +40,9 @@ struct DeviceTraffic {
   uint64_t toHost = 0, toHostBytes = 0;
   uint64_t onDevice = 0, onDeviceBytes = 0;
   uint64_t allocations = 0;
+  /// Copies staged on the copy stream (dataset batches, while the step
+  /// before ran), and copies out of a staging buffer on the compute stream.
+  uint64_t staged = 0, stagedBytes = 0, stagedUses = 0;
   /// Captured graphs, and launches of one (a step replayed).
   uint64_t graphCaptures = 0, graphLaunches = 0;
 
@@ -57,6 +61,20 @@ public:
   /// Completes every earlier call on the stream first.
   llvm::Error copyToHost(void *host, const void *device, size_t bytes);
   llvm::Error copyOnDevice(void *to, const void *from, size_t bytes);
+
+  /// Page-locked host memory (a staging copy reads it asynchronously).
+  llvm::Expected<void *> allocateHost(size_t bytes);
+  llvm::Error freeHost(void *pointer);
+  /// Enqueues a copy of pinned `host` to `device` on the copy stream, after
+  /// the last useStaged() (which read the staging buffer it overwrites);
+  /// returns at once. The host must not write `host` until waitStaged().
+  llvm::Error stage(void *device, const void *host, size_t bytes);
+  /// Orders the compute stream after every copy staged so far, then copies
+  /// `from` (a staging buffer) to `to` on it.
+  llvm::Error useStaged(void *to, const void *from, size_t bytes);
+  /// Returns once every staged copy has read its host buffer.
+  virtual llvm::Error waitStaged() = 0;
+
   /// Waits for the stream; fails with the first error of the calls since
   /// the last wait, naming `what` was running.
   virtual llvm::Error synchronize(const char *what) = 0;
@@ -86,6 +104,12 @@ protected:
   virtual llvm::Error freeMemory(void *pointer) = 0;
   virtual llvm::Error copy(void *to, const void *from, size_t bytes,
                            int direction) = 0;
+  virtual llvm::Expected<void *> allocateHostMemory(size_t bytes) = 0;
+  virtual llvm::Error freeHostMemory(void *pointer) = 0;
+  virtual llvm::Error stageCopy(void *device, const void *host,
+                                size_t bytes) = 0;
+  virtual llvm::Error useStagedCopy(void *to, const void *from,
+                                    size_t bytes) = 0;
 
   /// copy()'s directions.
   enum { kToDevice, kToHost, kOnDevice };
@@ -102,6 +126,7 @@ public:
   static llvm::Expected<CudaDevice *> load(const std::string &libDirectory);
 
   llvm::Error synchronize(const char *what) override;
+  llvm::Error waitStaged() override;
   llvm::Expected<std::unique_ptr<Graph>>
   capture(std::function<llvm::Error()> work) override;
 
@@ -112,6 +137,10 @@ private:
   llvm::Error freeMemory(void *pointer) override;
   llvm::Error copy(void *to, const void *from, size_t bytes,
                    int direction) override;
+  llvm::Expected<void *> allocateHostMemory(size_t bytes) override;
+  llvm::Error freeHostMemory(void *pointer) override;
+  llvm::Error stageCopy(void *device, const void *host, size_t bytes) override;
+  llvm::Error useStagedCopy(void *to, const void *from, size_t bytes) override;
   llvm::Error failCall(const char *call);
 
   int (*deviceCount)() = nullptr;
@@ -126,15 +155,25 @@ private:
   void *(*captureEnd)() = nullptr;
   int (*graphLaunch)(void *) = nullptr;
   void (*graphDestroy)(void *) = nullptr;
+  void *(*hostAlloc)(size_t) = nullptr;
+  int (*hostFree)(void *) = nullptr;
+  int (*stageToDevice)(void *, const void *, size_t) = nullptr;
+  int (*useStagedOnDevice)(void *, const void *, size_t) = nullptr;
+  int (*stagedWait)() = nullptr;
 };
 
 /// Host memory standing in for a device (--gpu-mapped): allocations with
 /// malloc (a step's results are freed with free()), copies with memcpy.
+/// A staged copy is made as late as the streams allow (at the next
+/// useStaged() or waitStaged()), and a staging buffer is poisoned once
+/// used: a host write to a pinned buffer before waitStaged(), or a staging
+/// buffer read twice for one copy, shows in the step's results.
 class MappedDevice : public DeviceMemory {
 public:
   llvm::Error synchronize(const char *) override {
     return llvm::Error::success();
   }
+  llvm::Error waitStaged() override;
   void markStale(void *host, size_t bytes) override;
   /// The host code is the work: each launch calls `work` again.
   llvm::Expected<std::unique_ptr<Graph>>
@@ -145,6 +184,18 @@ private:
   llvm::Error freeMemory(void *pointer) override;
   llvm::Error copy(void *to, const void *from, size_t bytes,
                    int direction) override;
+  llvm::Expected<void *> allocateHostMemory(size_t bytes) override;
+  llvm::Error freeHostMemory(void *pointer) override;
+  llvm::Error stageCopy(void *device, const void *host, size_t bytes) override;
+  llvm::Error useStagedCopy(void *to, const void *from, size_t bytes) override;
+
+  struct StagedCopy {
+    void *device;
+    const void *host;
+    size_t bytes;
+  };
+  /// Staged copies not made yet.
+  std::vector<StagedCopy> pending;
 };
 
 } // namespace distopt::runner

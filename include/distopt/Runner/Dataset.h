@@ -59,7 +59,11 @@ public:
 
   /// Fills `binding` (a data argument) with its block of global batch
   /// `step` (0-based, counted from the start of the run).
-  void fill(uint64_t step, Binding &binding);
+  void fill(uint64_t step, Binding &binding) {
+    fill(step, binding, binding.local.bytes.data());
+  }
+  /// The same block written to `target` (of the binding's bytes).
+  void fill(uint64_t step, const Binding &binding, char *target);
 
   /// An error (every rank's, which all read the same file) when the
   /// dataset array of `binding` (labels, token ids) holds a value outside

@@ -104,6 +104,9 @@ struct RunConfig {
   /// On a device: replay each step from a graph captured at the second
   /// (--step-graphs).
   bool stepGraphs = true;
+  /// On a device with a dataset: stage each batch while the step before
+  /// runs (--stage-batches).
+  bool stageBatches = true;
   std::optional<unsigned> numThreads;
   bool profile = false;
   bool useCache = true;

@@ -118,10 +118,21 @@ std::string getCacheKey(uint64_t moduleHash, const CompileOptions &options,
 /// date until pullState(); the other arguments (data, hyper-parameters)
 /// are copied before every call, the other results (loss, metrics) back
 /// after it.
+///
+/// `staged` (on a device): the arguments whose values were staged to the
+/// device beforehand, copied from there instead of from their host arrays,
+/// and work for the host while the step runs.
+struct StagedInputs {
+  /// Per argument: the staging buffer holding its value, or null.
+  std::vector<const void *> from;
+  /// Called once the step is enqueued, before the host waits for it.
+  std::function<llvm::Error()> whileRunning;
+};
 llvm::Expected<float> invokeStep(CompiledStep &compiled, llvm::StringRef entry,
                                  std::vector<Binding> &args,
                                  std::vector<Binding> &results,
-                                 llvm::ArrayRef<int64_t> feedBack = {});
+                                 llvm::ArrayRef<int64_t> feedBack = {},
+                                 const StagedInputs *staged = nullptr);
 
 /// Brings the host arrays of `args` (all, or only `only`) up to date with
 /// their device copies, where a step left them on a device; nothing
@@ -160,6 +171,17 @@ struct RunHooks {
   uint64_t firstStep = 0;
   /// Before step `step` (0-based, counted from the start of training).
   std::function<llvm::Error(uint64_t step)> beforeStep;
+  /// With a dataset: whether argument `arg` is one of the batch's, and
+  /// writing its block of batch `step` to `target` (its host array, or a
+  /// pinned buffer of its size). runSteps fills the batch of each step.
+  std::function<bool(const Binding &arg)> isBatch;
+  std::function<void(uint64_t step, const Binding &arg, char *target)>
+      fillBatch;
+  /// On a device: each batch is read and copied there while the step
+  /// before runs (a pinned buffer, the copy stream, then a copy on the
+  /// device into the step's input), not between the steps
+  /// (--stage-batches).
+  bool stageBatches = true;
   /// After a step, with what it did and the losses so far (rank 0's).
   std::function<llvm::Error(const StepReport &report,
                             llvm::ArrayRef<float> losses)>

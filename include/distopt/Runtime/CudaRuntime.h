@@ -53,6 +53,22 @@ int distopt_cuda_copy_on_device(void *to, const void *from, size_t bytes);
 /* The last failure's message. */
 const char *distopt_cuda_last_error(void);
 
+/* Page-locked host memory (cuMemHostAlloc): a copy from it to the device
+ * runs asynchronously, while the host goes on. */
+void *distopt_cuda_host_alloc(size_t bytes);
+int distopt_cuda_host_free(void *pointer);
+/* Staging (dist-run's dataset batches, copied while the step before runs).
+ * distopt_cuda_stage enqueues a copy of pinned `host` to `device` on the
+ * copy stream, a second stream, after the compute stream's last
+ * distopt_cuda_use_staged (which reads the staging buffer it overwrites),
+ * and returns at once. distopt_cuda_use_staged orders the compute stream
+ * after every copy staged so far, then copies `from` (a staging buffer)
+ * to `to` on it. distopt_cuda_staged_wait returns once every staged copy
+ * has read its host buffer, which the host may then overwrite. */
+int distopt_cuda_stage(void *device, const void *host, size_t bytes);
+int distopt_cuda_use_staged(void *to, const void *from, size_t bytes);
+int distopt_cuda_staged_wait(void);
+
 /* What the grouped products (distopt_matmul_group_f32) of this process did:
  * calls run as one grouped cuBLAS product, calls run as one product each
  * (cuBLAS refused the grouped one on this device), and copies of a set of

@@ -4,7 +4,7 @@
 
 """Checks that a run kept its state on the device.
 
-    check_device_traffic.py [--graphs] EVENTS.jsonl STATE.npz [HYPER...]
+    check_device_traffic.py [--graphs] [--staged] EVENTS.jsonl STATE.npz [HYPER...]
 
 EVENTS is dist-run --events of a run on a device (--device=cuda, or
 --gpu-mapped's stand-in); STATE the state it started from, less the arrays
@@ -17,6 +17,11 @@ its loss and metrics (a few bytes: no state array), and the runner
 allocates nothing on the device after the first step. With --graphs, the
 step is captured as a graph at step 2 and every step from then on is one
 launch of it (dist-run --step-graphs, the default).
+
+With --staged (dist-run --stage-batches, a dataset), every step but the
+last stages the next step's batch (the same bytes each time), and every
+later step copies only the hyper-parameters: the batch went to the device
+while the step before ran.
 """
 
 import json
@@ -25,9 +30,9 @@ import sys
 import numpy as np
 
 args = sys.argv[1:]
-graphs = bool(args) and args[0] == "--graphs"
-if graphs:
-    args = args[1:]
+graphs = "--graphs" in args
+staged = "--staged" in args
+args = [a for a in args if a not in ("--graphs", "--staged")]
 events_path, state_path, hyper = args[0], args[1], args[2:]
 state = np.load(state_path)
 state_bytes = sum(state[name].nbytes for name in state.files
@@ -49,11 +54,22 @@ if first["to_device_bytes"] < state_bytes:
     fail(f"step 1 copied {first['to_device_bytes']} bytes to the device, "
          f"less than the state's {state_bytes}")
 data_bytes = first["to_device_bytes"] - state_bytes
+batch_bytes = first["staged_bytes"] if staged else 0
+if staged and not 0 < batch_bytes <= data_bytes:
+    fail(f"step 1 staged {batch_bytes} bytes, want a batch of at most "
+         f"{data_bytes}")
 for event in steps:
     device, step = event["device"], event["step"]
-    if step > 1 and device["to_device_bytes"] != data_bytes:
-        fail(f"step {step} copied {device['to_device_bytes']} bytes to the "
-             f"device, want {data_bytes} (the batch and hyper-parameters)")
+    copied = device["to_device_bytes"]
+    if step > 1 and copied != data_bytes - batch_bytes:
+        fail(f"step {step} copied {copied} bytes to the device, want "
+             f"{data_bytes - batch_bytes} (the "
+             + ("hyper-parameters: its batch was staged)" if staged else
+                "batch and hyper-parameters)"))
+    want_staged = batch_bytes if step < len(steps) else 0
+    if device["staged_bytes"] != want_staged:
+        fail(f"step {step} staged {device['staged_bytes']} bytes, want "
+             f"{want_staged}")
     if step > 1 and device["allocations"] != 0:
         fail(f"step {step}: {device['allocations']} runner allocations")
     want = (0, 0) if step == 1 or not graphs else (1 if step == 2 else 0, 1)
@@ -65,7 +81,9 @@ for event in steps:
         fail(f"step {step} copied {device['to_host_bytes']} bytes to the "
              f"host (only the loss and metrics should come back)")
 print(f"{len(steps)} steps: state {state_bytes} bytes copied once, "
-      f"{data_bytes} bytes of data per step, "
+      f"{data_bytes} bytes of data per step"
+      + (f" ({batch_bytes} staged while the step before ran)" if staged
+         else "") + ", "
       f"{steps[-1]['device']['to_host_bytes']} bytes back per step"
       + (f", {sum(e['device']['graph_launches'] for e in steps)} graph "
          "launches" if graphs else ""))
