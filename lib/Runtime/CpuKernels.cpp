@@ -33,6 +33,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -325,6 +326,44 @@ void _mlir_ciface_distopt_matmul_f32(UnrankedMemRefType<float> *a,
                 cv = getMatrix(c, /*batched=*/true);
   foldBatchIntoRows(av, cv, batch, m, transA, batchedA, batchedB);
   multiplyF32(av, getMatrix(b, batchedB), cv, batch, m, n, k, transA, transB);
+}
+
+/// D = op(A) x op(B) + bias, bias [n] added to every row, plus R when
+/// `flags & 1` (a residual); with `flags & 2`, P = that sum and D =
+/// GELU(P), tanh approximation: the product with its epilogue, as
+/// dist-matmul-epilogues folds a linear layer's additions into one call
+/// (libdistopt_cuda runs it as one cuBLASLt product with a bias or
+/// GELU_AUX_BIAS epilogue; this is its check on the CPU, --gpu-mapped).
+/// One matrix each (batch 1); R and P, when unused, are D.
+void _mlir_ciface_distopt_matmul_epilogue_f32(
+    UnrankedMemRefType<float> *a, UnrankedMemRefType<float> *b,
+    UnrankedMemRefType<float> *d, UnrankedMemRefType<float> *bias,
+    UnrankedMemRefType<float> *residual, UnrankedMemRefType<float> *pre,
+    int64_t m, int64_t n, int64_t k, int32_t transA, int32_t transB,
+    int32_t flags) {
+  bool addResidual = flags & 1, gelu = flags & 2;
+  Matrix<float> dv = getMatrix(d, /*batched=*/false),
+                rv = getMatrix(residual, /*batched=*/false),
+                pv = getMatrix(pre, /*batched=*/false);
+  Matrix<float> sum = gelu ? pv : dv;
+  multiplyF32(getMatrix(a, false), getMatrix(b, false), sum, 1, m, n, k, transA,
+              transB);
+  DynamicMemRefType<float> biasView(*bias);
+  const float *biasData = biasView.data + biasView.offset;
+  const float scale = 0.7978845608028654f, cubic = 0.044715f;
+  for (int64_t i = 0; i < m; ++i) {
+    float *row = sum.data + i * sum.ld;
+    const float *res = rv.data + i * rv.ld;
+    float *out = dv.data + i * dv.ld;
+    for (int64_t j = 0; j < n; ++j) {
+      float x = row[j] + biasData[j];
+      if (addResidual)
+        x += res[j];
+      row[j] = x;
+      if (gelu)
+        out[j] = 0.5f * x * (1.0f + std::tanh(scale * (x + cubic * x * x * x)));
+    }
+  }
 }
 
 /// The products of a group's table (ProductGroup.h: a row per product, as

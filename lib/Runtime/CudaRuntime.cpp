@@ -27,6 +27,7 @@
 #include "distopt/Runtime/CudaRuntime.h"
 #include "MatrixOperand.h"
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda.h>
 
@@ -42,6 +43,8 @@ struct State {
   CUcontext context = nullptr;
   CUstream stream = nullptr;
   cublasHandle_t blas = nullptr;
+  /// cuBLASLt's handle: the products with epilogues.
+  cublasLtHandle_t blasLt = nullptr;
   /// The first failure since the last distopt_cuda_synchronize.
   std::string error;
   /// distopt_cuda_last_error's message.
@@ -112,6 +115,10 @@ bool checkBlas(const char *call, cublasStatus_t status) {
   return false;
 }
 
+/// The bytes of cuBLAS's workspace, which the cuBLASLt products use too
+/// (one stream orders them).
+constexpr size_t kBlasWorkspaceBytes = size_t(32) << 20;
+
 /// Makes the process's device (device 0 unless chosen) current on the
 /// calling thread, creating its context, stream and cuBLAS handle on first
 /// use; false (with the failure recorded) when there is none.
@@ -151,12 +158,12 @@ bool ensureDevice(int ordinal = -1) {
                  cublasSetStream(state.blas, state.stream)) ||
       // FP32 products in FP32 (no TF32): the CPU's results within rounding.
       !checkBlas("cublasSetMathMode",
-                 cublasSetMathMode(state.blas, CUBLAS_DEFAULT_MATH)))
+                 cublasSetMathMode(state.blas, CUBLAS_DEFAULT_MATH)) ||
+      !checkBlas("cublasLtCreate", cublasLtCreate(&state.blasLt)))
     return false;
   // cuBLAS's own workspace, allocated once (32 MiB, as PyTorch gives it on
   // Hopper): without one, a product may allocate, which a captured graph
   // cannot replay.
-  constexpr size_t kBlasWorkspaceBytes = size_t(32) << 20;
   if (!check("cuMemAlloc",
              cuMemAlloc(&state.blasWorkspace, kBlasWorkspaceBytes)) ||
       !checkBlas("cublasSetWorkspace",
@@ -620,6 +627,115 @@ void _mlir_ciface_distopt_matmul_f32(UnrankedMemRefType<float> *a,
                 transA ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &one, bv.data,
                 bv.ld, bv.batchStride, av.data, av.ld, av.batchStride, &zero,
                 cv.data, cv.ld, cv.batchStride, batch));
+}
+
+/// libdistopt_cpu's distopt_matmul_epilogue_f32 (CpuKernels.cpp) on
+/// device buffers: D = op(A) x op(B) + bias (+ R), or with GELU, P = that
+/// and D = GELU(P), as one cuBLASLt product with a BIAS or GELU_AUX_BIAS
+/// epilogue (FP32 compute, no TF32), on the stream and cuBLAS's workspace.
+/// Column-major as distopt_matmul_f32: D^T = op(B)^T x op(A)^T, whose rows
+/// are D's columns, so the bias (one per column of D) is cuBLASLt's
+/// per-row bias.
+void _mlir_ciface_distopt_matmul_epilogue_f32(
+    UnrankedMemRefType<float> *a, UnrankedMemRefType<float> *b,
+    UnrankedMemRefType<float> *d, UnrankedMemRefType<float> *bias,
+    UnrankedMemRefType<float> *residual, UnrankedMemRefType<float> *pre,
+    int64_t m, int64_t n, int64_t k, int32_t transA, int32_t transB,
+    int32_t flags) {
+  if (!ensureDevice())
+    return;
+  State &state = getState();
+  bool addResidual = flags & 1, gelu = flags & 2;
+  distopt::Matrix<float> av = distopt::getMatrix(a, false),
+                         bv = distopt::getMatrix(b, false),
+                         dv = distopt::getMatrix(d, false),
+                         rv = distopt::getMatrix(residual, false),
+                         pv = distopt::getMatrix(pre, false);
+  DynamicMemRefType<float> biasView(*bias);
+  const float *biasData = biasView.data + biasView.offset;
+  cublasLtMatmulDesc_t operation = nullptr;
+  cublasLtMatrixLayout_t layoutA = nullptr, layoutB = nullptr,
+                         layoutC = nullptr, layoutD = nullptr;
+  cublasLtMatmulPreference_t preference = nullptr;
+  auto release = [&] {
+    if (preference)
+      cublasLtMatmulPreferenceDestroy(preference);
+    for (cublasLtMatrixLayout_t layout : {layoutA, layoutB, layoutC, layoutD})
+      if (layout)
+        cublasLtMatrixLayoutDestroy(layout);
+    if (operation)
+      cublasLtMatmulDescDestroy(operation);
+  };
+  cublasOperation_t opFirst = transB ? CUBLAS_OP_T : CUBLAS_OP_N,
+                    opSecond = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasLtEpilogue_t epilogue =
+      gelu ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_BIAS;
+  const void *biasPointer = biasData;
+  void *auxPointer = pv.data;
+  int64_t auxLd = pv.ld;
+  auto set = [&](cublasLtMatmulDescAttributes_t attribute, const void *value,
+                 size_t bytes) {
+    return checkBlas(
+        "cublasLtMatmulDescSetAttribute",
+        cublasLtMatmulDescSetAttribute(operation, attribute, value, bytes));
+  };
+  // The first operand is B as stored: n x k (k x n transposed), column-major
+  // with B's row stride as its leading dimension; the second A: k x m.
+  bool ok =
+      checkBlas("cublasLtMatmulDescCreate",
+                cublasLtMatmulDescCreate(&operation, CUBLAS_COMPUTE_32F,
+                                         CUDA_R_32F)) &&
+      set(CUBLASLT_MATMUL_DESC_TRANSA, &opFirst, sizeof(opFirst)) &&
+      set(CUBLASLT_MATMUL_DESC_TRANSB, &opSecond, sizeof(opSecond)) &&
+      set(CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)) &&
+      set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &biasPointer,
+          sizeof(biasPointer)) &&
+      (!gelu ||
+       (set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &auxPointer,
+            sizeof(auxPointer)) &&
+        set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &auxLd, sizeof(auxLd)))) &&
+      checkBlas("cublasLtMatrixLayoutCreate",
+                cublasLtMatrixLayoutCreate(&layoutA, CUDA_R_32F, transB ? k : n,
+                                           transB ? n : k, bv.ld)) &&
+      checkBlas("cublasLtMatrixLayoutCreate",
+                cublasLtMatrixLayoutCreate(&layoutB, CUDA_R_32F, transA ? m : k,
+                                           transA ? k : m, av.ld)) &&
+      checkBlas("cublasLtMatrixLayoutCreate",
+                cublasLtMatrixLayoutCreate(&layoutC, CUDA_R_32F, n, m,
+                                           addResidual ? rv.ld : dv.ld)) &&
+      checkBlas(
+          "cublasLtMatrixLayoutCreate",
+          cublasLtMatrixLayoutCreate(&layoutD, CUDA_R_32F, n, m, dv.ld)) &&
+      checkBlas("cublasLtMatmulPreferenceCreate",
+                cublasLtMatmulPreferenceCreate(&preference));
+  size_t workspaceBytes = kBlasWorkspaceBytes;
+  ok = ok && checkBlas("cublasLtMatmulPreferenceSetAttribute",
+                       cublasLtMatmulPreferenceSetAttribute(
+                           preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                           &workspaceBytes, sizeof(workspaceBytes)));
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  int found = 0;
+  ok = ok && checkBlas("cublasLtMatmulAlgoGetHeuristic",
+                       cublasLtMatmulAlgoGetHeuristic(
+                           state.blasLt, operation, layoutA, layoutB, layoutC,
+                           layoutD, preference, 1, &heuristic, &found));
+  if (ok && found == 0) {
+    record("distopt_matmul_epilogue_f32: cuBLASLt has no algorithm for a " +
+           std::to_string(m) + "x" + std::to_string(n) + "x" +
+           std::to_string(k) + " FP32 product with a " +
+           (gelu ? "GELU_AUX_BIAS" : "BIAS") + " epilogue on this device");
+    ok = false;
+  }
+  const float one = 1.0f, zero = 0.0f;
+  ok = ok &&
+       checkBlas("cublasLtMatmul",
+                 cublasLtMatmul(state.blasLt, operation, &one, bv.data, layoutA,
+                                av.data, layoutB, addResidual ? &one : &zero,
+                                addResidual ? rv.data : dv.data, layoutC,
+                                dv.data, layoutD, &heuristic.algo,
+                                reinterpret_cast<void *>(state.blasWorkspace),
+                                kBlasWorkspaceBytes, state.stream));
+  release();
 }
 
 } // extern "C"

@@ -9,7 +9,8 @@
 // reason) when it cannot load or finds no device. On a device it checks
 // the stream-ordered allocation and copies and every product form of
 // distopt_matmul_f32 (cuBLAS) against loops on the host (FP32, no TF32:
-// relative 1e-5), and a group of every form as one
+// relative 1e-5), the products with epilogues (cuBLASLt: bias, residual,
+// GELU), and a group of every form as one
 // distopt_matmul_group_f32 call (cuBLAS's grouped product), twice on the
 // same buffers: both grouped, the second reusing the first's pointer
 // arrays (distopt_cuda_product_stats); function workspaces; a captured
@@ -51,6 +52,13 @@ struct Cuda {
                  UnrankedMemRefType<float> *, int64_t, int64_t, int64_t,
                  int64_t, int32_t, int32_t, int32_t, int32_t) = nullptr;
   void (*matmulGroup)(StridedMemRefType<int64_t, 2> *) = nullptr;
+  void (*matmulEpilogue)(UnrankedMemRefType<float> *,
+                         UnrankedMemRefType<float> *,
+                         UnrankedMemRefType<float> *,
+                         UnrankedMemRefType<float> *,
+                         UnrankedMemRefType<float> *,
+                         UnrankedMemRefType<float> *, int64_t, int64_t, int64_t,
+                         int32_t, int32_t, int32_t) = nullptr;
   DistoptCudaProductStats (*productStats)() = nullptr;
   void (*workspace)(StridedMemRefType<int8_t, 1> *, int64_t, int64_t) = nullptr;
   void (*constant)(StridedMemRefType<int8_t, 1> *, int64_t, int64_t) = nullptr;
@@ -85,6 +93,8 @@ const Cuda &getCuda() {
     bind(c.library, "distopt_cuda_last_error", c.lastError);
     bind(c.library, "_mlir_ciface_distopt_matmul_f32", c.matmul);
     bind(c.library, "_mlir_ciface_distopt_matmul_group_f32", c.matmulGroup);
+    bind(c.library, "_mlir_ciface_distopt_matmul_epilogue_f32",
+         c.matmulEpilogue);
     bind(c.library, "distopt_cuda_product_stats", c.productStats);
     bind(c.library, "_mlir_ciface_distopt_workspace", c.workspace);
     bind(c.library, "distopt_cuda_workspace_stats", c.workspaceStats);
@@ -180,6 +190,65 @@ TEST(CudaRuntimeTest, ProductForms) {
           ASSERT_NEAR(got[(p * m + i) * n + j], sum, 1e-5 * scale + 1e-6)
               << "form " << form << " at " << p << ", " << i << ", " << j;
         }
+  }
+}
+
+// A product with each epilogue (cuBLASLt: bias; bias and a residual; bias
+// then GELU, the sum kept), in both transposed forms, against host loops.
+TEST(CudaRuntimeTest, ProductEpilogues) {
+  SKIP_WITHOUT_DEVICE();
+  const int64_t m = 37, n = 48, k = 72;
+  std::mt19937 random(11);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  auto values = [&](size_t size) {
+    std::vector<float> v(size);
+    for (float &x : v)
+      x = uniform(random);
+    return v;
+  };
+  for (int form = 0; form < 12; ++form) {
+    bool transA = form & 1, transB = form & 2;
+    int32_t flags = form >> 2; // 0: bias, 1: + residual, 2: GELU
+    std::vector<float> a = values(m * k), b = values(k * n), bias = values(n),
+                       residual = values(m * n);
+    DeviceBuffer da(a), db(b), dbias(bias), dres(residual),
+        dd(std::vector<float>(m * n, -1)), dp(std::vector<float>(m * n, -1));
+    distopt::test::View ad(da.data, 1, transA ? k : m, transA ? m : k,
+                           transA ? m : k),
+        bd(db.data, 1, transB ? n : k, transB ? k : n, transB ? k : n),
+        biasd(dbias.data, 1, 1, n, n), rd(dres.data, 1, m, n, n),
+        outd(dd.data, 1, m, n, n), pd(dp.data, 1, m, n, n);
+    getCuda().matmulEpilogue(&ad.unranked, &bd.unranked, &outd.unranked,
+                             &biasd.unranked,
+                             flags & 1 ? &rd.unranked : &outd.unranked,
+                             flags & 2 ? &pd.unranked : &outd.unranked, m, n, k,
+                             transA, transB, flags);
+    ASSERT_EQ(getCuda().synchronize(), 0) << getCuda().lastError();
+    std::vector<float> got = dd.read(), pre = dp.read();
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = bias[j], scale = std::fabs(bias[j]);
+        if (flags & 1) {
+          sum += residual[i * n + j];
+          scale += std::fabs(residual[i * n + j]);
+        }
+        for (int64_t l = 0; l < k; ++l) {
+          double x = a[transA ? l * m + i : i * k + l],
+                 y = b[transB ? j * k + l : l * n + j];
+          sum += x * y;
+          scale += std::fabs(x * y);
+        }
+        double want = sum;
+        if (flags & 2) {
+          ASSERT_NEAR(pre[i * n + j], sum, 1e-5 * scale + 1e-6)
+              << "form " << form << " pre-activation at " << i << ", " << j;
+          want = 0.5 * sum *
+                 (1 + std::tanh(0.7978845608028654 *
+                                (sum + 0.044715 * sum * sum * sum)));
+        }
+        ASSERT_NEAR(got[i * n + j], want, 1e-5 * scale + 1e-6)
+            << "form " << form << " at " << i << ", " << j;
+      }
   }
 }
 

@@ -235,6 +235,56 @@ def DistMatmulToBlasPass : Pass<"dist-matmul-to-blas", "ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def DistMatmulEpiloguesPass : Pass<"dist-matmul-epilogues", "ModuleOp"> {
+  let summary = "Fold a product's bias, residual and GELU into its library "
+                "call (cuBLASLt epilogues)";
+  let description = [{
+    Runs on buffers after `dist-matmul-to-blas` (in `dist-lower-cuda` and
+    `dist-lower-cpu{gpu-mapped}`). A linear layer is a product call
+    followed by a generic that adds the bias to each row (and, after an
+    attention or feed-forward block, the residual), which GELU may follow:
+    two or three passes over the product's memory and a launch each on a
+    GPU. This pass replaces a `distopt_matmul_f32` call of one f32 product
+    (batch 1, a multiple of 8 columns) and those generics by one
+    `distopt_matmul_epilogue_f32(A, B, D, bias, R, P, m, n, k, transA,
+    transB, flags)` call, when
+
+    - the product's buffer is a local allocation the addition alone reads
+      (or writes: the bias added in place), and the next op that uses it;
+    - the addition is a generic of parallel loops whose body sums its
+      inputs with `arith.addf` alone: the product (identity map), a bias
+      read along the last dim only, and at most one residual (identity
+      map, not the output's memory), into a dense output of the product's
+      type;
+    - nothing but allocations, frees of other buffers and ops without
+      memory effects lies between the call and the addition (the product
+      moves down to it).
+
+    When the next user of the sum is a generic computing GELU's tanh
+    approximation of it (checked by evaluating its body across the curve)
+    into another buffer, that goes too: the call writes the sum, which the
+    backward reads, as P and GELU(P) as D (`flags` 2; 1: a residual). The
+    product's buffer then goes when nothing else uses it. libdistopt_cuda
+    runs the call as one cuBLASLt product with a `BIAS` or
+    `GELU_AUX_BIAS` epilogue (and beta = 1 over the residual), which
+    PyTorch also uses for its linear layers; libdistopt_cpu as OpenBLAS's
+    sgemm and one loop, the check of `--gpu-mapped`. Exact (erf) GELU has
+    no cuBLASLt epilogue and stays a kernel.
+
+    ```mlir
+    // Before:
+    call @distopt_matmul_f32(%x, %w, %h, %c1, %c1024, %c1024, %c256, %c0_i32, %c1_i32, %c0_i32, %c0_i32)
+    linalg.generic ... ins(%h_, %bias : memref<8x128x1024xf32>, memref<1024xf32>) outs(%pre : ...) { addf }
+    linalg.generic ... ins(%pre : ...) outs(%act : ...) { tanh GELU }
+    // After:
+    call @distopt_matmul_epilogue_f32(%x, %w, %act_, %bias_, %act_, %pre_, %c1024, %c1024, %c256, %c0_i32, %c1_i32, %c2_i32)
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def DistConvToKernelsPass : Pass<"dist-conv-to-kernels", "ModuleOp"> {
   let summary = "Run f32 convolutions on buffers through libdistopt_cpu's "
                 "batch-reduce kernels";
@@ -1118,9 +1168,9 @@ def DistGPUStepReportPass : Pass<"dist-gpu-step-report", "ModuleOp"> {
     tested through it.
 
     ```
-    remark: per call: 25 kernel launches, 14 library calls, 0 collectives
-    (39 launches), 0 device allocations, 0 frees, 0 host-device copies,
-    0 host waits; 82 buffers in workspaces of 25216512 bytes kept across
+    remark: per call: 23 kernel launches, 14 library calls, 0 collectives
+    (37 launches), 0 device allocations, 0 frees, 0 host-device copies,
+    0 host waits; 67 buffers in workspaces of 25216512 bytes kept across
     calls (1 lookups)
     ```
 

@@ -256,6 +256,10 @@ void mlir::train::addGPUMappedPasses(OpPassManager &pm, StringRef backend,
   // mapped like any other op.
   addBufferPasses(pm, /*blas=*/true, /*convKernels=*/false,
                   /*profile=*/false);
+  // A linear layer's bias, residual and GELU in its product's call
+  // (cuBLASLt epilogues): the transformer block's feed-forward and
+  // projections, a launch and a pass over the product fewer each.
+  pm.addPass(train::createDistMatmulEpiloguesPass());
   // What a part (dist-split-functions) hands to the next parts allocated by
   // its caller and passed in, with the caller's free after its last use:
   // buffers of the step function, which the workspace plan places like its

@@ -1,11 +1,11 @@
 // RUN: dist-opt %s -split-input-file --dist-merge-kernel-modules | FileCheck %s
-// The whole lowering: the transformer block's 25 kernels in one binary.
+// The whole lowering: the transformer block's 23 kernels in one binary.
 // RUN: dist-opt %examples/transformer_block.mlir --dist-lower-cuda="format=isa" | FileCheck %s --check-prefix=BLOCK
 // BLOCK-COUNT-1: gpu.binary @
 // BLOCK-NOT:     gpu.binary @
 // Without it (merge-kernels=false), one binary per kernel.
 // RUN: dist-opt %examples/transformer_block.mlir --dist-lower-cuda="format=isa merge-kernels=false" | FileCheck %s --check-prefix=APART
-// APART-COUNT-25: gpu.binary @
+// APART-COUNT-23: gpu.binary @
 
 // Three outlined kernels: all in the first module, the second kernel
 // (named like the first, as outlining names each after its function)
