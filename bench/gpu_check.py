@@ -34,6 +34,10 @@ With a CUDA device:
   - the transformer block's step (dist-run --device=cuda, state resident)
     against PyTorch CUDA eager and torch.compile (bench/peers/torch_step.py
     --device=cuda), same state and batch;
+  - torchvision's ResNet-18 step (batch 32, 224 x 224, SGD with momentum;
+    exported by `python -m distopt.export_torch`, run by dist-run
+    --device=cuda) against PyTorch CUDA eager and torch.compile
+    (bench/peers/torch_resnet.py --device=cuda), same state and batch;
   - NCCL all-reduce bus bandwidth on the GPUs present (PyTorch's
     torch.distributed over NCCL; one GPU: nothing to measure, said so).
 
@@ -273,31 +277,98 @@ def distopt_gemm(build, budget):
     return {"ms": ms, "tflops": 2 * n ** 3 / ms / 1e9}
 
 
-def dist_run_step(build, budget, mlir, work, steps, graphs=True):
-    """Median step ms (the first left out) of dist-run --device=cuda from
-    the state and batch it writes to WORK/state.npz and WORK/data.npz, and
-    whether the step replayed from a CUDA graph (--step-graphs) or, with
-    the reason dist-run gave, ran launch by launch."""
-    dist_run = os.path.join(build, "bin", "dist-run")
-    state, data = os.path.join(work, "state.npz"), os.path.join(work, "data.npz")
-    code, out = run([dist_run, mlir, f"--init-state={state}",
-                     f"--init-data={data}", "--seed=1"], budget, 60)
-    if code != 0:
-        return {"error": out.strip()[-1500:]}
-    code, out = run([dist_run, mlir, f"--state={state}", f"--data={data}",
-                     f"--steps={steps}", "--device=cuda",
+STEP_LINE = re.compile(r"step (\d+): loss ([-\d.naif]+) \(([\d.]+) ms\)")
+
+
+def dist_run_times(build, budget, mlir, state, data, work, steps, graphs=True,
+                   limit=240):
+    """Median step ms (the first, with the compile and the state's upload,
+    left out) of dist-run --device=cuda on STATE and DATA, the first loss,
+    and whether the step replayed from a CUDA graph (--step-graphs) or,
+    with the reason dist-run gave, ran launch by launch."""
+    code, out = run([os.path.join(build, "bin", "dist-run"), mlir,
+                     f"--state={state}", f"--data={data}", f"--steps={steps}",
+                     "--device=cuda",
                      f"--step-graphs={'true' if graphs else 'false'}",
-                     f"--cache-dir={work}/cache"], budget, 240)
-    times = [float(t) for t in
-             re.findall(r"step \d+: loss [-\d.naif]+ \(([\d.]+) ms\)", out)]
-    if code != 0 or len(times) < 2:
+                     f"--cache-dir={work}/cache"], budget, limit)
+    lines = STEP_LINE.findall(out)
+    if code != 0 or len(lines) < 2:
         return {"error": out.strip()[-1500:]}
+    times = [float(ms) for _, _, ms in lines]
     refused = re.search(r"runs launch by launch, not as a captured graph: "
                         r"(.*)", out)
     graph = ("off" if not graphs else
              f"launch by launch: {refused.group(1)}" if refused else "replayed")
     return {"ms": statistics.median(times[1:]), "steps": len(times),
-            "graph": graph}
+            "first_loss": float(lines[0][1]), "graph": graph}
+
+
+def dist_run_step(build, budget, mlir, work, steps, graphs=True):
+    """dist_run_times from the state and batch dist-run writes to
+    WORK/state.npz and WORK/data.npz."""
+    state, data = os.path.join(work, "state.npz"), os.path.join(work, "data.npz")
+    if not os.path.exists(state):
+        code, out = run([os.path.join(build, "bin", "dist-run"), mlir,
+                         f"--init-state={state}", f"--init-data={data}",
+                         "--seed=1"], budget, 60)
+        if code != 0:
+            return {"error": out.strip()[-1500:]}
+    return dist_run_times(build, budget, mlir, state, data, work, steps, graphs)
+
+
+def peer_step(python, budget, script, args, limit, env=None):
+    """Median step ms (the first five left out: warm-up, torch.compile's
+    compilation) and the first loss of a PyTorch peer (bench/peers), which
+    prints them as its last line."""
+    code, out = run([python, os.path.join(HERE, "peers", script)] + args,
+                    budget, limit, env=env)
+    try:
+        result = json.loads(out.strip().splitlines()[-1])
+        return {"ms": statistics.median(result["times"][5:]),
+                "first_loss": result["first_loss"]}
+    except (IndexError, ValueError, KeyError, statistics.StatisticsError):
+        return {"error": out.strip()[-1500:], "returncode": code}
+
+
+RESNET_BATCH, RESNET_SIZE, RESNET_STEPS = 32, 224, 20
+# Forward multiply-adds of one 224 x 224 image (torchvision's figure),
+# times 2 for FLOPs and 3 for the forward and backward.
+RESNET_FLOPS = 3 * 2 * 1.814e9
+
+
+def check_resnet(build, budget, python):
+    """torchvision's ResNet-18 step (batch RESNET_BATCH, RESNET_SIZE^2,
+    cross-entropy, SGD with momentum 0.9), exported by
+    `python -m distopt.export_torch` and run by dist-run --device=cuda,
+    against PyTorch CUDA eager and torch.compile (bench/peers/
+    torch_resnet.py) on the same state and batch."""
+    found = {}
+    with tempfile.TemporaryDirectory() as work:
+        env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "build",
+                                                       "python_packages"))
+        code, out = run([python, "-m", "distopt.export_torch",
+                         "torchvision.models:resnet18",
+                         f"--input-shape={RESNET_BATCH},3,{RESNET_SIZE},"
+                         f"{RESNET_SIZE}", "--optimizer=sgd", "--lr=0.1",
+                         "--momentum=0.9", "-o", work], budget, 120, env=env)
+        step, state, batch = (os.path.join(work, name) for name in
+                              ("step.mlir", "state.npz", "batch.npz"))
+        if code != 0 or not os.path.exists(step):
+            return {"resnet_distopt": {"error": out.strip()[-1500:]}}
+        found["resnet_distopt"] = dist_run_times(
+            build, budget, step, state, batch, work, RESNET_STEPS, limit=300)
+        env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "peers"))
+        for mode in ("eager", "compile"):
+            found[f"resnet_torch_{mode}"] = peer_step(
+                python, budget, "torch_resnet.py",
+                ["resnet18", state, batch, str(RESNET_STEPS), "8", "0.1",
+                 "0.9", "--device=cuda", f"--mode={mode}"], 240, env=env)
+    for part in found.values():
+        if "ms" in part:
+            part["images_per_s"] = RESNET_BATCH / part["ms"] * 1e3
+            part["tflops"] = (RESNET_FLOPS * RESNET_BATCH *
+                              (RESNET_SIZE / 224) ** 2 / part["ms"] / 1e9)
+    return found
 
 
 def check_gpu(build, budget, python):
@@ -334,17 +405,11 @@ def check_gpu(build, budget, python):
         env = dict(os.environ, PYTHONPATH=os.path.join(
             ROOT, "test", "Integration", "Inputs"))
         for mode in ("eager", "compile"):
-            code, out = run([python, os.path.join(HERE, "peers", "torch_step.py"),
-                             "transformer_block", state, data, "30", "8", "1",
-                             "0", "--device=cuda", f"--mode={mode}"],
-                            budget, 180, env=env)
-            try:
-                result = json.loads(out.strip().splitlines()[-1])
-                found[f"block_torch_{mode}"] = {
-                    "ms": statistics.median(result["times"][5:]),
-                    "first_loss": result["first_loss"]}
-            except (IndexError, ValueError, KeyError):
-                found[f"block_torch_{mode}"] = {"error": out.strip()[-1500:]}
+            found[f"block_torch_{mode}"] = peer_step(
+                python, budget, "torch_step.py",
+                ["transformer_block", state, data, "30", "8", "1", "0",
+                 "--device=cuda", f"--mode={mode}"], 180, env=env)
+    found.update(check_resnet(build, budget, python))
     count, _, _ = cuda_devices()
     if count < 2:
         found["nccl"] = {"skipped": f"{count} GPU: no all-reduce across GPUs "
@@ -404,6 +469,16 @@ def markdown(result):
                  f"{cell('block_distopt_launches', 'ms', 'ms')} launch by "
                  f"launch) | eager {cell('block_torch_eager', 'ms', 'ms')}, "
                  f"torch.compile {cell('block_torch_compile', 'ms', 'ms')} | |")
+    resnet = gpu.get("resnet_distopt", {})
+    lines.append(f"| ResNet-18 step (batch {RESNET_BATCH}, {RESNET_SIZE}^2, "
+                 f"SGD momentum) | {cell('resnet_distopt', 'ms', 'ms')} "
+                 f"({cell('resnet_distopt', 'images_per_s', 'images/s')}; "
+                 f"{resnet.get('graph', '-')[:80]}) | eager "
+                 f"{cell('resnet_torch_eager', 'ms', 'ms')}, torch.compile "
+                 f"{cell('resnet_torch_compile', 'ms', 'ms')} | first loss "
+                 f"{resnet.get('first_loss', '-')} / "
+                 f"{gpu.get('resnet_torch_eager', {}).get('first_loss', '-')} "
+                 f"(PyTorch) |")
     lines.append(f"| NCCL all-reduce bus bandwidth | | "
                  f"{cell('nccl', 'busbw_gb_per_s', 'GB/s')} | |")
     return "\n".join(lines) + "\n"
