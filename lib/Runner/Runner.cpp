@@ -507,15 +507,17 @@ invokeOnDevice(CompiledStep &compiled, StringRef entry,
       return copy.takeError();
     const void *stagedFrom =
         staged && j < staged->from.size() ? staged->from[j] : nullptr;
+    // (A fixed batch stays on the device as the state does.)
+    bool kept = isResident[j] || (staged && staged->fixedData && isData(arg));
     if (stagedFrom && !isResident[j]) {
       if (llvm::Error error =
               device.useStaged((*copy)->buffer, stagedFrom, (*copy)->bytes))
         return std::move(error);
-    } else if (!(*copy)->onDevice) {
+    } else if (!(*copy)->onDevice || !kept) {
       if (llvm::Error error = device.copyToDevice(
               (*copy)->buffer, arg.local.bytes.data(), (*copy)->bytes))
         return std::move(error);
-      (*copy)->onDevice = isResident[j];
+      (*copy)->onDevice = kept;
     }
     copies.push_back(*copy);
     storage.push_back((*copy)->buffer);
@@ -906,6 +908,8 @@ runner::runSteps(CompiledStep &compiled, StringRef entry,
         if (hooks.isBatch(arg))
           hooks.fillBatch(s, arg, arg.local.bytes.data());
     StagedInputs staging;
+    // Without a dataset the batch is the same every step.
+    staging.fixedData = !hooks.isBatch;
     if (stager) {
       if (useStaged)
         staging.from = stager->getBuffers();
@@ -928,8 +932,8 @@ runner::runSteps(CompiledStep &compiled, StringRef entry,
     if (compiled.device)
       trafficBefore = compiled.device->getTraffic();
     auto start = std::chrono::steady_clock::now();
-    llvm::Expected<float> stepLoss = invokeStep(
-        compiled, entry, args, results, feedBack, stager ? &staging : nullptr);
+    llvm::Expected<float> stepLoss =
+        invokeStep(compiled, entry, args, results, feedBack, &staging);
     if (!stepLoss)
       return stepLoss.takeError();
     float loss = *stepLoss;

@@ -127,6 +127,10 @@ struct StagedInputs {
   std::vector<const void *> from;
   /// Called once the step is enqueued, before the host waits for it.
   std::function<llvm::Error()> whileRunning;
+  /// The data arguments (input, label) hold what they held at the previous
+  /// call that said so (one fixed batch: --data without a dataset): their
+  /// device copies are kept, not copied again.
+  bool fixedData = false;
 };
 llvm::Expected<float> invokeStep(CompiledStep &compiled, llvm::StringRef entry,
                                  std::vector<Binding> &args,

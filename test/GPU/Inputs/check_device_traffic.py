@@ -4,7 +4,8 @@
 
 """Checks that a run kept its state on the device.
 
-    check_device_traffic.py [--graphs] [--staged] EVENTS.jsonl STATE.npz [HYPER...]
+    check_device_traffic.py [--graphs] [--staged] [--fixed-data]
+                            EVENTS.jsonl STATE.npz [HYPER...]
 
 EVENTS is dist-run --events of a run on a device (--device=cuda, or
 --gpu-mapped's stand-in); STATE the state it started from, less the arrays
@@ -22,6 +23,11 @@ With --staged (dist-run --stage-batches, a dataset), every step but the
 last stages the next step's batch (the same bytes each time), and every
 later step copies only the hyper-parameters: the batch went to the device
 while the step before ran.
+
+With --fixed-data (a run on one batch, dist-run --data), the batch goes to
+the device with the state at the first step and stays there: every later
+step copies the same few bytes (the hyper-parameters), fewer than the
+first step's beside the state.
 """
 
 import json
@@ -32,7 +38,8 @@ import numpy as np
 args = sys.argv[1:]
 graphs = "--graphs" in args
 staged = "--staged" in args
-args = [a for a in args if a not in ("--graphs", "--staged")]
+fixed = "--fixed-data" in args
+args = [a for a in args if a not in ("--graphs", "--staged", "--fixed-data")]
 events_path, state_path, hyper = args[0], args[1], args[2:]
 state = np.load(state_path)
 state_bytes = sum(state[name].nbytes for name in state.files
@@ -55,6 +62,12 @@ if first["to_device_bytes"] < state_bytes:
          f"less than the state's {state_bytes}")
 data_bytes = first["to_device_bytes"] - state_bytes
 batch_bytes = first["staged_bytes"] if staged else 0
+if fixed:
+    batch_bytes = data_bytes - steps[1]["device"]["to_device_bytes"]
+    if batch_bytes <= 0:
+        fail(f"step 2 copied {steps[1]['device']['to_device_bytes']} bytes, "
+             f"want fewer than step 1's {data_bytes} beside the state (the "
+             "batch stays on the device)")
 if staged and not 0 < batch_bytes <= data_bytes:
     fail(f"step 1 staged {batch_bytes} bytes, want a batch of at most "
          f"{data_bytes}")
@@ -65,8 +78,9 @@ for event in steps:
         fail(f"step {step} copied {copied} bytes to the device, want "
              f"{data_bytes - batch_bytes} (the "
              + ("hyper-parameters: its batch was staged)" if staged else
-                "batch and hyper-parameters)"))
-    want_staged = batch_bytes if step < len(steps) else 0
+                "hyper-parameters: the batch stays on the device)" if fixed
+                else "batch and hyper-parameters)"))
+    want_staged = batch_bytes if staged and step < len(steps) else 0
     if device["staged_bytes"] != want_staged:
         fail(f"step {step} staged {device['staged_bytes']} bytes, want "
              f"{want_staged}")
@@ -83,6 +97,7 @@ for event in steps:
 print(f"{len(steps)} steps: state {state_bytes} bytes copied once, "
       f"{data_bytes} bytes of data per step"
       + (f" ({batch_bytes} staged while the step before ran)" if staged
+         else f" ({batch_bytes} of them, the batch, once)" if fixed
          else "") + ", "
       f"{steps[-1]['device']['to_host_bytes']} bytes back per step"
       + (f", {sum(e['device']['graph_launches'] for e in steps)} graph "
