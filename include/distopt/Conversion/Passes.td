@@ -269,7 +269,10 @@ def DistMatmulEpiloguesPass : Pass<"dist-matmul-epilogues", "ModuleOp"> {
     `GELU_AUX_BIAS` epilogue (and beta = 1 over the residual), which
     PyTorch also uses for its linear layers; libdistopt_cpu as OpenBLAS's
     sgemm and one loop, the check of `--gpu-mapped`. Exact (erf) GELU has
-    no cuBLASLt epilogue and stays a kernel.
+    no cuBLASLt epilogue and stays a kernel. The function's declaration
+    says which operands it writes, `distopt.written_operands = [2, 5]`
+    (D and P), so that `dist-map-to-gpu` orders it after the bias's and
+    the residual's writers only, as a reader.
 
     ```mlir
     // Before:

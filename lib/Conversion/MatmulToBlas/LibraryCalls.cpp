@@ -60,13 +60,27 @@ linalg::FillOp train::findZeroFill(linalg::GenericOp op, Value out) {
   return fill;
 }
 
+func::FuncOp train::getLibraryFunction(ModuleOp module, StringRef name,
+                                       TypeRange arguments) {
+  if (auto callee = module.lookupSymbol<func::FuncOp>(name))
+    return callee;
+  MLIRContext *context = module.getContext();
+  OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+  auto callee = func::FuncOp::create(builder, module.getLoc(), name,
+                                     FunctionType::get(context, arguments, {}));
+  callee.setPrivate();
+  callee->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
+  // Its buffers may be freed once it returns (dist-buffer-deallocation).
+  callee->setAttr("distopt.sync_buffers", UnitAttr::get(context));
+  return callee;
+}
+
 void train::replaceByLibraryCall(
     linalg::GenericOp op, linalg::FillOp fill, StringRef name,
     function_ref<void(OpBuilder &, Location, SmallVectorImpl<Value> &)>
         buildScalars) {
   OpBuilder builder(op);
   Location loc = op.getLoc();
-  MLIRContext *context = builder.getContext();
   SmallVector<Value> args;
   for (Value operand : op->getOperands())
     args.push_back(memref::CastOp::create(
@@ -74,20 +88,11 @@ void train::replaceByLibraryCall(
         UnrankedMemRefType::get(getElementTypeOrSelf(operand.getType()), 0),
         operand));
   buildScalars(builder, loc, args);
-  auto module = op->getParentOfType<ModuleOp>();
-  auto callee = module.lookupSymbol<func::FuncOp>(name);
-  if (!callee) {
-    OpBuilder moduleBuilder(context);
-    moduleBuilder.setInsertionPointToEnd(module.getBody());
-    callee = func::FuncOp::create(
-        moduleBuilder, module.getLoc(), name,
-        FunctionType::get(context, ValueRange(args).getTypes(), {}));
-    callee.setPrivate();
-    callee->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
-    // Its buffers may be freed once it returns (dist-buffer-deallocation).
-    callee->setAttr("distopt.sync_buffers", UnitAttr::get(context));
-  }
-  func::CallOp::create(builder, loc, callee, args);
+  func::CallOp::create(
+      builder, loc,
+      train::getLibraryFunction(op->getParentOfType<ModuleOp>(), name,
+                                ValueRange(args).getTypes()),
+      args);
   fill->erase();
   op->erase();
 }

@@ -13,7 +13,9 @@
 #ifndef DISTOPT_LIB_CONVERSION_MATMULTOBLAS_LIBRARYCALLS_H
 #define DISTOPT_LIB_CONVERSION_MATMULTOBLAS_LIBRARYCALLS_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/BuiltinOps.h"
 
 namespace mlir::train {
 
@@ -31,6 +33,18 @@ void forEachBufferUse(Value value, function_ref<void(OpOperand &)> visit);
 /// a view of it. Looks at those uses only (a block's op order is cached), so
 /// that matching every product of a large step stays linear.
 linalg::FillOp findZeroFill(linalg::GenericOp op, Value out);
+
+/// On a library function's declaration: the operands it writes (the rest
+/// it only reads), where not all from the third on as a product's
+/// (distopt_matmul_*(A, B, C, ...)). dist-map-to-gpu's scheduler reads it.
+inline constexpr llvm::StringLiteral kWrittenOperandsAttrName =
+    "distopt.written_operands";
+
+/// The private declaration of the runtime library function `name` taking
+/// `arguments` (C interface; `distopt.sync_buffers`: done with its buffers
+/// when it returns), made at the end of `module` on first use.
+func::FuncOp getLibraryFunction(ModuleOp module, StringRef name,
+                                TypeRange arguments);
 
 /// Replaces `op` and `fill` by a call of the library function `name` on
 /// `op`'s operands (as unranked memrefs of their element types) followed by the

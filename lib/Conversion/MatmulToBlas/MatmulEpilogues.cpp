@@ -290,7 +290,6 @@ static void rewrite(const Epilogue &epilogue) {
   Operation *last = epilogue.gelu ? epilogue.gelu : epilogue.biasAdd;
   OpBuilder builder(last);
   Location loc = call.getLoc();
-  MLIRContext *context = builder.getContext();
   auto unranked = [&](Value value) {
     return memref::CastOp::create(
                builder, loc, UnrankedMemRefType::get(builder.getF32Type(), 0),
@@ -312,18 +311,12 @@ static void rewrite(const Epilogue &epilogue) {
     args.push_back(call.getOperand(i));
   args.push_back(arith::ConstantOp::create(builder, loc,
                                            builder.getI32IntegerAttr(flags)));
-  auto module = call->getParentOfType<ModuleOp>();
-  auto callee = module.lookupSymbol<func::FuncOp>(kEpilogueFunction);
-  if (!callee) {
-    OpBuilder moduleBuilder(context);
-    moduleBuilder.setInsertionPointToEnd(module.getBody());
-    callee = func::FuncOp::create(
-        moduleBuilder, module.getLoc(), kEpilogueFunction,
-        FunctionType::get(context, ValueRange(args).getTypes(), {}));
-    callee.setPrivate();
-    callee->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
-    callee->setAttr("distopt.sync_buffers", UnitAttr::get(context));
-  }
+  func::FuncOp callee =
+      train::getLibraryFunction(call->getParentOfType<ModuleOp>(),
+                                kEpilogueFunction, ValueRange(args).getTypes());
+  // It writes D and P; A, B, the bias and R it only reads.
+  callee->setAttr(train::kWrittenOperandsAttrName,
+                  builder.getDenseI64ArrayAttr({2, 5}));
   func::CallOp::create(builder, loc, callee, args);
   Value product = train::getRootBuffer(getRanked(call, 2));
   Operation *productCast = call.getOperand(2).getDefiningOp();

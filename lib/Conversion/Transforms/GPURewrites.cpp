@@ -455,7 +455,6 @@ mlir::train::getGroupableProducts(ArrayRef<Operation *> calls) {
 void mlir::train::groupProducts(OpBuilder &builder,
                                 MutableArrayRef<func::CallOp> products) {
   Location loc = products.front().getLoc();
-  MLIRContext *context = builder.getContext();
   Type i64 = builder.getI64Type();
   DenseMap<int64_t, Value> indices;
   auto index = [&](int64_t value) {
@@ -508,19 +507,11 @@ void mlir::train::groupProducts(OpBuilder &builder,
       builder, loc,
       MemRefType::get({ShapedType::kDynamic, DISTOPT_PRODUCT_WORDS}, i64),
       table);
-  auto module = products.front()->getParentOfType<ModuleOp>();
-  StringRef name = "distopt_matmul_group_f32";
-  auto callee = module.lookupSymbol<func::FuncOp>(name);
-  if (!callee) {
-    OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
-    callee =
-        func::FuncOp::create(moduleBuilder, module.getLoc(), name,
-                             FunctionType::get(context, rows.getType(), {}));
-    callee.setPrivate();
-    callee->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
-    callee->setAttr("distopt.sync_buffers", UnitAttr::get(context));
-  }
-  func::CallOp::create(builder, loc, callee, rows);
+  func::CallOp::create(
+      builder, loc,
+      getLibraryFunction(products.front()->getParentOfType<ModuleOp>(),
+                         "distopt_matmul_group_f32", rows.getType()),
+      rows);
   memref::DeallocOp::create(builder, loc, table);
   // The calls, then what only they used (a cast may be two operands of
   // one call, or of two: each erased once).

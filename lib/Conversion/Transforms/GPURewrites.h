@@ -121,15 +121,23 @@ struct Footprint {
 
   /// A product's library call (distopt_matmul_*(A, B, C, ...)): C = A x B
   /// reads A and B and writes C only, so the products of one input (a
-  /// layer's q, k and v, a backward's two gradients) are independent. (A
-  /// product with its epilogue, distopt_matmul_epilogue_f32(A, B, D, bias,
-  /// R, P, ...), writes D and P only.)
+  /// layer's q, k and v, a backward's two gradients) are independent. A
+  /// callee that says which operands it writes (`distopt.written_operands`:
+  /// a product with its epilogue writes D and P, not its bias) writes
+  /// those only.
   void add(func::CallOp call, BufferAliasing &aliasing) {
-    bool epilogue = call.getCallee() == "distopt_matmul_epilogue_f32";
+    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        call, call.getCalleeAttr());
+    auto written =
+        callee
+            ? callee->getAttrOfType<DenseI64ArrayAttr>(kWrittenOperandsAttrName)
+            : nullptr;
     for (auto [index, operand] : llvm::enumerate(call.getOperands()))
       if (isa<BaseMemRefType>(operand.getType()))
         addBuffer(operand, aliasing,
-                  /*written=*/epilogue ? index == 2 || index == 5 : index >= 2);
+                  /*written=*/
+                      written ? llvm::is_contained(written.asArrayRef(), index)
+                              : index >= 2);
   }
 
   /// Kernel argument bytes: a memref descriptor of rank r is 3 + 2r words.
