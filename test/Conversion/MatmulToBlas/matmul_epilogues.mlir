@@ -15,6 +15,8 @@
 // CHECK-NOT: linalg.generic
 // CHECK-NOT: distopt_matmul_f32
 // CHECK: return
+// It writes D and P only (dist-map-to-gpu's scheduler reads that).
+// CHECK: func.func private @distopt_matmul_epilogue_f32({{.*}}) attributes {{{.*}}distopt.written_operands = array<i64: 2, 5>
 func.func @up(%x: memref<64x16xf32>, %w: memref<32x16xf32>, %b: memref<32xf32>, %act: memref<64x32xf32>, %pre: memref<64x32xf32>) {
   %c1 = arith.constant 1 : i64
   %c64 = arith.constant 64 : i64
