@@ -132,12 +132,13 @@ struct Footprint {
         callee
             ? callee->getAttrOfType<DenseI64ArrayAttr>(kWrittenOperandsAttrName)
             : nullptr;
-    for (auto [index, operand] : llvm::enumerate(call.getOperands()))
-      if (isa<BaseMemRefType>(operand.getType()))
-        addBuffer(operand, aliasing,
-                  /*written=*/
-                      written ? llvm::is_contained(written.asArrayRef(), index)
-                              : index >= 2);
+    for (auto [index, operand] : llvm::enumerate(call.getOperands())) {
+      if (!isa<BaseMemRefType>(operand.getType()))
+        continue;
+      bool writes = written ? llvm::is_contained(written.asArrayRef(), index)
+                            : index >= 2;
+      addBuffer(operand, aliasing, writes);
+    }
   }
 
   /// Kernel argument bytes: a memref descriptor of rank r is 3 + 2r words.
