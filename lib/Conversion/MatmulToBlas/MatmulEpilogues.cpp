@@ -20,6 +20,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <cmath>
 
@@ -326,24 +327,27 @@ static void rewrite(const Epilogue &epilogue) {
   call->erase();
   if (productCast->use_empty())
     productCast->erase();
-  // The product's buffer, when only views and its free are left.
-  SmallVector<Operation *> users;
+  // The product's buffer, when only views and its free are left. (Each
+  // user once: an op may use the buffer twice.)
+  SetVector<Operation *> frees, views;
   bool dead = true;
   train::forEachBufferUse(product, [&](OpOperand &use) {
     Operation *owner = use.getOwner();
-    dead &= isa<ViewLikeOpInterface, memref::DeallocOp>(owner);
-    users.push_back(owner);
+    if (isa<memref::DeallocOp>(owner))
+      frees.insert(owner);
+    else if (isa<ViewLikeOpInterface>(owner))
+      views.insert(owner);
+    else
+      dead = false;
   });
   if (!dead)
     return;
-  // Frees first, then the views, the last made first.
-  for (Operation *user : llvm::reverse(users))
-    if (isa<memref::DeallocOp>(user))
-      user->erase();
-  llvm::erase_if(users, llvm::IsaPred<memref::DeallocOp>);
-  for (Operation *user : llvm::reverse(users))
-    if (user->use_empty())
-      user->erase();
+  for (Operation *free : frees)
+    free->erase();
+  // The views of views first (found after the views they view).
+  for (Operation *view : llvm::reverse(views))
+    if (view->use_empty())
+      view->erase();
   if (Operation *alloc = product.getDefiningOp(); alloc && alloc->use_empty())
     alloc->erase();
 }
