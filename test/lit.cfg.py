@@ -18,6 +18,9 @@ config.test_exec_root = os.path.join(config.distopt_obj_root, "test")
 
 # Every FileCheck run scopes its variables to one CHECK-LABEL block.
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false"
+# (The tests' Python helpers import each other: no __pycache__ in the
+# source tree.)
+config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
 # dist-run's compile cache: one of the build's own, not the user's.
 config.environment["DISTOPT_CACHE_DIR"] = os.path.join(
     config.distopt_obj_root, "test", "compile-cache")

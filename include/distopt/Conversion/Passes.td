@@ -1202,10 +1202,28 @@ def DistSplitBarriersPass : Pass<"dist-split-barriers"> {
     scf.parallel (%tx) = ... { B }                   // thread_x
     ```
 
-    A barrier elsewhere, or a value with effects used across a barrier,
-    fails the pass with an error at the op.
+    A barrier under an `scf.if` of the thread loop (a launch member's
+    guard) splits the if into one per stage on the same condition, the
+    barriers between them; the stages of its then and else regions pair
+    up in order.
+
+    A warp reduction (`gpu.subgroup_reduce`, from a row group's block
+    reduction) combines the values of the other lanes of its cluster (32
+    without a cluster size). Each becomes a store of the lane's value to an
+    exchange buffer (a row of the block's threads per block, allocated
+    around the block loop), a barrier, and loads of the cluster's slots
+    combined pairwise, neighbours first: the order in which the butterfly
+    of `dist-lower-warp-reductions` combines them on the GPU.
+
+    A barrier in any other region (a loop), a value with effects used
+    across a barrier, an `scf.if` with results holding a barrier, a warp
+    reduction of vectors or of strided lanes, or either op
+    outside a thread loop fails the pass with an error at the op.
   }];
-  let dependentDialects = ["::mlir::scf::SCFDialect"];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def DistPromoteBlockScratchPass : Pass<"dist-promote-block-scratch"> {
@@ -1259,6 +1277,41 @@ def DistPromoteBlockScratchPass : Pass<"dist-promote-block-scratch"> {
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::memref::MemRefDialect"];
+}
+
+def DistLowerWarpReductionsPass : Pass<"dist-lower-warp-reductions",
+                                       "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Lower gpu.subgroup_reduce to butterfly warp shuffles "
+                "(32-lane NVIDIA warps)";
+  let description = [{
+    Runs in `dist-lower-cuda` on the outlined kernels, before
+    `convert-gpu-to-nvvm` (which lowers `gpu.shuffle` to `shfl.sync` but
+    has no lowering of a float `gpu.subgroup_reduce`). `dist-map-to-gpu`
+    reduces a row group's rows (softmax, log-softmax, layer norm,
+    cross-entropy and their backward ops) with whole warps through
+    `gpu.subgroup_reduce`: each warp's partial results, then, after one
+    barrier, the warps' results. Upstream's patterns
+    (`populateGpuLowerSubgroupReduceToShufflePatterns`, after breaking
+    vectors down to 32 bits) rewrite each into `gpu.shuffle xor` at lane
+    offsets 1, 2, 4, ... up to its cluster, combining the lane's value
+    with its partner's at each: 5 shuffles for a warp, no shared memory
+    and no barrier, where halving in shared memory took a barrier per
+    step. 16-bit values travel in the low half of a 32-bit shuffle.
+
+    ```mlir
+    %s = gpu.subgroup_reduce add %v : (f32) -> f32
+    // becomes
+    %x1, %ok1 = gpu.shuffle xor %v, %c1, %c32 : f32
+    %s1 = arith.addf %v, %x1 : f32
+    ... // offsets 2, 4, 8, 16
+    ```
+
+    On the CPU (`dist-lower-cpu{gpu-mapped}`), `dist-split-barriers`
+    gives the same combination order through memory instead.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def DistMergeKernelModulesPass : Pass<"dist-merge-kernel-modules",

@@ -61,6 +61,9 @@ void mlir::train::buildCUDAPipeline(OpPassManager &pm,
   pm.addPass(createSCFToControlFlowPass(scfToCf));
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  // A row group's warp reductions as butterfly shuffles.
+  pm.addNestedPass<gpu::GPUModuleOp>(
+      train::createDistLowerWarpReductionsPass());
   // The kernels: NVVM (math through libdevice), 64-bit indices as on the
   // host.
   ConvertGpuOpsToNVVMOpsOptions nvvm;

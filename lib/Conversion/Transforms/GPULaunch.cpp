@@ -23,6 +23,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::train;
@@ -737,6 +738,42 @@ static Value combine(OpBuilder &builder, Operation *combiner, Value a,
   return builder.create(state)->getResult(0);
 }
 
+/// The warp reduction (gpu.subgroup_reduce) of each of `combiners` on
+/// `types`, when all have one that shuffles take: 16- or 32-bit floats,
+/// 32-bit integers.
+static std::optional<SmallVector<gpu::AllReduceOperation>>
+getWarpReductions(ArrayRef<Operation *> combiners, ArrayRef<Type> types) {
+  using Kind = gpu::AllReduceOperation;
+  SmallVector<Kind> kinds;
+  for (auto [combiner, type] : llvm::zip_equal(combiners, types)) {
+    bool shuffles =
+        (isa<FloatType>(type) && (type.getIntOrFloatBitWidth() == 16 ||
+                                  type.getIntOrFloatBitWidth() == 32)) ||
+        type.isSignlessInteger(32);
+    std::optional<Kind> kind =
+        llvm::TypeSwitch<Operation *, std::optional<Kind>>(combiner)
+            .Case<arith::AddFOp, arith::AddIOp>([](auto) { return Kind::ADD; })
+            .Case<arith::MulFOp, arith::MulIOp>([](auto) { return Kind::MUL; })
+            .Case([](arith::MaximumFOp) { return Kind::MAXIMUMF; })
+            .Case([](arith::MinimumFOp) { return Kind::MINIMUMF; })
+            .Case([](arith::MaxNumFOp) { return Kind::MAXNUMF; })
+            .Case([](arith::MinNumFOp) { return Kind::MINNUMF; })
+            .Case([](arith::MaxSIOp) { return Kind::MAXSI; })
+            .Case([](arith::MinSIOp) { return Kind::MINSI; })
+            .Case([](arith::MaxUIOp) { return Kind::MAXUI; })
+            .Case([](arith::MinUIOp) { return Kind::MINUI; })
+            .Case([](arith::AndIOp) { return Kind::AND; })
+            .Case([](arith::OrIOp) { return Kind::OR; })
+            .Case([](arith::XOrIOp) { return Kind::XOR; })
+            .Default([](Operation *) { return std::nullopt; });
+    // (A combiner's fastmath flags only permit rewrites: dropped.)
+    if (!shuffles || !kind)
+      return std::nullopt;
+    kinds.push_back(*kind);
+  }
+  return kinds;
+}
+
 int64_t train::getRowThreads(ArrayRef<linalg::GenericOp> stages,
                              ArrayRef<int64_t> rows, int64_t blockSize) {
   int64_t numRows = getNumRows(rows);
@@ -797,21 +834,19 @@ LaunchMember train::getRowGroupMember(OpBuilder &builder,
       });
       continue;
     }
-    // A reduction: scratch for the partial results, rows x threads per
-    // output...
+    // A reduction: each thread's strided part from the neutral element,
+    // then the block's parts combined into one, which thread 0 combines
+    // into the output.
     unsigned outputs = op.getNumDpsInits();
-    SmallVector<Value> scratch;
     SmallVector<Operation *> combiners;
+    SmallVector<Type> types;
     for (OpOperand &init : op.getDpsInitsMutable()) {
-      auto type = MemRefType::get({numRows, threads},
-                                  getElementTypeOrSelf(init.get().getType()));
-      scratch.push_back(createBlockScratch(builder, loc, type));
-      scratches.push_back(scratch.back());
+      types.push_back(getElementTypeOrSelf(init.get().getType()));
       combiners.push_back(
           getCombiner(op, init.getOperandNumber() - op.getNumDpsInputs()));
     }
-    // ... each thread's strided part from the neutral element...
-    add([=](OpBuilder &builder, Value row, Value tx) mutable {
+    auto partials = [=](OpBuilder &builder, Value row,
+                        Value tx) mutable -> SmallVector<Value> {
       SmallVector<Value> neutral;
       for (Operation *combiner : combiners)
         neutral.push_back(arith::ConstantOp::create(
@@ -826,11 +861,105 @@ LaunchMember train::getRowGroupMember(OpBuilder &builder,
             llvm::append_range(args, accs);
             scf::YieldOp::create(b, loc, cloneBody(b, op, args, ivs));
           });
+      return SmallVector<Value>(partial.getResults());
+    };
+    // Thread 0 combines the row's `totals` (built in its branch) into the
+    // output.
+    auto storeTotals =
+        [=](OpBuilder &builder, Value row, Value tx,
+            function_ref<SmallVector<Value>(OpBuilder &)> getTotals) mutable {
+          Value first = arith::CmpIOp::create(
+              builder, loc, arith::CmpIPredicate::eq, tx, zero);
+          auto branch = scf::IfOp::create(builder, loc, first);
+          OpBuilder b =
+              OpBuilder::atBlockBegin(&branch.getThenRegion().front());
+          SmallVector<Value> totals = getTotals(b);
+          SmallVector<Value> ivs = getRowIndices(b, loc, ranges, m, row, zero);
+          for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable())) {
+            SmallVector<Value> indices =
+                applyMap(b, loc, op.getMatchingIndexingMap(&init), ivs);
+            Value before = memref::LoadOp::create(b, loc, init.get(), indices);
+            memref::StoreOp::create(b, loc,
+                                    combine(b, combiners[i], before, totals[i]),
+                                    init.get(), indices);
+          }
+        };
+    if (std::optional<SmallVector<gpu::AllReduceOperation>> kinds =
+            getWarpReductions(combiners, types);
+        kinds && threads >= kWarpSize) {
+      // Whole warps: each warp's parts combined by warp shuffles
+      // (gpu.subgroup_reduce), lane 0's result to a scratch slot per warp;
+      // after one barrier every warp combines those slots again, a cluster
+      // of as many lanes as there are warps.
+      int64_t warps = threads / kWarpSize;
+      SmallVector<Value> scratch;
+      if (warps > 1)
+        for (Type type : types) {
+          scratch.push_back(createBlockScratch(
+              builder, loc, MemRefType::get({numRows, warps}, type)));
+          scratches.push_back(scratch.back());
+        }
+      auto reduce = [kinds](OpBuilder &b, Location loc, ArrayRef<Value> values,
+                            std::optional<uint32_t> cluster) {
+        SmallVector<Value> reduced;
+        for (auto [value, kind] : llvm::zip_equal(values, *kinds))
+          reduced.push_back(gpu::SubgroupReduceOp::create(
+              b, loc, value, kind, /*uniform=*/false, cluster));
+        return reduced;
+      };
+      add([=](OpBuilder &builder, Value row, Value tx) mutable {
+        SmallVector<Value> warpTotals =
+            reduce(builder, loc, partials(builder, row, tx), std::nullopt);
+        if (warps == 1)
+          return storeTotals(builder, row, tx,
+                             [&](OpBuilder &) { return warpTotals; });
+        MLIRContext *context = builder.getContext();
+        AffineExpr t = getAffineDimExpr(0, context);
+        Value lane = affine::AffineApplyOp::create(
+            builder, loc, AffineMap::get(1, 0, t % kWarpSize), tx);
+        Value warp = affine::AffineApplyOp::create(
+            builder, loc, AffineMap::get(1, 0, t.floorDiv(kWarpSize)), tx);
+        Value leader = arith::CmpIOp::create(
+            builder, loc, arith::CmpIPredicate::eq, lane, zero);
+        auto branch = scf::IfOp::create(builder, loc, leader);
+        OpBuilder b = OpBuilder::atBlockBegin(&branch.getThenRegion().front());
+        for (auto [value, slots] : llvm::zip_equal(warpTotals, scratch))
+          memref::StoreOp::create(b, loc, value, slots, ValueRange{row, warp});
+      });
+      if (warps == 1)
+        continue;
+      barrier();
+      add([=](OpBuilder &builder, Value row, Value tx) mutable {
+        AffineExpr t = getAffineDimExpr(0, builder.getContext());
+        Value slot = affine::AffineApplyOp::create(
+            builder, loc, AffineMap::get(1, 0, t % warps), tx);
+        SmallVector<Value> slots;
+        for (Value buffer : scratch)
+          slots.push_back(memref::LoadOp::create(builder, loc, buffer,
+                                                 ValueRange{row, slot}));
+        std::optional<uint32_t> cluster;
+        if (warps < kWarpSize)
+          cluster = warps;
+        SmallVector<Value> totals = reduce(builder, loc, slots, cluster);
+        storeTotals(builder, row, tx, [&](OpBuilder &) { return totals; });
+      });
+      continue;
+    }
+    // Otherwise (fewer threads than a warp, a combiner or type shuffles do
+    // not take): the parts halved in a scratch buffer, rows x threads per
+    // output.
+    SmallVector<Value> scratch;
+    for (Type type : types) {
+      scratch.push_back(createBlockScratch(
+          builder, loc, MemRefType::get({numRows, threads}, type)));
+      scratches.push_back(scratch.back());
+    }
+    add([=](OpBuilder &builder, Value row, Value tx) mutable {
+      SmallVector<Value> parts = partials(builder, row, tx);
       for (unsigned i = 0; i < outputs; ++i)
-        memref::StoreOp::create(builder, loc, partial.getResult(i), scratch[i],
+        memref::StoreOp::create(builder, loc, parts[i], scratch[i],
                                 ValueRange{row, tx});
     });
-    // ... halved in the scratch buffer...
     for (int64_t half = threads / 2; half >= 1; half /= 2) {
       barrier();
       add([=](OpBuilder &builder, Value row, Value tx) mutable {
@@ -851,23 +980,15 @@ LaunchMember train::getRowGroupMember(OpBuilder &builder,
         }
       });
     }
-    // ... and thread 0 combines the row's total into the output.
     barrier();
     add([=](OpBuilder &builder, Value row, Value tx) mutable {
-      Value first = arith::CmpIOp::create(builder, loc,
-                                          arith::CmpIPredicate::eq, tx, zero);
-      auto branch = scf::IfOp::create(builder, loc, first);
-      OpBuilder b = OpBuilder::atBlockBegin(&branch.getThenRegion().front());
-      SmallVector<Value> ivs = getRowIndices(b, loc, ranges, m, row, zero);
-      for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable())) {
-        SmallVector<Value> indices =
-            applyMap(b, loc, op.getMatchingIndexingMap(&init), ivs);
-        Value total =
-            memref::LoadOp::create(b, loc, scratch[i], ValueRange{row, zero});
-        Value before = memref::LoadOp::create(b, loc, init.get(), indices);
-        memref::StoreOp::create(b, loc, combine(b, combiners[i], before, total),
-                                init.get(), indices);
-      }
+      storeTotals(builder, row, tx, [&](OpBuilder &b) {
+        SmallVector<Value> totals;
+        for (Value buffer : scratch)
+          totals.push_back(
+              memref::LoadOp::create(b, loc, buffer, ValueRange{row, zero}));
+        return totals;
+      });
     });
   }
   return member;

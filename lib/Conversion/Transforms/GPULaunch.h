@@ -114,12 +114,20 @@ bool isRowLocal(ArrayRef<linalg::GenericOp> stages, unsigned m);
 int64_t getRowThreads(ArrayRef<linalg::GenericOp> stages,
                       ArrayRef<int64_t> rows, int64_t blockSize);
 
+/// The threads of a warp: a block reduction of at least as many threads
+/// combines each warp's parts with shuffles (gpu.subgroup_reduce).
+inline constexpr int64_t kWarpSize = 32;
+
 /// `stages` (generics on rows of `rows`, in order, row local, at least one
 /// a reduction) as a launch member: a block per row, `threads` threads (a
 /// power of two, getRowThreads) splitting each stage's points after the
-/// row; a reduction stage's threads each combine a strided part, then
-/// halve the partial results in a scratch buffer to one, which thread 0
-/// combines into the output; a segment per stage and per halving. Builds
+/// row; a reduction stage's threads each combine a strided part, then,
+/// with whole warps and combiners shuffles take, each warp its parts by
+/// gpu.subgroup_reduce and, after a barrier, every warp the warps' results
+/// from a scratch slot each (one barrier per reduction, none for a single
+/// warp); otherwise the threads halve their parts in a scratch buffer to
+/// one (a segment per halving). Thread 0 combines the total into the
+/// output. Builds
 /// its bounds and scratch buffers at `builder` (before the grid) and
 /// returns those buffers in `scratches` (the caller frees them after it).
 LaunchMember getRowGroupMember(OpBuilder &builder,

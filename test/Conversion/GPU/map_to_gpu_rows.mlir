@@ -1,17 +1,19 @@
 // RUN: dist-opt %s -split-input-file --pass-pipeline="builtin.module(dist-map-to-gpu{block-size=128 vector-access=false})" | FileCheck %s
 
 // Row groups: a reduction over a row's last loops runs a block per row, its
-// threads combining strided parts and halving them in a scratch buffer;
-// the ops on the same rows around it share the launch, gpu.barrier between
-// the stages.
+// threads combining strided parts, then each warp its parts by warp
+// shuffles (gpu.subgroup_reduce) and every warp the warps' results from a
+// scratch slot each; with fewer threads than a warp, the parts halve in a
+// scratch buffer. The ops on the same rows around it share the launch,
+// gpu.barrier between the stages.
 
 // A row mean and the centred rows (a layer norm's first half) on 4 x 8
 // rows of 32: one launch of 32 blocks of 32 threads. The fill, the sum,
-// the scaling and the centring are stages; the sum's partial results go
-// through a 32 x 32 scratch buffer in 5 halvings (a barrier before each
-// and after the last), thread 0 adding the row's total to the output.
+// the scaling and the centring are stages; the sum is one warp's: its
+// partial results combined by one gpu.subgroup_reduce, thread 0 adding
+// the row's total to the output, no scratch and no barrier in it.
 // CHECK-LABEL: func.func @centre
-// CHECK:         %[[SCRATCH:.*]] = memref.alloc() {distopt.block_scratch} : memref<32x32xf32>
+// CHECK-NOT:     distopt.block_scratch
 // CHECK:         scf.parallel (%[[BX:.*]]) = (%{{.*}}) to (%c32{{.*}}) step
 // CHECK:           scf.parallel (%[[TX:.*]]) = (%{{.*}}) to (%c32{{.*}}) step
 // CHECK:             scf.for %{{.*}} = %[[TX]] to %{{.*}} step %[[C32:.*]] {
@@ -20,18 +22,18 @@
 // CHECK:             %[[PART:.*]] = scf.for %[[P:.*]] = %[[TX]] to %{{.*}} step %[[C32]] iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
 // CHECK:               memref.load %arg0[
 // CHECK:               arith.addf
-// CHECK:             memref.store %[[PART]], %[[SCRATCH]][%[[BX]], %[[TX]]]
-// CHECK-COUNT-6:     gpu.barrier
-// CHECK:             arith.cmpi eq, %[[TX]]
-// CHECK:             scf.if
-// CHECK:               memref.load %[[SCRATCH]][%[[BX]], %{{.*}}]
-// CHECK:               memref.store %{{.*}}, %arg1[
+// CHECK:             %[[TOTAL:.*]] = gpu.subgroup_reduce add %[[PART]] : (f32) -> f32
+// CHECK-NEXT:        %[[FIRST:.*]] = arith.cmpi eq, %[[TX]]
+// CHECK-NEXT:        scf.if %[[FIRST]]
+// CHECK:               %[[BEFORE:.*]] = memref.load %arg1[
+// CHECK:               %[[SUM:.*]] = arith.addf %[[BEFORE]], %[[TOTAL]]
+// CHECK:               memref.store %[[SUM]], %arg1[
 // CHECK:             gpu.barrier
 // CHECK:             arith.divf
 // CHECK:             gpu.barrier
 // CHECK:             arith.subf
+// CHECK-NOT:         gpu.barrier
 // CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x
-// CHECK:         memref.dealloc %[[SCRATCH]]
 // CHECK-NOT:     scf.parallel
 // CHECK:         return
 func.func @centre(%x: memref<4x8x32xf32>, %mean: memref<4x8xf32>, %out: memref<4x8x32xf32>) {
@@ -68,16 +70,32 @@ func.func @centre(%x: memref<4x8x32xf32>, %mean: memref<4x8xf32>, %out: memref<4
 // -----
 
 // A max over rows of 200 with block-size 128: 128 threads (the power of two
-// at most the block size), the maximum's neutral element to start from,
-// 7 halvings (8 barriers).
+// at most the block size), the maximum's neutral element to start from;
+// each of the 4 warps' maximum to its slot of a 6 x 4 scratch buffer
+// (lane 0), one barrier, then every warp the 4 slots by a cluster of 4
+// lanes, thread 0 storing the row's maximum.
 // CHECK-LABEL: func.func @row_max
-// CHECK:         memref.alloc() {distopt.block_scratch} : memref<6x128xf32>
-// CHECK:         scf.parallel
-// CHECK:           scf.parallel (%{{.*}}) = (%{{.*}}) to (%c128
+// CHECK:         %[[SLOTS:.*]] = memref.alloc() {distopt.block_scratch} : memref<6x4xf32>
+// CHECK:         scf.parallel (%[[BX:.*]]) =
+// CHECK:           scf.parallel (%[[TX:.*]]) = (%{{.*}}) to (%c128
 // CHECK:             arith.constant 0xFF800000 : f32
-// CHECK:             arith.maximumf
-// CHECK-COUNT-8:     gpu.barrier
+// CHECK:             %[[PART:.*]] = scf.for
+// CHECK:               arith.maximumf
+// CHECK:             %[[WARP_MAX:.*]] = gpu.subgroup_reduce maximumf %[[PART]] : (f32) -> f32
+// CHECK:             %[[LANE:.*]] = affine.apply #{{.*}}(%[[TX]])
+// CHECK:             %[[WARP:.*]] = affine.apply #{{.*}}(%[[TX]])
+// CHECK:             %[[LEADER:.*]] = arith.cmpi eq, %[[LANE]]
+// CHECK:             scf.if %[[LEADER]] {
+// CHECK-NEXT:          memref.store %[[WARP_MAX]], %[[SLOTS]][%[[BX]], %[[WARP]]]
+// CHECK:             gpu.barrier
+// CHECK:             %[[SLOT:.*]] = affine.apply #{{.*}}(%[[TX]])
+// CHECK:             %[[MINE:.*]] = memref.load %[[SLOTS]][%[[BX]], %[[SLOT]]]
+// CHECK:             %[[MAX:.*]] = gpu.subgroup_reduce maximumf %[[MINE]] cluster(size = 4) : (f32) -> f32
+// CHECK:             arith.cmpi eq, %[[TX]]
+// CHECK:             scf.if
+// CHECK:               arith.maximumf %{{.*}}, %[[MAX]]
 // CHECK-NOT:         gpu.barrier
+// CHECK:         memref.dealloc %[[SLOTS]]
 // CHECK:         return
 func.func @row_max(%x: memref<6x200xf32>, %m: memref<6xf32>) {
   linalg.generic {indexing_maps = [affine_map<(i, k) -> (i, k)>, affine_map<(i, k) -> (i)>],
@@ -86,6 +104,27 @@ func.func @row_max(%x: memref<6x200xf32>, %m: memref<6xf32>) {
   ^bb0(%v: f32, %acc: f32):
     %s = arith.maximumf %v, %acc : f32
     linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A float64 row (wider than a shuffle's 32 bits) halves in the scratch
+// buffer: 64 threads, 6 halvings (7 barriers), no warp reduction.
+// CHECK-LABEL: func.func @row_sum_f64
+// CHECK:         memref.alloc() {distopt.block_scratch} : memref<3x64xf64>
+// CHECK-NOT:     gpu.subgroup_reduce
+// CHECK-COUNT-7: gpu.barrier
+// CHECK-NOT:     gpu.barrier
+// CHECK:         return
+func.func @row_sum_f64(%x: memref<3x64xf64>, %s: memref<3xf64>) {
+  linalg.generic {indexing_maps = [affine_map<(i, k) -> (i, k)>, affine_map<(i, k) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<3x64xf64>) outs(%s : memref<3xf64>) {
+  ^bb0(%v: f64, %acc: f64):
+    %r = arith.addf %v, %acc : f64
+    linalg.yield %r : f64
   }
   return
 }

@@ -14,13 +14,14 @@
 // BAD: error: dist-promote-block-scratch: max-shared-bytes=-1 is negative
 
 // ROWS-NOT: distopt.block_scratch
-// ROWS: gpu.launch
-// ROWS-SAME: workgroup(%{{.*}} : memref<{{[0-9]+}}xf32, #gpu.address_space<workgroup>>)
+// ROWS: gpu.launch {{.*}} workgroup(%{{.*}} : memref<{{[0-9]+}}x{{f32|f64}}, #gpu.address_space<workgroup>>)
 // ROWS-NOT: distopt.block_scratch
 
-// PTX: .shared .align {{[0-9]+}} .b8 __wg_{{[a-z_0-9]+}}[{{[0-9]+}}];
-// PTX: ld.shared.b32
-// PTX: bar.sync
+// (The layer norms' and softmax's warps combine by butterfly shuffles.)
+// PTX-DAG: .shared .align {{[0-9]+}} .b8 __wg_{{[a-z_0-9]+}}[{{[0-9]+}}];
+// PTX-DAG: ld.shared.b32
+// PTX-DAG: bar.sync
+// PTX-DAG: shfl.sync.bfly.b32
 
 // A softmax row's sum: each block's row of the scratch its shared memory
 // (128 floats), every access without the row index, the buffer gone. An
