@@ -856,15 +856,18 @@ def DistMapToGPUPass : Pass<"dist-map-to-gpu"> {
     } {mapping = [#gpu.loop_dim_map<processor = block_x, ...>]}
     ```
 
-    An elementwise op whose last loop has a multiple of 4 points, every
-    buffer it reads or writes at that loop's index holding it as its last,
-    contiguous dimension (a static layout, the other strides multiples of
-    4; a buffer not indexed by that loop, a row's scale, is read once per
-    thread), runs 4 consecutive points per thread (`vector-access`): when
-    each of those buffers starts at a multiple of the vector's bytes (the
-    aligned pointer plus the view's static offset, checked in the kernel:
-    a uniform branch), it loads and stores them as `vector<4xf32>` (16
-    bytes: one `ld.global.v4.f32` per buffer), element by element when not.
+    An elementwise op every buffer of which it reads or writes at its last
+    loop's index holds that loop as its last, contiguous dimension (a
+    static layout; a buffer not indexed by that loop, a row's scale, is
+    read once per thread) runs several consecutive points per thread
+    (`vector-access`): as many as fill 16 bytes with the widest of those
+    buffers' elements (4 for float32, 8 for bf16, 4 for bf16 widened to
+    float32), halved until the count divides the last loop's range and the
+    buffers' other strides (a row of 10 float32: 2). When each of those
+    buffers starts at a multiple of its vector's bytes (the aligned pointer
+    plus the view's static offset, checked in the kernel: a uniform
+    branch), it loads and stores them as vectors (`vector<4xf32>`: one
+    `ld.global.v4.f32` per buffer), element by element when not.
 
     ```mlir
     %first = affine.apply affine_map<(d0) -> (d0 * 4)>(%point)
@@ -934,12 +937,14 @@ def DistMapToGPUPass : Pass<"dist-map-to-gpu"> {
            "the same launch, gpu.barrier between them; the group shares its "
            "level's launch with the level's other ops">,
     Option<"vectorAccess", "vector-access", "bool", /*default=*/"true",
-           "An elementwise op over a last loop of a multiple of 4 points, "
-           "every buffer at that loop's index holding it as its last, "
-           "contiguous dimension: each thread runs 4 consecutive points, "
-           "loading and storing those buffers' elements as one vector each "
-           "(16 bytes of f32) when their addresses are multiples of the "
-           "vector's size (checked in the kernel), element by element "
+           "An elementwise op, every buffer at its last loop's index "
+           "holding that loop as its last, contiguous dimension: each "
+           "thread runs the consecutive points that fill 16 bytes of the "
+           "widest such buffer's elements (4 f32, 8 bf16; fewer when they "
+           "do not divide the row), loading and storing those buffers' "
+           "elements as one vector each when their addresses are "
+           "multiples of the vector's size (checked in the kernel), "
+           "element by element "
            "otherwise">,
     Option<"columnReductions", "column-reductions", "bool",
            /*default=*/"true",

@@ -301,6 +301,11 @@ void mlir::train::buildGPUMappedCPUPipeline(OpPassManager &pm,
   addGPUMappedPasses(pm, backend, opsPerFunction, blockSize);
   // A block's stages one after the other: the barriers as loop ends.
   pm.addNestedPass<func::FuncOp>(train::createDistSplitBarriersPass());
+  // 16-bit kernels' arithmetic as on the CPU: without it, LLVM rounds to
+  // bf16 through __truncsfbf2, which no library of a compiled step
+  // provides (the cached step failed to load every run). (The GPU rounds
+  // every op; these loops what they store: within bf16's tolerance.)
+  addSixteenBitArithmeticPasses(pm);
   addCPULoweringPasses(pm, /*parallelMinIterations=*/0);
 }
 

@@ -221,10 +221,14 @@ static void emitPoint(OpBuilder &builder, linalg::GenericOp op, Value point,
 
 int64_t train::getVectorWidth(linalg::GenericOp op) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (ranges.empty() || op.getNumReductionLoops() != 0 ||
-      ranges.back() % kVectorWidth != 0)
+  if (ranges.empty() || op.getNumReductionLoops() != 0)
     return 1;
   unsigned last = ranges.size() - 1;
+  // The widest element of the buffers the last loop walks, and what the
+  // width must divide: the last loop's range and those buffers' other
+  // strides.
+  int64_t widest = 0;
+  SmallVector<int64_t> multiples = {ranges.back()};
   for (OpOperand &operand : op->getOpOperands()) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());
     if (!type)
@@ -246,16 +250,27 @@ int64_t train::getVectorWidth(linalg::GenericOp op) {
         element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 0;
     if (bits < 8 || bits > 64 || !llvm::isPowerOf2_32(bits))
       return 1;
+    widest = std::max<int64_t>(widest, bits / 8);
     SmallVector<int64_t> strides;
     int64_t offset;
     if (failed(type.getStridesAndOffset(strides, offset)) ||
         ShapedType::isDynamic(offset) || strides.back() != 1)
       return 1;
-    for (int64_t stride : ArrayRef(strides).drop_back())
-      if (ShapedType::isDynamic(stride) || stride % kVectorWidth != 0)
+    for (int64_t stride : ArrayRef(strides).drop_back()) {
+      if (ShapedType::isDynamic(stride))
         return 1;
+      multiples.push_back(stride);
+    }
   }
-  return kVectorWidth;
+  if (widest == 0)
+    return 1;
+  // As many elements as the widest fills 16 bytes with, halved until it
+  // divides them all.
+  int64_t width = kVectorBytes / widest;
+  while (width > 1 &&
+         llvm::any_of(multiples, [&](int64_t n) { return n % width != 0; }))
+    width /= 2;
+  return width;
 }
 
 /// Emits `op`'s work (getVectorWidth) at its `width` consecutive points

@@ -27,24 +27,26 @@ namespace mlir::train {
 struct Mappable {
   linalg::GenericOp op;
   int64_t points;
-  /// The consecutive points each thread runs: kVectorWidth when it loads
-  /// and stores their elements as one vector each (getVectorWidth), else 1.
+  /// The consecutive points each thread runs: more than 1 when it loads
+  /// and stores their elements as one vector each (getVectorWidth).
   int64_t width = 1;
 };
 
-/// The points of an elementwise op one thread runs with vector accesses
-/// (4 x f32: 16 bytes, a GPU's widest load per thread).
-inline constexpr int64_t kVectorWidth = 4;
+/// The bytes of a GPU's widest load or store per thread (4 x f32, 8 x
+/// bf16).
+inline constexpr int64_t kVectorBytes = 16;
 
-/// kVectorWidth when `op` (mappable) is elementwise over a last loop of a
-/// multiple of kVectorWidth points and every buffer it touches at that
-/// loop's index holds it as its last, contiguous dimension (a static
-/// layout, other strides multiples of kVectorWidth, elements of 1 to 8
-/// bytes), every output among them; 1 otherwise. Such an op's thread loads
-/// each of those buffers' kVectorWidth elements as one vector and stores
-/// each output's as one, when every such buffer's address is a multiple
-/// of the vector's size (checked in the kernel; element by element when
-/// not).
+/// The consecutive points of `op` (mappable) one thread runs with vector
+/// accesses: when `op` is elementwise and every buffer it touches at its
+/// last loop's index holds it as its last, contiguous dimension (a static
+/// layout, elements of 1 to 8 bytes), every output among them, the most
+/// elements of the widest of those buffers that fit kVectorBytes, halved
+/// until the width divides the last loop's range and those buffers' other
+/// strides (a float32 op 4, a bf16 one 8, a bf16 one writing float32 4);
+/// 1 otherwise. Such an op's thread loads each of those buffers' points
+/// as one vector and stores each output's as one, when every such
+/// buffer's address is a multiple of its vector's size (checked in the
+/// kernel; element by element when not).
 int64_t getVectorWidth(linalg::GenericOp op);
 
 /// One member of a launch: `blocks` blocks of the grid, of whose threads it

@@ -77,18 +77,18 @@ func.func @offset_view(%x: memref<67xf32>, %y: memref<64xf32>) {
 
 // -----
 
-// What keeps one point per thread: a last loop not a multiple of 4 (a
-// row of 10), a transposed read (the last loop not the buffer's last
+// What keeps one point per thread: a last loop of an odd number of points
+// (a row of 9), a transposed read (the last loop not the buffer's last
 // dimension), a reduction, a strided view (the last stride 2), and an
 // output not indexed by the last loop.
 // CHECK-LABEL: func.func @scalar_only
 // CHECK-NOT:     vector.
 // CHECK:         return
-func.func @scalar_only(%a: memref<8x10xf32>, %b: memref<8x10xf32>,
+func.func @scalar_only(%a: memref<8x9xf32>, %b: memref<8x9xf32>,
                        %t: memref<16x16xf32>, %u: memref<16x16xf32>,
                        %r: memref<16xf32>, %s: memref<32xf32>, %w: memref<16xf32>) {
   linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
-      ins(%a : memref<8x10xf32>) outs(%b : memref<8x10xf32>) {
+      ins(%a : memref<8x9xf32>) outs(%b : memref<8x9xf32>) {
   ^bb0(%x: f32, %o: f32):
     %y = arith.negf %x : f32
     linalg.yield %y : f32
@@ -109,6 +109,51 @@ func.func @scalar_only(%a: memref<8x10xf32>, %b: memref<8x10xf32>,
       ins(%v : memref<16xf32, strided<[2]>>) outs(%w : memref<16xf32>) {
   ^bb0(%x: f32, %o: f32):
     linalg.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+// The width is what fills 16 bytes with the widest element the last loop
+// walks, halved until it divides the row: a bf16 scaling 8 points per
+// thread (vector<8xbf16>, 16-byte aligned), a bf16 input widened to a
+// float32 output 4 (the bf16 load 8 bytes), a float32 row of 10 points 2
+// (8-byte vectors), a float64 one 2.
+// CHECK-LABEL: func.func @widths
+// CHECK:         vector.load %arg0[{{.*}}] {alignment = 16 : i64} : memref<16x64xbf16>, vector<8xbf16>
+// CHECK:         vector.store %{{.*}}, %arg1[{{.*}}] {alignment = 16 : i64} : memref<16x64xbf16>, vector<8xbf16>
+// CHECK:         vector.load %arg0[{{.*}}] {alignment = 8 : i64} : memref<16x64xbf16>, vector<4xbf16>
+// CHECK:         vector.store %{{.*}}, %arg2[{{.*}}] {alignment = 16 : i64} : memref<16x64xf32>, vector<4xf32>
+// CHECK:         vector.load %arg3[{{.*}}] {alignment = 8 : i64} : memref<8x10xf32>, vector<2xf32>
+// CHECK:         vector.load %arg5[{{.*}}] {alignment = 16 : i64} : memref<32xf64>, vector<2xf64>
+// CHECK:         return
+func.func @widths(%h: memref<16x64xbf16>, %g: memref<16x64xbf16>, %f: memref<16x64xf32>,
+                  %a: memref<8x10xf32>, %b: memref<8x10xf32>, %d: memref<32xf64>, %e: memref<32xf64>) {
+  %two = arith.constant 2.0 : bf16
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%h : memref<16x64xbf16>) outs(%g : memref<16x64xbf16>) {
+  ^bb0(%x: bf16, %o: bf16):
+    %y = arith.mulf %x, %two : bf16
+    linalg.yield %y : bf16
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%h : memref<16x64xbf16>) outs(%f : memref<16x64xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %y = arith.extf %x : bf16 to f32
+    linalg.yield %y : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<8x10xf32>) outs(%b : memref<8x10xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.negf %x : f32
+    linalg.yield %y : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%d : memref<32xf64>) outs(%e : memref<32xf64>) {
+  ^bb0(%x: f64, %o: f64):
+    %y = arith.negf %x : f64
+    linalg.yield %y : f64
   }
   return
 }
