@@ -99,7 +99,8 @@ static LogicalResult expandSubgroupReduces(scf::ParallelOp loop) {
     // (Whole clusters: the threads past the last whole one, when there are
     // any, are not the ones that reduce, as a warp past the threads would
     // be missing lanes on the GPU.)
-    SmallVector<int64_t> shape = {llvm::alignTo(*threads, lanes)};
+    SmallVector<int64_t> shape = {
+        static_cast<int64_t>(llvm::alignTo(*threads, lanes))};
     if (grid)
       shape.insert(shape.begin(), *blocks);
     auto buffer = memref::AllocOp::create(builder, loc,
