@@ -113,8 +113,11 @@ bool runner::buildLibrary(ModuleOp module, unsigned optLevel,
     error = "no C compiler driver 'cc' to link it";
     return false;
   }
+  // (A bare file name is in the working directory, which exists.)
   std::string directory = llvm::sys::path::parent_path(path).str();
-  if (std::error_code ec = llvm::sys::fs::create_directories(directory)) {
+  if (directory.empty())
+    directory = ".";
+  else if (std::error_code ec = llvm::sys::fs::create_directories(directory)) {
     error = "cannot create '" + directory + "': " + ec.message();
     return false;
   }
