@@ -235,10 +235,35 @@ print(open(out).read())
 """
 
 
-def distopt_gemm(build, budget):
-    """distopt_matmul_f32 (libdistopt_cuda) on 4096^3, timed by the host
-    around a synchronized loop."""
-    lib = ctypes.CDLL(os.path.join(build, "lib", "libdistopt_cuda.so"))
+def cuda_library_dirs(python):
+    """The folders that hold CUDA's libraries (cuBLAS, cuBLASLt) on this
+    machine: the toolkit's, and those of the NVIDIA wheels PyTorch uses."""
+    dirs = [os.path.join(home, sub) for home in
+            (os.environ.get("CUDA_HOME", ""), "/usr/local/cuda")
+            if home for sub in ("lib64", "lib")]
+    code = ("import glob, os, nvidia\n"
+            "print('\\n'.join(d for p in nvidia.__path__ for d in "
+            "glob.glob(os.path.join(p, '*', 'lib')) + "
+            "glob.glob(os.path.join(p, 'lib'))))")
+    try:
+        done = subprocess.run([python, "-c", code], capture_output=True,
+                              text=True, timeout=30)
+        dirs += done.stdout.split()
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    return [d for d in dict.fromkeys(dirs) if os.path.isdir(d)]
+
+
+def distopt_gemm(library, cuda_dirs):
+    """distopt_matmul_f32 (LIBRARY: libdistopt_cuda) on 4096^3, timed by the
+    host around a synchronized loop. cuBLAS and cuBLASLt are loaded first
+    from CUDA_DIRS where they are there (a running Python's library path
+    is fixed at its start)."""
+    for folder in cuda_dirs:
+        for name in sorted(os.listdir(folder)):
+            if re.fullmatch(r"libcublas(Lt)?\.so\.\d+", name):
+                ctypes.CDLL(os.path.join(folder, name), mode=ctypes.RTLD_GLOBAL)
+    lib = ctypes.CDLL(library)
     lib.distopt_cuda_alloc.restype = ctypes.c_void_p
     lib.distopt_cuda_alloc.argtypes = [ctypes.c_size_t]
     lib.distopt_cuda_last_error.restype = ctypes.c_char_p
@@ -303,6 +328,29 @@ def dist_run_times(build, budget, mlir, state, data, work, steps, graphs=True,
             "first_loss": float(lines[0][1]), "graph": graph}
 
 
+def run_step_times(bundle, step, budget, python, env, work, steps,
+                   limit=240):
+    """As dist_run_times, for STEP of a bundle (bench/gpu_bundle.py): its
+    inputs written into WORK/inputs (bench/gpu/make_inputs.py, which also
+    writes the peers' .npz files there), then its run_step, launch by
+    launch (run_step does not capture graphs)."""
+    inputs = os.path.join(work, "inputs")
+    code, out = run([python, os.path.join(HERE, "gpu", "make_inputs.py"),
+                     bundle, step, inputs], budget, 120)
+    if code != 0:
+        return {"error": out.strip()[-1500:]}
+    code, out = run([os.path.join(bundle, step, "run_step"), inputs, inputs,
+                     str(steps), os.path.join(work, "out")], budget, limit,
+                    env=env)
+    lines = STEP_LINE.findall(out)
+    if code != 0 or len(lines) < 2:
+        return {"error": out.strip()[-1500:]}
+    times = [float(ms) for _, _, ms in lines]
+    return {"ms": statistics.median(times[1:]), "steps": len(times),
+            "first_loss": float(lines[0][1]),
+            "graph": "launch by launch (run_step)"}
+
+
 def dist_run_step(build, budget, mlir, work, steps, graphs=True):
     """dist_run_times from the state and batch dist-run writes to
     WORK/state.npz and WORK/data.npz."""
@@ -336,33 +384,52 @@ RESNET_BATCH, RESNET_SIZE, RESNET_STEPS = 32, 224, 20
 RESNET_FLOPS = 3 * 2 * 1.814e9
 
 
-def check_resnet(build, budget, python):
+def resnet_peers(budget, python, state, batch):
+    """bench/peers/torch_resnet.py, eager and compiled, on STATE and BATCH."""
+    found = {}
+    env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "peers"))
+    for mode in ("eager", "compile"):
+        found[f"resnet_torch_{mode}"] = peer_step(
+            python, budget, "torch_resnet.py",
+            ["resnet18", state, batch, str(RESNET_STEPS), "8", "0.1", "0.9",
+             "--device=cuda", f"--mode={mode}"], 240, env=env)
+    return found
+
+
+def check_resnet(build, budget, python, bundle=None, env=None):
     """torchvision's ResNet-18 step (batch RESNET_BATCH, RESNET_SIZE^2,
     cross-entropy, SGD with momentum 0.9), exported by
-    `python -m distopt.export_torch` and run by dist-run --device=cuda,
+    `python -m distopt.export_torch` and run by dist-run --device=cuda (or
+    a bundle's run_step, on the state torchvision initialises there),
     against PyTorch CUDA eager and torch.compile (bench/peers/
     torch_resnet.py) on the same state and batch."""
     found = {}
     with tempfile.TemporaryDirectory() as work:
-        env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "build",
-                                                       "python_packages"))
-        code, out = run([python, "-m", "distopt.export_torch",
-                         "torchvision.models:resnet18",
-                         f"--input-shape={RESNET_BATCH},3,{RESNET_SIZE},"
-                         f"{RESNET_SIZE}", "--optimizer=sgd", "--lr=0.1",
-                         "--momentum=0.9", "-o", work], budget, 120, env=env)
-        step, state, batch = (os.path.join(work, name) for name in
-                              ("step.mlir", "state.npz", "batch.npz"))
-        if code != 0 or not os.path.exists(step):
-            return {"resnet_distopt": {"error": out.strip()[-1500:]}}
-        found["resnet_distopt"] = dist_run_times(
-            build, budget, step, state, batch, work, RESNET_STEPS, limit=300)
-        env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "peers"))
-        for mode in ("eager", "compile"):
-            found[f"resnet_torch_{mode}"] = peer_step(
-                python, budget, "torch_resnet.py",
-                ["resnet18", state, batch, str(RESNET_STEPS), "8", "0.1",
-                 "0.9", "--device=cuda", f"--mode={mode}"], 240, env=env)
+        if bundle:
+            found["resnet_distopt"] = run_step_times(
+                bundle, "resnet", budget, python, env, work, RESNET_STEPS,
+                limit=300)
+            inputs = os.path.join(work, "inputs")
+            found.update(resnet_peers(budget, python,
+                                      os.path.join(inputs, "state.npz"),
+                                      os.path.join(inputs, "batch.npz")))
+        else:
+            env = dict(os.environ, PYTHONPATH=os.path.join(
+                ROOT, "build", "python_packages"))
+            code, out = run([python, "-m", "distopt.export_torch",
+                             "torchvision.models:resnet18",
+                             f"--input-shape={RESNET_BATCH},3,{RESNET_SIZE},"
+                             f"{RESNET_SIZE}", "--optimizer=sgd", "--lr=0.1",
+                             "--momentum=0.9", "-o", work], budget, 120,
+                            env=env)
+            step, state, batch = (os.path.join(work, name) for name in
+                                  ("step.mlir", "state.npz", "batch.npz"))
+            if code != 0 or not os.path.exists(step):
+                return {"resnet_distopt": {"error": out.strip()[-1500:]}}
+            found["resnet_distopt"] = dist_run_times(
+                build, budget, step, state, batch, work, RESNET_STEPS,
+                limit=300)
+            found.update(resnet_peers(budget, python, state, batch))
     for part in found.values():
         if "ms" in part:
             part["images_per_s"] = RESNET_BATCH / part["ms"] * 1e3
@@ -371,17 +438,29 @@ def check_resnet(build, budget, python):
     return found
 
 
-def check_gpu(build, budget, python):
-    """The measurements that need a device."""
+def check_gpu(build, budget, python, bundle=None):
+    """The measurements that need a device: DistOpt's steps through
+    dist-run from BUILD, or through the run_step programs of BUNDLE."""
     found = {}
+    cuda_dirs = cuda_library_dirs(python)
+    env = None
+    if bundle:
+        env = dict(os.environ, LD_LIBRARY_PATH=":".join(
+            [os.path.join(bundle, "lib")] + cuda_dirs +
+            [os.environ.get("LD_LIBRARY_PATH", "")]))
     found["copy"] = torch_part(python, budget, COPY_RATE, 60)
+    params, elements = 4, 1 << 25
     with tempfile.TemporaryDirectory() as work:
-        mlir = os.path.join(work, "adamw.mlir")
-        params, elements = 4, 1 << 25
-        subprocess.run([sys.executable, os.path.join(HERE, "gpu", "adamw_step.py"),
-                        mlir, "--params", str(params), "--elements",
-                        str(elements)], check=True)
-        step = dist_run_step(build, budget, mlir, work, 12)
+        if bundle:
+            step = run_step_times(bundle, "adamw", budget, python, env, work,
+                                  12)
+        else:
+            mlir = os.path.join(work, "adamw.mlir")
+            subprocess.run([sys.executable,
+                            os.path.join(HERE, "gpu", "adamw_step.py"), mlir,
+                            "--params", str(params), "--elements",
+                            str(elements)], check=True)
+            step = dist_run_step(build, budget, mlir, work, 12)
         if "ms" in step:
             moved = 24 * params * elements
             step["bytes"] = moved
@@ -390,26 +469,35 @@ def check_gpu(build, budget, python):
             if copy:
                 step["of_copy_rate"] = step["gb_per_s"] / copy
         found["adamw"] = step
+    library = (os.path.join(bundle, "lib", "libdistopt_cuda.so") if bundle
+               else os.path.join(build, "lib", "libdistopt_cuda.so"))
     try:
-        found["gemm_distopt"] = distopt_gemm(build, budget)
+        found["gemm_distopt"] = distopt_gemm(library, cuda_dirs)
     except OSError as error:
         found["gemm_distopt"] = {"error": str(error)}
     found["gemm_torch"] = torch_part(python, budget, TORCH_GEMM, 60)
     block = os.path.join(ROOT, "examples", "transformer_block.mlir")
     with tempfile.TemporaryDirectory() as work:
-        found["block_distopt"] = dist_run_step(build, budget, block, work, 30)
-        found["block_distopt_launches"] = dist_run_step(
-            build, budget, block, work, 30, graphs=False)
-        state = os.path.join(work, "state.npz")
-        data = os.path.join(work, "data.npz")
-        env = dict(os.environ, PYTHONPATH=os.path.join(
+        if bundle:
+            found["block_distopt_launches"] = run_step_times(
+                bundle, "block", budget, python, env, work, 30)
+            state, data = (os.path.join(work, "inputs", name)
+                           for name in ("state.npz", "data.npz"))
+        else:
+            found["block_distopt"] = dist_run_step(build, budget, block, work,
+                                                   30)
+            found["block_distopt_launches"] = dist_run_step(
+                build, budget, block, work, 30, graphs=False)
+            state, data = (os.path.join(work, name)
+                           for name in ("state.npz", "data.npz"))
+        peers = dict(os.environ, PYTHONPATH=os.path.join(
             ROOT, "test", "Integration", "Inputs"))
         for mode in ("eager", "compile"):
             found[f"block_torch_{mode}"] = peer_step(
                 python, budget, "torch_step.py",
                 ["transformer_block", state, data, "30", "8", "1", "0",
-                 "--device=cuda", f"--mode={mode}"], 180, env=env)
-    found.update(check_resnet(build, budget, python))
+                 "--device=cuda", f"--mode={mode}"], 180, env=peers)
+    found.update(check_resnet(build, budget, python, bundle, env))
     count, _, _ = cuda_devices()
     if count < 2:
         found["nccl"] = {"skipped": f"{count} GPU: no all-reduce across GPUs "
@@ -444,6 +532,12 @@ def markdown(result):
             f"copies, {block['host_waits']} host waits per step; "
             f"{block['workspace_buffers']} buffers in a workspace of "
             f"{block['workspace_bytes'] / 2**20:.1f} MiB kept across steps |")
+    if result.get("bundle"):
+        bundle = result["bundle"]
+        lines.append(f"| bundle (bench/gpu_bundle.py) | commit "
+                     f"{bundle['commit']} | | steps compiled ahead of time: "
+                     f"{', '.join(bundle['steps'])}; the launch report is "
+                     f"the bundle's |")
     tests = result["tests"]
     lines.append(f"| ctest -L gpu | {tests['summary']} | | "
                  f"{', '.join(tests['failed']) or 'no failed test'} |")
@@ -490,21 +584,52 @@ def main():
     parser.add_argument("--budget", type=float, default=240,
                         help="seconds for the whole check (default 240)")
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--bundle", help="a folder from bench/gpu_bundle.py: "
+                        "the steps compiled ahead of time, for a machine with "
+                        "no DistOpt build (the lent GPU machine)")
     args = parser.parse_args()
     budget = Budget(args.budget)
-    if not os.path.exists(os.path.join(args.build, "bin", "dist-opt")):
+    bundle = manifest = None
+    if args.bundle:
+        bundle = os.path.abspath(args.bundle)
+        try:
+            with open(os.path.join(bundle, "manifest.json")) as f:
+                manifest = json.load(f)
+        except (OSError, ValueError) as error:
+            sys.exit(f"gpu_check: --bundle {args.bundle}: no readable "
+                     f"manifest.json ({error}): make it with "
+                     "bench/gpu_bundle.py")
+        missing = [f"{step}/run_step" for step in ("adamw", "block", "resnet")
+                   if not os.access(os.path.join(bundle, step, "run_step"),
+                                    os.X_OK)]
+        if missing:
+            print(f"gpu_check: the bundle has no {', '.join(missing)}: "
+                  "those parts will fail", flush=True)
+    elif not os.path.exists(os.path.join(args.build, "bin", "dist-opt")):
         sys.exit(f"gpu_check: no {args.build}/bin/dist-opt: run "
-                 "scripts/setup.sh build first (gpu_check builds nothing)")
+                 "scripts/setup.sh build first (gpu_check builds nothing), "
+                 "or give --bundle (bench/gpu_bundle.py) on a machine "
+                 "without a build")
     count, names, reason = cuda_devices()
     result = {"device": (f"{count} x {names[0]}" if count else
                          f"no GPU: {reason}")}
     print(f"gpu_check: {result['device']}", flush=True)
-    result["launches"] = check_launches(args.build, budget)
+    if manifest:
+        # (What dist-opt reported where the bundle was made.)
+        result["launches"] = manifest["launches"]
+        result["bundle"] = {"commit": manifest.get("commit"),
+                            "steps": sorted(manifest["steps"])}
+    else:
+        result["launches"] = check_launches(args.build, budget)
     print(f"gpu_check: launches {json.dumps(result['launches'])}", flush=True)
-    result["tests"] = check_tests(args.build, budget)
+    if os.path.exists(os.path.join(args.build, "CTestTestfile.cmake")):
+        result["tests"] = check_tests(args.build, budget)
+    else:
+        result["tests"] = {"passed": None, "failed": [],
+                           "summary": f"not run: no build in {args.build}"}
     print(f"gpu_check: ctest -L gpu: {result['tests']['summary']}", flush=True)
     if count:
-        result["gpu"] = check_gpu(args.build, budget, find_python())
+        result["gpu"] = check_gpu(args.build, budget, find_python(), bundle)
     else:
         print("gpu_check: no CUDA device, so no GPU figures: only the checks "
               "above ran", flush=True)
@@ -515,7 +640,7 @@ def main():
           json.dumps(result, indent=1, sort_keys=True) + "\n")
     write(os.path.join(args.out, "gpu_check.md"), table)
     print(table, end="")
-    ok = result["tests"]["passed"] and "error" not in json.dumps(
+    ok = result["tests"]["passed"] is not False and "error" not in json.dumps(
         result["launches"])
     sys.exit(0 if ok else 1)
 

@@ -29,6 +29,7 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%distopt_src_root", config.distopt_src_root))
 config.substitutions.append(("%examples", os.path.join(config.distopt_src_root, "examples")))
 config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%distopt_obj_root", config.distopt_obj_root))
 # The collective runtime, and MPI's launcher when there is one (tests that
 # run under it REQUIRE mpi).
 config.substitutions.append(("%distrt_lib", config.distrt_lib))
