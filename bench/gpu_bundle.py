@@ -42,6 +42,8 @@ import subprocess
 import sys
 import tempfile
 
+import numpy
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
@@ -49,6 +51,8 @@ import gpu_check  # noqa: E402
 
 CARRY_LIMIT = 64 << 20
 ADAMW_PARAMS, ADAMW_ELEMENTS = 4, 1 << 25
+# The AdamW step's hyper-parameter arguments (bench/gpu/adamw_step.py).
+ADAMW_HYPER = {"lr": 1e-3}
 ARGUMENT = re.compile(
     r"\*\w+ /\* (\w+) \"([^\"]+)\" (\w+)\[([^\]]*)\] \*/")
 
@@ -82,8 +86,9 @@ def compile_step(build, mlir, folder, name):
     the bundle's libraries (found through $ORIGIN there)."""
     os.makedirs(folder)
     library = os.path.join(folder, "libstep.so")
+    # (One device: the local backend, as the nccl one would need MPI.)
     call([os.path.join(build, "bin", "dist-compile"), mlir, "--device=cuda",
-          "-o", library], f"compiling the {name} step")
+          "--backend=local", "-o", library], f"compiling the {name} step")
     call(["cc", "-std=c11", "-O2", f"-I{folder}",
           f"-I{os.path.join(ROOT, 'include')}",
           os.path.join(ROOT, "examples", "aot", "run_step.c"),
@@ -158,11 +163,14 @@ def bundle(build, work, steps):
             call([sys.executable, os.path.join(HERE, "gpu", "adamw_step.py"),
                   mlir, "--params", str(ADAMW_PARAMS), "--elements",
                   str(ADAMW_ELEMENTS)], "writing the AdamW step")
+            found = compile_step(build, mlir, os.path.join(work, "adamw"),
+                                 "AdamW")
+            for arg in found:
+                if arg["role"] == "hyper":
+                    arg["value"] = ADAMW_HYPER[arg["name"]]
             manifest["steps"]["adamw"] = {
-                "arguments": compile_step(build, mlir,
-                                          os.path.join(work, "adamw"),
-                                          "AdamW"),
-                "inputs": "random", "bytes": 24 * ADAMW_PARAMS * ADAMW_ELEMENTS}
+                "arguments": found, "inputs": "random",
+                "bytes": 24 * ADAMW_PARAMS * ADAMW_ELEMENTS}
         if "block" in steps:
             mlir = os.path.join(ROOT, "examples", "transformer_block.mlir")
             folder = os.path.join(work, "block")
@@ -183,12 +191,18 @@ def bundle(build, work, steps):
                   f"{gpu_check.RESNET_SIZE},{gpu_check.RESNET_SIZE}",
                   "--optimizer=sgd", "--lr=0.1", "--momentum=0.9", "-o",
                   scratch], "exporting torchvision's ResNet-18", env=env)
-            manifest["steps"]["resnet"] = {
-                "arguments": compile_step(build,
-                                          os.path.join(scratch, "step.mlir"),
-                                          os.path.join(work, "resnet"),
-                                          "ResNet-18"),
-                "inputs": "torchvision"}
+            found = compile_step(build, os.path.join(scratch, "step.mlir"),
+                                 os.path.join(work, "resnet"), "ResNet-18")
+            # (The hyper-parameters the export chose travel as values.)
+            exported = {}
+            for name in ("state.npz", "batch.npz"):
+                with numpy.load(os.path.join(scratch, name)) as arrays:
+                    exported.update({k: arrays[k] for k in arrays.files})
+            for arg in found:
+                if arg["role"] == "hyper":
+                    arg["value"] = exported[arg["name"]].tolist()
+            manifest["steps"]["resnet"] = {"arguments": found,
+                                           "inputs": "torchvision"}
     size = sum(os.path.getsize(os.path.join(d, f))
                for d, _, files in os.walk(work) for f in files)
     if size > CARRY_LIMIT:

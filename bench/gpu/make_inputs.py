@@ -14,15 +14,16 @@ torchvision for ResNet-18).
 By the step's "inputs" in BUNDLE/manifest.json:
   carried      BUNDLE/STEP/state.npz and data.npz, split into OUT_DIR/*.npy
                (and copied as OUT_DIR/state.npz, data.npz);
-  random       parameters ~ N(0, 0.02), optimizer state zero, data N(0, 1)
-               (integers: 0), seed 0;
+  random       parameters ~ N(0, 0.02), optimizer state zero, inputs
+               N(0, 1), seed 0;
   torchvision  parameters and buffers of torchvision.models.resnet18()
                after torch.manual_seed(0), optimizer state zero, the image
                batch N(0, 1) and labels uniform in [0, 1000), seed 0;
                OUT_DIR/state.npz and batch.npz for bench/peers/
                torch_resnet.py.
-Every argument of the step gets its file, of the dtype and shape the
-header gives; a name the source does not provide is an error.
+A hyper-parameter takes the value the manifest gives. Every argument of
+the step gets its file, of the dtype and shape the header gives; one
+with no value is an error.
 """
 
 import json
@@ -33,6 +34,8 @@ import numpy as np
 
 DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16,
           "i32": np.int32, "i64": np.int64, "i1": np.bool_}
+# Labels: torchvision's ImageNet classes.
+CLASSES = 1000
 
 
 def main():
@@ -61,7 +64,9 @@ def main():
     batch = {}
     for arg in entry["arguments"]:
         dtype, shape, name = DTYPES[arg["dtype"]], arg["shape"], arg["name"]
-        if name in source:
+        if "value" in arg:
+            value = arg["value"]
+        elif name in source:
             value = source[name]
         elif entry["inputs"] == "carried":
             sys.exit(f"make_inputs: {step}: no '{name}' in its state.npz or "
@@ -70,14 +75,14 @@ def main():
             value = np.zeros(shape, dtype)
         elif arg["role"] == "param":
             value = rng.normal(0, 0.02, shape)
-        elif np.issubdtype(dtype, np.integer):
-            value = (rng.integers(0, 1000, shape)
-                     if entry["inputs"] == "torchvision"
-                     else np.zeros(shape, dtype))
-            batch[name] = value.astype(dtype)
+        elif arg["role"] in ("input", "label"):
+            value = (rng.integers(0, CLASSES, shape)
+                     if np.issubdtype(dtype, np.integer)
+                     else rng.normal(0, 1, shape)).astype(dtype)
+            batch[name] = value
         else:
-            value = rng.normal(0, 1, shape)
-            batch[name] = value.astype(dtype)
+            sys.exit(f"make_inputs: {step}: no value for '{name}' (role "
+                     f"{arg['role']}): the manifest should give it")
         value = np.asarray(value).astype(dtype)
         if list(value.shape) != shape:
             sys.exit(f"make_inputs: {step}: '{name}' is {list(value.shape)}, "

@@ -10,7 +10,7 @@
  *   dist-compile step.mlir -o libstep.so            # and libstep.h
  *   cc -std=c11 -I. -I<distopt>/include run_step.c -o run_step \
  *      -L. -lstep -Wl,-rpath,$PWD
- *   ./run_step STATE_DIR DATA_DIR STEPS OUT_DIR
+ *   ./run_step STATE_DIR DATA_DIR STEPS OUT_DIR [--graph]
  *
  * For a step compiled with --device=cuda (link libdistopt_cuda too) the
  * arguments are copied to device buffers once and the state stays there:
@@ -18,6 +18,10 @@
  * next step's arguments, and only the loss comes back to the host until
  * the end, when the state is copied back and written. Each step's line
  * gives its time (the host waits for the step when it reads the loss).
+ * With --graph, the second step is captured as a CUDA graph and the steps
+ * after it replay that graph (one launch each): a step whose capture is
+ * refused (it allocates, or a state result lives in another argument's
+ * buffer) runs launch by launch, and run_step says why on stderr.
  *
  * Every argument of the step is read from `STATE_DIR/<name>.npy` or, when
  * not there, `DATA_DIR/<name>.npy` (NumPy's format; dtype and shape must be
@@ -198,6 +202,30 @@ static void *device_alloc(size_t bytes) {
 }
 #endif
 
+#if DISTOPT_STEP_CUDA
+/* Why the captured call's results cannot be replayed, or NULL: replaying
+ * keeps every argument's buffer, so each state result must be its
+ * argument's buffer or in the step's workspace (copied into it), and the
+ * step must have allocated nothing. */
+static const char *unreplayable(const int64_t *word, void *const *buffers,
+                                int nargs) {
+  for (int r = 0; r < DISTOPT_STEP_NUM_RESULTS; ++r) {
+    const distopt_step_value *result = &RESULTS[r];
+    void *allocated = (void *)(intptr_t)word[0];
+    int held = 0;
+    for (int i = 0; i < nargs; ++i) {
+      if (allocated == buffers[i] && i != result->feeds)
+        return "a state result is another argument's buffer";
+      held |= allocated == buffers[i];
+    }
+    if (allocated && !held)
+      return "the step allocated a result";
+    word += 3 + 2 * result->rank;
+  }
+  return NULL;
+}
+#endif
+
 static double now_ms(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -205,8 +233,8 @@ static double now_ms(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 5)
-    die("usage: run_step STATE_DIR DATA_DIR STEPS OUT_DIR");
+  if (argc != 5 && !(argc == 6 && !strcmp(argv[5], "--graph")))
+    die("usage: run_step STATE_DIR DATA_DIR STEPS OUT_DIR [--graph]");
   long steps = strtol(argv[3], NULL, 10);
   if (steps < 1)
     die("STEPS must be a positive number, got '%s'", argv[3]);
@@ -243,6 +271,16 @@ int main(int argc, char **argv) {
 #endif
 
   float *losses = calloc((size_t)steps, sizeof(float));
+#if DISTOPT_STEP_CUDA
+  int capture = argc == 6;
+  void *graph = NULL;
+  /* The captured call's result descriptors (a replay writes none). */
+  int64_t *captured = NULL;
+#else
+  if (argc == 6)
+    die("--graph: the step was compiled for the CPU (CUDA graphs need "
+        "dist-compile --device=cuda)");
+#endif
   for (long s = 0; s < steps; ++s) {
     int64_t *descriptors[NARGS];
     void *packed[1 + NARGS];
@@ -259,7 +297,37 @@ int main(int argc, char **argv) {
       packed[n++] = &descriptors[i];
     }
     double start = now_ms();
+#if DISTOPT_STEP_CUDA
+    if (graph) {
+      check_cuda(distopt_cuda_graph_launch(graph), "replaying the step");
+      memcpy(results, captured, words * sizeof(int64_t));
+    } else if (capture && s == 1) {
+      capture = 0;
+      check_cuda(distopt_cuda_capture_begin(), "capturing the step");
+      PACKED(packed);
+      graph = distopt_cuda_capture_end();
+      const char *why = graph ? unreplayable(results, buffers, NARGS)
+                              : distopt_cuda_last_error();
+      if (why) {
+        /* (Nothing captured ran: the step runs again, launch by launch.) */
+        fprintf(stderr,
+                "run_step: the step runs launch by launch, not as "
+                "a captured graph: %s\n",
+                why);
+        distopt_cuda_graph_destroy(graph);
+        graph = NULL;
+        PACKED(packed);
+      } else {
+        check_cuda(distopt_cuda_graph_launch(graph), "replaying the step");
+        captured = malloc((words + 1) * sizeof(int64_t));
+        memcpy(captured, results, words * sizeof(int64_t));
+      }
+    } else {
+      PACKED(packed);
+    }
+#else
     PACKED(packed);
+#endif
 #if DISTOPT_STEP_CUDA
     /* Results: each state result becomes its argument's device buffer (a
      * copy on the device when the step returned an argument's buffer or
@@ -294,7 +362,12 @@ int main(int argc, char **argv) {
                      "copying the loss to the host");
         }
       }
-      if (result->feeds >= 0 && data != buffers[result->feeds]) {
+      if (graph && result->feeds >= 0 && data != buffers[result->feeds]) {
+        /* (Replayed: the argument keeps its buffer.) */
+        check_cuda(
+            distopt_cuda_copy_on_device(buffers[result->feeds], data, bytes),
+            "copying a state result on the device");
+      } else if (result->feeds >= 0 && data != buffers[result->feeds]) {
         if (!held && data == (char *)allocated) {
           next[result->feeds] = allocated;
         } else {
@@ -375,6 +448,10 @@ int main(int argc, char **argv) {
     free(host);
 #endif
   }
+#if DISTOPT_STEP_CUDA
+  distopt_cuda_graph_destroy(graph);
+  free(captured);
+#endif
   snprintf(path, sizeof path, "%s/loss.npy", argv[4]);
   int64_t count = steps;
   write_npy(path, "<f4", 1, &count, losses, (size_t)steps * sizeof(float));
