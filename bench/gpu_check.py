@@ -12,7 +12,8 @@ It builds nothing: it runs what the set-up built (build/: dist-opt,
 dist-run, libdistopt_cuda) and the PyTorch it finds (the set-up's venv, or
 the machine's own). Every part is timed and bounded; one that fails or runs
 out of time is recorded as such and the rest still run. Without a CUDA
-device it says so, runs the checks that need none, and exits 0.
+device it says so, runs the checks that need none, and exits 0; with one,
+it exits 1 when a part failed (after writing what the others measured).
 
 Always (no GPU needed):
   - launches: what one call of the transformer block's and the MLP's CUDA
@@ -305,6 +306,22 @@ def distopt_gemm(library, cuda_dirs):
 STEP_LINE = re.compile(r"step (\d+): loss ([-\d.naif]+) \(([\d.]+) ms\)")
 
 
+def step_times(code, out, graphs, skip):
+    """The median of a runner's step lines after the first SKIP, its first
+    loss, and whether the step replayed from a CUDA graph or, with the
+    reason the runner gave, ran launch by launch."""
+    lines = STEP_LINE.findall(out)
+    if code != 0 or len(lines) <= skip:
+        return {"error": out.strip()[-1500:]}
+    times = [float(ms) for _, _, ms in lines]
+    refused = re.search(r"runs launch by launch, not as a captured graph: "
+                        r"(.*)", out)
+    graph = ("off" if not graphs else
+             f"launch by launch: {refused.group(1)}" if refused else "replayed")
+    return {"ms": statistics.median(times[skip:]), "steps": len(times),
+            "first_loss": float(lines[0][1]), "graph": graph}
+
+
 def dist_run_times(build, budget, mlir, state, data, work, steps, graphs=True,
                    limit=240):
     """Median step ms (the first, with the compile and the state's upload,
@@ -316,16 +333,7 @@ def dist_run_times(build, budget, mlir, state, data, work, steps, graphs=True,
                      "--device=cuda",
                      f"--step-graphs={'true' if graphs else 'false'}",
                      f"--cache-dir={work}/cache"], budget, limit)
-    lines = STEP_LINE.findall(out)
-    if code != 0 or len(lines) < 2:
-        return {"error": out.strip()[-1500:]}
-    times = [float(ms) for _, _, ms in lines]
-    refused = re.search(r"runs launch by launch, not as a captured graph: "
-                        r"(.*)", out)
-    graph = ("off" if not graphs else
-             f"launch by launch: {refused.group(1)}" if refused else "replayed")
-    return {"ms": statistics.median(times[1:]), "steps": len(times),
-            "first_loss": float(lines[0][1]), "graph": graph}
+    return step_times(code, out, graphs, skip=1)
 
 
 def run_step_times(bundle, step, budget, python, env, work, steps,
@@ -343,17 +351,8 @@ def run_step_times(bundle, step, budget, python, env, work, steps,
     code, out = run([os.path.join(bundle, step, "run_step"), inputs, inputs,
                      str(steps), os.path.join(work, "out")] +
                     (["--graph"] if graphs else []), budget, limit, env=env)
-    lines = STEP_LINE.findall(out)
-    if code != 0 or len(lines) < 2:
-        return {"error": out.strip()[-1500:]}
-    times = [float(ms) for _, _, ms in lines]
-    refused = re.search(r"runs launch by launch, not as a captured graph: "
-                        r"(.*)", out)
-    graph = ("off" if not graphs else
-             f"launch by launch: {refused.group(1)}" if refused else "replayed")
-    return {"ms": statistics.median(times[2 if graphs else 1:]),
-            "steps": len(times), "first_loss": float(lines[0][1]),
-            "graph": graph}
+    # (With --graph the second step is the capture's.)
+    return step_times(code, out, graphs, skip=2 if graphs else 1)
 
 
 def dist_run_step(build, budget, mlir, work, steps, graphs=True):
@@ -647,8 +646,13 @@ def main():
           json.dumps(result, indent=1, sort_keys=True) + "\n")
     write(os.path.join(args.out, "gpu_check.md"), table)
     print(table, end="")
-    ok = result["tests"]["passed"] is not False and "error" not in json.dumps(
-        result["launches"])
+    failed = sorted(part for part, found in result.get("gpu", {}).items()
+                    if "error" in found)
+    if failed:
+        print(f"gpu_check: failed parts (their errors are in "
+              f"gpu_check.json): {', '.join(failed)}", flush=True)
+    ok = (result["tests"]["passed"] is not False and not failed and
+          "error" not in json.dumps(result["launches"]))
     sys.exit(0 if ok else 1)
 
 
