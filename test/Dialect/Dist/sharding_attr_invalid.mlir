@@ -269,3 +269,21 @@ dist.mesh @m {axes = ["x"], shape = array<i64: 4>}
 func.func @partitioned_unknown_axis(%a: tensor<2xf32> {dist.sharding = #dist.sharding<@m, [[z]]>}) -> tensor<2xf32> attributes {dist.partitioned} {
   return %a : tensor<2xf32>
 }
+
+// -----
+
+// A body whose signature names no arguments: the diagnostic is at the
+// function (its entry block has no argument to point at), not a crash
+// (test/Fuzz/regressions/dist-block-unnamed-argument.mlir).
+// expected-error @+1 {{'func.func' op argument #0: 'dist.block' belongs on a placed program}}
+func.func @unnamed_argument(tensor<2x4xf32> {dist.block = #dist.block<offsets = [2, 0], shape = [4, 4]>}) {
+  return
+}
+
+// -----
+
+dist.mesh @m {axes = ["x"], shape = array<i64: 4>}
+// expected-error @+1 {{'func.func' op argument #0: axis 'z' is not an axis of mesh @m}}
+func.func @unnamed_sharded_argument(tensor<8xf32> {dist.sharding = #dist.sharding<@m, [[z]]>}) {
+  return
+}

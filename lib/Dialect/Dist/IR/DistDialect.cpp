@@ -191,7 +191,10 @@ static LogicalResult verifyValueSharding(Operation *op, StringRef what,
   auto emit = [&]() {
     Location loc = op->getLoc();
     auto func = dyn_cast<FunctionOpInterface>(op);
-    if (func && what == "argument" && !func.isExternal())
+    // The entry block may not match the signature yet: the function's own
+    // verifier, which says so, runs after the attribute verifiers.
+    if (func && what == "argument" && !func.isExternal() &&
+        index < func.getFunctionBody().getNumArguments())
       loc = func.getArgument(index).getLoc();
     return mlir::emitError(loc)
            << "'" << op->getName() << "' op " << what << " #" << index << ": ";

@@ -75,9 +75,10 @@ std::string TrainingStep::describe(StringRef what, const StepValue &value) {
 }
 
 /// The location of argument `index` of `func`: its own when the body has
-/// one, else the function's.
+/// one, else the function's (also when the entry block does not match the
+/// signature, which the function's own verifier reports).
 static Location getArgumentLoc(FunctionOpInterface func, unsigned index) {
-  if (func.isExternal())
+  if (func.isExternal() || index >= func.getFunctionBody().getNumArguments())
     return func.getLoc();
   return func.getArgument(index).getLoc();
 }
@@ -85,7 +86,7 @@ static Location getArgumentLoc(FunctionOpInterface func, unsigned index) {
 /// The location of result `index` of `func`: its return's.
 static Location getResultLoc(FunctionOpInterface func, unsigned index) {
   Region &body = func.getFunctionBody();
-  if (body.empty())
+  if (body.empty() || body.back().empty())
     return func.getLoc();
   return body.back().back().getLoc();
 }
