@@ -15,7 +15,9 @@
  * For a step compiled with --device=cuda (link libdistopt_cuda too) the
  * arguments are copied to device buffers once and the state stays there:
  * each step's state results (device buffers the step allocated) become the
- * next step's arguments, and only the loss comes back to the host until
+ * next step's arguments (a result in the step's workspace is copied into
+ * its argument's buffer on the device), and only the loss comes back to
+ * the host until
  * the end, when the state is copied back and written. Each step's line
  * gives its time (the host waits for the step when it reads the loss).
  * With --graph, the second step is captured as a CUDA graph and the steps
@@ -336,6 +338,14 @@ int main(int argc, char **argv) {
     int64_t *word = results;
     void *next[NARGS], *seen[NRESULTS + 1];
     int nseen = 0;
+    /* State results in the step's workspace, copied into their arguments'
+     * buffers once every other result has been read from those buffers. */
+    struct {
+      int feeds;
+      const char *data;
+      size_t bytes;
+    } in_place[NRESULTS + 1];
+    int nin_place = 0;
     memcpy(next, buffers, sizeof next);
     for (int r = 0; r < NRESULTS; ++r) {
       const distopt_step_value *result = &RESULTS[r];
@@ -368,7 +378,12 @@ int main(int argc, char **argv) {
             distopt_cuda_copy_on_device(buffers[result->feeds], data, bytes),
             "copying a state result on the device");
       } else if (result->feeds >= 0 && data != buffers[result->feeds]) {
-        if (!held && data == (char *)allocated) {
+        if (!allocated) {
+          /* (No buffer per step for it: its argument keeps its own.) */
+          in_place[nin_place].feeds = result->feeds;
+          in_place[nin_place].data = data;
+          in_place[nin_place++].bytes = bytes;
+        } else if (!held && data == (char *)allocated) {
           next[result->feeds] = allocated;
         } else {
           next[result->feeds] = device_alloc(bytes + 1);
@@ -379,6 +394,11 @@ int main(int argc, char **argv) {
       }
       word += 3 + 2 * result->rank;
     }
+    for (int k = 0; k < nin_place; ++k)
+      check_cuda(distopt_cuda_copy_on_device(buffers[in_place[k].feeds],
+                                             in_place[k].data,
+                                             in_place[k].bytes),
+                 "copying a state result on the device");
     /* Free what no argument holds now: the step's other allocations and
      * the replaced argument buffers. */
     for (int k = 0; k < nseen; ++k) {

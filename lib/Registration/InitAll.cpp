@@ -92,7 +92,7 @@ void mlir::dist::registerAllDialects(DialectRegistry &registry) {
   registry.insert<vector::VectorDialect>();
   vector::registerConvertVectorToLLVMInterface(registry);
   // dist-lower-cuda: kernels in gpu modules, NVVM, and the NVVM target
-  // that serializes them through ptxas (gpu-module-to-binary).
+  // that serializes them through ptxas (dist-gpu-module-to-binary).
   registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   registerConvertNVVMToLLVMInterface(registry);

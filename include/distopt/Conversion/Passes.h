@@ -191,6 +191,12 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "(dist-merge-kernel-modules: one libdevice link and "
                      "ptxas run, not one per kernel)"),
       llvm::cl::init(true)};
+  Option<unsigned> kernelModules{
+      *this, "kernel-modules",
+      llvm::cl::desc("How many modules merge-kernels leaves the kernels "
+                     "in (runs of about equal size, compiled in parallel "
+                     "by dist-gpu-module-to-binary)"),
+      llvm::cl::init(16)};
   Option<std::string> toolkit{
       *this, "cuda-toolkit",
       llvm::cl::desc("The CUDA toolkit whose ptxas and libdevice compile "
@@ -224,7 +230,8 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
 /// block reductions in shared memory), the launches outlined into
 /// kernels, the host on one stream
 /// (dist-gpu-host), NVVM for `chip` and the host's LLVM dialect, and the
-/// kernels compiled by ptxas into the module (gpu-module-to-binary).
+/// kernels compiled by ptxas into the module, `kernel-modules` modules in
+/// parallel (dist-gpu-module-to-binary).
 void buildCUDAPipeline(OpPassManager &pm, const CUDAPipelineOptions &options);
 
 /// Registers `dist-lower-cuda`.

@@ -1321,8 +1321,8 @@ def DistLowerWarpReductionsPass : Pass<"dist-lower-warp-reductions",
 
 def DistMergeKernelModulesPass : Pass<"dist-merge-kernel-modules",
                                       "ModuleOp"> {
-  let summary = "Move a step's outlined kernels into one gpu.module, "
-                "compiled once";
+  let summary = "Move a step's outlined kernels into a few gpu.modules, "
+                "each compiled once";
   let description = [{
     Runs in `dist-lower-cuda` right after `gpu-kernel-outlining`, which
     puts every kernel in a `gpu.module` of its own. `gpu-module-to-binary`
@@ -1336,6 +1336,13 @@ def DistMergeKernelModulesPass : Pass<"dist-merge-kernel-modules",
     the other modules go, and every `gpu.launch_func` names the kernel
     where it now is.
 
+    With `modules=N` the kernels end in N modules rather than one: runs of
+    consecutive kernels of about equal op counts (the order outlining left
+    them in), each merged into its first module. `dist-gpu-module-to-binary`
+    compiles the modules in parallel, so N trades a little per-module work
+    (a libdevice link and a `ptxas` start each) for the cores it can use;
+    `dist-lower-cuda` merges into `kernel-modules=16`.
+
     ```mlir
     gpu.module @step_kernel { gpu.func @step_kernel(...) kernel { ... } }
     gpu.module @step_kernel_0 { gpu.func @step_kernel_0(...) kernel { ... } }
@@ -1348,6 +1355,47 @@ def DistMergeKernelModulesPass : Pass<"dist-merge-kernel-modules",
     gpu.launch_func @step_kernel::@step_kernel_0 ...
     ```
   }];
+  let options = [
+    Option<"modules", "modules", "unsigned", /*default=*/"1",
+           "How many modules the kernels of modules compiled alike end in "
+           "(at least 1): contiguous runs of kernels, balanced by op count, "
+           "that dist-gpu-module-to-binary compiles in parallel">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def DistGPUModuleToBinaryPass : Pass<"dist-gpu-module-to-binary",
+                                     "ModuleOp"> {
+  let summary = "Compile every gpu.module into a gpu.binary, the modules in "
+                "parallel";
+  let description = [{
+    What upstream `gpu-module-to-binary` does (each `gpu.module`, for each
+    of its targets, serialized by the target: for NVVM the module is
+    translated to LLVM IR, linked with libdevice, compiled by the NVPTX
+    back end and assembled by `ptxas`; then replaced by a `gpu.binary` of
+    the same name holding the objects), with the modules compiled on the
+    context's threads at once rather than one after the other. The
+    binaries are the same and stay in the modules' order; with threading
+    disabled (`--mlir-disable-threading`) the modules compile one at a
+    time.
+
+    Serializing a module touches that module only (it is isolated from
+    above), so the modules compile independently; the objects are created
+    and the modules replaced afterwards, in order. `dist-lower-cuda` runs
+    it after `dist-merge-kernel-modules{modules=N}` has put the step's
+    kernels in N modules of about equal size.
+
+    A module without targets, or one a target fails to serialize, is an
+    error at that module.
+  }];
+  let options = [
+    Option<"format", "format", "std::string", /*default=*/"\"fatbin\"",
+           "What each binary holds: fatbin (ptxas's cubin and the PTX), bin "
+           "(a cubin), isa (PTX text, no ptxas) or offload (LLVM IR)">,
+    Option<"toolkit", "toolkit", "std::string", /*default=*/"\"\"",
+           "The CUDA toolkit whose ptxas and libdevice the NVVM target uses "
+           "(empty: the target's default search)">,
+  ];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 

@@ -40,11 +40,15 @@ void mlir::train::buildCUDAPipeline(OpPassManager &pm,
                      options.blockSize,
                      getMaxKernelArgumentBytes(options.features),
                      /*launches=*/true);
-  // Each launch outlined into a kernel, all of them in one module: one
-  // LLVM module, libdevice link and ptxas run rather than one per kernel.
+  // Each launch outlined into a kernel, the kernels in a few modules: one
+  // LLVM module, libdevice link and ptxas run per module rather than per
+  // kernel, and the modules compiled in parallel at the end.
   pm.addPass(createGpuKernelOutliningPass());
-  if (options.mergeKernels)
-    pm.addPass(train::createDistMergeKernelModulesPass());
+  if (options.mergeKernels) {
+    DistMergeKernelModulesPassOptions merge;
+    merge.modules = options.kernelModules;
+    pm.addPass(train::createDistMergeKernelModulesPass(merge));
+  }
   // The host: device buffers, every launch, allocation and copy
   // asynchronous on the process's stream.
   pm.addPass(train::createDistGPUHostPass());
@@ -76,11 +80,11 @@ void mlir::train::buildCUDAPipeline(OpPassManager &pm,
   // as on the CPU.
   pm.addPass(createGpuToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
-  // The kernels through ptxas into the module.
-  GpuModuleToBinaryPassOptions binary;
-  binary.compilationTarget = options.format;
-  binary.toolkitPath = getToolkitPath(options.toolkit);
-  pm.addPass(createGpuModuleToBinaryPass(binary));
+  // The kernels through ptxas into the module, the modules in parallel.
+  DistGPUModuleToBinaryPassOptions binary;
+  binary.format = options.format;
+  binary.toolkit = getToolkitPath(options.toolkit);
+  pm.addPass(train::createDistGPUModuleToBinaryPass(binary));
 }
 
 void mlir::train::registerCUDAPipeline() {

@@ -1,8 +1,12 @@
 // RUN: dist-opt %s -split-input-file --dist-merge-kernel-modules | FileCheck %s
-// The whole lowering: the transformer block's 23 kernels in one binary.
-// RUN: dist-opt %examples/transformer_block.mlir --dist-lower-cuda="format=isa" | FileCheck %s --check-prefix=BLOCK
+// The whole lowering: the transformer block's 23 kernels in one binary
+// with kernel-modules=1; by default in at most 16, compiled in parallel
+// (fewer: its fused optimizer kernel alone holds more than half the ops).
+// RUN: dist-opt %examples/transformer_block.mlir --dist-lower-cuda="format=isa kernel-modules=1" | FileCheck %s --check-prefix=BLOCK
 // BLOCK-COUNT-1: gpu.binary @
 // BLOCK-NOT:     gpu.binary @
+// RUN: dist-opt %examples/transformer_block.mlir --dist-lower-cuda="format=isa" | grep -c "gpu.binary @" | FileCheck %s --check-prefix=SIXTEEN
+// SIXTEEN: {{^([2-9]|1[0-6])$}}
 // Without it (merge-kernels=false), one binary per kernel.
 // RUN: dist-opt %examples/transformer_block.mlir --dist-lower-cuda="format=isa merge-kernels=false" | FileCheck %s --check-prefix=APART
 // APART-COUNT-23: gpu.binary @
@@ -73,3 +77,4 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
