@@ -14,7 +14,8 @@ compiled in parallel (`merge-kernels=false`). Each as wall seconds and CPU
 seconds (the CPU time is what a loaded machine does not inflate), the
 share of `dist-gpu-module-to-binary` (`--mlir-timing`), the number of
 binaries and the slowest binary's NVPTX + ptxas time (what the target
-records on each object: the parallel compile's critical path).
+records on each object, LLVMIRToISATimeInMs and ISAToBinaryTimeInMs: the
+parallel compile's critical path).
 
     python3 bench/cuda_compile_time.py                 # block and gpt12
     python3 bench/cuda_compile_time.py --models gpt12 --repeat 2
