@@ -70,8 +70,8 @@ struct DistGPUModuleToBinaryPass
       for (Attribute attr : targets) {
         auto targetAttr = dyn_cast<gpu::TargetAttrInterface>(attr);
         if (!targetAttr) {
-          kernels.emitError() << "target " << attr
-                              << " does not implement TargetAttrInterface";
+          kernels.emitError()
+              << "target " << attr << " does not implement TargetAttrInterface";
           return signalPassFailure();
         }
         one.targets.push_back(targetAttr);
