@@ -11,6 +11,9 @@
 // are cuBLAS calls behind the same `distopt_matmul_f32` interface the CPU
 // library implements with OpenBLAS (and `distopt_matmul_bf16` / `_f16`:
 // cublasGemmStridedBatchedEx with 16-bit inputs and output, f32 compute).
+// Each is named `distopt_cuda_<f>` (dist-gpu-host renames a CUDA step's
+// calls), never libdistopt_cpu's `distopt_<f>`: whichever of the two a
+// process loads first would otherwise take both kinds of steps' calls.
 //
 // One device and one stream per process: mgpuStreamCreate answers the
 // process's stream (and mgpuStreamDestroy leaves it), so every kernel,
@@ -542,7 +545,7 @@ void mgpuSetDefaultDevice(int32_t device) { ensureDevice(device); }
 /// kept for distopt_cuda_synchronize. The descriptor's allocated pointer
 /// is null: a result in the workspace (a step's loss, valid until the next
 /// call) is not the caller's to free.
-void _mlir_ciface_distopt_workspace(StridedMemRefType<int8_t, 1> *result,
+void _mlir_ciface_distopt_cuda_workspace(StridedMemRefType<int8_t, 1> *result,
                                     int64_t key, int64_t bytes) {
   *result = {nullptr, nullptr, 0, {0}, {1}};
   if (!ensureDevice())
@@ -577,7 +580,7 @@ void _mlir_ciface_distopt_workspace(StridedMemRefType<int8_t, 1> *result,
 /// changes, and a captured graph then copies nothing). A failure answers
 /// a null buffer, kept for distopt_cuda_synchronize. Not the caller's to
 /// free (a null allocated pointer).
-void _mlir_ciface_distopt_constant(StridedMemRefType<int8_t, 1> *result,
+void _mlir_ciface_distopt_cuda_constant(StridedMemRefType<int8_t, 1> *result,
                                    int64_t host, int64_t bytes) {
   *result = {nullptr, nullptr, 0, {0}, {1}};
   if (!ensureDevice())
@@ -609,7 +612,7 @@ void _mlir_ciface_distopt_constant(StridedMemRefType<int8_t, 1> *result,
 /// C[b] = op(A[b]) x op(B[b]) as one strided batched cuBLAS product on the
 /// stream. cuBLAS is column-major: the row-major C is the column-major
 /// C^T = op(B)^T x op(A)^T, so B comes first.
-void _mlir_ciface_distopt_matmul_f32(UnrankedMemRefType<float> *a,
+void _mlir_ciface_distopt_cuda_matmul_f32(UnrankedMemRefType<float> *a,
                                      UnrankedMemRefType<float> *b,
                                      UnrankedMemRefType<float> *c,
                                      int64_t batch, int64_t m, int64_t n,
@@ -636,7 +639,7 @@ void _mlir_ciface_distopt_matmul_f32(UnrankedMemRefType<float> *a,
 /// Column-major as distopt_matmul_f32: D^T = op(B)^T x op(A)^T, whose rows
 /// are D's columns, so the bias (one per column of D) is cuBLASLt's
 /// per-row bias.
-void _mlir_ciface_distopt_matmul_epilogue_f32(
+void _mlir_ciface_distopt_cuda_matmul_epilogue_f32(
     UnrankedMemRefType<float> *a, UnrankedMemRefType<float> *b,
     UnrankedMemRefType<float> *d, UnrankedMemRefType<float> *bias,
     UnrankedMemRefType<float> *residual, UnrankedMemRefType<float> *pre,
@@ -720,7 +723,7 @@ void _mlir_ciface_distopt_matmul_epilogue_f32(
                            state.blasLt, operation, layoutA, layoutB, layoutC,
                            layoutD, preference, 1, &heuristic, &found));
   if (ok && found == 0) {
-    record("distopt_matmul_epilogue_f32: cuBLASLt has no algorithm for a " +
+    record("distopt_cuda_matmul_epilogue_f32: cuBLASLt has no algorithm for a " +
            std::to_string(m) + "x" + std::to_string(n) + "x" +
            std::to_string(k) + " FP32 product with a " +
            (gelu ? "GELU_AUX_BIAS" : "BIAS") + " epilogue on this device");
@@ -785,13 +788,13 @@ extern "C" {
 /// batch, column-major as distopt_matmul_f32 (B first). When cuBLAS refuses
 /// it (not supported on this device), each row is one strided batched call
 /// (said once on stderr, counted by distopt_cuda_product_stats).
-void _mlir_ciface_distopt_matmul_group_f32(
+void _mlir_ciface_distopt_cuda_matmul_group_f32(
     StridedMemRefType<int64_t, 2> *table) {
   if (!ensureDevice())
     return;
   State &state = getState();
   if (table->sizes[1] != DISTOPT_PRODUCT_WORDS || table->strides[1] != 1) {
-    record("distopt_matmul_group_f32: a table of " +
+    record("distopt_cuda_matmul_group_f32: a table of " +
            std::to_string(table->sizes[1]) + " words per product, not " +
            std::to_string(DISTOPT_PRODUCT_WORDS));
     return;
@@ -905,7 +908,7 @@ void multiplyHalf(const char *name, cudaDataType type,
 extern "C" {
 
 /// distopt_matmul_f32 on bf16 device buffers (their bits).
-void _mlir_ciface_distopt_matmul_bf16(UnrankedMemRefType<uint16_t> *a,
+void _mlir_ciface_distopt_cuda_matmul_bf16(UnrankedMemRefType<uint16_t> *a,
                                       UnrankedMemRefType<uint16_t> *b,
                                       UnrankedMemRefType<uint16_t> *c,
                                       int64_t batch, int64_t m, int64_t n,
@@ -916,7 +919,7 @@ void _mlir_ciface_distopt_matmul_bf16(UnrankedMemRefType<uint16_t> *a,
 }
 
 /// distopt_matmul_f32 on f16 device buffers (their bits).
-void _mlir_ciface_distopt_matmul_f16(UnrankedMemRefType<uint16_t> *a,
+void _mlir_ciface_distopt_cuda_matmul_f16(UnrankedMemRefType<uint16_t> *a,
                                      UnrankedMemRefType<uint16_t> *b,
                                      UnrankedMemRefType<uint16_t> *c,
                                      int64_t batch, int64_t m, int64_t n,

@@ -1135,6 +1135,12 @@ def DistGPUHostPass : Pass<"dist-gpu-host", "ModuleOp"> {
       is ordered without any host wait; the runner synchronizes where it
       reads a result.
 
+    - every library call `distopt_<f>` (products, the workspace, the
+      constants) becomes libdistopt_cuda's `distopt_cuda_<f>`, so that
+      libdistopt_cpu's `distopt_<f>` (the same functions on host buffers,
+      which the runner also loads) can never take a CUDA step's calls; a
+      call libdistopt_cuda does not define fails to link, naming it.
+
     A host op that would touch device memory (a `memref.load` or
     `memref.store` of a device buffer, a `linalg` op or `memref.copy` left
     unmapped) fails the pass with an error at the op.

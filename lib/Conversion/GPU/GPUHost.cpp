@@ -223,6 +223,32 @@ static LogicalResult rewriteFunction(func::FuncOp func,
   return success();
 }
 
+/// Renames every `distopt_<f>` library declaration of `module` (and its
+/// calls) to libdistopt_cuda's `distopt_cuda_<f>`. libdistopt_cpu defines
+/// the same `distopt_<f>` for the CPU's buffers: loaded in the same
+/// process first (the runner links it), it would take a CUDA step's calls
+/// and read device pointers on the host. A call libdistopt_cuda does not
+/// define then fails to link, naming it, instead.
+static LogicalResult renameLibraryCalls(ModuleOp module) {
+  SmallVector<func::FuncOp> declarations;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func.isDeclaration() && func.getSymName().starts_with("distopt_") &&
+        !func.getSymName().starts_with("distopt_cuda_"))
+      declarations.push_back(func);
+  SymbolTable table(module);
+  for (func::FuncOp func : declarations) {
+    auto name = StringAttr::get(
+        module.getContext(),
+        "distopt_cuda_" + func.getSymName().drop_front(strlen("distopt_")));
+    if (table.lookup(name))
+      return func.emitOpError("cannot be renamed to libdistopt_cuda's '")
+             << name.getValue() << "': the module already has that symbol";
+    if (failed(table.rename(func, name)))
+      return failure();
+  }
+  return success();
+}
+
 namespace {
 struct DistGPUHostPass
     : public mlir::train::impl::DistGPUHostPassBase<DistGPUHostPass> {
@@ -231,6 +257,8 @@ struct DistGPUHostPass
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (!func.isDeclaration() && failed(rewriteFunction(func, symbols)))
         return signalPassFailure();
+    if (failed(renameLibraryCalls(getOperation())))
+      return signalPassFailure();
   }
 };
 } // namespace

@@ -142,7 +142,12 @@ private:
         counts.add(*inner, 1);
         return success();
       }
-      StringRef name = call.getCallee();
+      // (libdistopt_cuda's distopt_cuda_<f>, as dist-gpu-host renames the
+      // calls, counts as distopt_<f>.)
+      std::string calleeName = call.getCallee().str();
+      if (StringRef(calleeName).starts_with("distopt_cuda_"))
+        calleeName.erase(strlen("distopt_"), strlen("cuda_"));
+      StringRef name = calleeName;
       if (name == "distopt_workspace")
         ++counts.workspaceCalls;
       else if (name == "distopt_constant")

@@ -20,7 +20,7 @@
 // CHECK:         %[[P:.*]] = memref.extract_aligned_pointer_as_index %[[G]]
 // CHECK:         %[[HOST:.*]] = arith.index_cast %[[P]] : index to i64
 // CHECK:         %[[BYTES:.*]] = arith.constant 16 : i64
-// CHECK:         %[[RAW:.*]] = call @distopt_constant(%[[HOST]], %[[BYTES]]) : (i64, i64) -> memref<?xi8>
+// CHECK:         %[[RAW:.*]] = call @distopt_cuda_constant(%[[HOST]], %[[BYTES]]) : (i64, i64) -> memref<?xi8>
 // CHECK:         %[[GD:.*]] = memref.view %[[RAW]][%{{.*}}][] : memref<?xi8> to memref<4xf32>
 // CHECK:         %[[M:.*]] = memref.get_global @mutable : memref<4xf32>
 // CHECK:         %[[MD:.*]], %{{.*}} = gpu.alloc async [%[[S]]] () : memref<4xf32>
@@ -35,13 +35,13 @@
 // CHECK:         %[[CAST:.*]] = memref.cast %[[COUNTS]] : memref<1xi64> to memref<?xi64>
 // CHECK:         call @distrt_mlir_all_reduce_f32(%[[A]], %[[CAST]])
 // CHECK:         %[[DEV:.*]] = memref.get_global @device_counts : memref<1xi64>
-// CHECK:         call @distopt_constant(
+// CHECK:         call @distopt_cuda_constant(
 // CHECK:         call @distrt_mlir_unmarked(
 // CHECK:         memref.dealloc %[[A]] : memref<1xindex>
 // CHECK:         gpu.dealloc async [%[[S]]] %[[B]] : memref<4xf32>
 // CHECK:         gpu.dealloc async [%[[S]]] %[[MD]] : memref<4xf32>
 // CHECK-NEXT:    return
-// CHECK:       func.func private @distopt_constant(i64, i64) -> memref<?xi8> attributes {llvm.emit_c_interface}
+// CHECK:       func.func private @distopt_cuda_constant(i64, i64) -> memref<?xi8> attributes {llvm.emit_c_interface}
 // CHECK-NOT:     gpu.wait [
 module attributes {gpu.container_module} {
   memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
@@ -85,3 +85,4 @@ module attributes {gpu.container_module} {
     }
   }
 }
+

@@ -35,3 +35,11 @@ func.func @nested_global(%c: i1) {
   }
   return
 }
+
+// -----
+
+// libdistopt_cuda's name is taken: the call is not renamed onto another
+// function.
+// expected-error @below {{'func.func' op cannot be renamed to libdistopt_cuda's 'distopt_cuda_matmul_f32': the module already has that symbol}}
+func.func private @distopt_matmul_f32(memref<*xf32>)
+func.func private @distopt_cuda_matmul_f32(memref<*xf32>)

@@ -21,13 +21,13 @@
 // Plain, transposed right, transposed left, batched, batched by one matrix
 // (flattened into one taller product), batched with both transposed
 // (batch, m, n, k, transA, transB, batchedA, batchedB).
-// CHECK-NOT: llvm.call @distopt_matmul_f32(
-// CHECK: llvm.call @distopt_matmul_group_f32(
-// CHECK-NOT: llvm.call @distopt_matmul_f32(
+// CHECK-NOT: llvm.call @distopt_cuda_matmul_f32(
+// CHECK: llvm.call @distopt_cuda_matmul_group_f32(
+// CHECK-NOT: llvm.call @distopt_cuda_matmul_f32(
 // CHECK: gpu.launch_func <%{{.*}} : !llvm.ptr> @products_kernel::@products_kernel
 // CHECK-NOT: llvm.call @malloc
 // CHECK: gpu.binary @products_kernel  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx81">, properties = {ISAToBinaryTimeInMs
-// CHECK: llvm.func private @distopt_matmul_group_f32(
+// CHECK: llvm.func private @distopt_cuda_matmul_group_f32(
 // CHECK: llvm.func @mgpuStreamCreate()
 // CHIP: gpu.binary @products_kernel  [#gpu.object<#nvvm.target<chip = "sm_80", features = "+ptx75">
 // ISA: gpu.binary @products_kernel  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx81">, properties = {{{.*}}}, assembly = "
