@@ -54,6 +54,13 @@ if os.path.exists(config.cuda_lib) and os.path.exists(config.distrt_nccl_lib):
     config.available_features.add("cuda-runtime")
     config.substitutions.append(("%cuda_lib", config.cuda_lib))
     config.substitutions.append(("%distrt_nccl_lib", config.distrt_nccl_lib))
+# The fake CUDA libraries (test/lib/FakeCuda): %fake_cuda runs a command
+# on them (the device paths without a GPU), its report at the path given.
+if os.path.exists(os.path.join(config.fake_cuda_dir, "libcuda.so.1")):
+    config.available_features.add("fake-cuda")
+    config.substitutions.append(
+        ("%fake_cuda", "env LD_LIBRARY_PATH=" + config.fake_cuda_dir +
+         " DISTOPT_FAKE_CUDA_REPORT"))
 # A sanitizer build (scripts/sanitize.sh): its libraries need the
 # sanitizers' runtime in every program that links them.
 if config.sanitize:

@@ -546,7 +546,7 @@ void mgpuSetDefaultDevice(int32_t device) { ensureDevice(device); }
 /// is null: a result in the workspace (a step's loss, valid until the next
 /// call) is not the caller's to free.
 void _mlir_ciface_distopt_cuda_workspace(StridedMemRefType<int8_t, 1> *result,
-                                    int64_t key, int64_t bytes) {
+                                         int64_t key, int64_t bytes) {
   *result = {nullptr, nullptr, 0, {0}, {1}};
   if (!ensureDevice())
     return;
@@ -581,7 +581,7 @@ void _mlir_ciface_distopt_cuda_workspace(StridedMemRefType<int8_t, 1> *result,
 /// a null buffer, kept for distopt_cuda_synchronize. Not the caller's to
 /// free (a null allocated pointer).
 void _mlir_ciface_distopt_cuda_constant(StridedMemRefType<int8_t, 1> *result,
-                                   int64_t host, int64_t bytes) {
+                                        int64_t host, int64_t bytes) {
   *result = {nullptr, nullptr, 0, {0}, {1}};
   if (!ensureDevice())
     return;
@@ -613,11 +613,12 @@ void _mlir_ciface_distopt_cuda_constant(StridedMemRefType<int8_t, 1> *result,
 /// stream. cuBLAS is column-major: the row-major C is the column-major
 /// C^T = op(B)^T x op(A)^T, so B comes first.
 void _mlir_ciface_distopt_cuda_matmul_f32(UnrankedMemRefType<float> *a,
-                                     UnrankedMemRefType<float> *b,
-                                     UnrankedMemRefType<float> *c,
-                                     int64_t batch, int64_t m, int64_t n,
-                                     int64_t k, int32_t transA, int32_t transB,
-                                     int32_t batchedA, int32_t batchedB) {
+                                          UnrankedMemRefType<float> *b,
+                                          UnrankedMemRefType<float> *c,
+                                          int64_t batch, int64_t m, int64_t n,
+                                          int64_t k, int32_t transA,
+                                          int32_t transB, int32_t batchedA,
+                                          int32_t batchedB) {
   if (!ensureDevice())
     return;
   distopt::Matrix<float> av = distopt::getMatrix(a, batchedA),
@@ -723,10 +724,11 @@ void _mlir_ciface_distopt_cuda_matmul_epilogue_f32(
                            state.blasLt, operation, layoutA, layoutB, layoutC,
                            layoutD, preference, 1, &heuristic, &found));
   if (ok && found == 0) {
-    record("distopt_cuda_matmul_epilogue_f32: cuBLASLt has no algorithm for a " +
-           std::to_string(m) + "x" + std::to_string(n) + "x" +
-           std::to_string(k) + " FP32 product with a " +
-           (gelu ? "GELU_AUX_BIAS" : "BIAS") + " epilogue on this device");
+    record(
+        "distopt_cuda_matmul_epilogue_f32: cuBLASLt has no algorithm for a " +
+        std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+        " FP32 product with a " + (gelu ? "GELU_AUX_BIAS" : "BIAS") +
+        " epilogue on this device");
     ok = false;
   }
   const float one = 1.0f, zero = 0.0f;
@@ -752,11 +754,23 @@ constexpr size_t kMaxPointerArrays = 1024;
 /// same addresses (every later step, as the step's allocations repeat)
 /// reuse it, so a step's products copy nothing after its first call. The
 /// host copy stays in the map while the device may read it.
+///
+/// While the stream is captured, a new set answers 0 with nothing done (the
+/// caller runs the group's products one call each): its copy would be from
+/// pageable memory and its allocation the graph's, neither of which a
+/// capture allows (a step whose buffers move each call, as ZeRO-3's
+/// gathered parameters do, would otherwise fail its capture, and with it
+/// the collectives enqueued after it).
 CUdeviceptr getPointerArray(std::vector<uintptr_t> pointers) {
   State &state = getState();
   if (auto it = state.pointerArrays.find(pointers);
       it != state.pointerArrays.end())
     return it->second;
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (!check("cuStreamIsCapturing",
+             cuStreamIsCapturing(state.stream, &capture)) ||
+      capture != CU_STREAM_CAPTURE_STATUS_NONE)
+    return 0;
   if (state.pointerArrays.size() >= kMaxPointerArrays) {
     // (The stream may still read them, and the copies their host words.)
     check("cuStreamSynchronize", cuStreamSynchronize(state.stream));
@@ -833,34 +847,37 @@ void _mlir_ciface_distopt_cuda_matmul_group_f32(
   size_t problems = as.size();
   if (problems == 0)
     return;
-  cublasStatus_t status = CUBLAS_STATUS_NOT_SUPPORTED;
   if (!state.noGroupedProducts) {
     std::vector<uintptr_t> pointers = as;
     pointers.insert(pointers.end(), bs.begin(), bs.end());
     pointers.insert(pointers.end(), cs.begin(), cs.end());
     CUdeviceptr device = getPointerArray(std::move(pointers));
-    if (!device)
+    if (!device && !state.error.empty())
       return;
-    auto *array = reinterpret_cast<float **>(device);
-    status = cublasSgemmGroupedBatched_64(
-        state.blas, transA.data(), transB.data(), m.data(), n.data(), k.data(),
-        ones.data(), array, lda.data(), array + problems, ldb.data(),
-        zeros.data(), array + 2 * problems, ldc.data(), groups, sizes.data());
-    if (status == CUBLAS_STATUS_SUCCESS) {
-      ++state.productStats.groupedCalls;
-      return;
+    // (No array: a new set of addresses in a capture, one call each.)
+    if (device) {
+      auto *array = reinterpret_cast<float **>(device);
+      cublasStatus_t status = cublasSgemmGroupedBatched_64(
+          state.blas, transA.data(), transB.data(), m.data(), n.data(),
+          k.data(), ones.data(), array, lda.data(), array + problems,
+          ldb.data(), zeros.data(), array + 2 * problems, ldc.data(), groups,
+          sizes.data());
+      if (status == CUBLAS_STATUS_SUCCESS) {
+        ++state.productStats.groupedCalls;
+        return;
+      }
+      if (status != CUBLAS_STATUS_NOT_SUPPORTED &&
+          status != CUBLAS_STATUS_ARCH_MISMATCH) {
+        checkBlas("cublasSgemmGroupedBatched_64", status);
+        return;
+      }
+      state.noGroupedProducts = true;
+      std::fprintf(stderr,
+                   "distopt: cuBLAS refuses grouped products on this device "
+                   "(cublasSgemmGroupedBatched_64: %s); each product of a "
+                   "group is its own call\n",
+                   cublasGetStatusString(status));
     }
-    if (status != CUBLAS_STATUS_NOT_SUPPORTED &&
-        status != CUBLAS_STATUS_ARCH_MISMATCH) {
-      checkBlas("cublasSgemmGroupedBatched_64", status);
-      return;
-    }
-    state.noGroupedProducts = true;
-    std::fprintf(stderr,
-                 "distopt: cuBLAS refuses grouped products on this device "
-                 "(cublasSgemmGroupedBatched_64: %s); each product of a "
-                 "group is its own call\n",
-                 cublasGetStatusString(status));
   }
   ++state.productStats.separateCalls;
   const float one = 1.0f, zero = 0.0f;
@@ -909,22 +926,24 @@ extern "C" {
 
 /// distopt_matmul_f32 on bf16 device buffers (their bits).
 void _mlir_ciface_distopt_cuda_matmul_bf16(UnrankedMemRefType<uint16_t> *a,
-                                      UnrankedMemRefType<uint16_t> *b,
-                                      UnrankedMemRefType<uint16_t> *c,
-                                      int64_t batch, int64_t m, int64_t n,
-                                      int64_t k, int32_t transA, int32_t transB,
-                                      int32_t batchedA, int32_t batchedB) {
+                                           UnrankedMemRefType<uint16_t> *b,
+                                           UnrankedMemRefType<uint16_t> *c,
+                                           int64_t batch, int64_t m, int64_t n,
+                                           int64_t k, int32_t transA,
+                                           int32_t transB, int32_t batchedA,
+                                           int32_t batchedB) {
   multiplyHalf("cublasGemmStridedBatchedEx (bf16)", CUDA_R_16BF, a, b, c, batch,
                m, n, k, transA, transB, batchedA, batchedB);
 }
 
 /// distopt_matmul_f32 on f16 device buffers (their bits).
 void _mlir_ciface_distopt_cuda_matmul_f16(UnrankedMemRefType<uint16_t> *a,
-                                     UnrankedMemRefType<uint16_t> *b,
-                                     UnrankedMemRefType<uint16_t> *c,
-                                     int64_t batch, int64_t m, int64_t n,
-                                     int64_t k, int32_t transA, int32_t transB,
-                                     int32_t batchedA, int32_t batchedB) {
+                                          UnrankedMemRefType<uint16_t> *b,
+                                          UnrankedMemRefType<uint16_t> *c,
+                                          int64_t batch, int64_t m, int64_t n,
+                                          int64_t k, int32_t transA,
+                                          int32_t transB, int32_t batchedA,
+                                          int32_t batchedB) {
   multiplyHalf("cublasGemmStridedBatchedEx (f16)", CUDA_R_16F, a, b, c, batch,
                m, n, k, transA, transB, batchedA, batchedB);
 }
