@@ -167,14 +167,19 @@ struct Driver {
   uint64_t tickets = 0, running = 0;
 
   Driver() { legacy.id = 0; }
-  ~Driver() { writeReport(); }
 
   void writeReport();
 };
 
+/// The driver, never destroyed (what it holds stays reachable, and
+/// allocated, to the end of the process); the report is written at exit.
 Driver &getDriver() {
-  static Driver driver;
-  return driver;
+  static Driver *driver = [] {
+    auto *created = new Driver();
+    std::atexit([] { getDriver().writeReport(); });
+    return created;
+  }();
+  return *driver;
 }
 
 /// Locks the driver and counts the call.
