@@ -23,7 +23,12 @@ Always (no GPU needed):
     launches and no host copy for the block;
   - the `gpu` test label (ctest -L gpu: test/GPU; without a device, the
     no-device messages and the device-resident state through
-    --gpu-mapped's stand-in device).
+    --gpu-mapped's stand-in device);
+  - without a device, with --bundle: each step of the bundle run as the
+    lent machine will run it (its run_step, 3 steps, --graph) on the
+    build's fake CUDA driver (test/lib/FakeCuda, docs/guides/fake-cuda.md),
+    which checks every copy, cuBLAS operand and capture against CUDA's
+    rules: a bundle that would break on the GPU breaks here first.
 
 With a CUDA device:
   - HBM bandwidth of the fused AdamW kernel (bench/gpu/adamw_step.py: all
@@ -513,6 +518,60 @@ def check_gpu(build, budget, python, bundle=None):
     return found
 
 
+def check_fake(build, bundle, budget, python):
+    """Without a GPU: each step of BUNDLE run as the lent machine will run
+    it (run_step, 3 steps, --graph) on the fake CUDA driver the build has
+    (test/lib/FakeCuda, docs/guides/fake-cuda.md), which checks every copy,
+    product and capture against CUDA's rules: what would break on the GPU
+    breaks here, before any device time is spent. Kernels do not run there,
+    so nothing is timed."""
+    fake = os.path.join(build, "test", "fake-cuda")
+    if not os.path.exists(os.path.join(fake, "libcuda.so.1")):
+        return {"summary": f"not run: no fake CUDA driver in {fake}"}
+    found = {}
+    with tempfile.TemporaryDirectory(prefix="gpu_check_fake_") as work:
+        for step in ("adamw", "block", "resnet"):
+            program = os.path.join(bundle, step, "run_step")
+            if not os.access(program, os.X_OK):
+                continue
+            inputs, out = (os.path.join(work, step, name)
+                           for name in ("inputs", "out"))
+            os.makedirs(out)
+            code, text = run([python, os.path.join(HERE, "gpu", "make_inputs.py"),
+                              bundle, step, inputs], budget, 120)
+            if code != 0:
+                found[step] = {"error": text.strip()[-800:]}
+                continue
+            report = os.path.join(work, step, "fake.json")
+            env = dict(os.environ, LD_LIBRARY_PATH=fake,
+                       DISTOPT_FAKE_CUDA_REPORT=report)
+            code, text = run([program, inputs, inputs, "3", out, "--graph"],
+                             budget, 120, env=env)
+            try:
+                with open(report) as f:
+                    fake_report = json.load(f)
+            except (OSError, ValueError):
+                fake_report = None
+            if code != 0 or fake_report is None:
+                found[step] = {"error": f"run_step exited {code}: "
+                               + text.strip()[-800:]}
+                continue
+            graphs = fake_report["graphs"]
+            entry = {"violations": fake_report["violations"][:5],
+                     "graph_nodes": graphs[0]["nodes"] if graphs else None,
+                     "allocations_after_replay":
+                         fake_report["allocations_after_replay"]}
+            if entry["violations"] or entry["allocations_after_replay"]:
+                entry["error"] = ("; ".join(entry["violations"]) or
+                                  "allocations after the first replay")
+            found[step] = entry
+    failed = sorted(step for step, entry in found.items() if "error" in entry)
+    found["summary"] = (f"{len(found) - len(failed)} of {len(found)} steps "
+                        "clean" + (f" ({', '.join(failed)} failed)"
+                                   if failed else ""))
+    return found
+
+
 def write(path, text):
     """Writes `path` through a temporary beside it, renamed over it; refuses
     a target that exists and is not a regular file."""
@@ -547,6 +606,14 @@ def markdown(result):
     tests = result["tests"]
     lines.append(f"| ctest -L gpu | {tests['summary']} | | "
                  f"{', '.join(tests['failed']) or 'no failed test'} |")
+    fake = result.get("fake")
+    if fake:
+        steps = "; ".join(
+            f"{step}: " + (entry["error"][:80] if "error" in entry else
+                           f"graph of {entry['graph_nodes']} nodes")
+            for step, entry in fake.items() if isinstance(entry, dict))
+        lines.append(f"| the bundle on the fake CUDA driver (no GPU) | "
+                     f"{fake['summary']} | | {steps or '-'} |")
     gpu = result.get("gpu")
     if not gpu:
         lines.append(f"| GPU measurements | not run: {result['device']} | | |")
@@ -637,6 +704,11 @@ def main():
     if count:
         result["gpu"] = check_gpu(args.build, budget, find_python(), bundle)
     else:
+        if bundle:
+            result["fake"] = check_fake(args.build, bundle, budget,
+                                        find_python())
+            print(f"gpu_check: the bundle on the fake CUDA driver: "
+                  f"{result['fake']['summary']}", flush=True)
         print("gpu_check: no CUDA device, so no GPU figures: only the checks "
               "above ran", flush=True)
     result["seconds_left"] = round(budget.left(), 1)
@@ -648,6 +720,9 @@ def main():
     print(table, end="")
     failed = sorted(part for part, found in result.get("gpu", {}).items()
                     if "error" in found)
+    failed += sorted(f"fake {step}" for step, found in
+                     result.get("fake", {}).items()
+                     if isinstance(found, dict) and "error" in found)
     if failed:
         print(f"gpu_check: failed parts (their errors are in "
               f"gpu_check.json): {', '.join(failed)}", flush=True)

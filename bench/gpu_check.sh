@@ -5,7 +5,8 @@
 #
 # The first thing to run when a GPU is lent (bench/gpu_check.py): at most
 # four minutes, no network, nothing built. Without a GPU it says so, runs
-# the checks that need none (the CUDA steps' launch reports, ctest -L gpu)
+# the checks that need none (the CUDA steps' launch reports, ctest -L gpu,
+# a bundle's run_steps on the fake CUDA driver)
 # and exits 0 when they pass.
 #
 #   bench/gpu_check.sh [OUT_DIR] [--budget SECONDS]
