@@ -559,11 +559,11 @@ def check_fake(build, bundle, budget, python):
             graphs = fake_report["graphs"]
             entry = {"violations": fake_report["violations"][:5],
                      "graph_nodes": graphs[0]["nodes"] if graphs else None,
-                     "allocations_after_replay":
-                         fake_report["allocations_after_replay"]}
-            if entry["violations"] or entry["allocations_after_replay"]:
+                     "allocations_after_capture":
+                         fake_report["allocations_after_capture"]}
+            if entry["violations"] or entry["allocations_after_capture"]:
                 entry["error"] = ("; ".join(entry["violations"]) or
-                                  "allocations after the first replay")
+                                  "allocations after the last capture")
             found[step] = entry
     failed = sorted(step for step, entry in found.items() if "error" in entry)
     found["summary"] = (f"{len(found) - len(failed)} of {len(found)} steps "

@@ -7,8 +7,8 @@
     check_fake_report.py [--max-launches=N] REPORT.json
 
 Fails (exit 1, saying why) when the report has a violation, when memory
-was allocated after the first graph replay (a step that allocates per call
-cannot be replayed), when a stream ran both kernels and collectives (the
+was allocated after the last capture once graphs replay (the steady state
+allocates nothing), when a stream ran both kernels and collectives (the
 collectives belong on the nccl backend's communication stream), or when a
 captured graph launches more than N kernels and products. Prints one line
 per graph and one for the streams, for FileCheck.
@@ -27,9 +27,9 @@ report = json.load(open(args[0]))
 failed = []
 for violation in report["violations"]:
     failed.append("violation: " + violation)
-if report["allocations_after_replay"]:
-    failed.append(f"{report['allocations_after_replay']} allocations after "
-                  "the first graph replay")
+if report["allocations_after_capture"]:
+    failed.append(f"{report['allocations_after_capture']} allocations after "
+                  "the last capture, with graphs replaying")
 for stream in report["streams"]:
     if stream.get("kernels") and stream.get("collectives"):
         failed.append(f"stream {stream['id']} runs kernels and collectives")

@@ -159,7 +159,7 @@ struct Driver {
   std::vector<std::unique_ptr<CUgraphExec_st>> execs;
   std::vector<std::string> violations;
   std::map<std::string, int64_t> calls;
-  int64_t allocations = 0, allocationsAfterReplay = 0, graphLaunches = 0,
+  int64_t allocations = 0, allocationsAfterCapture = 0, graphLaunches = 0,
           kernelsRun = 0;
   /// Counts every queued work and free, in host order; the ticket of the
   /// work running now (0: none), which the checks it makes when it runs
@@ -277,8 +277,9 @@ CUresult allocate(CUdeviceptr *pointer, size_t bytes, Kind kind) {
   Driver &driver = getDriver();
   driver.memory[reinterpret_cast<uintptr_t>(memory)] = {bytes, kind};
   ++driver.allocations;
+  // (Once a graph replays: the steady state.)
   if (driver.graphLaunches)
-    ++driver.allocationsAfterReplay;
+    ++driver.allocationsAfterCapture;
   *pointer = reinterpret_cast<CUdeviceptr>(memory);
   return CUDA_SUCCESS;
 }
@@ -401,7 +402,7 @@ void Driver::writeReport() {
         json.attribute(name, count);
     });
     json.attribute("allocations", allocations);
-    json.attribute("allocations_after_replay", allocationsAfterReplay);
+    json.attribute("allocations_after_capture", allocationsAfterCapture);
     json.attribute("graph_launches", graphLaunches);
     json.attribute("kernels_run", kernelsRun);
     json.attributeArray("streams", [&] {
@@ -975,6 +976,8 @@ CUresult cuGraphInstantiate(CUgraphExec *exec, CUgraph graph,
   instance->nodes = graph->nodes;
   auto &execs = getDriver().execs;
   instance->index = execs.size();
+  // (Counted again from here: a step replayed allocates nothing.)
+  getDriver().allocationsAfterCapture = 0;
   *exec = instance.get();
   execs.push_back(std::move(instance));
   return CUDA_SUCCESS;
