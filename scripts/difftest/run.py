@@ -139,12 +139,14 @@ def wait_for(paths, seconds=600):
 BINARIES = []
 
 
-def run_cmd(cmd, timeout):
-    """Runs cmd (a list) in its own process group; returns (rc, stdout,
-    stderr, timed_out). A timeout kills the whole group."""
+def run_cmd(cmd, timeout, env=None):
+    """Runs cmd (a list) in its own process group, with `env` added to the
+    environment; returns (rc, stdout, stderr, timed_out). A timeout kills
+    the whole group."""
     wait_for(BINARIES)
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True)
+                         start_new_session=True,
+                         env=dict(os.environ, **env) if env else None)
     try:
         out, err = p.communicate(timeout=timeout)
         return p.returncode, out, err, False
@@ -595,6 +597,8 @@ def self_check(seed, tools, workdir, opts):
     rc, o, e, _ = run_cmd(cmd, DIST_RUN_TIMEOUT)
     if rc:
         return problems + [f"{shell_line(cmd)} failed: {first_error(e + o)}"], checked
+    if opts.fake_cuda:
+        problems += fake_cuda_check(path, state, data, seed, tools, workdir, opts)
     st, dt, got = np.load(state), np.load(data), np.load(out)
     arrs = {**{k: st[k] for k in st.files}, **{k: dt[k] for k in dt.files}}
     losses = []
@@ -617,6 +621,28 @@ def self_check(seed, tools, workdir, opts):
             problems.append(f"single-device '{r.name}' differs from NumPy "
                             f"(max abs {np.max(np.abs(g_ - e_)):.3g})")
     return problems, checked
+
+
+def fake_cuda_check(path, state, data, seed, tools, workdir, opts):
+    """The step on --device=cuda over the fake CUDA driver in
+    opts.fake_cuda (test/lib/FakeCuda): 3 steps, captured at the second and
+    replayed at the third, every copy, product and capture checked against
+    CUDA's rules. Kernels do not run there: nothing is compared but the
+    violations."""
+    report = os.path.join(workdir, "fake_cuda.json")
+    cmd = [tools.dist_run, path, f"--state={state}", f"--data={data}", "--steps=3",
+           "--device=cuda", f"--ops-per-function={split_ops(seed)}"]
+    env = {"LD_LIBRARY_PATH": opts.fake_cuda, "DISTOPT_FAKE_CUDA_REPORT": report}
+    rc, o, e, _ = run_cmd(cmd, DIST_RUN_TIMEOUT, env)
+    line = "LD_LIBRARY_PATH=" + shlex.quote(opts.fake_cuda) + " " + shell_line(cmd)
+    if rc:
+        return [f"{line} failed on the fake CUDA driver: {first_error(e + o)}"]
+    try:
+        with open(report) as f:
+            violations = json.load(f)["violations"]
+    except (OSError, ValueError) as error:
+        return [f"{line}: no fake CUDA report ({error})"]
+    return [f"{line}: fake CUDA violation: {v}" for v in violations[:3]]
 
 
 # ----------------------------------------------------------------------------
@@ -695,6 +721,10 @@ def main(argv):
                     help="with --self-check: run the single-device step with dist-run --gpu-mapped "
                          "(dist-lower-cuda's GPU-mapped loop nests, run on the CPU), cut into parts "
                          "of 4 or 16 ops for two seeds in three")
+    ap.add_argument("--fake-cuda", metavar="DIR",
+                    help="with --self-check: also run the step with --device=cuda on the fake "
+                         "CUDA driver in DIR (BUILD/test/fake-cuda; docs/guides/fake-cuda.md), "
+                         "a failure or a violation of CUDA's rules a problem")
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
                     help="with --self-check: the device dist-run runs the single-device step on")
     ap.add_argument("--fd-points", type=int, default=6, help="elements per parameter in the gradient check")

@@ -179,6 +179,26 @@ TEST_F(FakeCudaTest, ForkedStreamMustJoinBack) {
   EXPECT_NE(getNew()[0].find("not joined back"), std::string::npos);
 }
 
+TEST_F(FakeCudaTest, EventOfAnEndedCapture) {
+  // (Regression: the event kept its ended capture, which a later wait
+  // then used after it was freed.)
+  CUevent event = nullptr;
+  ASSERT_EQ(cuEventCreate(&event, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+            CUDA_SUCCESS);
+  ASSERT_EQ(cuEventRecord(event, stream), CUDA_SUCCESS);
+  CUgraph graph = nullptr;
+  ASSERT_EQ(cuStreamEndCapture(stream, &graph), CUDA_SUCCESS);
+  CUstream other = nullptr;
+  ASSERT_EQ(cuStreamCreate(&other, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamWaitEvent(other, event, 0), CUDA_SUCCESS);
+  EXPECT_EQ(cuEventSynchronize(event), CUDA_SUCCESS);
+  EXPECT_EQ(cuEventQuery(event), CUDA_SUCCESS);
+  EXPECT_TRUE(fakecuda::isCapturing(stream) == false &&
+              fakecuda::isCapturing(other) == false);
+  EXPECT_TRUE(getNew().empty());
+}
+
 TEST_F(FakeCudaTest, CaptureWaitsOnAnOutsideEvent) {
   CUevent outside = nullptr;
   ASSERT_EQ(cuEventCreate(&outside, 0), CUDA_SUCCESS);

@@ -99,13 +99,15 @@ struct CUstream_st {
 struct CUevent_st {
   CUstream_st *stream = nullptr;
   uint64_t sequence = 0;
-  /// Recorded in a capture: by which stream, after how many of its nodes.
-  Capture *capture = nullptr;
+  /// Recorded in a capture (its id; 0: none): by which stream, after how
+  /// many of its nodes. The capture may have ended since.
+  uint64_t captureId = 0;
   CUstream_st *capturedOn = nullptr;
   size_t capturedAfter = 0;
 };
 
 struct Capture {
+  uint64_t id;
   CUstream_st *origin;
   std::thread::id thread;
   bool threadLocal;
@@ -211,6 +213,14 @@ const std::pair<const uintptr_t, Allocation> *find(const void *pointer) {
   if (address >= it->first + std::max<size_t>(it->second.bytes, 1))
     return nullptr;
   return &*it;
+}
+
+/// The capture `id` names while it lasts, else null.
+Capture *getCapture(uint64_t id) {
+  for (auto &capture : getDriver().captures)
+    if (id && capture->id == id)
+      return capture.get();
+  return nullptr;
 }
 
 bool isKind(const void *pointer, Kind kind) {
@@ -815,17 +825,19 @@ CUresult cuEventRecord(CUevent event, CUstream stream) {
   Call call("cuEventRecord");
   CUstream_st *s = getStream(stream);
   if (s->capture) {
-    *event = CUevent_st{nullptr, 0, s->capture, s, s->captured};
+    *event = CUevent_st{nullptr, 0, s->capture->id, s, s->captured};
     return CUDA_SUCCESS;
   }
-  *event = CUevent_st{s, s->enqueued, nullptr, nullptr, 0};
+  *event = CUevent_st{s, s->enqueued, 0, nullptr, 0};
   return CUDA_SUCCESS;
 }
 
 CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int) {
   Call call("cuStreamWaitEvent");
   CUstream_st *s = getStream(stream);
-  if (Capture *capture = event->capture) {
+  if (event->captureId && !getCapture(event->captureId))
+    return CUDA_SUCCESS; // (its capture ended: nothing to wait for)
+  if (Capture *capture = getCapture(event->captureId)) {
     if (!s->capture) {
       // A fork: the stream joins the capture.
       s->capture = capture;
@@ -859,7 +871,7 @@ CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int) {
 
 CUresult cuEventSynchronize(CUevent event) {
   Call call("cuEventSynchronize");
-  if (event->capture || forbidDuringCapture("cuEventSynchronize"))
+  if (getCapture(event->captureId) || forbidDuringCapture("cuEventSynchronize"))
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   if (event->stream)
     run(event->stream, event->sequence);
@@ -868,7 +880,7 @@ CUresult cuEventSynchronize(CUevent event) {
 
 CUresult cuEventQuery(CUevent event) {
   Call call("cuEventQuery");
-  if (event->capture) {
+  if (getCapture(event->captureId)) {
     violate("cuEventQuery of an event recorded in a capture");
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   }
@@ -895,6 +907,8 @@ CUresult cuStreamBeginCapture(CUstream stream, CUstreamCaptureMode mode) {
     return CUDA_ERROR_ILLEGAL_STATE;
   }
   auto capture = std::make_unique<Capture>();
+  static uint64_t captures = 0;
+  capture->id = ++captures;
   capture->origin = s;
   capture->thread = std::this_thread::get_id();
   capture->threadLocal = mode == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
