@@ -17,10 +17,10 @@
 // CHECK-NOT: call @distopt_matmul_f32(
 // DEFAULT-NOT: call @distopt_matmul_f32(
 // CUDA-LABEL: llvm.func @conv
-// CUDA-COUNT-1: llvm.call @distopt_matmul_f32(
-// CUDA-NOT: llvm.call @distopt_matmul_f32(
-// CUDA: llvm.call @distopt_matmul_group_f32(
-// CUDA-NOT: llvm.call @distopt_matmul
+// CUDA-COUNT-1: llvm.call @distopt_cuda_matmul_f32(
+// CUDA-NOT: llvm.call @distopt_cuda_matmul_f32(
+// CUDA: llvm.call @distopt_cuda_matmul_group_f32(
+// CUDA-NOT: llvm.call @distopt_cuda_matmul
 // CUDA: gpu.launch_func
 func.func @conv(%x: tensor<2x8x6x6xf32>, %w: tensor<16x8x3x3xf32>, %g: tensor<2x16x6x6xf32>)
     -> (tensor<2x16x6x6xf32>, tensor<16x8x3x3xf32>, tensor<2x8x6x6xf32>) {
