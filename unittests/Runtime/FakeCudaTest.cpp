@@ -211,6 +211,25 @@ TEST_F(FakeCudaTest, CaptureWaitsOnAnOutsideEvent) {
   EXPECT_EQ(getNew().size(), 1u);
 }
 
+TEST_F(FakeCudaTest, HandleDestroyedTwice) {
+  // (The driver owns its handles: one a program never destroys stays
+  // reachable, and one destroyed twice is caught, not freed twice.)
+  CUevent event = nullptr;
+  ASSERT_EQ(cuEventCreate(&event, 0), CUDA_SUCCESS);
+  EXPECT_EQ(cuEventDestroy(event), CUDA_SUCCESS);
+  EXPECT_EQ(cuEventDestroy(event), CUDA_ERROR_INVALID_HANDLE);
+  ASSERT_EQ(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+            CUDA_SUCCESS);
+  CUgraph graph = nullptr;
+  ASSERT_EQ(cuStreamEndCapture(stream, &graph), CUDA_SUCCESS);
+  EXPECT_EQ(cuGraphDestroy(graph), CUDA_SUCCESS);
+  EXPECT_EQ(cuGraphDestroy(graph), CUDA_ERROR_INVALID_HANDLE);
+  std::vector<std::string> violations = getNew();
+  ASSERT_EQ(violations.size(), 2u);
+  EXPECT_NE(violations[0].find("not a live event"), std::string::npos);
+  EXPECT_NE(violations[1].find("not a live graph"), std::string::npos);
+}
+
 TEST_F(FakeCudaTest, KernelLaunchLimits) {
   // A module image of one kernel name: an ELF header whose section table
   // ends at 64 bytes, the name inside.

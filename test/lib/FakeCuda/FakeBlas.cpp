@@ -74,6 +74,14 @@ int64_t getElementBytes(cudaDataType type) {
     return 0;
   }
 }
+
+/// Destroys a handle `call` was given; a violation when it is not live.
+template <typename T> cublasStatus_t destroy(T *handle, const char *call) {
+  if (getHandles<T>().destroy(handle))
+    return CUBLAS_STATUS_SUCCESS;
+  violate(std::string(call) + " of a handle that is not live");
+  return CUBLAS_STATUS_INVALID_VALUE;
+}
 } // namespace
 
 #ifndef FAKE_CUBLAS_LT
@@ -122,13 +130,12 @@ getOperands(cublasOperation_t transA, cublasOperation_t transB, int64_t m,
 } // namespace
 
 cublasStatus_t cublasCreate(cublasHandle_t *handle) {
-  *handle = new cublasContext();
+  *handle = getHandles<cublasContext>().create();
   return CUBLAS_STATUS_SUCCESS;
 }
 
 cublasStatus_t cublasDestroy(cublasHandle_t handle) {
-  delete handle;
-  return CUBLAS_STATUS_SUCCESS;
+  return destroy(handle, "cublasDestroy");
 }
 
 cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream) {
@@ -263,24 +270,23 @@ template <typename T> T *get(void *handle) { return static_cast<T *>(handle); }
 } // namespace
 
 cublasStatus_t cublasLtCreate(cublasLtHandle_t *handle) {
-  *handle = new cublasLtContext();
+  *handle = getHandles<cublasLtContext>().create();
   return CUBLAS_STATUS_SUCCESS;
 }
 
 cublasStatus_t cublasLtDestroy(cublasLtHandle_t handle) {
-  delete handle;
-  return CUBLAS_STATUS_SUCCESS;
+  return destroy(handle, "cublasLtDestroy");
 }
 
 cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *desc,
                                         cublasComputeType_t, cudaDataType_t) {
-  *desc = reinterpret_cast<cublasLtMatmulDesc_t>(new MatmulDesc());
+  *desc = reinterpret_cast<cublasLtMatmulDesc_t>(
+      getHandles<MatmulDesc>().create());
   return CUBLAS_STATUS_SUCCESS;
 }
 
 cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc) {
-  delete get<MatmulDesc>(desc);
-  return CUBLAS_STATUS_SUCCESS;
+  return destroy(get<MatmulDesc>(desc), "cublasLtMatmulDescDestroy");
 }
 
 cublasStatus_t
@@ -329,26 +335,27 @@ cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc,
 cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *layout,
                                           cudaDataType type, uint64_t rows,
                                           uint64_t cols, int64_t ld) {
-  *layout = reinterpret_cast<cublasLtMatrixLayout_t>(
-      new Layout{type, rows, cols, ld});
+  Layout *created = getHandles<Layout>().create();
+  *created = Layout{type, rows, cols, ld};
+  *layout = reinterpret_cast<cublasLtMatrixLayout_t>(created);
   return CUBLAS_STATUS_SUCCESS;
 }
 
 cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t layout) {
-  delete get<Layout>(layout);
-  return CUBLAS_STATUS_SUCCESS;
+  return destroy(get<Layout>(layout), "cublasLtMatrixLayoutDestroy");
 }
 
 cublasStatus_t
 cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t *preference) {
-  *preference = reinterpret_cast<cublasLtMatmulPreference_t>(new Preference());
+  *preference = reinterpret_cast<cublasLtMatmulPreference_t>(
+      getHandles<Preference>().create());
   return CUBLAS_STATUS_SUCCESS;
 }
 
 cublasStatus_t
 cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t preference) {
-  delete get<Preference>(preference);
-  return CUBLAS_STATUS_SUCCESS;
+  return destroy(get<Preference>(preference),
+                 "cublasLtMatmulPreferenceDestroy");
 }
 
 cublasStatus_t cublasLtMatmulPreferenceSetAttribute(

@@ -17,7 +17,11 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace fakecuda {
@@ -43,6 +47,42 @@ CUresult enqueue(CUstream stream, Work kind, const std::string &name,
 
 /// True when `stream` is being captured.
 bool isCapturing(CUstream stream);
+
+/// The live handles of one kind a fake library made: owned here, as a
+/// real library owns its objects, so a handle a program never destroys
+/// stays reachable to the end of the process (not a leak of the fake's).
+template <typename T> class Handles {
+public:
+  template <typename... Args> T *create(Args &&...args) {
+    auto handle = std::make_unique<T>(std::forward<Args>(args)...);
+    T *created = handle.get();
+    std::lock_guard<std::mutex> lock(mutex);
+    live.emplace(created, std::move(handle));
+    return created;
+  }
+
+  /// Destroys `handle`; false (nothing done) when it is not live.
+  bool destroy(T *handle) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return live.erase(handle) != 0;
+  }
+
+  size_t size() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return live.size();
+  }
+
+private:
+  std::mutex mutex;
+  std::unordered_map<T *, std::unique_ptr<T>> live;
+};
+
+/// The one table of `T` handles, never destroyed (handles outlive every
+/// static destructor that might still use one).
+template <typename T> Handles<T> &getHandles() {
+  static auto *handles = new Handles<T>();
+  return *handles;
+}
 
 } // namespace fakecuda
 

@@ -811,13 +811,17 @@ CUresult cuStreamSynchronize(CUstream stream) {
 
 CUresult cuEventCreate(CUevent *event, unsigned int) {
   Call call("cuEventCreate");
-  *event = new CUevent_st();
+  *event = getHandles<CUevent_st>().create();
   return CUDA_SUCCESS;
 }
 
 CUresult cuEventDestroy(CUevent event) {
   Call call("cuEventDestroy");
-  delete event;
+  if (!getHandles<CUevent_st>().destroy(event)) {
+    violate("cuEventDestroy of " + formatPointer(event) +
+            ", which is not a live event");
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
   return CUDA_SUCCESS;
 }
 
@@ -913,7 +917,7 @@ CUresult cuStreamBeginCapture(CUstream stream, CUstreamCaptureMode mode) {
   capture->thread = std::this_thread::get_id();
   capture->threadLocal = mode == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
   capture->relaxed = mode == CU_STREAM_CAPTURE_MODE_RELAXED;
-  capture->graph = new CUgraph_st();
+  capture->graph = getHandles<CUgraph_st>().create();
   capture->members.insert(s);
   s->capture = capture.get();
   s->captured = 0;
@@ -958,7 +962,7 @@ CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph) {
   if (result == CUDA_SUCCESS)
     *graph = capture->graph;
   else
-    delete capture->graph;
+    getHandles<CUgraph_st>().destroy(capture->graph);
   auto &captures = getDriver().captures;
   for (auto it = captures.begin(); it != captures.end(); ++it)
     if (it->get() == capture) {
@@ -999,7 +1003,11 @@ CUresult cuGraphInstantiate(CUgraphExec *exec, CUgraph graph,
 
 CUresult cuGraphDestroy(CUgraph graph) {
   Call call("cuGraphDestroy");
-  delete graph;
+  if (!getHandles<CUgraph_st>().destroy(graph)) {
+    violate("cuGraphDestroy of " + formatPointer(graph) +
+            ", which is not a live graph");
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
   return CUDA_SUCCESS;
 }
 
@@ -1066,7 +1074,8 @@ CUresult cuModuleLoadData(CUmodule *module, const void *image) {
     violate("cuModuleLoadData: the image is not a cubin, fatbin or PTX");
     return CUDA_ERROR_INVALID_IMAGE;
   }
-  auto *loaded = new CUmod_st();
+  // (Never destroyed: a kernel of it launched after an unload is caught.)
+  CUmod_st *loaded = getHandles<CUmod_st>().create();
   loaded->image.assign(static_cast<const char *>(image), size);
   *module = loaded;
   return CUDA_SUCCESS;

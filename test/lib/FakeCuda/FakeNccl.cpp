@@ -73,6 +73,13 @@ ncclResult_t refuse(const std::string &message) {
   return ncclInvalidUsage;
 }
 
+/// Destroys `comm` (`call` names how); a violation when it is not live.
+ncclResult_t destroy(ncclComm_t comm, const char *call) {
+  if (getHandles<ncclComm>().destroy(comm))
+    return ncclSuccess;
+  return refuse(std::string(call) + " of a communicator that is not live");
+}
+
 /// `recv` = `send` (`bytes` each), on `stream`, after checking both.
 ncclResult_t collective(const char *call, const void *send, void *recv,
                         size_t bytes, ncclComm_t comm, cudaStream_t stream) {
@@ -148,7 +155,7 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int ranks,
     return refuse("the fake NCCL has one rank, not " + std::to_string(ranks));
   if (std::strcmp(id.internal, "fake-nccl"))
     return refuse("ncclCommInitRank: an id ncclGetUniqueId did not make");
-  *comm = new ncclComm();
+  *comm = getHandles<ncclComm>().create();
   return ncclSuccess;
 }
 
@@ -160,13 +167,11 @@ ncclResult_t ncclCommInitRank(ncclComm_t *comm, int ranks, ncclUniqueId id,
 ncclResult_t ncclCommFinalize(ncclComm_t) { return ncclSuccess; }
 
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
-  delete comm;
-  return ncclSuccess;
+  return destroy(comm, "ncclCommDestroy");
 }
 
 ncclResult_t ncclCommAbort(ncclComm_t comm) {
-  delete comm;
-  return ncclSuccess;
+  return destroy(comm, "ncclCommAbort");
 }
 
 ncclResult_t ncclCommGetAsyncError(ncclComm_t, ncclResult_t *state) {
