@@ -1533,6 +1533,16 @@ def generate(seed):
     if g.chance(0.2):
         g.rng.shuffle(results)
         desc.append("results shuffled")
+    # A parameter's old value read after its update (drawn last, so the
+    # steps of every seed before it are unchanged): the update cannot be
+    # written over the state while the step still reads it.
+    updated = [p for p in g.params if not p.frozen and p.value.rank >= 1]
+    if updated and g.chance(0.25):
+        p = g.rng.choice(updated)
+        old = b.reduce(p.value, "sum", list(range(p.value.rank)),
+                       prefix="old_sum")
+        results.append(Binding(old, "metric", f"{p.name}.old_sum"))
+        desc.append(f"metric of {p.name} read after its update")
     g.meta["grads"] = {p.name: (p.grads[0].name if len(p.grads) == 1 else None)
                        for p in g.params if p.grads}
     step = Step(seed, args, results, b.ops, g.meta, desc)

@@ -639,10 +639,17 @@ def fake_cuda_check(path, state, data, seed, tools, workdir, opts):
         return [f"{line} failed on the fake CUDA driver: {first_error(e + o)}"]
     try:
         with open(report) as f:
-            violations = json.load(f)["violations"]
-    except (OSError, ValueError) as error:
+            loaded = json.load(f)
+        violations, launches = loaded["violations"], loaded["graph_launches"]
+    except (OSError, ValueError, KeyError) as error:
         return [f"{line}: no fake CUDA report ({error})"]
-    return [f"{line}: fake CUDA violation: {v}" for v in violations[:3]]
+    problems = [f"{line}: fake CUDA violation: {v}" for v in violations[:3]]
+    if not launches:
+        # (dist-run says why it ran the step launch by launch.)
+        why = next((l for l in (e + o).splitlines() if "captured graph" in l),
+                   "no graph launched")
+        problems.append(f"{line}: the step was not replayed from a CUDA graph: {why}")
+    return problems
 
 
 # ----------------------------------------------------------------------------

@@ -475,6 +475,20 @@ def DistStateInPlacePass : Pass<"dist-state-in-place", "::mlir::func::FuncOp"> {
     `dist-lower-cpu` and `dist-lower-cuda` run it after
     `dist-fuse-elementwise`.
 
+    A state result that cannot be computed into its argument -- one whose
+    producer reads the argument other than elementwise, or an update over
+    the argument (a `scatter_add` into an embedding table) that a later op
+    still reads the old argument of (a `gather`), which bufferization would
+    write into a copy -- is copied into the argument instead: a
+    `linalg.copy` into it just before the return, returned in its place
+    (one copy of that state per step rather than a new buffer returned
+    each step; a CUDA step that returns new buffers cannot replay from a
+    graph). Not when the step also returns a view of the argument, which
+    the copy would overwrite. A result bufferization already writes over
+    its argument (an optimizer's update, through reshapes or
+    `insert_slice`s, with nothing reading the old state after it) is left
+    as it is.
+
     ```mlir
     // Before:
     %e = tensor.empty() : tensor<64xf32>

@@ -30,25 +30,79 @@ static bool isState(const train::StepValue &value) {
          value.role == train::Role::opt_state;
 }
 
+/// `arg` and every slice, reshape or cast of it (transitively).
+static SmallVector<Value> getViews(BlockArgument arg) {
+  SmallVector<Value> views = {arg};
+  for (size_t i = 0; i < views.size(); ++i)
+    for (Operation *user : views[i].getUsers())
+      if (isa<tensor::ExtractSliceOp, tensor::CollapseShapeOp,
+              tensor::ExpandShapeOp, tensor::CastOp, tensor::ReshapeOp>(user))
+        views.append(user->result_begin(), user->result_end());
+  return views;
+}
+
 /// True when nothing reads `arg` after `producer` (an op of the entry
-/// block): every user, and every user of a slice, reshape or cast of it,
-/// is `producer` or an op (or inside an op) before it.
+/// block): every user of it or of a view of it is `producer` or an op (or
+/// inside an op) before it.
 static bool isDeadAfter(BlockArgument arg, Operation *producer) {
   Block *block = producer->getBlock();
-  SmallVector<Value> aliases = {arg};
-  while (!aliases.empty()) {
-    Value value = aliases.pop_back_val();
-    for (Operation *user : value.getUsers()) {
+  for (Value view : getViews(arg))
+    for (Operation *user : view.getUsers()) {
       Operation *ancestor = block->findAncestorOpInBlock(*user);
       if (!ancestor ||
           (ancestor != producer && !ancestor->isBeforeInBlock(producer)))
         return false;
-      if (isa<tensor::ExtractSliceOp, tensor::CollapseShapeOp,
-              tensor::ExpandShapeOp, tensor::CastOp, tensor::ReshapeOp>(user))
-        aliases.append(user->result_begin(), user->result_end());
     }
-  }
   return true;
+}
+
+/// True when bufferization writes `value` over `arg`: `value` is `arg`,
+/// or the result of a destination-style op (or an insert_slice, reshape
+/// or cast) whose destination is, transitively, `arg` or a view of it,
+/// and nothing reads `arg` after the op that writes it first (a
+/// scatter_add into an embedding table that a gather then reads writes a
+/// copy).
+static bool isUpdateOf(Value value, BlockArgument arg) {
+  Operation *writer = nullptr;
+  while (value != arg) {
+    auto result = dyn_cast<OpResult>(value);
+    if (!result)
+      return false;
+    Operation *op = result.getOwner();
+    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::CastOp,
+            tensor::ReshapeOp>(op)) {
+      value = op->getOperand(0);
+      continue;
+    }
+    writer = op;
+    if (auto insert = dyn_cast<tensor::InsertSliceOp>(writer)) {
+      value = insert.getDest();
+      continue;
+    }
+    auto dps = dyn_cast<DestinationStyleOpInterface>(writer);
+    OpOperand *init = dps ? dps.getTiedOpOperand(result) : nullptr;
+    if (!init)
+      return false;
+    value = init->get();
+  }
+  Block *block = arg.getOwner();
+  Operation *first = writer ? block->findAncestorOpInBlock(*writer) : nullptr;
+  return !writer || (first && isDeadAfter(arg, first));
+}
+
+/// Computes `value` into `state` where the producer cannot: a
+/// `linalg.copy` into it just before `ret`, returned instead, when nothing
+/// `ret` returns is a view of `state` (which the copy would overwrite).
+static void copyBack(func::ReturnOp ret, OpOperand &returned,
+                     BlockArgument state) {
+  SmallVector<Value> views = getViews(state);
+  for (Value operand : ret.getOperands())
+    if (llvm::is_contained(views, operand))
+      return;
+  OpBuilder builder(ret);
+  auto copy = linalg::CopyOp::create(builder, returned.get().getLoc(),
+                                     returned.get(), state);
+  returned.set(copy.getResult(0));
 }
 
 /// True when `producer` may write `init`'s result over `arg` while reading
@@ -68,6 +122,30 @@ static bool readsOnlyElementwise(Operation *producer, OpOperand &init,
   for (OpOperand &operand : generic->getOpOperands())
     if (reads(operand) && generic.getMatchingIndexingMap(&operand) != written)
       return false;
+  return true;
+}
+
+/// Makes the producer of `result` compute it into `state` (see the pass's
+/// description); false when that is not safe.
+static bool computeInto(Value result, BlockArgument state) {
+  auto produced = dyn_cast<OpResult>(result);
+  if (!produced)
+    return false;
+  Operation *producer = produced.getOwner();
+  auto dps = dyn_cast<DestinationStyleOpInterface>(producer);
+  if (!dps || producer->getBlock() != state.getOwner() ||
+      !dps.hasPureTensorSemantics())
+    return false;
+  OpOperand *init = dps.getTiedOpOperand(produced);
+  if (!init || !init->get().getDefiningOp<tensor::EmptyOp>())
+    return false;
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(producer))
+    if (linalgOp.payloadUsesValueFromOperand(init))
+      return false;
+  if (!isDeadAfter(state, producer) ||
+      !readsOnlyElementwise(producer, *init, state))
+    return false;
+  init->set(state);
   return true;
 }
 
@@ -98,24 +176,11 @@ struct DistStateInPlacePass
       // Each argument at most once.
       stateArgs.erase(value.getKey());
       BlockArgument state = func.getArgument(arg->index);
-      auto result = dyn_cast<OpResult>(ret.getOperand(value.index));
-      if (!result)
+      OpOperand &returned = ret->getOpOperand(value.index);
+      if (isUpdateOf(returned.get(), state))
         continue;
-      Operation *producer = result.getOwner();
-      auto dps = dyn_cast<DestinationStyleOpInterface>(producer);
-      if (!dps || producer->getBlock() != &entry ||
-          !dps.hasPureTensorSemantics())
-        continue;
-      OpOperand *init = dps.getTiedOpOperand(result);
-      if (!init || !init->get().getDefiningOp<tensor::EmptyOp>())
-        continue;
-      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(producer))
-        if (linalgOp.payloadUsesValueFromOperand(init))
-          continue;
-      if (!isDeadAfter(state, producer) ||
-          !readsOnlyElementwise(producer, *init, state))
-        continue;
-      init->set(state);
+      if (!computeInto(returned.get(), state))
+        copyBack(ret, returned, state);
     }
   }
 };
