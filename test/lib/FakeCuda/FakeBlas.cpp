@@ -280,8 +280,8 @@ cublasStatus_t cublasLtDestroy(cublasLtHandle_t handle) {
 
 cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *desc,
                                         cublasComputeType_t, cudaDataType_t) {
-  *desc = reinterpret_cast<cublasLtMatmulDesc_t>(
-      getHandles<MatmulDesc>().create());
+  *desc =
+      reinterpret_cast<cublasLtMatmulDesc_t>(getHandles<MatmulDesc>().create());
   return CUBLAS_STATUS_SUCCESS;
 }
 
