@@ -118,8 +118,12 @@ std::string runner::getCacheKey(uint64_t moduleHash,
     os << '\0' << feature;
   std::string tool = getToolPath(argv0);
   std::string lib = getLibDirectory(argv0);
-  for (std::string path :
-       {tool, lib + "/libdistrt.so", lib + "/libdistopt_cpu.so"}) {
+  std::vector<std::string> paths = {tool, lib + "/libdistrt.so",
+                                    lib + "/libdistopt_cpu.so"};
+  // (A CUDA step calls libdistopt_cuda's distopt_cuda_* functions.)
+  if (options.device == Device::cuda)
+    paths.push_back(lib + "/libdistopt_cuda.so");
+  for (const std::string &path : paths) {
     auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                               /*RequiresNullTerminator=*/false);
     os << '\0' << (buffer ? llvm::xxh3_64bits((*buffer)->getBuffer()) : 0);
