@@ -212,13 +212,10 @@ Matrix<float> widenMatrix(Half half, const Matrix<uint16_t> &matrix,
 /// C = op(A) x op(B) for 16-bit A, B and C, accumulated in f32 and rounded
 /// to C's type once: oneDNN's bf16 product where the CPU has one, else the
 /// f32 product of the (exactly) widened operands.
-void multiplyHalf(Half half, UnrankedMemRefType<uint16_t> *a,
-                  UnrankedMemRefType<uint16_t> *b,
-                  UnrankedMemRefType<uint16_t> *c, int64_t batch, int64_t m,
-                  int64_t n, int64_t k, bool transA, bool transB, bool batchedA,
+void multiplyHalf(Half half, Matrix<uint16_t> av, Matrix<uint16_t> bv,
+                  Matrix<uint16_t> cv, int64_t batch, int64_t m, int64_t n,
+                  int64_t k, bool transA, bool transB, bool batchedA,
                   bool batchedB) {
-  Matrix<uint16_t> av = getMatrix(a, batchedA), bv = getMatrix(b, batchedB),
-                   cv = getMatrix(c, /*batched=*/true);
   if (batch == 0 || m == 0 || n == 0)
     return;
   foldBatchIntoRows(av, cv, batch, m, transA, batchedA, batchedB);
@@ -306,6 +303,34 @@ void multiplyHalf(Half half, UnrankedMemRefType<uint16_t> *a,
       store(i, row, row + 1, 0, n, cw.data + i * cw.batchStride + row * cw.ld,
             cw.ld);
 }
+
+/// Checks that `table` has a product group's row width (ProductGroup.h).
+void checkGroupTable(const char *name, StridedMemRefType<int64_t, 2> *table) {
+  if (table->sizes[1] == DISTOPT_PRODUCT_WORDS && table->strides[1] == 1)
+    return;
+  std::fprintf(stderr, "%s: a table of %lld words per product, not %d\n", name,
+               static_cast<long long>(table->sizes[1]), DISTOPT_PRODUCT_WORDS);
+  std::abort();
+}
+
+/// The 16-bit products of a group's table, one after another, each as
+/// distopt_matmul_bf16 (_f16) runs it.
+void multiplyHalfGroup(Half half, const char *name,
+                       StridedMemRefType<int64_t, 2> *table) {
+  checkGroupTable(name, table);
+  for (int64_t i = 0; i < table->sizes[0]; ++i) {
+    const int64_t *row = table->data + table->offset + i * table->strides[0];
+    bool batchedA = row[DISTOPT_PRODUCT_BATCHED_A],
+         batchedB = row[DISTOPT_PRODUCT_BATCHED_B];
+    multiplyHalf(half, getMatrix<uint16_t>(row, 0, batchedA),
+                 getMatrix<uint16_t>(row, 1, batchedB),
+                 getMatrix<uint16_t>(row, 2, /*batched=*/true),
+                 row[DISTOPT_PRODUCT_BATCH], row[DISTOPT_PRODUCT_M],
+                 row[DISTOPT_PRODUCT_N], row[DISTOPT_PRODUCT_K],
+                 row[DISTOPT_PRODUCT_TRANS_A], row[DISTOPT_PRODUCT_TRANS_B],
+                 batchedA, batchedB);
+  }
+}
 } // namespace
 
 extern "C" {
@@ -371,14 +396,7 @@ void _mlir_ciface_distopt_matmul_epilogue_f32(
 /// team as that call splits it.
 void _mlir_ciface_distopt_matmul_group_f32(
     StridedMemRefType<int64_t, 2> *table) {
-  if (table->sizes[1] != DISTOPT_PRODUCT_WORDS || table->strides[1] != 1) {
-    std::fprintf(stderr,
-                 "distopt_matmul_group_f32: a table of %lld words per "
-                 "product, not %d\n",
-                 static_cast<long long>(table->sizes[1]),
-                 DISTOPT_PRODUCT_WORDS);
-    std::abort();
-  }
+  checkGroupTable("distopt_matmul_group_f32", table);
   for (int64_t i = 0; i < table->sizes[0]; ++i) {
     const int64_t *row = table->data + table->offset + i * table->strides[0];
     int64_t batch = row[DISTOPT_PRODUCT_BATCH], m = row[DISTOPT_PRODUCT_M];
@@ -404,8 +422,9 @@ void _mlir_ciface_distopt_matmul_bf16(UnrankedMemRefType<uint16_t> *a,
                                       int64_t batch, int64_t m, int64_t n,
                                       int64_t k, int32_t transA, int32_t transB,
                                       int32_t batchedA, int32_t batchedB) {
-  multiplyHalf(Half::bf16, a, b, c, batch, m, n, k, transA, transB, batchedA,
-               batchedB);
+  multiplyHalf(Half::bf16, getMatrix(a, batchedA), getMatrix(b, batchedB),
+               getMatrix(c, /*batched=*/true), batch, m, n, k, transA, transB,
+               batchedA, batchedB);
 }
 
 /// distopt_matmul_bf16 for f16: f32 sgemm of the widened operands (neither
@@ -417,8 +436,22 @@ void _mlir_ciface_distopt_matmul_f16(UnrankedMemRefType<uint16_t> *a,
                                      int64_t batch, int64_t m, int64_t n,
                                      int64_t k, int32_t transA, int32_t transB,
                                      int32_t batchedA, int32_t batchedB) {
-  multiplyHalf(Half::f16, a, b, c, batch, m, n, k, transA, transB, batchedA,
-               batchedB);
+  multiplyHalf(Half::f16, getMatrix(a, batchedA), getMatrix(b, batchedB),
+               getMatrix(c, /*batched=*/true), batch, m, n, k, transA, transB,
+               batchedA, batchedB);
+}
+
+/// distopt_matmul_group_f32 for bf16 products (a row per product, as
+/// distopt_matmul_bf16 takes it), one after another.
+void _mlir_ciface_distopt_matmul_group_bf16(
+    StridedMemRefType<int64_t, 2> *table) {
+  multiplyHalfGroup(Half::bf16, "distopt_matmul_group_bf16", table);
+}
+
+/// distopt_matmul_group_f32 for f16 products.
+void _mlir_ciface_distopt_matmul_group_f16(
+    StridedMemRefType<int64_t, 2> *table) {
+  multiplyHalfGroup(Half::f16, "distopt_matmul_group_f16", table);
 }
 
 const char *distopt_cpu_sixteen_bit_info() {

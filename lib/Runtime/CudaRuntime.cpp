@@ -38,6 +38,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -795,20 +796,22 @@ CUdeviceptr getPointerArray(std::vector<uintptr_t> pointers) {
 }
 } // namespace
 
-extern "C" {
-
-/// The products of a group's table (ProductGroup.h) as one grouped cuBLAS
-/// product (cublasSgemmGroupedBatched_64): a group per row, a problem per
-/// batch, column-major as distopt_matmul_f32 (B first). When cuBLAS refuses
-/// it (not supported on this device), each row is one strided batched call
-/// (said once on stderr, counted by distopt_cuda_product_stats).
-void _mlir_ciface_distopt_cuda_matmul_group_f32(
-    StridedMemRefType<int64_t, 2> *table) {
+namespace {
+/// The products of a group's table (ProductGroup.h) of `T` elements
+/// (cuBLAS type `type`; 16-bit ones accumulated in f32) as one grouped
+/// cuBLAS product (cublasSgemmGroupedBatched_64,
+/// cublasGemmGroupedBatchedEx_64): a group per row, a problem per batch,
+/// column-major as distopt_matmul_f32 (B first). When cuBLAS refuses it (not
+/// supported on this device), each row is one strided batched call (said once
+/// on stderr, counted by distopt_cuda_product_stats).
+template <typename T>
+void multiplyGroup(const char *name, cudaDataType type,
+                   StridedMemRefType<int64_t, 2> *table) {
   if (!ensureDevice())
     return;
   State &state = getState();
   if (table->sizes[1] != DISTOPT_PRODUCT_WORDS || table->strides[1] != 1) {
-    record("distopt_cuda_matmul_group_f32: a table of " +
+    record(std::string(name) + ": a table of " +
            std::to_string(table->sizes[1]) + " words per product, not " +
            std::to_string(DISTOPT_PRODUCT_WORDS));
     return;
@@ -819,14 +822,14 @@ void _mlir_ciface_distopt_cuda_matmul_group_f32(
       ldb(groups), ldc(groups), sizes(groups);
   std::vector<float> ones(groups, 1.0f), zeros(groups, 0.0f);
   std::vector<uintptr_t> as, bs, cs;
-  std::vector<distopt::Matrix<float>> views;
+  std::vector<distopt::Matrix<T>> views;
   for (int64_t i = 0; i < groups; ++i) {
     const int64_t *row = table->data + table->offset + i * table->strides[0];
-    distopt::Matrix<float> av = distopt::getMatrix<float>(
-                               row, 0, row[DISTOPT_PRODUCT_BATCHED_A]),
-                           bv = distopt::getMatrix<float>(
-                               row, 1, row[DISTOPT_PRODUCT_BATCHED_B]),
-                           cv = distopt::getMatrix<float>(row, 2, true);
+    distopt::Matrix<T> av = distopt::getMatrix<T>(
+                           row, 0, row[DISTOPT_PRODUCT_BATCHED_A]),
+                       bv = distopt::getMatrix<T>(
+                           row, 1, row[DISTOPT_PRODUCT_BATCHED_B]),
+                       cv = distopt::getMatrix<T>(row, 2, true);
     // (cuBLAS's A is our B: C^T = op(B)^T x op(A)^T.)
     transA[i] = row[DISTOPT_PRODUCT_TRANS_B] ? CUBLAS_OP_T : CUBLAS_OP_N;
     transB[i] = row[DISTOPT_PRODUCT_TRANS_A] ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -847,6 +850,9 @@ void _mlir_ciface_distopt_cuda_matmul_group_f32(
   size_t problems = as.size();
   if (problems == 0)
     return;
+  constexpr bool single = std::is_same_v<T, float>;
+  const char *grouped =
+      single ? "cublasSgemmGroupedBatched_64" : "cublasGemmGroupedBatchedEx_64";
   if (!state.noGroupedProducts) {
     std::vector<uintptr_t> pointers = as;
     pointers.insert(pointers.end(), bs.begin(), bs.end());
@@ -856,42 +862,82 @@ void _mlir_ciface_distopt_cuda_matmul_group_f32(
       return;
     // (No array: a new set of addresses in a capture, one call each.)
     if (device) {
-      auto *array = reinterpret_cast<float **>(device);
-      cublasStatus_t status = cublasSgemmGroupedBatched_64(
-          state.blas, transA.data(), transB.data(), m.data(), n.data(),
-          k.data(), ones.data(), array, lda.data(), array + problems,
-          ldb.data(), zeros.data(), array + 2 * problems, ldc.data(), groups,
-          sizes.data());
+      auto *array = reinterpret_cast<T **>(device);
+      cublasStatus_t status;
+      if constexpr (single)
+        status = cublasSgemmGroupedBatched_64(
+            state.blas, transA.data(), transB.data(), m.data(), n.data(),
+            k.data(), ones.data(), array, lda.data(), array + problems,
+            ldb.data(), zeros.data(), array + 2 * problems, ldc.data(), groups,
+            sizes.data());
+      else
+        status = cublasGemmGroupedBatchedEx_64(
+            state.blas, transA.data(), transB.data(), m.data(), n.data(),
+            k.data(), ones.data(), reinterpret_cast<const void *const *>(array),
+            type, lda.data(),
+            reinterpret_cast<const void *const *>(array + problems), type,
+            ldb.data(), zeros.data(),
+            reinterpret_cast<void *const *>(array + 2 * problems), type,
+            ldc.data(), groups, sizes.data(), CUBLAS_COMPUTE_32F);
       if (status == CUBLAS_STATUS_SUCCESS) {
         ++state.productStats.groupedCalls;
         return;
       }
       if (status != CUBLAS_STATUS_NOT_SUPPORTED &&
           status != CUBLAS_STATUS_ARCH_MISMATCH) {
-        checkBlas("cublasSgemmGroupedBatched_64", status);
+        checkBlas(grouped, status);
         return;
       }
       state.noGroupedProducts = true;
       std::fprintf(stderr,
                    "distopt: cuBLAS refuses grouped products on this device "
-                   "(cublasSgemmGroupedBatched_64: %s); each product of a "
-                   "group is its own call\n",
-                   cublasGetStatusString(status));
+                   "(%s: %s); each product of a group is its own call\n",
+                   grouped, cublasGetStatusString(status));
     }
   }
   ++state.productStats.separateCalls;
   const float one = 1.0f, zero = 0.0f;
   for (int64_t i = 0; i < groups; ++i) {
-    const distopt::Matrix<float> &av = views[3 * i], &bv = views[3 * i + 1],
-                                 &cv = views[3 * i + 2];
-    if (!checkBlas("cublasSgemmStridedBatched",
-                   cublasSgemmStridedBatched(
-                       state.blas, transA[i], transB[i], m[i], n[i], k[i], &one,
-                       bv.data, bv.ld, bv.batchStride, av.data, av.ld,
-                       av.batchStride, &zero, cv.data, cv.ld, cv.batchStride,
-                       sizes[i])))
+    const distopt::Matrix<T> &av = views[3 * i], &bv = views[3 * i + 1],
+                             &cv = views[3 * i + 2];
+    cublasStatus_t status;
+    if constexpr (single)
+      status = cublasSgemmStridedBatched(
+          state.blas, transA[i], transB[i], m[i], n[i], k[i], &one, bv.data,
+          bv.ld, bv.batchStride, av.data, av.ld, av.batchStride, &zero, cv.data,
+          cv.ld, cv.batchStride, sizes[i]);
+    else
+      status = cublasGemmStridedBatchedEx(
+          state.blas, transA[i], transB[i], m[i], n[i], k[i], &one, bv.data,
+          type, bv.ld, bv.batchStride, av.data, type, av.ld, av.batchStride,
+          &zero, cv.data, type, cv.ld, cv.batchStride, sizes[i],
+          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    if (!checkBlas(single ? "cublasSgemmStridedBatched"
+                          : "cublasGemmStridedBatchedEx",
+                   status))
       return;
   }
+}
+} // namespace
+
+extern "C" {
+
+/// distopt_matmul_group_f32 on device buffers (multiplyGroup).
+void _mlir_ciface_distopt_cuda_matmul_group_f32(
+    StridedMemRefType<int64_t, 2> *table) {
+  multiplyGroup<float>("distopt_cuda_matmul_group_f32", CUDA_R_32F, table);
+}
+
+/// distopt_matmul_group_bf16 on device buffers (their bits).
+void _mlir_ciface_distopt_cuda_matmul_group_bf16(
+    StridedMemRefType<int64_t, 2> *table) {
+  multiplyGroup<uint16_t>("distopt_cuda_matmul_group_bf16", CUDA_R_16BF, table);
+}
+
+/// distopt_matmul_group_f16 on device buffers (their bits).
+void _mlir_ciface_distopt_cuda_matmul_group_f16(
+    StridedMemRefType<int64_t, 2> *table) {
+  multiplyGroup<uint16_t>("distopt_cuda_matmul_group_f16", CUDA_R_16F, table);
 }
 
 } // extern "C"

@@ -27,6 +27,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <random>
 #include <string>
@@ -40,6 +41,7 @@ namespace {
 struct Cuda {
   void *library = nullptr;
   std::string skip;
+  std::vector<std::string> missing;
   int (*deviceCount)() = nullptr;
   int (*setDevice)(int) = nullptr;
   int (*synchronize)() = nullptr;
@@ -52,6 +54,7 @@ struct Cuda {
                  UnrankedMemRefType<float> *, int64_t, int64_t, int64_t,
                  int64_t, int32_t, int32_t, int32_t, int32_t) = nullptr;
   void (*matmulGroup)(StridedMemRefType<int64_t, 2> *) = nullptr;
+  void (*matmulGroupBf16)(StridedMemRefType<int64_t, 2> *) = nullptr;
   void (*matmulEpilogue)(UnrankedMemRefType<float> *,
                          UnrankedMemRefType<float> *,
                          UnrankedMemRefType<float> *,
@@ -71,8 +74,14 @@ struct Cuda {
   DistoptCudaGraphStats (*graphStats)() = nullptr;
 };
 
-template <typename T> void bind(void *library, const char *name, T &function) {
+/// Binds `function` to `name` in `library`; a name it lacks is kept in
+/// `missing` (EveryFunctionIsThere fails: no test calls a null function).
+template <typename T>
+void bind(void *library, const char *name, T &function,
+          std::vector<std::string> &missing) {
   function = reinterpret_cast<T>(dlsym(library, name));
+  if (!function)
+    missing.push_back(name);
 }
 
 const Cuda &getCuda() {
@@ -83,44 +92,75 @@ const Cuda &getCuda() {
       c.skip = std::string("libdistopt_cuda does not load here: ") + dlerror();
       return c;
     }
-    bind(c.library, "distopt_cuda_device_count", c.deviceCount);
-    bind(c.library, "distopt_cuda_set_device", c.setDevice);
-    bind(c.library, "distopt_cuda_synchronize", c.synchronize);
-    bind(c.library, "distopt_cuda_alloc", c.alloc);
-    bind(c.library, "distopt_cuda_free", c.free);
-    bind(c.library, "distopt_cuda_copy_to_device", c.toDevice);
-    bind(c.library, "distopt_cuda_copy_to_host", c.toHost);
-    bind(c.library, "distopt_cuda_last_error", c.lastError);
-    bind(c.library, "_mlir_ciface_distopt_matmul_f32", c.matmul);
-    bind(c.library, "_mlir_ciface_distopt_matmul_group_f32", c.matmulGroup);
-    bind(c.library, "_mlir_ciface_distopt_matmul_epilogue_f32",
-         c.matmulEpilogue);
-    bind(c.library, "distopt_cuda_product_stats", c.productStats);
-    bind(c.library, "_mlir_ciface_distopt_workspace", c.workspace);
-    bind(c.library, "distopt_cuda_workspace_stats", c.workspaceStats);
-    bind(c.library, "_mlir_ciface_distopt_constant", c.constant);
-    bind(c.library, "distopt_cuda_copy_on_device", c.onDevice);
-    bind(c.library, "distopt_cuda_capture_begin", c.captureBegin);
-    bind(c.library, "distopt_cuda_capture_end", c.captureEnd);
-    bind(c.library, "distopt_cuda_graph_launch", c.graphLaunch);
-    bind(c.library, "distopt_cuda_graph_destroy", c.graphDestroy);
-    bind(c.library, "distopt_cuda_graph_stats", c.graphStats);
-    if (c.deviceCount() == 0)
+    bind(c.library, "distopt_cuda_device_count", c.deviceCount, c.missing);
+    bind(c.library, "distopt_cuda_set_device", c.setDevice, c.missing);
+    bind(c.library, "distopt_cuda_synchronize", c.synchronize, c.missing);
+    bind(c.library, "distopt_cuda_alloc", c.alloc, c.missing);
+    bind(c.library, "distopt_cuda_free", c.free, c.missing);
+    bind(c.library, "distopt_cuda_copy_to_device", c.toDevice, c.missing);
+    bind(c.library, "distopt_cuda_copy_to_host", c.toHost, c.missing);
+    bind(c.library, "distopt_cuda_last_error", c.lastError, c.missing);
+    bind(c.library, "_mlir_ciface_distopt_cuda_matmul_f32", c.matmul,
+         c.missing);
+    bind(c.library, "_mlir_ciface_distopt_cuda_matmul_group_f32", c.matmulGroup,
+         c.missing);
+    bind(c.library, "_mlir_ciface_distopt_cuda_matmul_group_bf16",
+         c.matmulGroupBf16, c.missing);
+    bind(c.library, "_mlir_ciface_distopt_cuda_matmul_epilogue_f32",
+         c.matmulEpilogue, c.missing);
+    bind(c.library, "distopt_cuda_product_stats", c.productStats, c.missing);
+    bind(c.library, "_mlir_ciface_distopt_cuda_workspace", c.workspace,
+         c.missing);
+    bind(c.library, "distopt_cuda_workspace_stats", c.workspaceStats,
+         c.missing);
+    bind(c.library, "_mlir_ciface_distopt_cuda_constant", c.constant,
+         c.missing);
+    bind(c.library, "distopt_cuda_copy_on_device", c.onDevice, c.missing);
+    bind(c.library, "distopt_cuda_capture_begin", c.captureBegin, c.missing);
+    bind(c.library, "distopt_cuda_capture_end", c.captureEnd, c.missing);
+    bind(c.library, "distopt_cuda_graph_launch", c.graphLaunch, c.missing);
+    bind(c.library, "distopt_cuda_graph_destroy", c.graphDestroy, c.missing);
+    bind(c.library, "distopt_cuda_graph_stats", c.graphStats, c.missing);
+    // (A library without them is a failure of every test, not a skip.)
+    if (c.missing.empty() && c.deviceCount() == 0)
       c.skip = std::string("no CUDA device: ") + c.lastError();
     return c;
   }();
   return cuda;
 }
 
+/// The functions the library lacks, for a failure message.
+std::string getMissing() {
+  std::string names;
+  for (const std::string &name : getCuda().missing)
+    names += (names.empty() ? "" : ", ") + name;
+  return "libdistopt_cuda has no " + names;
+}
+
 #define SKIP_WITHOUT_DEVICE()                                                  \
+  if (!getCuda().missing.empty())                                              \
+    FAIL() << getMissing();                                                    \
   if (!getCuda().skip.empty())                                                 \
   GTEST_SKIP() << getCuda().skip
+
+// Every function the tests call is in the library (named as dist-gpu-host
+// renames a CUDA step's calls: distopt_cuda_*), with or without a device
+// (the fake driver, test/lib/FakeCuda, lets the library load). (Before,
+// the tests bound the names of libdistopt_cpu's functions and called
+// null pointers on a GPU.)
+TEST(CudaRuntimeTest, EveryFunctionIsThere) {
+  if (!getCuda().library)
+    GTEST_SKIP() << getCuda().skip;
+  EXPECT_TRUE(getCuda().missing.empty()) << getMissing();
+}
 
 // Without a device the library (when it loads) says why in one line.
 TEST(CudaRuntimeTest, DeviceOrReason) {
   const Cuda &cuda = getCuda();
   if (!cuda.library)
     GTEST_SKIP() << cuda.skip;
+  if (!cuda.missing.empty())
+    FAIL() << getMissing();
   if (cuda.deviceCount() == 0) {
     EXPECT_NE(std::string(cuda.lastError()), "");
     EXPECT_EQ(cuda.setDevice(0), -1);
@@ -133,20 +173,20 @@ TEST(CudaRuntimeTest, DeviceOrReason) {
       << cuda.lastError();
 }
 
-/// A device buffer holding `host`.
-struct DeviceBuffer {
-  explicit DeviceBuffer(const std::vector<float> &host) : size(host.size()) {
-    data = static_cast<float *>(getCuda().alloc(size * sizeof(float)));
-    EXPECT_EQ(getCuda().toDevice(data, host.data(), size * sizeof(float)), 0);
+/// A device buffer holding `host` (float, or uint16_t: bf16 bits).
+template <typename T> struct DeviceBuffer {
+  explicit DeviceBuffer(const std::vector<T> &host) : size(host.size()) {
+    data = static_cast<T *>(getCuda().alloc(size * sizeof(T)));
+    EXPECT_EQ(getCuda().toDevice(data, host.data(), size * sizeof(T)), 0);
   }
   ~DeviceBuffer() { getCuda().free(data); }
-  std::vector<float> read() const {
-    std::vector<float> host(size);
-    EXPECT_EQ(getCuda().toHost(host.data(), data, size * sizeof(float)), 0)
+  std::vector<T> read() const {
+    std::vector<T> host(size);
+    EXPECT_EQ(getCuda().toHost(host.data(), data, size * sizeof(T)), 0)
         << getCuda().lastError();
     return host;
   }
-  float *data;
+  T *data;
   size_t size;
 };
 
@@ -260,7 +300,7 @@ TEST(CudaRuntimeTest, ProductGroup) {
   std::vector<distopt::test::GroupProduct> products =
       distopt::test::getGroupProducts(random);
   // (A deque: its buffers never move.)
-  std::deque<DeviceBuffer> buffers;
+  std::deque<DeviceBuffer<float>> buffers;
   distopt::test::GroupTable table;
   for (const auto &p : products) {
     buffers.emplace_back(p.a);
@@ -309,6 +349,66 @@ TEST(CudaRuntimeTest, ProductGroup) {
 // after that (a captured step's addresses), a larger one when asked for
 // more; another key has its own. The buffer is device memory a copy
 // reaches.
+/// bf16 bits <-> float (truncating: the inputs are made bf16 exactly).
+uint16_t truncateToBf16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  return uint16_t(bits >> 16);
+}
+float widenBf16(uint16_t bits) {
+  uint32_t wide = uint32_t(bits) << 16;
+  float value;
+  std::memcpy(&value, &wide, 4);
+  return value;
+}
+
+// A mixed precision step's grouped products (distopt_matmul_group_bf16:
+// cublasGemmGroupedBatchedEx_64, f32 accumulation), every form against
+// the product in double of the bf16 inputs, C rounded to bf16 once.
+TEST(CudaRuntimeTest, Bf16ProductGroup) {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937 random(14);
+  std::vector<distopt::test::GroupProduct> products =
+      distopt::test::getGroupProducts(random);
+  std::deque<DeviceBuffer<uint16_t>> buffers;
+  distopt::test::GroupTable table;
+  for (auto &p : products) {
+    for (std::vector<float> *operand : {&p.a, &p.b, &p.c}) {
+      std::vector<uint16_t> bits(operand->size());
+      for (size_t i = 0; i < bits.size(); ++i) {
+        bits[i] = truncateToBf16((*operand)[i]);
+        (*operand)[i] = widenBf16(bits[i]);
+      }
+      buffers.emplace_back(bits);
+    }
+    size_t last = buffers.size();
+    table.add(
+        p.getRow(reinterpret_cast<const float *>(buffers[last - 3].data),
+                 reinterpret_cast<const float *>(buffers[last - 2].data),
+                 reinterpret_cast<const float *>(buffers[last - 1].data)));
+  }
+  DistoptCudaProductStats before = getCuda().productStats();
+  getCuda().matmulGroupBf16(table.get());
+  ASSERT_EQ(getCuda().synchronize(), 0) << getCuda().lastError();
+  for (size_t q = 0; q < products.size(); ++q) {
+    const auto &p = products[q];
+    std::vector<uint16_t> got = buffers[3 * q + 2].read();
+    for (int64_t b = 0; b < p.batch; ++b)
+      for (int64_t i = 0; i < p.m; ++i)
+        for (int64_t j = 0; j < p.ldC(); ++j) {
+          float value = widenBf16(got[(b * p.m + i) * p.ldC() + j]);
+          if (j >= p.n) {
+            ASSERT_EQ(value, -7) << "padding of product " << q;
+            continue;
+          }
+          auto [sum, scale] = p.expected(b, i, j);
+          ASSERT_NEAR(value, sum, std::fabs(sum) / 128 + 1e-5 * scale + 1e-6)
+              << "product " << q << " at " << b << ", " << i << ", " << j;
+        }
+  }
+  EXPECT_EQ(getCuda().productStats().groupedCalls - before.groupedCalls, 1);
+}
+
 TEST(CudaRuntimeTest, Workspace) {
   SKIP_WITHOUT_DEVICE();
   const Cuda &cuda = getCuda();

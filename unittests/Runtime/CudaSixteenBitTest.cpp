@@ -36,6 +36,7 @@ using Product = void (*)(UnrankedMemRefType<uint16_t> *,
 /// The library's entry points, or why it cannot run here.
 struct Cuda {
   std::string skip;
+  std::vector<std::string> missing;
   int (*deviceCount)() = nullptr;
   int (*synchronize)() = nullptr;
   void *(*alloc)(size_t) = nullptr;
@@ -46,10 +47,14 @@ struct Cuda {
   Product bf16 = nullptr, f16 = nullptr;
 };
 
-template <typename T> void bind(void *library, const char *name, T &function) {
+/// Binds `function` to `name` in `library`; a name it lacks is kept in
+/// `missing` (EveryFunctionIsThere fails: no test calls a null function).
+template <typename T>
+void bind(void *library, const char *name, T &function,
+          std::vector<std::string> &missing) {
   function = reinterpret_cast<T>(dlsym(library, name));
   if (!function)
-    ADD_FAILURE() << "libdistopt_cuda has no " << name;
+    missing.push_back(name);
 }
 
 const Cuda &getCuda() {
@@ -60,16 +65,17 @@ const Cuda &getCuda() {
       c.skip = std::string("libdistopt_cuda does not load here: ") + dlerror();
       return c;
     }
-    bind(library, "distopt_cuda_device_count", c.deviceCount);
-    bind(library, "distopt_cuda_synchronize", c.synchronize);
-    bind(library, "distopt_cuda_alloc", c.alloc);
-    bind(library, "distopt_cuda_free", c.free);
-    bind(library, "distopt_cuda_copy_to_device", c.toDevice);
-    bind(library, "distopt_cuda_copy_to_host", c.toHost);
-    bind(library, "distopt_cuda_last_error", c.lastError);
-    bind(library, "_mlir_ciface_distopt_matmul_bf16", c.bf16);
-    bind(library, "_mlir_ciface_distopt_matmul_f16", c.f16);
-    if (c.deviceCount() == 0)
+    bind(library, "distopt_cuda_device_count", c.deviceCount, c.missing);
+    bind(library, "distopt_cuda_synchronize", c.synchronize, c.missing);
+    bind(library, "distopt_cuda_alloc", c.alloc, c.missing);
+    bind(library, "distopt_cuda_free", c.free, c.missing);
+    bind(library, "distopt_cuda_copy_to_device", c.toDevice, c.missing);
+    bind(library, "distopt_cuda_copy_to_host", c.toHost, c.missing);
+    bind(library, "distopt_cuda_last_error", c.lastError, c.missing);
+    bind(library, "_mlir_ciface_distopt_cuda_matmul_bf16", c.bf16, c.missing);
+    bind(library, "_mlir_ciface_distopt_cuda_matmul_f16", c.f16, c.missing);
+    // (A library without them is a failure of every test, not a skip.)
+    if (c.missing.empty() && c.deviceCount() == 0)
       c.skip = std::string("no CUDA device: ") + c.lastError();
     return c;
   }();
@@ -187,13 +193,34 @@ void checkForms(const Format &format, Product product) {
   }
 }
 
+/// The functions the library lacks, for a failure message.
+std::string getMissing() {
+  std::string names;
+  for (const std::string &name : getCuda().missing)
+    names += (names.empty() ? "" : ", ") + name;
+  return "libdistopt_cuda has no " + names;
+}
+
+// Every function the tests call is in the library (named as dist-gpu-host
+// renames a CUDA step's calls: distopt_cuda_*), with or without a device
+// (the fake driver, test/lib/FakeCuda, lets the library load).
+TEST(CudaSixteenBitTest, EveryFunctionIsThere) {
+  if (getCuda().skip.find("does not load") != std::string::npos)
+    GTEST_SKIP() << getCuda().skip;
+  EXPECT_TRUE(getCuda().missing.empty()) << getMissing();
+}
+
 TEST(CudaSixteenBitTest, Bf16ProductForms) {
+  if (!getCuda().missing.empty())
+    FAIL() << getMissing();
   if (!getCuda().skip.empty())
     GTEST_SKIP() << getCuda().skip;
   checkForms(Format{true}, getCuda().bf16);
 }
 
 TEST(CudaSixteenBitTest, F16ProductForms) {
+  if (!getCuda().missing.empty())
+    FAIL() << getMissing();
   if (!getCuda().skip.empty())
     GTEST_SKIP() << getCuda().skip;
   checkForms(Format{false}, getCuda().f16);

@@ -100,9 +100,10 @@ struct GroupProduct {
 };
 
 /// A rank-3 strided view [batches, rows, cols] of `data`, rows `ld` apart
-/// (`cols` when contiguous), as the products take it.
-struct View {
-  View(float *data, int64_t batches, int64_t rows, int64_t cols, int64_t ld) {
+/// (`cols` when contiguous), as the products take it (`T`: float, or
+/// uint16_t for the bits of bf16 and f16).
+template <typename T> struct View {
+  View(T *data, int64_t batches, int64_t rows, int64_t cols, int64_t ld) {
     view.basePtr = view.data = data;
     view.offset = 0;
     view.sizes[0] = batches;
@@ -114,8 +115,8 @@ struct View {
     unranked.rank = 3;
     unranked.descriptor = &view;
   }
-  StridedMemRefType<float, 3> view;
-  UnrankedMemRefType<float> unranked;
+  StridedMemRefType<T, 3> view;
+  UnrankedMemRefType<T> unranked;
 };
 
 /// A product group's table: rows of `width` words, as

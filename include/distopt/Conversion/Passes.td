@@ -914,13 +914,15 @@ def DistMapToGPUPass : Pass<"dist-map-to-gpu"> {
     consumer may read nothing else the producer writes, nor write
     anything the producer touches.
 
-    Independent f32 products of a level (`group-products`: a layer's q, k
-    and v; a backward's input and weight gradients) are one library call,
-    `distopt_matmul_group_f32`, of a table the host writes
+    Independent products of a level of one element type (`group-products`:
+    a layer's q, k and v; a backward's input and weight gradients) are one
+    library call, `distopt_matmul_group_f32` (`_bf16`, `_f16` for a mixed
+    precision step's 16-bit products), of a table the host writes
     (`distopt/Runtime/ProductGroup.h`: a row per product, its scalars and
     each operand's address, sizes and strides): one grouped cuBLAS product
-    on the device (`cublasSgemmGroupedBatched_64`), the products one after
-    another on the CPU.
+    on the device (`cublasSgemmGroupedBatched_64`;
+    `cublasGemmGroupedBatchedEx_64` with f32 accumulation for 16-bit
+    ones), the products one after another on the CPU.
 
     ```mlir
     %table = memref.alloc() : memref<3x23xi64>
@@ -987,9 +989,10 @@ def DistMapToGPUPass : Pass<"dist-map-to-gpu"> {
            "wrote it: one op computing and storing both (a bias add and "
            "the activation of the sum the backward reads too)">,
     Option<"groupProducts", "group-products", "bool", /*default=*/"true",
-           "With horizontal: the f32 products (distopt_matmul_f32 calls) of "
-           "a level, two or more, are one distopt_matmul_group_f32 call of "
-           "a host table (one grouped cuBLAS product on the device)">,
+           "With horizontal: the products of one element type "
+           "(distopt_matmul_f32, _bf16 or _f16 calls) of a level, two or "
+           "more, are one distopt_matmul_group_<type> call of a host table "
+           "(one grouped cuBLAS product on the device)">,
   ];
   let dependentDialects = ["::mlir::affine::AffineDialect",
                            "::mlir::gpu::GPUDialect",

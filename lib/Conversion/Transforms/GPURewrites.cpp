@@ -428,14 +428,21 @@ void mlir::train::fusePointwise(Block &block, BufferAliasing &aliasing) {
 // A level's products as one grouped call
 //===----------------------------------------------------------------------===//
 
-/// The f32 product calls among `calls` whose buffer operands are casts of
-/// ranked views (as dist-matmul-to-blas builds them).
-SmallVector<func::CallOp>
+/// The product functions that group, by element type, and their groups'.
+static constexpr std::pair<StringLiteral, StringLiteral> kGroupedProducts[] = {
+    {"distopt_matmul_f32", "distopt_matmul_group_f32"},
+    {"distopt_matmul_bf16", "distopt_matmul_group_bf16"},
+    {"distopt_matmul_f16", "distopt_matmul_group_f16"}};
+
+SmallVector<SmallVector<func::CallOp>>
 mlir::train::getGroupableProducts(ArrayRef<Operation *> calls) {
-  SmallVector<func::CallOp> products;
+  SmallVector<SmallVector<func::CallOp>> products(std::size(kGroupedProducts));
   for (Operation *op : calls) {
     auto call = cast<func::CallOp>(op);
-    if (call.getCallee() != "distopt_matmul_f32" || call.getNumOperands() != 11)
+    const auto *kind = llvm::find_if(kGroupedProducts, [&](const auto &names) {
+      return call.getCallee() == names.first;
+    });
+    if (kind == std::end(kGroupedProducts) || call.getNumOperands() != 11)
       continue;
     if (llvm::all_of(call.getOperands().take_front(3), [](Value operand) {
           auto unranked = operand.getDefiningOp<memref::CastOp>();
@@ -444,7 +451,7 @@ mlir::train::getGroupableProducts(ArrayRef<Operation *> calls) {
                           : MemRefType();
           return type && type.getRank() >= 2 && type.isStrided();
         }))
-      products.push_back(call);
+      products[kind - std::begin(kGroupedProducts)].push_back(call);
   }
   return products;
 }
@@ -507,10 +514,15 @@ void mlir::train::groupProducts(OpBuilder &builder,
       builder, loc,
       MemRefType::get({ShapedType::kDynamic, DISTOPT_PRODUCT_WORDS}, i64),
       table);
+  StringRef callee = products.front().getCallee();
+  const auto *kind = llvm::find_if(kGroupedProducts, [&](const auto &names) {
+    return callee == names.first;
+  });
+  assert(kind != std::end(kGroupedProducts) && "not a groupable product");
   func::CallOp::create(
       builder, loc,
       getLibraryFunction(products.front()->getParentOfType<ModuleOp>(),
-                         "distopt_matmul_group_f32", rows.getType()),
+                         kind->second, rows.getType()),
       rows);
   memref::DeallocOp::create(builder, loc, table);
   // The calls, then what only they used (a cast may be two operands of

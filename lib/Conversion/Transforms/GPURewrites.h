@@ -166,13 +166,16 @@ void inlineScalars(Block &block, BufferAliasing &aliasing);
 /// that wrote it: one op computing and storing both.
 void fusePointwise(Block &block, BufferAliasing &aliasing);
 
-/// The f32 product calls among `calls` whose buffer operands are casts of
-/// ranked views (as dist-matmul-to-blas builds them).
-SmallVector<func::CallOp> getGroupableProducts(ArrayRef<Operation *> calls);
+/// The product calls among `calls`, by element type (distopt_matmul_f32,
+/// _bf16, _f16), whose buffer operands are casts of ranked views (as
+/// dist-matmul-to-blas builds them).
+SmallVector<SmallVector<func::CallOp>>
+getGroupableProducts(ArrayRef<Operation *> calls);
 
-/// Replaces `products` (independent distopt_matmul_f32 calls) by one
-/// distopt_matmul_group_f32 call at `builder`, of a table the host writes
-/// (distopt/Runtime/ProductGroup.h) and frees after it; erases them.
+/// Replaces `products` (independent distopt_matmul_<type> calls of one
+/// type) by one distopt_matmul_group_<type> call at `builder`, of a table
+/// the host writes (distopt/Runtime/ProductGroup.h) and frees after it;
+/// erases them.
 void groupProducts(OpBuilder &builder, MutableArrayRef<func::CallOp> products);
 
 } // namespace mlir::train

@@ -90,7 +90,7 @@ bool mlir::train::isLibraryCall(Operation &op) {
   // cannot see what it reads and writes, so it stays in place.)
   auto call = dyn_cast<func::CallOp>(op);
   return call && call.getCallee().starts_with("distopt_matmul_") &&
-         call.getCallee() != "distopt_matmul_group_f32";
+         !call.getCallee().starts_with("distopt_matmul_group_");
 }
 
 /// Reductions by a block and the ops around them on the same rows.
@@ -375,21 +375,21 @@ static void mapBlock(Block &block,
         values.clear();
         bytes = 0;
       };
-      // The level's library calls first, its f32 products as one call
-      // (their frees after it).
+      // The level's library calls first, its products of each element
+      // type as one call (their frees after it).
       SmallVector<Operation *> levelCalls;
       for (Operation *node : members)
         if (calls.contains(node)) {
           place(node);
           levelCalls.push_back(node);
         }
-      if (SmallVector<func::CallOp> products =
-              groupProducts ? getGroupableProducts(levelCalls)
-                            : SmallVector<func::CallOp>();
-          products.size() >= 2) {
-        OpBuilder builder(anchor);
-        train::groupProducts(builder, products);
-      }
+      if (groupProducts)
+        for (SmallVector<func::CallOp> &products :
+             getGroupableProducts(levelCalls))
+          if (products.size() >= 2) {
+            OpBuilder builder(anchor);
+            train::groupProducts(builder, products);
+          }
       for (Operation *node : levelCalls)
         release(node);
       for (Operation *node : members) {

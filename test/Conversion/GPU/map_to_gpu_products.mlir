@@ -80,22 +80,35 @@ func.func @dependent(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf3
 
 // -----
 
-// 16-bit products are not grouped (distopt_matmul_group_f32 is f32 only):
-// each stays its own call.
+// 16-bit products group by element type (a mixed precision step's bf16
+// layers): the two bf16 products of the level are one
+// distopt_matmul_group_bf16 call; the f32 product beside them, the only
+// one of its type, stays its own call.
 // CHECK-LABEL: func.func @bf16
-// CHECK-COUNT-2: call @distopt_matmul_bf16(
-// CHECK-NOT:     distopt_matmul_group
+// CHECK-NOT:     call @distopt_matmul_bf16(
+// CHECK:         call @distopt_matmul_f32(
+// CHECK:         call @distopt_matmul_group_bf16(%{{.*}}) : (memref<?x23xi64>) -> ()
+// CHECK-NOT:     call @distopt_matmul_bf16(
+// CHECK:         return
+// CHECK:         func.func private @distopt_matmul_group_bf16(memref<?x23xi64>) attributes {distopt.sync_buffers, llvm.emit_c_interface}
+// OFF-LABEL:     func.func @bf16
+// OFF-COUNT-2:   call @distopt_matmul_bf16(
+// OFF-NOT:       distopt_matmul_group_bf16
 func.func private @distopt_matmul_bf16(memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, i64, i64, i64, i64, i32, i32, i32, i32)
-func.func @bf16(%a: memref<4x4xbf16>, %b: memref<4x4xbf16>, %c: memref<4x4xbf16>, %d: memref<4x4xbf16>) {
+func.func private @distopt_matmul_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i32, i32, i32, i32)
+func.func @bf16(%a: memref<4x4xbf16>, %b: memref<4x4xbf16>, %c: memref<4x4xbf16>, %d: memref<4x4xbf16>, %x: memref<4x4xf32>, %y: memref<4x4xf32>) {
   %ua = memref.cast %a : memref<4x4xbf16> to memref<*xbf16>
   %ub = memref.cast %b : memref<4x4xbf16> to memref<*xbf16>
   %uc = memref.cast %c : memref<4x4xbf16> to memref<*xbf16>
   %ud = memref.cast %d : memref<4x4xbf16> to memref<*xbf16>
+  %ux = memref.cast %x : memref<4x4xf32> to memref<*xf32>
+  %uy = memref.cast %y : memref<4x4xf32> to memref<*xf32>
   %one = arith.constant 1 : i64
   %four = arith.constant 4 : i64
   %no = arith.constant 0 : i32
   call @distopt_matmul_bf16(%ua, %ub, %uc, %one, %four, %four, %four, %no, %no, %no, %no) : (memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, i64, i64, i64, i64, i32, i32, i32, i32) -> ()
   call @distopt_matmul_bf16(%ua, %ub, %ud, %one, %four, %four, %four, %no, %no, %no, %no) : (memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, i64, i64, i64, i64, i32, i32, i32, i32) -> ()
+  call @distopt_matmul_f32(%ux, %ux, %uy, %one, %four, %four, %four, %no, %no, %no, %no) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i32, i32, i32, i32) -> ()
   return
 }
 

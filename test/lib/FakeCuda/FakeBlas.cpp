@@ -209,13 +209,18 @@ cublasStatus_t cublasGemmStridedBatchedEx(
                         [operands] { return operands; });
 }
 
-cublasStatus_t cublasSgemmGroupedBatched_64(
-    cublasHandle_t handle, const cublasOperation_t transA[],
-    const cublasOperation_t transB[], const int64_t m[], const int64_t n[],
-    const int64_t k[], const float[], const float *const as[],
-    const int64_t lda[], const float *const bs[], const int64_t ldb[],
-    const float[], float *const cs[], const int64_t ldc[], int64_t groups,
-    const int64_t sizes[]) {
+namespace {
+/// A grouped product (`call`) of `elementBytes` elements: its pointer
+/// arrays checked now, each problem's operands when it runs.
+cublasStatus_t enqueueGrouped(cublasHandle_t handle, const std::string &call,
+                              const cublasOperation_t transA[],
+                              const cublasOperation_t transB[],
+                              const int64_t m[], const int64_t n[],
+                              const int64_t k[], const void *const as[],
+                              const int64_t lda[], const void *const bs[],
+                              const int64_t ldb[], const void *const cs[],
+                              const int64_t ldc[], int64_t groups,
+                              const int64_t sizes[], int64_t elementBytes) {
   int64_t problems = 0;
   for (int64_t g = 0; g < groups; ++g)
     problems += sizes[g];
@@ -223,26 +228,61 @@ cublasStatus_t cublasSgemmGroupedBatched_64(
   for (const void *array :
        {static_cast<const void *>(as), static_cast<const void *>(bs),
         static_cast<const void *>(cs)})
-    if (!checkDevice(array, problems * sizeof(void *),
-                     "cublasSgemmGroupedBatched_64 pointer array"))
+    if (!checkDevice(array, problems * sizeof(void *), call + " pointer array"))
       return CUBLAS_STATUS_INVALID_VALUE;
   std::vector<cublasOperation_t> ta(transA, transA + groups),
       tb(transB, transB + groups);
   std::vector<int64_t> ms(m, m + groups), ns(n, n + groups), ks(k, k + groups),
       la(lda, lda + groups), lb(ldb, ldb + groups), lc(ldc, ldc + groups),
       counts(sizes, sizes + groups);
-  return enqueueProduct(handle, "cublasSgemmGroupedBatched_64", [=] {
+  return enqueueProduct(handle, call, [=] {
     std::vector<Operand> operands;
     int64_t problem = 0;
     for (int64_t g = 0; g < groups; ++g)
       for (int64_t i = 0; i < counts[g]; ++i, ++problem) {
-        std::vector<Operand> one =
-            getOperands(ta[g], tb[g], ms[g], ns[g], ks[g], as[problem], la[g],
-                        0, bs[problem], lb[g], 0, cs[problem], lc[g], 0, 1, 4);
+        std::vector<Operand> one = getOperands(
+            ta[g], tb[g], ms[g], ns[g], ks[g], as[problem], la[g], 0,
+            bs[problem], lb[g], 0, cs[problem], lc[g], 0, 1, elementBytes);
         operands.insert(operands.end(), one.begin(), one.end());
       }
     return operands;
   });
+}
+} // namespace
+
+cublasStatus_t cublasSgemmGroupedBatched_64(
+    cublasHandle_t handle, const cublasOperation_t transA[],
+    const cublasOperation_t transB[], const int64_t m[], const int64_t n[],
+    const int64_t k[], const float[], const float *const as[],
+    const int64_t lda[], const float *const bs[], const int64_t ldb[],
+    const float[], float *const cs[], const int64_t ldc[], int64_t groups,
+    const int64_t sizes[]) {
+  return enqueueGrouped(handle, "cublasSgemmGroupedBatched_64", transA, transB,
+                        m, n, k, reinterpret_cast<const void *const *>(as), lda,
+                        reinterpret_cast<const void *const *>(bs), ldb,
+                        reinterpret_cast<const void *const *>(cs), ldc, groups,
+                        sizes, 4);
+}
+
+cublasStatus_t cublasGemmGroupedBatchedEx_64(
+    cublasHandle_t handle, const cublasOperation_t transA[],
+    const cublasOperation_t transB[], const int64_t m[], const int64_t n[],
+    const int64_t k[], const void *, const void *const as[],
+    cudaDataType_t typeA, const int64_t lda[], const void *const bs[],
+    cudaDataType_t typeB, const int64_t ldb[], const void *, void *const cs[],
+    cudaDataType_t typeC, const int64_t ldc[], int64_t groups,
+    const int64_t sizes[], cublasComputeType_t compute) {
+  int64_t bytes = getElementBytes(typeA);
+  if (!bytes || typeB != typeA || typeC != typeA ||
+      compute != CUBLAS_COMPUTE_32F) {
+    violate("cublasGemmGroupedBatchedEx_64: operand types the fake does not "
+            "know or that differ, or a compute type other than 32F");
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  }
+  return enqueueGrouped(handle, "cublasGemmGroupedBatchedEx_64", transA, transB,
+                        m, n, k, as, lda, bs, ldb,
+                        reinterpret_cast<const void *const *>(cs), ldc, groups,
+                        sizes, bytes);
 }
 
 #else // FAKE_CUBLAS_LT
