@@ -501,7 +501,7 @@ def DistStateInPlacePass : Pass<"dist-state-in-place", "::mlir::func::FuncOp"> {
 }
 
 def DistRematerializeFillsPass : Pass<"dist-rematerialize-fills"> {
-  let summary = "Give every destination of a shared fill its own fill";
+  let summary = "Give every destination of a shared fill (or scalar empty tensor) its own";
   let description = [{
     CSE merges identical `linalg.fill`s of `tensor.empty`s (the zero-padded
     images and gradients of a step's convolutions, the zeroed accumulators
@@ -528,6 +528,16 @@ def DistRematerializeFillsPass : Pass<"dist-rematerialize-fills"> {
     copied it in. `dist-lower-cpu` runs this pass before
     `dist-split-functions`, which passes such slices between parts as the
     padded tensor.
+
+    A scalar (rank-0) `tensor.empty` that CSE merged -- the init of every
+    Adam update's bias corrections, of a loss's zeroed accumulator -- gets
+    a clone for each destination use too: bufferized as one buffer, which
+    each of those ops wrote in turn, it made independent updates wait for
+    one another (the transformer block under `--dist-mirrored`, whose
+    updates follow the last bucket's all-reduce: 45 kernels per step, one
+    or two per update, where the single-device step's updates are one
+    launch). Larger empty tensors stay shared: their one buffer saves
+    memory.
 
     ```mlir
     // Before:

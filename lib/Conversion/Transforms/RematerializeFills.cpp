@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace mlir::train {
 #define GEN_PASS_DEF_DISTREMATERIALIZEFILLSPASS
@@ -70,6 +71,27 @@ struct DistRematerializeFillsPass
           !fill->getResult(0).hasOneUse())
         fills.push_back(fill);
     });
+    // A scalar empty tensor CSE merged (the bias corrections of every
+    // Adam update, each an unused-after-the-update init) bufferizes to one
+    // buffer that every destination writes in turn: false dependences
+    // that serialized the updates (dist-map-to-gpu could not launch them
+    // as one). One empty per destination use; scalars only (a larger
+    // empty's shared buffer saves memory).
+    // (Uses in program order: the first keeps the original.)
+    llvm::MapVector<Operation *, SmallVector<OpOperand *>> scalarUses;
+    getOperation()->walk([&](Operation *op) {
+      for (OpOperand &use : op->getOpOperands()) {
+        auto empty = use.get().getDefiningOp<tensor::EmptyOp>();
+        if (empty && empty.getType().getRank() == 0 && !empty->hasOneUse() &&
+            isDestinationUse(use))
+          scalarUses[empty].push_back(&use);
+      }
+    });
+    for (auto &[empty, uses] : scalarUses)
+      for (OpOperand *use : llvm::drop_begin(uses)) {
+        OpBuilder builder(use->getOwner());
+        use->set(builder.clone(*empty)->getResult(0));
+      }
     DominanceInfo dominance(getOperation());
     for (linalg::FillOp fill : fills) {
       auto empty = fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>();

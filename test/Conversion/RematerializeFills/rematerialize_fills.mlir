@@ -103,3 +103,52 @@ func.func @spread(%g: tensor<2x2xf32>) -> (tensor<4x4xf32>, tensor<2x2xf32>) {
   %n = arith.negf %g : tensor<2x2xf32>
   return %s, %n : tensor<4x4xf32>, tensor<2x2xf32>
 }
+
+// -----
+
+// A scalar empty tensor CSE merged, the init of two independent scalar
+// ops (two Adam updates' bias corrections) and of a fill: each
+// destination use gets its own empty, so bufferization gives each its own
+// buffer and the ops do not wait for one another (dist-map-to-gpu then
+// launches the updates together). A larger shared empty stays shared.
+#s = affine_map<() -> ()>
+// CHECK-LABEL: func.func @scalar_empties
+// CHECK:         %[[E0:.+]] = tensor.empty() : tensor<f32>
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[E0]] : tensor<f32>)
+// CHECK:         %[[E1:.+]] = tensor.empty() : tensor<f32>
+// CHECK:         %[[E2:.+]] = tensor.empty() : tensor<f32>
+// CHECK:         linalg.generic {{.*}} outs(%[[E1]], %[[E2]] : tensor<f32>, tensor<f32>)
+// CHECK:         %[[E3:.+]] = tensor.empty() : tensor<f32>
+// CHECK:         %[[E4:.+]] = tensor.empty() : tensor<f32>
+// CHECK:         linalg.generic {{.*}} outs(%[[E3]], %[[E4]] : tensor<f32>, tensor<f32>)
+// CHECK:         %[[WIDE:.+]] = tensor.empty() : tensor<4xf32>
+// CHECK-NOT:     tensor.empty
+// CHECK:         linalg.generic {{.*}} outs(%[[WIDE]] : tensor<4xf32>)
+// CHECK:         linalg.generic {{.*}} outs(%[[WIDE]] : tensor<4xf32>)
+func.func @scalar_empties(%t0: tensor<f32>, %t1: tensor<f32>, %v: tensor<4xf32>) -> (tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<4xf32>, tensor<4xf32>) {
+  %c = arith.constant 0.9 : f32
+  %e = tensor.empty() : tensor<f32>
+  %zero = linalg.fill ins(%c : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %a:2 = linalg.generic {indexing_maps = [#s, #s, #s], iterator_types = []} ins(%t0 : tensor<f32>) outs(%e, %e : tensor<f32>, tensor<f32>) {
+  ^bb0(%in: f32, %o0: f32, %o1: f32):
+    %p = math.powf %c, %in : f32
+    linalg.yield %p, %p : f32, f32
+  } -> (tensor<f32>, tensor<f32>)
+  %b:2 = linalg.generic {indexing_maps = [#s, #s, #s], iterator_types = []} ins(%t1 : tensor<f32>) outs(%e, %e : tensor<f32>, tensor<f32>) {
+  ^bb0(%in: f32, %o0: f32, %o1: f32):
+    %p = math.powf %c, %in : f32
+    linalg.yield %p, %p : f32, f32
+  } -> (tensor<f32>, tensor<f32>)
+  %w = tensor.empty() : tensor<4xf32>
+  %x = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v : tensor<4xf32>) outs(%w : tensor<4xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %y = arith.addf %in, %in : f32
+    linalg.yield %y : f32
+  } -> tensor<4xf32>
+  %z = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v : tensor<4xf32>) outs(%w : tensor<4xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %y = arith.mulf %in, %in : f32
+    linalg.yield %y : f32
+  } -> tensor<4xf32>
+  return %zero, %a#0, %a#1, %b#0, %b#1, %x, %z : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<4xf32>, tensor<4xf32>
+}
