@@ -37,6 +37,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -55,9 +56,11 @@ struct State {
   std::string lastError;
   /// Product groups' device arrays of pointers, by their addresses.
   std::map<std::vector<uintptr_t>, CUdeviceptr> pointerArrays;
-  /// The grouped product was refused once (the products then run one call
-  /// each; said once on stderr).
-  bool noGroupedProducts = false;
+  /// The grouped products cuBLAS refused, by their function
+  /// (cublasSgemmGroupedBatched_64, cublasGemmGroupedBatchedEx_64 for each
+  /// 16-bit type): a group of those then runs one call per row, said once
+  /// on stderr for each.
+  std::set<std::string> refusedGroups;
   /// distopt_cuda_product_stats's counts.
   DistoptCudaProductStats productStats{};
   /// Each function's workspace (distopt_workspace), by its key: the buffer
@@ -853,7 +856,10 @@ void multiplyGroup(const char *name, cudaDataType type,
   constexpr bool single = std::is_same_v<T, float>;
   const char *grouped =
       single ? "cublasSgemmGroupedBatched_64" : "cublasGemmGroupedBatchedEx_64";
-  if (!state.noGroupedProducts) {
+  // (cuBLAS may take one type's grouped products and not another's.)
+  std::string group =
+      single ? grouped : std::string(grouped) + " (" + name + ")";
+  if (!state.refusedGroups.count(group)) {
     std::vector<uintptr_t> pointers = as;
     pointers.insert(pointers.end(), bs.begin(), bs.end());
     pointers.insert(pointers.end(), cs.begin(), cs.end());
@@ -888,11 +894,12 @@ void multiplyGroup(const char *name, cudaDataType type,
         checkBlas(grouped, status);
         return;
       }
-      state.noGroupedProducts = true;
+      state.refusedGroups.insert(group);
       std::fprintf(stderr,
                    "distopt: cuBLAS refuses grouped products on this device "
-                   "(%s: %s); each product of a group is its own call\n",
-                   grouped, cublasGetStatusString(status));
+                   "(%s: %s); each product of such a group is its own "
+                   "call\n",
+                   group.c_str(), cublasGetStatusString(status));
     }
   }
   ++state.productStats.separateCalls;

@@ -17,6 +17,8 @@
 #include "distopt/Runtime/ProductGroup.h"
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 
+#include "gtest/gtest.h"
+
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -96,6 +98,34 @@ struct GroupProduct {
       scale += std::fabs(double(x) * y);
     }
     return {sum, scale};
+  }
+
+  /// Whether `got` (C as floats) is the product in double within
+  /// `relative` of each element (C's rounding) plus 1e-5 of its terms'
+  /// magnitudes and 1e-6, with C's padding still -7.
+  ::testing::AssertionResult check(const std::vector<float> &got,
+                                   double relative) const {
+    for (int64_t p = 0; p < batch; ++p)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < ldC(); ++j) {
+          float value = got[(p * m + i) * ldC() + j];
+          if (j >= n) {
+            if (value != -7)
+              return ::testing::AssertionFailure()
+                     << "padding at " << p << ", " << i << ", " << j << ": "
+                     << value;
+            continue;
+          }
+          auto [sum, scale] = expected(p, i, j);
+          if (std::fabs(value - sum) >
+              relative * std::fabs(sum) + 1e-5 * scale + 1e-6)
+            return ::testing::AssertionFailure()
+                   << "form "
+                   << (transA + 2 * transB + 4 * batchedA + 8 * batchedB)
+                   << " at " << p << ", " << i << ", " << j << ": " << value
+                   << ", not " << sum;
+        }
+    return ::testing::AssertionSuccess();
   }
 };
 

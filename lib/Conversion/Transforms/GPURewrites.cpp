@@ -19,6 +19,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <optional>
+
 using namespace mlir;
 using namespace mlir::train;
 
@@ -434,15 +436,22 @@ static constexpr std::pair<StringLiteral, StringLiteral> kGroupedProducts[] = {
     {"distopt_matmul_bf16", "distopt_matmul_group_bf16"},
     {"distopt_matmul_f16", "distopt_matmul_group_f16"}};
 
+/// The index in kGroupedProducts of the product function `callee`, or
+/// none when its products do not group.
+static std::optional<size_t> getGroupedProduct(StringRef callee) {
+  for (auto [index, names] : llvm::enumerate(kGroupedProducts))
+    if (callee == names.first)
+      return index;
+  return std::nullopt;
+}
+
 SmallVector<SmallVector<func::CallOp>>
 mlir::train::getGroupableProducts(ArrayRef<Operation *> calls) {
   SmallVector<SmallVector<func::CallOp>> products(std::size(kGroupedProducts));
   for (Operation *op : calls) {
     auto call = cast<func::CallOp>(op);
-    const auto *kind = llvm::find_if(kGroupedProducts, [&](const auto &names) {
-      return call.getCallee() == names.first;
-    });
-    if (kind == std::end(kGroupedProducts) || call.getNumOperands() != 11)
+    std::optional<size_t> kind = getGroupedProduct(call.getCallee());
+    if (!kind || call.getNumOperands() != 11)
       continue;
     if (llvm::all_of(call.getOperands().take_front(3), [](Value operand) {
           auto unranked = operand.getDefiningOp<memref::CastOp>();
@@ -451,7 +460,7 @@ mlir::train::getGroupableProducts(ArrayRef<Operation *> calls) {
                           : MemRefType();
           return type && type.getRank() >= 2 && type.isStrided();
         }))
-      products[kind - std::begin(kGroupedProducts)].push_back(call);
+      products[*kind].push_back(call);
   }
   return products;
 }
@@ -514,15 +523,12 @@ void mlir::train::groupProducts(OpBuilder &builder,
       builder, loc,
       MemRefType::get({ShapedType::kDynamic, DISTOPT_PRODUCT_WORDS}, i64),
       table);
-  StringRef callee = products.front().getCallee();
-  const auto *kind = llvm::find_if(kGroupedProducts, [&](const auto &names) {
-    return callee == names.first;
-  });
-  assert(kind != std::end(kGroupedProducts) && "not a groupable product");
+  std::optional<size_t> kind = getGroupedProduct(products.front().getCallee());
+  assert(kind && "not a groupable product");
   func::CallOp::create(
       builder, loc,
       getLibraryFunction(products.front()->getParentOfType<ModuleOp>(),
-                         kind->second, rows.getType()),
+                         kGroupedProducts[*kind].second, rows.getType()),
       rows);
   memref::DeallocOp::create(builder, loc, table);
   // The calls, then what only they used (a cast may be two operands of
